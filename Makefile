@@ -1,0 +1,129 @@
+# sbx - a sandbox runner.  See README.md.
+#
+#   make            build ./sbx
+#   make check      install missing build deps (as root), build, run all tests
+#   make demo       build sbx and a busybox rootfs, run a real sandbox
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make WERROR=1 SANITIZE=address,undefined check
+
+VERSION     := 0.1.0
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+MANDIR      ?= $(PREFIX)/share/man
+DATADIR     ?= $(PREFIX)/share
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR  ?= $(DATADIR)/zsh/site-functions
+FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
+EXAMPLEDIR  ?= $(DATADIR)/sbx/profiles
+
+CC          ?= cc
+PKG_CONFIG  ?= pkg-config
+PKGS        := libseccomp libcap inih libarchive jansson
+TEST_PKGS   := cmocka
+
+WARNINGS := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wvla -Wwrite-strings -Wno-unused-parameter
+HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+OPT      ?= -O2 -g
+CFLAGS   ?=
+LDFLAGS  ?=
+
+ALL_CFLAGS := -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN) -D_GNU_SOURCE \
+	-DSBX_VERSION='"$(VERSION)"' -Ilib \
+	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
+ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
+LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+ifeq ($(WERROR),1)
+ALL_CFLAGS += -Werror
+endif
+ifneq ($(SANITIZE),)
+ALL_CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+# _FORTIFY_SOURCE and ASan do not mix well.
+ALL_CFLAGS  := $(filter-out -D_FORTIFY_SOURCE=2,$(ALL_CFLAGS))
+endif
+
+LIB_SRCS  := $(sort $(wildcard lib/*.c)) lib/builtin_profiles.c
+LIB_SRCS  := $(sort $(LIB_SRCS))
+LIB_OBJS  := $(LIB_SRCS:.c=.o)
+CMD_SRCS  := $(sort $(wildcard cmd/*.c))
+CMD_OBJS  := $(CMD_SRCS:.c=.o)
+PROFILES  := $(sort $(wildcard profiles/*.ini))
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:.c=)
+HDRS      := $(wildcard lib/*.h cmd/*.h)
+
+all: sbx
+
+# Build dependencies: installed (as root) or named (otherwise) when missing.
+deps:
+	@tests/deps.sh --install
+
+.deps-ok: tests/deps.sh
+	@tests/deps.sh --ensure
+	@touch $@
+
+lib/builtin_profiles.c: $(PROFILES) profiles/embed.sh
+	sh profiles/embed.sh $(PROFILES) > $@.tmp && mv $@.tmp $@
+
+lib/%.o: lib/%.c $(HDRS) | .deps-ok
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+cmd/%.o: cmd/%.c $(HDRS) | .deps-ok
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+sbx.o: sbx.c $(HDRS) | .deps-ok
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+lib/libsbx.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+sbx: sbx.o $(CMD_OBJS) lib/libsbx.a
+	$(CC) $(ALL_LDFLAGS) -o $@ sbx.o $(CMD_OBJS) lib/libsbx.a $(LIBS)
+
+tests/unit/test_%: tests/unit/test_%.c lib/libsbx.a $(HDRS)
+	$(CC) $(ALL_CFLAGS) $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS)) $(ALL_LDFLAGS) \
+		-o $@ $< lib/libsbx.a $(LIBS) $(shell $(PKG_CONFIG) --libs $(TEST_PKGS))
+
+# Attack programs for tests/escape, static so they run in any rootfs.
+ESCAPE_SRCS := $(sort $(wildcard tests/escape/*.c))
+ESCAPE_BINS := $(ESCAPE_SRCS:.c=)
+tests/escape/%: tests/escape/%.c
+	$(CC) -std=gnu11 -O1 -static -o $@ $< $(ESCAPE_LDLIBS)
+
+unit: $(UNIT_BINS)
+	@tests/run-unit.sh $(UNIT_BINS)
+
+check: .deps-ok sbx $(UNIT_BINS) $(ESCAPE_BINS)
+	@tests/run-all.sh
+
+demo: .deps-ok sbx
+	@tests/demo.sh
+
+bench: .deps-ok sbx
+	@bench/run.sh
+
+install: sbx
+	install -Dm755 sbx $(DESTDIR)$(BINDIR)/sbx
+	for m in man/*.1; do install -Dm644 $$m $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
+	for m in man/*.5; do [ -e $$m ] && install -Dm644 $$m $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done; true
+	[ -e completions/sbx.bash ] && install -Dm644 completions/sbx.bash $(DESTDIR)$(BASHCOMPDIR)/sbx; true
+	[ -e completions/_sbx ] && install -Dm644 completions/_sbx $(DESTDIR)$(ZSHCOMPDIR)/_sbx; true
+	[ -e completions/sbx.fish ] && install -Dm644 completions/sbx.fish $(DESTDIR)$(FISHCOMPDIR)/sbx.fish; true
+	for p in $(PROFILES); do install -Dm644 $$p $(DESTDIR)$(EXAMPLEDIR)/$$(basename $$p); done
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/sbx
+	for m in man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
+	for m in man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/sbx $(DESTDIR)$(ZSHCOMPDIR)/_sbx $(DESTDIR)$(FISHCOMPDIR)/sbx.fish
+	rm -rf $(DESTDIR)$(EXAMPLEDIR)
+	-rmdir $(DESTDIR)$(DATADIR)/sbx 2>/dev/null
+
+clean:
+	rm -f sbx sbx.o $(CMD_OBJS) lib/*.o lib/libsbx.a lib/builtin_profiles.c \
+		$(UNIT_BINS) $(ESCAPE_BINS) .deps-ok
+	rm -rf tests/out
+
+.PHONY: all deps unit check demo bench install uninstall clean

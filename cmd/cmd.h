@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd/cmd.h - subcommands and the helpers they share. */
+#ifndef SBX_CMD_H
+#define SBX_CMD_H
+
+#include <stdbool.h>
+
+#include "state.h"
+#include "util.h"
+
+/* One function per subcommand, in cmd/<name>.c. */
+int cmd_destroy(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_image(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* Exit statuses (DESIGN.md). */
+enum {
+	SBX_EXIT_OK = 0,
+	SBX_EXIT_FAIL = 1,	/* other subcommands: failure */
+	SBX_EXIT_USAGE = 2,	/* other subcommands: usage error */
+	SBX_EXIT_TIMEOUT = 124,
+	SBX_EXIT_SBX = 125,	/* run/exec: sbx itself failed */
+	SBX_EXIT_NOEXEC = 126,
+	SBX_EXIT_NOTFOUND = 127,
+};
+
+/* Global options, parsed by sbx.c before the subcommand. */
+struct sbx_globals {
+	const char *state_dir;	/* --state-dir or $SBX_STATE_DIR (may be NULL) */
+	const char *cache_dir;	/* $SBX_CACHE_DIR (may be NULL) */
+	bool color;		/* stderr is a terminal and NO_COLOR unset */
+};
+extern struct sbx_globals sbx_globals;
+
+/* Print "sbx: <msg>" (and errno text) on stderr. */
+void sbx_print_err(const struct sbx_err *err);
+void sbx_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sbx_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Open the state directory once (global options applied). */
+int sbx_cmd_state(struct sbx_state *st, bool create, struct sbx_err *err);
+
+/* Standard --help handling: prints usage to stdout, returns true if asked. */
+bool sbx_cmd_wants_help(int argc, char **argv, const char *usage);
+
+#endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/image.h - rootfs images: tarballs (anything libarchive reads) unpacked
+ * once into CACHE/images/<sha256>/ and shared read-only by every run.
+ */
+#ifndef SBX_IMAGE_H
+#define SBX_IMAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util.h"
+
+/* Called now and then while unpacking: bytes of the archive read so far. */
+typedef void (*sbx_image_progress_fn)(uint64_t done, uint64_t total, void *data);
+/* Called for each skipped/sanitised entry (device node, fifo, setuid...). */
+typedef void (*sbx_image_warn_fn)(const char *path, const char *what, void *data);
+
+struct sbx_image_opts {
+	const char *cache_dir;		/* CACHE, images go to CACHE/images/ */
+	uint64_t max_bytes;		/* total unpacked bytes cap (0 = default 16 GiB) */
+	uint64_t max_entries;		/* entry count cap (0 = default 1,000,000) */
+	bool preserve_owner;		/* chown entries as in the tarball (root only) */
+	sbx_image_progress_fn progress;
+	sbx_image_warn_fn warn;
+	void *cb_data;
+};
+
+struct sbx_image_stats {
+	char sha256[65];		/* content key (tarballs) */
+	bool cached;			/* no unpacking was needed */
+	bool is_dir;			/* rootfs was a directory used as is */
+	uint64_t bytes;			/* unpacked bytes */
+	uint64_t entries;
+	uint64_t skipped;		/* devices, fifos... */
+	double hash_ms, unpack_ms;
+};
+
+/*
+ * Resolve `rootfs` (a tarball or a directory) to a read-only directory.
+ * For a tarball, unpack it into the cache if needed (temporary dir, then
+ * rename, so a crash leaves no half image and concurrent callers both
+ * succeed).  *out_dir is malloc'd.
+ */
+int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts,
+		      char **out_dir, struct sbx_image_stats *st, struct sbx_err *err);
+
+/*
+ * Unpack the archive read from archive_fd into the existing, empty
+ * directory dest_dirfd, containing every hostile-tarball class (absolute
+ * paths, "..", symlink and hardlink escapes, devices, setuid, bombs).
+ * Used by sbx_image_prepare() and directly by tests and the fuzzer.
+ */
+int sbx_image_unpack_fd(int archive_fd, int dest_dirfd, const struct sbx_image_opts *opts,
+			struct sbx_image_stats *st, struct sbx_err *err);
+/* Same, from memory (fuzzer). */
+int sbx_image_unpack_mem(const void *buf, size_t len, int dest_dirfd,
+			 const struct sbx_image_opts *opts, struct sbx_image_stats *st,
+			 struct sbx_err *err);
+
+#endif

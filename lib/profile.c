@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/profile.c - placeholder until the profile area lands. */
+#include "profile.h"

@@ -1,0 +1,45 @@
+#!/bin/sh
+# tests/deps.sh - the Debian packages sbx needs to build, test and demo.
+#
+#   tests/deps.sh --install   install them (root), or print the apt-get line
+#   tests/deps.sh --ensure    same, but only when something is missing
+#   tests/deps.sh --list      print the package names
+set -eu
+
+# Build: compiler, pkg-config and the -dev packages of the libraries.
+BUILD="build-essential pkg-config libseccomp-dev libcap-dev libinih-dev libarchive-dev libjansson-dev"
+# Tests: cmocka, a static busybox for rootfs fixtures, peers for the benches
+# (bwrap, bsdtar), man page lint, unprivileged runs (setpriv is in util-linux),
+# net tools, python3 for small test servers, clang for the fuzzers.
+TEST="libcmocka-dev busybox-static bubblewrap libarchive-tools mandoc util-linux iproute2 python3 curl clang libclang-rt-14-dev zstd xz-utils bzip2 gzip valgrind bash-completion"
+
+PKGS="$BUILD $TEST"
+
+missing() {
+	for p in $PKGS; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+			printf '%s ' "$p"
+	done
+}
+
+install_pkgs() {
+	m=$(missing)
+	[ -z "$m" ] && return 0
+	if [ "$(id -u)" = 0 ]; then
+		echo "sbx: installing build and test dependencies: $m" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq >&2
+		# shellcheck disable=SC2086
+		apt-get install -y -qq --no-install-recommends $m >&2
+	else
+		echo "sbx: missing packages; as root run:" >&2
+		echo "  apt-get install -y $m" >&2
+		return 1
+	fi
+}
+
+case "${1:---install}" in
+--list) echo "$PKGS" ;;
+--install | --ensure) install_pkgs ;;
+*) echo "usage: $0 [--install|--ensure|--list]" >&2; exit 2 ;;
+esac
