@@ -24,6 +24,7 @@ static const struct sbx_command commands[] = {
 	{ "image", cmd_image, "unpack a rootfs tarball into the image cache", true },
 	{ "inspect", cmd_inspect, "show what a sandbox ran, reached, changed and why it ended", false },
 	{ "profile", cmd_profile, "list, show and check isolation profiles", false },
+	{ "proxy", cmd_proxy, "run the allowlist proxy on the host (testing)", true },
 	{ "ps", cmd_ps, "list sandboxes", false },
 	{ "run", cmd_run, "run a command in a new sandbox", false },
 };

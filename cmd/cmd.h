@@ -15,6 +15,7 @@ int cmd_export(int argc, char **argv);
 int cmd_image(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_proxy(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
