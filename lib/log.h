@@ -14,6 +14,10 @@
 
 #include "util.h"
 
+/*
+ * Lines are compact, ASCII-only JSON (JSON_ENSURE_ASCII), one write(2) per
+ * line on O_APPEND fds, so concurrent writers never interleave.
+ */
 typedef void (*sbx_log_human_fn)(const json_t *event, void *data);
 
 struct sbx_log {
@@ -32,5 +36,13 @@ void sbx_log_free(struct sbx_log *l);
 
 /* Serialize one event as a line (malloc'd, ends with '\n'). */
 char *sbx_log_line(const json_t *event);
+
+/*
+ * A JSON string from bytes that may not be UTF-8 (names from the jail, the
+ * command line): invalid bytes and NULs become U+FFFD.  jansson refuses
+ * invalid UTF-8, so every string that did not come from sbx goes through
+ * this.  Never NULL for non-NULL s (json_null() for NULL).
+ */
+json_t *sbx_json_string_lossy(const char *s, size_t len);
 
 #endif

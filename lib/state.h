@@ -2,37 +2,52 @@
 /*
  * lib/state.h - the state directory: sandboxes, records, locks.
  *
- *   STATE/sandboxes/ID/record.json   (atomic: tmp, fsync, rename)
+ *   STATE/                     0700
+ *   STATE/lock                 flock()ed briefly while a name is claimed
+ *   STATE/names/NAME           a name's sandbox id (sbx's own file)
+ *   STATE/sandboxes/ID/record.json   (atomic: tmp, fsync, rename, fsync dir)
  *                      log.jsonl     run-log events
  *                      output.log    captured stdout+stderr, capped
  *                      upper/ work/  the writable layer
  *                      lock          flock()ed by whoever mutates the sandbox
  *
- * Everything under a sandbox directory may have been written by a hostile
- * jail (upper/): never follow symlinks there, never trust those files.
+ * A new sandbox is built as STATE/sandboxes/.new-ID (locked) and renamed to
+ * ID, so nobody ever sees an unlocked sandbox without a record.
+ *
+ * Everything under a sandbox directory except record.json, log.jsonl,
+ * output.log and lock may have been written by a hostile jail (upper/):
+ * never follow symlinks there, never trust those files.
  */
 #ifndef SBX_STATE_H
 #define SBX_STATE_H
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util.h"
 
 #define SBX_ID_LEN 12
+#define SBX_NAME_MAX 64
+/* record.json larger than this is refused (it is sbx's own, but still). */
+#define SBX_RECORD_MAX (64u << 20)
 
 struct sbx_state {
 	char *state_dir;	/* STATE (0700) */
 	char *cache_dir;	/* CACHE */
-	int sandboxes_fd;	/* O_PATH|O_DIRECTORY fd of STATE/sandboxes */
+	int state_fd;		/* O_DIRECTORY fd of STATE, -1 if it does not exist */
+	int sandboxes_fd;	/* O_DIRECTORY fd of STATE/sandboxes, -1 if none */
 };
 
 /*
  * Resolve the directories: explicit arguments, else $SBX_STATE_DIR and
  * $SBX_CACHE_DIR, else /var/lib/sbx and /var/cache/sbx for root, else
- * $XDG_STATE_HOME/sbx ($HOME/.local/state/sbx) and $XDG_CACHE_HOME/sbx.
- * Creates them (0700) when create is true.
+ * $XDG_STATE_HOME/sbx ($HOME/.local/state/sbx) and $XDG_CACHE_HOME/sbx
+ * ($HOME/.cache/sbx).  Creates them (0700) when create is true.  When
+ * create is false and the state directory does not exist, succeeds with
+ * state_fd = sandboxes_fd = -1 (no sandboxes: list is empty, find fails
+ * with ENOENT).
  */
 int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cache_dir,
 		   bool create, struct sbx_err *err);
@@ -44,29 +59,73 @@ struct sbx_sandbox {
 	char *dir;		/* STATE/sandboxes/ID */
 	int dirfd;		/* O_DIRECTORY fd */
 	int lockfd;		/* held flock, -1 if not locked */
-	json_t *record;		/* parsed record.json (owned) */
+	json_t *record;		/* parsed record.json (owned), NULL if missing/bad */
+	char *record_error;	/* why record is NULL (malloc'd), NULL if fine */
 };
 
-/* New sandbox: fresh random id, unique name (EEXIST if taken), dir 0700, locked. */
+/* Is s a syntactically valid id (12 lowercase hex chars)? */
+bool sbx_state_valid_id(const char *s);
+/* Is s an acceptable --name?  [A-Za-z0-9][A-Za-z0-9_.-]*, <= 64, not all hex. */
+int sbx_state_check_name(const char *name, struct sbx_err *err);
+
+/*
+ * New sandbox: fresh random id, unique name (-EEXIST if taken; NULL for
+ * none), dir 0700, locked (sb->lockfd held until sbx_sandbox_close).
+ * sb->record is a fresh object with version, id, name, created.
+ */
 int sbx_sandbox_create(struct sbx_state *st, const char *name, struct sbx_sandbox *sb,
 		       struct sbx_err *err);
 
-/* Find by id, unique id prefix or name; ENOENT / EAMBIGUOUS (-ENOTUNIQ). */
+/*
+ * Find by exact id, exact name, or unique id prefix (in that order).
+ * -ENOENT if nothing matches; -ENOTUNIQ if the prefix is ambiguous (the
+ * message lists the candidates).
+ */
 int sbx_sandbox_find(struct sbx_state *st, const char *ref, char id_out[SBX_ID_LEN + 1],
 		     struct sbx_err *err);
-/* Open (and optionally lock, blocking) an existing sandbox and read its record. */
+/*
+ * Open (and optionally lock, blocking) an existing sandbox and read its
+ * record.  A missing or unreadable record is not an error: sb->record is
+ * NULL and sb->record_error says why (destroy still works on it).
+ */
 int sbx_sandbox_open(struct sbx_state *st, const char *id, bool lock, struct sbx_sandbox *sb,
 		     struct sbx_err *err);
-/* List ids of all sandboxes (sorted by creation time). */
+/* Take the sandbox lock now (blocking, or -EWOULDBLOCK when !wait). */
+int sbx_sandbox_lock(struct sbx_sandbox *sb, bool wait, struct sbx_err *err);
+/* List ids of all sandboxes (sorted by creation time, oldest first). */
 int sbx_sandbox_list(struct sbx_state *st, struct sbx_strv *ids, struct sbx_err *err);
 
 /* Write sb->record atomically (tmp file, fsync, rename, fsync dir). */
 int sbx_sandbox_save(struct sbx_sandbox *sb, struct sbx_err *err);
-/* Remove the sandbox directory (never following symlinks); idempotent. */
+/*
+ * Remove the sandbox directory (never following symlinks, never crossing
+ * a mount point) and its name; idempotent.  Unmount first
+ * (sbx_sandbox_unmount_all).
+ */
 int sbx_sandbox_remove(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_err *err);
 void sbx_sandbox_close(struct sbx_sandbox *sb);
 
-/* Is the sandbox's supervisor alive (lock held by someone else)? */
+/* Is the sandbox's supervisor alive (lock held by someone)? */
 bool sbx_sandbox_is_running(struct sbx_state *st, const char *id);
+/* Is the lock of an open sandbox held by someone (another open file)? */
+bool sbx_sandbox_lock_held(const struct sbx_sandbox *sb);
+
+/*
+ * Derived state for display: "running", "exited", "killed", "timeout",
+ * "oom", "error", "lost" (record says running, lock free) or "unknown"
+ * (no record).  For exited/killed, *code is the exit code / signal.
+ */
+const char *sbx_sandbox_state(const struct sbx_sandbox *sb, int *code);
+
+/*
+ * Process identity, so a recorded pid is only signalled while it is still
+ * the same process: start time in clock ticks since boot (/proc/PID/stat
+ * field 22).  The run records it as init_start / supervisor_start.
+ */
+int sbx_proc_starttime(pid_t pid, uint64_t *out);
+
+/* Unmount everything mounted under sb->dir (deepest first, MNT_DETACH). */
+int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted,
+			    struct sbx_err *err);
 
 #endif
