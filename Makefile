@@ -28,11 +28,19 @@ OPT      ?= -O2 -g
 CFLAGS   ?=
 LDFLAGS  ?=
 
-ALL_CFLAGS := -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN) -D_GNU_SOURCE \
-	-DSBX_VERSION='"$(VERSION)"' -Ilib \
-	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
-ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
-LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+# pkg-config runs lazily, once, at the first recipe that needs it: on a fresh
+# machine .deps-ok (an order-only prerequisite of every object) installs
+# pkg-config and the -dev packages before that.  Hence "=" below, not ":=".
+pkgconf = $(call pkgconf_ok,$(shell $(PKG_CONFIG) $(1) 2>/dev/null || echo pkgconf-failed),$(1))
+pkgconf_ok = $(if $(filter pkgconf-failed,$(1)),$(error '$(PKG_CONFIG) $(2)' failed: run 'make deps'),$(1))
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkgconf,--cflags $(PKGS)) )$(PKG_CFLAGS)
+LIBS = $(eval LIBS := $$(call pkgconf,--libs $(PKGS)))$(LIBS)
+TEST_CFLAGS = $(eval TEST_CFLAGS := $$(call pkgconf,--cflags $(TEST_PKGS)) )$(TEST_CFLAGS)
+TEST_LIBS = $(eval TEST_LIBS := $$(call pkgconf,--libs $(TEST_PKGS)))$(TEST_LIBS)
+
+ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN) -D_GNU_SOURCE \
+	-DSBX_VERSION='"$(VERSION)"' -Ilib $(PKG_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 
 ifeq ($(WERROR),1)
 ALL_CFLAGS += -Werror
@@ -41,7 +49,7 @@ ifneq ($(SANITIZE),)
 ALL_CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 # _FORTIFY_SOURCE and ASan do not mix well.
-ALL_CFLAGS  := $(filter-out -D_FORTIFY_SOURCE=2,$(ALL_CFLAGS))
+HARDEN      := $(filter-out -D_FORTIFY_SOURCE=2,$(HARDEN))
 endif
 
 LIB_SRCS  := $(sort $(wildcard lib/*.c)) lib/builtin_profiles.c
@@ -83,13 +91,13 @@ sbx: sbx.o $(CMD_OBJS) lib/libsbx.a
 	$(CC) $(ALL_LDFLAGS) -o $@ sbx.o $(CMD_OBJS) lib/libsbx.a $(LIBS)
 
 tests/unit/test_%: tests/unit/test_%.c lib/libsbx.a $(HDRS)
-	$(CC) $(ALL_CFLAGS) $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS)) $(ALL_LDFLAGS) \
-		-o $@ $< lib/libsbx.a $(LIBS) $(shell $(PKG_CONFIG) --libs $(TEST_PKGS))
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) \
+		-o $@ $< lib/libsbx.a $(LIBS) $(TEST_LIBS)
 
 # Attack programs for tests/escape, static so they run in any rootfs.
 ESCAPE_SRCS := $(sort $(wildcard tests/escape/*.c))
 ESCAPE_BINS := $(ESCAPE_SRCS:.c=)
-tests/escape/%: tests/escape/%.c
+tests/escape/%: tests/escape/%.c | .deps-ok
 	$(CC) -std=gnu11 -O1 -static -o $@ $< $(ESCAPE_LDLIBS)
 
 unit: $(UNIT_BINS)

@@ -1,12 +1,156 @@
-#!/bin/sh
-# tests/run-all.sh - placeholder runner (replaced by the full runner).
-set -eu
-cd "$(dirname "$0")/.."
-pass=0 fail=0
-for t in tests/unit/test_*; do
-	case "$t" in *.c) continue ;; esac
-	[ -x "$t" ] || continue
-	if "$t"; then pass=$((pass+1)); else fail=$((fail+1)); fi
+#!/bin/bash
+# tests/run-all.sh - everything `make check` runs after building.
+#
+#   1. unit tests (tests/run-unit.sh: cmocka binaries, as root and as nobody)
+#   2. integration tests: every tests/integration/*.sh against the built
+#      binary ($SBX, default ./sbx), TAP-ish output, exit 77 = file skipped
+#   3. the escape battery, tests/escape/run.sh, when it exists
+#   4. man page lint: `mandoc -Tlint -W warning` clean for every page
+#   5. sanitizer reports (SANITIZE=... builds): any report is a failure
+#
+# Output: one line per test file (and each failing or skipped case), logs
+# in tests/out/, and last a summary line alone: "N passed, N failed" (plus
+# ", N skipped" when some were). Exits non-zero on any failure.
+#
+# Environment: SBX (binary under test), SBX_TEST_TIMEOUT (seconds per test
+# file, default 300), ONLY=PATTERN (run only integration files matching the
+# shell pattern, e.g. ONLY='*run*'), VERBOSE=1 (print every case).
+set -u
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$PWD
+OUT=$ROOT/tests/out
+TIMEOUT=${SBX_TEST_TIMEOUT:-300}
+export SBX=${SBX:-$ROOT/sbx}
+export SBX_TEST_TIMEOUT=$TIMEOUT
+mkdir -p "$OUT/integration"
+START=$(date +%s)
+
+pass=0 fail=0 skip=0
+
+# Sanitized builds: reports go to files so no test can swallow them, with an
+# exit status no test expects from sbx (1 and 2 are ordinary sbx statuses).
+SAN_DIR=$OUT/sanitizer
+rm -rf "$SAN_DIR"
+mkdir -p "$SAN_DIR" && chmod 1777 "$SAN_DIR"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-log_path=$SAN_DIR/asan:exitcode=99:abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:detect_invalid_pointer_pairs=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-log_path=$SAN_DIR/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=99}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-exitcode=99}
+
+# tap FILE LOG RC SECONDS: add the TAP results of one test file.
+tap() {
+	local file=$1 log=$2 rc=$3 secs=$4 p s f extra why
+	p=$(grep -Ec '^ok\b' "$log")
+	s=$(grep -Eic '^ok\b.*#[[:space:]]*skip' "$log")
+	p=$((p - s))
+	f=$(grep -Ec '^(not ok\b|Bail out!)' "$log")
+	why=
+	if [ "$rc" -eq 77 ]; then
+		s=$((s + 1))
+		why="skipped: $(grep -Ei '^(1\.\.0|ok).*#[[:space:]]*skip|skip' "$log" | head -n 1)"
+	elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		f=$((f + 1))
+		why="timed out after ${TIMEOUT}s"
+	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=$((f + 1))
+		why="exit $rc without a failing case"
+	elif [ "$rc" -eq 0 ] && [ $((p + s + f)) -eq 0 ]; then
+		f=1
+		why="printed no test result"
+	fi
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	extra=
+	[ "$s" -gt 0 ] && extra=", $s skipped"
+	if [ "$f" -gt 0 ]; then
+		echo "not ok - $file: $p passed, $f failed$extra (${secs}s${why:+; $why}; log ${log#"$ROOT"/})"
+		grep -E '^(not ok\b|Bail out!)' "$log" | sed 's/^/#   /'
+		echo "#   --- end of log:"
+		tail -n 20 "$log" | sed 's/^/#   /'
+	else
+		echo "ok - $file: $p passed$extra (${secs}s${why:+; $why})"
+		grep -Ei '^ok\b.*#[[:space:]]*skip' "$log" | sed 's/^/#   /'
+	fi
+	if [ "${VERBOSE:-0}" = 1 ]; then
+		grep -E '^(ok|not ok)\b' "$log" | sed 's/^/#   /'
+	fi
+}
+
+# run_file LABEL LOG CMD...: run one test file with the timeout.
+run_file() {
+	local label=$1 log=$2 t0 rc
+	shift 2
+	t0=$(date +%s)
+	timeout -k 10 "$TIMEOUT" "$@" </dev/null >"$log" 2>&1
+	rc=$?
+	tap "$label" "$log" "$rc" $(($(date +%s) - t0))
+}
+
+echo "# sbx test suite: $SBX"
+if [ ! -x "$SBX" ]; then
+	echo "not ok - the binary under test '$SBX' does not exist (run make)"
+	fail=$((fail + 1))
+fi
+
+# 1. Unit tests: run-unit.sh prints its lines and its own summary last.
+echo "# unit tests"
+unit_out=$(tests/run-unit.sh 2>&1)
+unit_sum=$(printf '%s\n' "$unit_out" | tail -n 1)
+printf '%s\n' "$unit_out" | sed '$d'
+if [[ $unit_sum =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
+	pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
+	skip=$((skip + ${BASH_REMATCH[4]:-0}))
+else
+	echo "not ok - tests/run-unit.sh ended without a summary: $unit_sum"
+	fail=$((fail + 1))
+fi
+
+# 2. Integration tests.
+echo "# integration tests"
+for t in tests/integration/*.sh; do
+	[ -f "$t" ] || continue
+	# shellcheck disable=SC2254
+	case "$t" in ${ONLY:-*}) ;; *) continue ;; esac
+	run_file "$t" "$OUT/integration/$(basename "$t" .sh).log" bash "$t"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+
+# 3. Escape battery.
+if [ -f tests/escape/run.sh ]; then
+	echo "# escape battery"
+	run_file tests/escape/run.sh "$OUT/escape.log" bash tests/escape/run.sh
+	grep -E '^escape: ' "$OUT/escape.log" | sed 's/^/# /'
+fi
+
+# 4. Man pages.
+echo "# man pages"
+for m in man/*.[1-8]; do
+	[ -f "$m" ] || continue
+	if ! command -v mandoc >/dev/null; then
+		echo "not ok - lint $m: mandoc is not installed (make deps)"
+		fail=$((fail + 1))
+		continue
+	fi
+	lint=$(mandoc -Tlint -W warning "$m" 2>&1)
+	if [ $? -eq 0 ] && [ -z "$lint" ]; then
+		echo "ok - lint $m"
+		pass=$((pass + 1))
+	else
+		echo "not ok - lint $m"
+		printf '%s\n' "$lint" | sed 's/^/#   /'
+		fail=$((fail + 1))
+	fi
+done
+
+# 5. Sanitizer reports written by any process of any test.
+for r in "$SAN_DIR"/*; do
+	[ -f "$r" ] || continue
+	echo "not ok - sanitizer report ${r#"$ROOT"/}"
+	head -n 30 "$r" | sed 's/^/#   /'
+	fail=$((fail + 1))
+done
+
+echo "# $(($(date +%s) - START))s in all; logs in tests/out/"
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" -eq 0 ]
