@@ -52,6 +52,7 @@ struct sbx_secret {
 	enum sbx_secret_source source;
 	char *ref;			/* host env var name, or host file path */
 	enum sbx_secret_inject inject;
+	bool optional;			/* "env:VAR?": skipped (not an error) when missing */
 };
 
 /* Sentinel meaning "not set" for numeric limits. */
@@ -64,6 +65,7 @@ struct sbx_config {
 
 	/* [sandbox] */
 	char *rootfs;		/* "host" (NULL means host), tarball path or directory */
+	bool rootfs_required;	/* rootfs = required: run must be given --rootfs */
 	char *hostname;		/* NULL: "sbx-<id>" */
 	bool user_set;		/* user = given; otherwise invoking user's ids */
 	bool user_root;		/* user = root */
