@@ -1,0 +1,132 @@
+#!/bin/bash
+# tests/integration/dispatch.sh - sbx.c: help, version, the command table,
+# unknown commands and options, and the stdout/stderr split.
+. "$(dirname "$0")/../lib/tap.sh"
+export SBX_STATE_DIR=$TAP_TMP/state SBX_CACHE_DIR=$TAP_TMP/cache
+unset NO_COLOR
+
+# --help and -h: usage on stdout, nothing on stderr, exit 0, every command.
+for h in --help -h; do
+	capture "$SBX" "$h"
+	ok $((rc != 0)) "sbx $h exits 0"
+	case "$out" in "usage: sbx"*) r=0 ;; *) r=1 ;; esac
+	ok $r "sbx $h prints usage on stdout"
+	ok $((${#err} != 0)) "sbx $h prints nothing on stderr"
+done
+capture "$SBX" --help
+help=$out
+
+# --list-commands: the visible commands, sorted, each in --help.
+capture "$SBX" --list-commands
+cmds=$out
+ok $((rc != 0 || ${#cmds} == 0)) "sbx --list-commands lists commands"
+[ "$cmds" = "$(printf '%s\n' "$cmds" | LC_ALL=C sort)" ]
+ok $? "the command list is sorted"
+for want in destroy exec export inspect profile ps run; do
+	printf '%s\n' "$cmds" | grep -qx "$want"
+	ok $? "--list-commands contains '$want'"
+done
+missing=
+for c in $cmds; do
+	printf '%s\n' "$help" | grep -Eq "^  $c +[a-z]" || missing="$missing $c"
+done
+ok $((${#missing} != 0)) "sbx --help describes every listed command${missing:+ (missing:$missing)}"
+for hidden in image proxy; do
+	printf '%s\n' "$cmds" | grep -qx "$hidden"
+	ok $((!$?)) "hidden command '$hidden' is not listed"
+done
+
+# --version: one line "sbx X.Y.Z" on stdout.
+capture "$SBX" --version
+ok $rc "sbx --version exits 0"
+[[ $out =~ ^sbx\ [0-9]+\.[0-9]+\.[0-9]+[^[:space:]]*$ ]]
+ok $? "sbx --version prints 'sbx VERSION' ($out)"
+ok $((${#err} != 0)) "sbx --version prints nothing on stderr"
+
+# No command: usage on stderr, exit 2.
+capture "$SBX"
+ok $((rc != 2)) "sbx with no command exits 2 (got $rc)"
+ok $((${#out} != 0)) "sbx with no command prints nothing on stdout"
+case "$err" in "usage: sbx"*) r=0 ;; *) r=1 ;; esac
+ok $r "sbx with no command prints usage on stderr"
+
+# Unknown commands: one line on stderr naming the closest command, exit 2.
+for pair in rn:run rnu:run inspct:inspect destory:destroy xec:exec pss:ps \
+	profiel:profile exprot:export; do
+	typo=${pair%%:*} near=${pair#*:}
+	capture "$SBX" "$typo"
+	ok $((rc != 2)) "unknown command '$typo' exits 2 (got $rc)"
+	[ -z "$out" ] && [ "$(lines "$err")" -eq 1 ] && [[ $err == "sbx: "*"'$typo'"*"'$near'"* ]]
+	ok $? "unknown command '$typo': one stderr line suggesting '$near' ($err)"
+done
+capture "$SBX" zzzzzzzzzzzz
+ok $((rc != 2)) "a command far from every name exits 2"
+[ -z "$out" ] && [ "$(lines "$err")" -eq 1 ] && [[ $err == "sbx: "* ]]
+ok $? "a command far from every name: one line on stderr ($err)"
+capture "$SBX" RUN
+ok $((rc != 2)) "commands match exactly: 'RUN' is unknown"
+capture "$SBX" ru
+ok $((rc != 2)) "no prefix matching: 'ru' is unknown"
+
+# Unknown global option, and --state-dir without its argument.
+capture "$SBX" --no-such-option ps
+ok $((rc != 2)) "unknown global option exits 2"
+[ -z "$out" ] && [ "$(lines "$err")" -eq 1 ] && [[ $err == *"--no-such-option"* ]]
+ok $? "unknown global option: one stderr line naming it"
+capture "$SBX" --state-dir
+ok $((rc != 2)) "--state-dir without a directory exits 2"
+ok $((${#out} != 0)) "--state-dir without a directory prints nothing on stdout"
+
+# help CMD and CMD --help: usage of that command on stdout, exit 0.
+for c in $cmds; do
+	capture "$SBX" help "$c"
+	a_out=$out a_rc=$rc a_err=$err
+	ok $((a_rc != 0)) "sbx help $c exits 0"
+	[[ $a_out == "usage: sbx $c"* ]]
+	ok $? "sbx help $c prints 'usage: sbx $c' on stdout"
+	ok $((${#a_err} != 0)) "sbx help $c prints nothing on stderr"
+	capture "$SBX" "$c" --help
+	[ "$rc" -eq 0 ] && [ "$out" = "$a_out" ] && [ -z "$err" ]
+	ok $? "sbx $c --help prints the same as sbx help $c"
+done
+capture "$SBX" help nosuchcommand
+ok $((rc != 2)) "sbx help of an unknown command exits 2"
+[ -z "$out" ] && [ "$(lines "$err")" -eq 1 ]
+ok $? "sbx help of an unknown command: one line on stderr"
+capture "$SBX" help
+ok $((rc != 0)) "sbx help with no command exits 0"
+[ "$out" = "$help" ]
+ok $? "sbx help with no command prints the general usage"
+
+# Errors on stderr only, data on stdout only; no colour when not a terminal.
+capture "$SBX" profile list
+ok $((rc != 0)) "sbx profile list exits 0"
+[ -n "$out" ] && [ -z "$err" ]
+ok $? "sbx profile list: data on stdout, nothing on stderr"
+capture "$SBX" ps -a
+ok $((rc != 0)) "sbx ps -a exits 0 with an empty state directory"
+ok $((${#err} != 0)) "sbx ps -a prints nothing on stderr"
+capture "$SBX" inspect 000000000000
+[ "$rc" -eq 1 ] && [ -z "$out" ] && [ "$(lines "$err")" -eq 1 ] && [[ $err == "sbx: "* ]]
+ok $? "inspect of an unknown sandbox: exit 1, one 'sbx:' line on stderr only (rc $rc: $err)"
+capture "$SBX" destroy 000000000000
+[ "$rc" -eq 1 ] && [ -z "$out" ] && [[ $err == "sbx: "* ]]
+ok $? "destroy of an unknown sandbox: exit 1, error on stderr only (rc $rc)"
+capture "$SBX" profile show no-such-profile-xyz
+[ "$rc" -eq 1 ] && [ -z "$out" ] && [ "$(lines "$err")" -eq 1 ] && [[ $err == "sbx: "*no-such-profile-xyz* ]]
+ok $? "profile show of an unknown name: exit 1, one line naming it (rc $rc: $err)"
+esc=0
+for args in "--help" "profile list" "ps -a" "inspect 000000000000" "rn"; do
+	# shellcheck disable=SC2086
+	"$SBX" $args 2>&1 | grep -q $'\033' && esc=1
+done
+ok $esc "no escape sequences when stdout and stderr are not terminals"
+# Usage errors in subcommands: exit 2.
+capture "$SBX" ps --no-such-flag
+[ "$rc" -eq 2 ] && [ -z "$out" ] && [[ $err == "sbx: "* ]]
+ok $? "an unknown option of a subcommand exits 2 with an error on stderr (rc $rc)"
+capture "$SBX" run
+[ "$rc" -eq 125 ] || [ "$rc" -eq 2 ]
+ok $? "sbx run without a command is a usage error (rc $rc)"
+
+done_testing

@@ -1,0 +1,65 @@
+# tests/lib/tap.sh - TAP-ish helpers for tests/integration/*.sh (bash).
+#
+#   . "$(dirname "$0")/../lib/tap.sh"
+#   ok COND_STATUS "description"     (0 = pass: `ok $? "desc"` after a test)
+#   check "description" CMD...       runs CMD, passes when it exits 0
+#   skip "description" "reason"
+#   capture CMD...                   runs CMD; sets $out, $err, $rc
+#   done_testing                     exits 0 only when nothing failed
+#
+# SBX is the binary under test (default ./sbx from the repo root).
+# TAP_TMP is a private temporary directory, removed at exit.
+
+TAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SBX=${SBX:-$TAP_ROOT/sbx}
+case "$SBX" in /*) ;; *) SBX=$PWD/$SBX ;; esac
+TAP_N=0
+TAP_FAILED=0
+TAP_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sbx-test.XXXXXX")
+chmod 0755 "$TAP_TMP"
+trap 'rm -rf "$TAP_TMP"' EXIT
+
+ok() {
+	TAP_N=$((TAP_N + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $TAP_N - $2"
+	else
+		echo "not ok $TAP_N - $2"
+		TAP_FAILED=$((TAP_FAILED + 1))
+	fi
+}
+
+check() {
+	local desc=$1
+	shift
+	"$@"
+	ok $? "$desc"
+}
+
+skip() {
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N - $1 # SKIP $2"
+}
+
+# diag TEXT...: a comment line (shown in the log, not counted).
+diag() {
+	printf '# %s\n' "$*"
+}
+
+capture() {
+	"$@" >"$TAP_TMP/.out" 2>"$TAP_TMP/.err"
+	rc=$?
+	out=$(cat "$TAP_TMP/.out")
+	err=$(cat "$TAP_TMP/.err")
+}
+
+# lines TEXT: number of lines in TEXT (0 for empty).
+lines() {
+	if [ -z "$1" ]; then echo 0; else printf '%s\n' "$1" | wc -l; fi
+}
+
+done_testing() {
+	echo "1..$TAP_N"
+	[ "$TAP_FAILED" -eq 0 ]
+	exit $?
+}
