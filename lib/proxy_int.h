@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/proxy_int.h - internals shared by lib/proxy.c (threads, events) and
+ * lib/proxy_conn.c (one client connection).  Not a public interface.
+ */
+#ifndef SBX_PROXY_INT_H
+#define SBX_PROXY_INT_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "netpolicy.h"
+
+struct proxy_conn {
+	struct sbx_proxy *proxy;
+	int client;		/* nonblocking */
+	int upstream;		/* nonblocking, -1 until connected */
+	uint64_t start_ns;
+	char ts[40];
+	/* what the event reports */
+	char method[16];
+	char *host;		/* normalised, NULL before parsing */
+	uint16_t port;
+	char address[INET6_ADDRSTRLEN];
+	bool allowed;
+	bool is_connect;
+	int status;		/* sent to the client (upstream's for plain HTTP) */
+	char reason[256];
+	uint64_t bytes_up;
+	uint64_t bytes_down;
+};
+
+/* proxy.c */
+void sbx_proxy_count(struct proxy_conn *c, bool up, uint64_t n);
+int sbx_proxy_conn_stop_fd(const struct proxy_conn *c);
+const struct sbx_allowlist *sbx_proxy_conn_allowlist(const struct proxy_conn *c);
+
+/* proxy_conn.c */
+void sbx_proxy_serve_conn(struct proxy_conn *c);
+/* Send the proxy's own reply: status line, Server and X-Sbx-Deny headers. */
+void sbx_proxy_reply(struct proxy_conn *c, int status, const char *text, const char *reason);
+/* IP literal host + port into a sockaddr; false if host is not a literal. */
+bool sbx_proxy_sockaddr(const char *host, uint16_t port, struct sockaddr_storage *ss,
+			socklen_t *len);
+
+#endif
