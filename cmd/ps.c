@@ -1,15 +1,140 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd/ps.c - sbx ps (not yet implemented). */
+/* cmd/ps.c - sbx ps: list sandboxes. */
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
+#include "lifecycle.h"
 
-static const char usage[] = "usage: sbx ps ...\n\nNot implemented yet.\n";
+static const char usage[] =
+	"usage: sbx ps [-a] [--json]\n"
+	"\n"
+	"List sandboxes: running ones and lost ones (sbx was killed while they\n"
+	"ran: clean up with 'sbx destroy --stale'); with -a, also kept sandboxes\n"
+	"whose command has ended.\n"
+	"\n"
+	"  -a, --all    also list ended (kept) sandboxes\n"
+	"      --json   one JSON array of objects instead of a table\n"
+	"\n"
+	"STATE is running, exited N, killed (SIGNAL), timeout, oom, error, or\n"
+	"lost.\n";
+
+struct ps_opts {
+	bool all, json;
+};
+
+static int parse_opts(int argc, char **argv, struct ps_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'J' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+a", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a': o->all = true; break;
+		case 'J': o->json = true; break;
+		default:
+			sbx_errorf("unknown option '%s' (see 'sbx ps --help')", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		sbx_errorf("unexpected argument '%s' (see 'sbx ps --help')", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static bool shown(const char *state, bool all)
+{
+	return all || strcmp(state, "running") == 0 || strcmp(state, "created") == 0 ||
+	       strcmp(state, "lost") == 0;
+}
+
+static json_t *ps_json(const struct sbx_sandbox *sb)
+{
+	const json_t *r = sb->record;
+	json_t *j = lc_state_json(sb);
+
+	json_object_set_new(j, "id", json_string(sb->id));
+	json_object_set_new(j, "name", sb->name ? json_string(sb->name) : json_null());
+	json_object_set_new(j, "created", json_incref((json_t *)lc_get(r, "created")) ?: json_null());
+	json_object_set_new(j, "age_s", json_real(lc_age_seconds(lc_str(r, "created"))));
+	json_object_set_new(j, "profile",
+			    json_incref((json_t *)lc_get(r, "profile.name")) ?: json_null());
+	json_object_set_new(j, "command", json_incref((json_t *)lc_get(r, "command")) ?: json_array());
+	json_object_set_new(j, "dir", json_string(sb->dir));
+	return j;
+}
+
+static void ps_row(const struct sbx_sandbox *sb, bool tty)
+{
+	char state[64], age[32];
+	const char *prof = lc_str(sb->record, "profile.name");
+	_cleanup_free_ char *cmd = lc_command_display(lc_get(sb->record, "command"));
+	_cleanup_free_ char *name = sbx_escape_display(sb->name ? sb->name : "-");
+	_cleanup_free_ char *profe = sbx_escape_display(prof ? prof : "-");
+
+	if (tty && strlen(cmd) > 60)
+		strcpy(cmd + 57, "...");
+	printf("%-12s  %-16s  %-18s  %-5s  %-10s  %s\n", sb->id, name,
+	       lc_state_label(sb, state, sizeof(state)),
+	       lc_age(lc_str(sb->record, "created"), age, sizeof(age)), profe, cmd);
+}
 
 int cmd_ps(int argc, char **argv)
 {
+	struct sbx_state st;
+	struct sbx_err err = { 0 };
+	struct sbx_strv ids = { 0 };
+	struct ps_opts o;
+	json_t *arr = json_array();
+	bool tty = isatty(STDOUT_FILENO);
+	int rc = SBX_EXIT_OK;
+
 	if (sbx_cmd_wants_help(argc, argv, usage))
 		return 0;
-	sbx_errorf("'ps' is not implemented yet");
-	return SBX_EXIT_FAIL;
+	if (parse_opts(argc, argv, &o) < 0)
+		return SBX_EXIT_USAGE;
+	if (sbx_cmd_state(&st, false, &err) < 0 || sbx_sandbox_list(&st, &ids, &err) < 0) {
+		sbx_print_err(&err);
+		json_decref(arr);
+		sbx_state_close(&st);
+		return SBX_EXIT_FAIL;
+	}
+	if (!o.json)
+		printf("%-12s  %-16s  %-18s  %-5s  %-10s  %s\n", "ID", "NAME", "STATE", "AGE",
+		       "PROFILE", "COMMAND");
+	for (size_t i = 0; i < ids.n; i++) {
+		struct sbx_sandbox sb;
+		int code;
+
+		if (sbx_sandbox_open(&st, ids.v[i], false, &sb, NULL) < 0)
+			continue;	/* removed meanwhile */
+		if (shown(sbx_sandbox_state(&sb, &code), o.all)) {
+			if (o.json)
+				json_array_append_new(arr, ps_json(&sb));
+			else
+				ps_row(&sb, tty);
+		}
+		sbx_sandbox_close(&sb);
+	}
+	if (o.json) {
+		if (json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII) < 0)
+			rc = SBX_EXIT_FAIL;
+		putchar('\n');
+	}
+	if (fflush(stdout) != 0)
+		rc = SBX_EXIT_FAIL;
+	json_decref(arr);
+	sbx_strv_free(&ids);
+	sbx_state_close(&st);
+	return rc;
 }

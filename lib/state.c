@@ -603,8 +603,10 @@ int sbx_sandbox_find(struct sbx_state *st, const char *ref, char id_out[SBX_ID_L
 	size_t rl = strlen(ref);
 	int r;
 
-	if (!*ref)
-		return sbx_err_set(err, EINVAL, "empty sandbox reference");
+	if (!*ref) {
+		sbx_err_set(err, 0, "empty sandbox reference");
+		return -ENOENT;
+	}
 	if (sbx_state_valid_id(ref) && sandbox_exists(st, ref)) {
 		memcpy(id_out, ref, SBX_ID_LEN + 1);
 		return 0;
@@ -624,18 +626,20 @@ int sbx_sandbox_find(struct sbx_state *st, const char *ref, char id_out[SBX_ID_L
 		sbx_strv_free(&hits);
 		return 0;
 	}
-	if (hits.n == 0)
-		return sbx_err_set(err, ENOENT, "no such sandbox '%s'", esc);
+	if (hits.n == 0) {
+		sbx_err_set(err, 0, "no such sandbox '%s'", esc);
+		return -ENOENT;	/* errnum 0: the message says it all */
+	}
 	char list[512] = "";
 	size_t o = 0;
 	for (size_t i = 0; i < hits.n && o + SBX_ID_LEN + 8 < sizeof(list); i++)
 		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", hits.v[i]);
 	if (o + SBX_ID_LEN + 8 >= sizeof(list))
 		snprintf(list + o, sizeof(list) - o, ", ...");
-	r = sbx_err_set(err, ENOTUNIQ, "sandbox prefix '%s' is ambiguous: %zu match (%s)", esc,
-			hits.n, list);
+	sbx_err_set(err, 0, "sandbox prefix '%s' is ambiguous: %zu sandboxes match (%s)", esc,
+		    hits.n, list);
 	sbx_strv_free(&hits);
-	return r;
+	return -ENOTUNIQ;
 }
 
 /* ---- running or not ---- */
@@ -707,4 +711,73 @@ const char *sbx_sandbox_state(const struct sbx_sandbox *sb, int *code)
 	    strcmp(reason, "error") == 0 || strcmp(reason, "lost") == 0)
 		return reason;
 	return s;
+}
+
+/* ---- leftovers ---- */
+
+static void gc_new_dirs(struct sbx_state *st, struct sbx_strv *removed)
+{
+	int fd = openat(st->sandboxes_fd, ".", DIR_FLAGS);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		_cleanup_close_ int dfd = -1;
+
+		if (strncmp(de->d_name, ".new-", 5) != 0)
+			continue;
+		dfd = openat(st->sandboxes_fd, de->d_name, DIR_FLAGS);
+		if (dfd < 0 || lock_held_at(dfd))
+			continue;	/* being created right now */
+		if (sbx_rm_rf_at(st->sandboxes_fd, de->d_name) == 0)
+			sbx_strv_push_take(removed, sbx_xasprintf("sandboxes/%s (half-created)",
+								  de->d_name));
+	}
+	closedir(d);
+}
+
+static void gc_names(struct sbx_state *st, struct sbx_strv *removed)
+{
+	_cleanup_close_ int lk = -1;
+	int fd = openat(st->state_fd, "names", DIR_FLAGS);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	lk = openat(st->state_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lk >= 0)
+		(void)flock(lk, LOCK_EX);
+	while ((de = readdir(d))) {
+		char id[SBX_ID_LEN + 1];
+
+		if (de->d_name[0] == '.' && strstr(de->d_name, ".tmp-")) {
+			(void)unlinkat(dirfd(d), de->d_name, 0);	/* interrupted write */
+			continue;
+		}
+		if (sbx_state_check_name(de->d_name, NULL) < 0)
+			continue;
+		if (read_name(st, de->d_name, id) == 0 && sandbox_exists(st, id))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			sbx_strv_push_take(removed, sbx_xasprintf("names/%s", de->d_name));
+	}
+	closedir(d);
+}
+
+int sbx_state_gc(struct sbx_state *st, struct sbx_strv *removed, struct sbx_err *err)
+{
+	if (st->sandboxes_fd < 0 || st->state_fd < 0)
+		return 0;
+	gc_new_dirs(st, removed);
+	gc_names(st, removed);
+	return 0;
 }

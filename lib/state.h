@@ -128,4 +128,30 @@ int sbx_proc_starttime(pid_t pid, uint64_t *out);
 int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted,
 			    struct sbx_err *err);
 
+/* What sbx_sandbox_destroy() did. */
+struct sbx_teardown {
+	bool was_running;	/* the lock was held by a live supervisor */
+	bool killed_init;	/* the jail's init was SIGKILLed (whole pid namespace) */
+	bool killed_supervisor;	/* the supervisor did not let go and was SIGKILLed */
+	size_t n_unmounted;
+	bool cgroup_removed;	/* a cgroup sbx-ID was found and removed */
+};
+
+/*
+ * Destroy a sandbox: kill its jail (init_pid, verified by its recorded
+ * start time so a reused pid is never signalled) and cgroup, wait for the
+ * supervisor to let go of the lock (SIGKILL it after a grace period, also
+ * verified), unmount what is left under its dir, remove cgroup, name and
+ * directory.  Idempotent.  sb stays open (its fds point at a removed dir).
+ */
+int sbx_sandbox_destroy(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_teardown *t,
+			struct sbx_err *err);
+
+/*
+ * Leftovers that are not sandboxes: half-created STATE/sandboxes/.new-*
+ * dirs nobody holds, and names whose sandbox is gone.  Removes them and
+ * lists what it removed (strings for display).
+ */
+int sbx_state_gc(struct sbx_state *st, struct sbx_strv *removed, struct sbx_err *err);
+
 #endif

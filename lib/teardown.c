@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mount.h>
 
 int sbx_proc_starttime(pid_t pid, uint64_t *out)
@@ -132,4 +133,158 @@ int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted,
 	if (n_unmounted)
 		*n_unmounted = total;
 	return r;
+}
+
+/* ---- killing ---- */
+
+#pragma weak sbx_cgroup_remove_stale
+int sbx_cgroup_remove_stale(const char *id, struct sbx_err *err);
+
+/* State letter of /proc/PID/stat (R, S, D, Z...), 0 if the process is gone. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = sbx_read_all(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Field "Key:" of /proc/PID/status (last number on the line). */
+static long status_field(pid_t pid, const char *key)
+{
+	char path[64];
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0, kl = strlen(key);
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		if (strncmp(line, key, kl) != 0 || line[kl] != ':')
+			continue;
+		char *p = line + strlen(line);
+		while (p > line && (p[-1] == '\n' || p[-1] == ' ' || p[-1] == '\t'))
+			*--p = '\0';
+		while (p > line && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		v = strtol(p, NULL, 10);
+		break;
+	}
+	return v;
+}
+
+/*
+ * Is pid still the process the record describes?  With a recorded start
+ * time: it must match.  Without one (older records): only the jail's init
+ * is recognisable - pid 1 of its own pid namespace, child of the recorded
+ * supervisor.
+ */
+static bool same_process(const json_t *rec, const char *pid_key, const char *start_key,
+			 pid_t *out)
+{
+	json_int_t pid = json_integer_value(json_object_get(rec, pid_key));
+	const json_t *start = json_object_get(rec, start_key);
+	uint64_t now;
+
+	*out = 0;
+	if (pid <= 1 || pid > 1 << 30 || sbx_proc_starttime((pid_t)pid, &now) < 0)
+		return false;
+	*out = (pid_t)pid;
+	if (json_is_integer(start))
+		return (uint64_t)json_integer_value(start) == now;
+	if (strcmp(pid_key, "init_pid") != 0)
+		return false;
+	json_int_t sup = json_integer_value(json_object_get(rec, "supervisor_pid"));
+	return status_field((pid_t)pid, "NSpid") == 1 && sup > 0 &&
+	       status_field((pid_t)pid, "PPid") == sup;
+}
+
+static bool kill_verified(const json_t *rec, const char *pid_key, const char *start_key)
+{
+	pid_t pid;
+
+	if (!rec || !same_process(rec, pid_key, start_key, &pid))
+		return false;
+	if (kill(pid, SIGKILL) < 0)
+		return false;
+	/* Wait (2 s at most) until it is gone or a zombie not reaped yet. */
+	for (int i = 0; i < 200; i++) {
+		char c = proc_state(pid);
+
+		if (c == 0 || c == 'Z')
+			break;
+		usleep(10000);
+	}
+	return true;
+}
+
+/* Try the lock for up to ms milliseconds. */
+static int lock_within(struct sbx_sandbox *sb, int ms, struct sbx_err *err)
+{
+	for (int waited = 0;; waited += 20) {
+		int r = sbx_sandbox_lock(sb, false, err);
+
+		if (r != -EWOULDBLOCK || waited >= ms)
+			return r;
+		usleep(20000);
+	}
+}
+
+static int remove_cgroup(const char *id, bool *removed, struct sbx_err *err)
+{
+	*removed = false;
+	if (!sbx_cgroup_remove_stale)
+		return 0;	/* lib/limits not linked in */
+	int r = sbx_cgroup_remove_stale(id, err);
+	if (r > 0)
+		*removed = true;
+	return r < 0 ? r : 0;
+}
+
+int sbx_sandbox_destroy(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_teardown *t,
+			struct sbx_err *err)
+{
+	int r;
+
+	memset(t, 0, sizeof(*t));
+	t->was_running = sb->lockfd < 0 && sbx_sandbox_lock_held(sb);
+	/* The jail first (also a lost one whose init somehow survived). */
+	t->killed_init = kill_verified(sb->record, "init_pid", "init_start");
+	r = remove_cgroup(sb->id, &t->cgroup_removed, err);
+	if (r < 0)
+		return sbx_err_wrap(err, "cannot remove the cgroup of sandbox '%s'", sb->id);
+	/* Then the lock: the supervisor notices its jail died and lets go. */
+	r = lock_within(sb, t->was_running ? 5000 : 0, err);
+	if (r == -EWOULDBLOCK) {
+		t->killed_supervisor =
+			kill_verified(sb->record, "supervisor_pid", "supervisor_start");
+		r = lock_within(sb, 5000, err);
+	}
+	if (r < 0)
+		return sbx_err_set(err, -r,
+				   "sandbox '%s' is still locked by another process (an exec or destroy?)",
+				   sb->id);
+	r = sbx_sandbox_unmount_all(sb, &t->n_unmounted, err);
+	if (r < 0)
+		return r;
+	bool again = false;
+	r = remove_cgroup(sb->id, &again, err);	/* processes the lock holder left */
+	t->cgroup_removed |= again;
+	if (r < 0)
+		return sbx_err_wrap(err, "cannot remove the cgroup of sandbox '%s'", sb->id);
+	return sbx_sandbox_remove(st, sb, err);
 }
