@@ -18,7 +18,7 @@ EXAMPLEDIR  ?= $(DATADIR)/sbx/profiles
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
-PKGS        := libseccomp libcap inih libarchive jansson
+PKGS        := libseccomp libcap inih libarchive jansson libcrypto
 TEST_PKGS   := cmocka
 
 WARNINGS := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \

@@ -21,6 +21,8 @@ struct sbx_image_opts {
 	uint64_t max_bytes;		/* total unpacked bytes cap (0 = default 16 GiB) */
 	uint64_t max_entries;		/* entry count cap (0 = default 1,000,000) */
 	bool preserve_owner;		/* chown entries as in the tarball (root only) */
+	bool no_cache;			/* ignore the stat index and an existing image:
+					 * always hash and unpack (then publish as usual) */
 	sbx_image_progress_fn progress;
 	sbx_image_warn_fn warn;
 	void *cb_data;
@@ -32,7 +34,8 @@ struct sbx_image_stats {
 	bool is_dir;			/* rootfs was a directory used as is */
 	uint64_t bytes;			/* unpacked bytes */
 	uint64_t entries;
-	uint64_t skipped;		/* devices, fifos... */
+	uint64_t skipped;		/* refused or skipped entries (devices, fifos, "..", ...) */
+	uint64_t cleared;		/* entries whose setuid/setgid bits were cleared */
 	double hash_ms, unpack_ms;
 };
 

@@ -7,7 +7,7 @@
 set -eu
 
 # Build: compiler, pkg-config and the -dev packages of the libraries.
-BUILD="build-essential pkg-config libseccomp-dev libcap-dev libinih-dev libarchive-dev libjansson-dev"
+BUILD="build-essential pkg-config libseccomp-dev libcap-dev libinih-dev libarchive-dev libjansson-dev libssl-dev"
 # Tests: cmocka, a static busybox for rootfs fixtures, peers for the benches
 # (bwrap, bsdtar), man page lint, unprivileged runs (setpriv is in util-linux),
 # net tools, python3 for small test servers, clang for the fuzzers.

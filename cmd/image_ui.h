@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd/image_ui.h - how commands show an image unpack: a progress bar on stderr
+ * (only when it is a terminal and the tarball is larger than 64 MiB; colour
+ * only when sbx_globals.color, i.e. NO_COLOR unset) and the unpacker's
+ * warnings (escaped, the first SBX_IMAGE_UI_MAX_WARN shown, then a count).
+ *
+ *	struct sbx_cmd_image_ui ui;
+ *	sbx_cmd_image_ui_setup(&ui, &opts, tarball);	// sets progress/warn/cb_data
+ *	r = sbx_image_prepare(tarball, &opts, &dir, &stats, &err);
+ *	sbx_cmd_image_ui_finish(&ui);			// clears the bar line
+ */
+#ifndef SBX_CMD_IMAGE_UI_H
+#define SBX_CMD_IMAGE_UI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "image.h"
+
+#define SBX_IMAGE_UI_MAX_WARN 20
+#define SBX_IMAGE_UI_BAR_MIN (64ULL << 20)
+
+struct sbx_cmd_image_ui {
+	bool bar;		/* draw a progress bar */
+	bool color;
+	bool drawn;		/* a bar is on the current line */
+	bool quiet;		/* no warnings either */
+	uint64_t last_ns;
+	uint64_t warnings;
+};
+
+void sbx_cmd_image_ui_setup(struct sbx_cmd_image_ui *ui, struct sbx_image_opts *o,
+			    const char *tarball);
+void sbx_cmd_image_ui_finish(struct sbx_cmd_image_ui *ui);
+
+#endif
