@@ -23,6 +23,28 @@ void sbx_profile_vars_from_process(struct sbx_profile_vars *v);
 int sbx_profile_load(struct sbx_config *cfg, const char *name_or_path,
 		     const struct sbx_profile_vars *vars, struct sbx_err *err);
 
+/*
+ * Like sbx_profile_load(), but collect every problem (for `sbx profile
+ * check`): returns 0, or -EINVAL with one message per problem appended to
+ * errors (each naming 'file:line').
+ */
+int sbx_profile_load_all(struct sbx_config *cfg, const char *name_or_path,
+			 const struct sbx_profile_vars *vars, struct sbx_strv *errors);
+
+/*
+ * Checks of the final config, after the command-line options were applied:
+ * a profile with `rootfs = required` (strict) was given --rootfs, and
+ * `no-new-privs = no` only with kept capabilities.  `sbx run` calls this.
+ */
+int sbx_profile_finish(const struct sbx_config *cfg, struct sbx_err *err);
+
+/*
+ * Expand $PWD $HOME $USER $UID (and ${NAME}), $$ (a literal '$') and a
+ * leading ~/ in a profile value.  Any other $NAME is an error.
+ */
+int sbx_profile_expand(const char *in, const struct sbx_profile_vars *vars, char **out,
+		       struct sbx_err *err);
+
 /* Parse an in-memory INI text (used for built-ins and by the fuzzer). */
 int sbx_profile_load_string(struct sbx_config *cfg, const char *text,
 			    const char *origin, const struct sbx_profile_vars *vars,
