@@ -1,32 +1,97 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/seccomp.h - seccomp policies (libseccomp): default, strict, or a file. */
+/*
+ * lib/seccomp.h - seccomp policies (libseccomp): default, strict, or a file.
+ * The policies, the file format and what audit mode can see are described
+ * in lib/seccomp_policy.md.
+ */
 #ifndef SBX_SECCOMP_H
 #define SBX_SECCOMP_H
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "util.h"
 
 struct sbx_seccomp_opts {
-	const char *policy;	/* "default", "strict", or a policy file path */
+	const char *policy;	/* "default", "strict", or a policy file path; NULL = default */
 	bool notify;		/* blocked syscalls go to a user-notification fd (audit) */
 };
 
 /*
  * Check a policy name or file without loading it (profile check, run before
  * clone so a bad file is a 125 with a clear message, not a child failure).
+ * Errors name the file and line: "seccomp policy 'p.policy': line 3:
+ * unknown syscall 'mountt' (did you mean 'mount'?)".
  */
 int sbx_seccomp_validate(const char *policy, struct sbx_err *err);
 
 /*
  * Build and load the filter into the calling thread (the jail's child, last
- * step before execve; no_new_privs must already be set).  With opts->notify
- * the returned value is the listener fd (>= 0) for the supervisor; otherwise
- * 0.  -errno on failure.
+ * step before execve).  Sets no_new_privs itself (harmless if already set).
+ * With opts->notify the returned value is the listener fd (>= 0, O_CLOEXEC)
+ * for the supervisor; otherwise 0.  -errno on failure.
+ *
+ * In notify mode every call the policy blocks (except clone3, which stays a
+ * plain ENOSYS) waits in the kernel until the supervisor answers through
+ * sbx_seccomp_audit_handle().  The child must therefore hand the fd to the
+ * supervisor (SCM_RIGHTS) and close its own copy before doing anything the
+ * policy blocks, and the supervisor must serve it until the jail is gone.
+ * If the listener is closed, blocked calls fail with ENOSYS instead.
  */
 int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err);
 
+/* Write the filter opts describes to fd: libseccomp's pseudo filter code
+ * (bpf = false) or the raw BPF program (bpf = true).  For tests and
+ * debugging. */
+int sbx_seccomp_export(const struct sbx_seccomp_opts *opts, int fd, bool bpf,
+		       struct sbx_err *err);
+
 /* The errno blocked syscalls get under the default policy. */
 #define SBX_SECCOMP_ERRNO EPERM
+
+/*
+ * Audit mode, supervisor side.  One entry per blocked syscall (and errno
+ * answered: strict gives socket(AF_PACKET) EPERM, socket(AF_INET) ENOSYS),
+ * in the order first seen.
+ */
+struct sbx_seccomp_audit_entry {
+	int nr;			/* native syscall number */
+	char name[40];		/* "mount", or "syscall_NNN" if unnamed */
+	uint64_t count;
+	pid_t pid;		/* first caller, as the supervisor sees it (host pid) */
+	pid_t jail_pid;		/* the same in the jail's pid namespace; 0 if unknown */
+	int errnum;		/* errno answered (EPERM, ENOSYS, ...) */
+};
+
+struct sbx_seccomp_policy;
+
+struct sbx_seccomp_audit {
+	struct sbx_seccomp_policy *policy;	/* replays the filter's errno */
+	struct sbx_seccomp_audit_entry *entries;
+	size_t n, cap;
+	uint64_t total;		/* notifications answered */
+	void *req, *resp;	/* libseccomp notification buffers */
+};
+
+/* Prepare to serve a jail loaded with the same policy (opts->policy). */
+int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy,
+			   struct sbx_err *err);
+void sbx_seccomp_audit_free(struct sbx_seccomp_audit *a);
+
+/*
+ * Receive one notification from notify_fd (call when it polls readable),
+ * record it and answer with the policy's errno.  Returns 1 when a call was
+ * recorded and answered, 0 when there was nothing to do (the caller died
+ * meanwhile: ENOENT), -errno on error (-ENOTCONN... when the jail is gone:
+ * the caller stops polling on POLLHUP).
+ */
+int sbx_seccomp_audit_handle(int notify_fd, struct sbx_seccomp_audit *a, struct sbx_err *err);
+
+/* {"syscall", "nr", "count", "pid", "jail_pid", "errno"} for one entry (the
+ * fields of a `seccomp` run-log event), and an array of all of them. */
+json_t *sbx_seccomp_audit_entry_json(const struct sbx_seccomp_audit_entry *e);
+json_t *sbx_seccomp_audit_json(const struct sbx_seccomp_audit *a);
 
 #endif
