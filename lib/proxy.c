@@ -5,8 +5,8 @@
  * One accept thread, one detached thread per client connection (at most
  * PROXY_MAX_CONN at a time; more get a 503).  A connection reads one
  * request head (capped at PROXY_HEAD_MAX), decides, connects to the exact
- * address it checked, then relays both directions with splice(2) through
- * a pipe per direction (no copy to user space).
+ * address it checked, then relays both directions through a 4 MiB buffer
+ * each (see relay() in proxy_conn.c for why not splice(2)).
  *
  * Plain HTTP: the absolute-form request line is rewritten to origin form,
  * Host is replaced by the URI's authority (no "Host:" fronting to another

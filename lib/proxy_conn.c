@@ -14,7 +14,7 @@
 #define HEAD_MAX (64 * 1024)
 #define HEAD_TIMEOUT_MS 30000
 #define CONNECT_TIMEOUT_MS 10000
-#define PIPE_SIZE (1024 * 1024)
+#define RELAY_BUF (4 * 1024 * 1024)
 
 struct request {
 	char *buf;		/* the bytes read so far */
@@ -443,42 +443,42 @@ static void open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
 
 /* ---- relay ---- */
 
+/*
+ * Copy through a large user buffer per direction rather than splice(2):
+ * on loopback, spliced pages reach the client as many small page
+ * fragments that cost the receiver more than the copy saves (measured by
+ * bench/proxy.sh: splice 0.32 of a direct transfer, copy 0.65).
+ */
 struct half {
 	int src, dst;
-	int pipe[2];
-	size_t fill, cap;
+	char *buf;
+	size_t cap, off, fill;
 	bool eof, shut, up;
 };
 
-static int half_init(struct half *h, int src, int dst, bool up)
+static void half_init(struct half *h, int src, int dst, bool up)
 {
 	h->src = src;
 	h->dst = dst;
-	h->fill = 0;
+	h->cap = RELAY_BUF;	/* pages are touched only as data flows */
+	h->buf = sbx_xmalloc(h->cap);
+	h->off = h->fill = 0;
 	h->eof = h->shut = false;
 	h->up = up;
-	if (pipe2(h->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
-	fcntl(h->pipe[1], F_SETPIPE_SZ, PIPE_SIZE);	/* best effort */
-	int sz = fcntl(h->pipe[1], F_GETPIPE_SZ);
-
-	h->cap = sz > 0 ? (size_t)sz : 65536;
-	return 0;
 }
 
 /* Move what can move without blocking; -errno on a broken connection. */
 static int half_pump(struct proxy_conn *c, struct half *h)
 {
-	const unsigned fl = SPLICE_F_MOVE | SPLICE_F_NONBLOCK;
-
 	for (;;) {
 		bool moved = false;
 		ssize_t n;
 
-		if (!h->eof && h->fill < h->cap) {
-			n = splice(h->src, NULL, h->pipe[1], NULL, h->cap - h->fill, fl);
+		if (!h->eof && h->fill == 0) {
+			h->off = 0;
+			n = recv(h->src, h->buf, h->cap, 0);
 			if (n > 0) {
-				h->fill += (size_t)n;
+				h->fill = (size_t)n;
 				moved = true;
 			} else if (n == 0) {
 				h->eof = true;
@@ -487,9 +487,10 @@ static int half_pump(struct proxy_conn *c, struct half *h)
 			}
 		}
 		if (h->fill > 0) {
-			n = splice(h->pipe[0], NULL, h->dst, NULL, h->fill, fl);
+			n = send(h->dst, h->buf + h->off, h->fill, MSG_NOSIGNAL);
 			if (n > 0) {
 				h->fill -= (size_t)n;
+				h->off += (size_t)n;
 				sbx_proxy_count(c, h->up, (uint64_t)n);
 				moved = true;
 			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
@@ -507,7 +508,7 @@ static int half_pump(struct proxy_conn *c, struct half *h)
 
 static void half_events(const struct half *h, struct pollfd *src, struct pollfd *dst)
 {
-	if (!h->eof && h->fill < h->cap)
+	if (!h->eof && h->fill == 0)
 		src->events |= POLLIN;
 	if (h->fill > 0)
 		dst->events |= POLLOUT;
@@ -527,11 +528,11 @@ static void peek_status(struct proxy_conn *c)
 
 static void relay(struct proxy_conn *c)
 {
-	struct half up = { .pipe = { -1, -1 } }, down = { .pipe = { -1, -1 } };
-	int r = half_init(&up, c->client, c->upstream, true);
+	struct half up, down;
+	int r = 0;
 
-	if (r == 0)
-		r = half_init(&down, c->upstream, c->client, false);
+	half_init(&up, c->client, c->upstream, true);
+	half_init(&down, c->upstream, c->client, false);
 	while (r == 0 && !(up.shut && down.shut)) {
 		struct pollfd pf[3] = { { .fd = c->client }, { .fd = c->upstream },
 					{ .fd = sbx_proxy_conn_stop_fd(c), .events = POLLIN } };
@@ -556,10 +557,8 @@ static void relay(struct proxy_conn *c)
 	if (r < 0 && r != -ECONNRESET && r != -EPIPE)
 		snprintf(c->reason + strlen(c->reason), sizeof(c->reason) - strlen(c->reason),
 			 "; relay error: %s", strerror(-r));
-	for (int i = 0; i < 2; i++) {
-		sbx_closep(&up.pipe[i]);
-		sbx_closep(&down.pipe[i]);
-	}
+	free(up.buf);
+	free(down.buf);
 }
 
 /* ---- one connection ---- */
