@@ -38,7 +38,7 @@ static int parse_opts(int argc, char **argv, struct destroy_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A': o->all = true; break;
 		case 'S': o->stale = true; break;

@@ -1,15 +1,201 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd/inspect.c - sbx inspect (not yet implemented). */
+/* cmd/inspect.c - sbx inspect: what a sandbox ran, reached, changed and why it ended. */
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
+#include "changes.h"
 #include "cmd.h"
+#include "lifecycle.h"
+#include "report.h"
 
-static const char usage[] = "usage: sbx inspect ...\n\nNot implemented yet.\n";
+static const char usage[] =
+	"usage: sbx inspect [--json] [--changes | --output] [--html FILE] SANDBOX\n"
+	"\n"
+	"Show what a sandbox ran, as whom, what it could reach, which secrets went\n"
+	"in, what it changed and how it ended. SANDBOX is an id, a unique id\n"
+	"prefix or a name.\n"
+	"\n"
+	"  --json        the record as JSON (with \"derived\": the state now)\n"
+	"  --changes     the change set against the image, like docker diff:\n"
+	"                A (added), C (changed), D (deleted) per path; with\n"
+	"                --json, an array of objects (see sbx(1))\n"
+	"  --output      the command's captured stdout+stderr, raw\n"
+	"  --html FILE   write a self-contained HTML report to FILE\n";
+
+struct inspect_opts {
+	bool json, changes, output;
+	const char *html;
+	const char *ref;
+};
+
+static int parse_opts(int argc, char **argv, struct inspect_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "changes", no_argument, NULL, 'C' },
+		{ "output", no_argument, NULL, 'O' },
+		{ "html", required_argument, NULL, 'H' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'J': o->json = true; break;
+		case 'C': o->changes = true; break;
+		case 'O': o->output = true; break;
+		case 'H': o->html = optarg; break;
+		case ':':
+			sbx_errorf("option '%s' needs a file name", argv[optind - 1]);
+			return -1;
+		default:
+			sbx_errorf("unknown option '%s' (see 'sbx inspect --help')", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind + 1 != argc) {
+		sbx_errorf(optind >= argc ? "which sandbox? (see 'sbx inspect --help')"
+					  : "one sandbox at a time (see 'sbx inspect --help')");
+		return -1;
+	}
+	if (o->changes && o->output) {
+		sbx_errorf("--changes and --output do not go together");
+		return -1;
+	}
+	o->ref = argv[optind];
+	return 0;
+}
+
+/* --output: output.log to stdout, raw (it is the command's own output). */
+static int print_output(const struct sbx_sandbox *sb)
+{
+	_cleanup_close_ int fd = openat(sb->dirfd, "output.log",
+					O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	char buf[65536];
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		sbx_errorf("sandbox '%s' has no captured output", sb->id);
+		return SBX_EXIT_FAIL;
+	}
+	fflush(stdout);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (sbx_write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
+			return SBX_EXIT_FAIL;
+	const json_t *out = lc_get(sb->record, "output");
+	if (json_is_true(json_object_get(out, "truncated")))
+		sbx_warnf("output was truncated: %lld bytes kept of %lld",
+			  (long long)json_integer_value(json_object_get(out, "bytes")),
+			  (long long)json_integer_value(json_object_get(out, "total_bytes")));
+	return n < 0 ? SBX_EXIT_FAIL : SBX_EXIT_OK;
+}
+
+static int change_text(const struct sbx_change *c, void *data)
+{
+	_cleanup_free_ char *p = sbx_escape_display(c->path);
+
+	(void)data;
+	printf("%c %s%s\n", c->kind, p, c->opaque ? "\t(opaque: old contents hidden)" : "");
+	return 0;
+}
+
+static int change_json(const struct sbx_change *c, void *data)
+{
+	json_array_append_new(data, sbx_change_json(c));
+	return 0;
+}
+
+static int print_changes(const struct sbx_sandbox *sb, bool json)
+{
+	struct sbx_err err = { 0 };
+	json_t *arr = json_array();
+	size_t n_err = 0;
+	int r;
+
+	r = sbx_changes_walk_sandbox(sb, json ? change_json : change_text, arr, &n_err, &err);
+	if (r >= 0 && json) {
+		json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+		putchar('\n');
+	}
+	json_decref(arr);
+	if (r < 0) {
+		sbx_print_err(&err);
+		return SBX_EXIT_FAIL;
+	}
+	if (n_err)
+		sbx_warnf("%zu entries of the writable layer could not be read", n_err);
+	return SBX_EXIT_OK;
+}
+
+static int print_json(const struct sbx_sandbox *sb)
+{
+	json_t *j = sb->record ? json_deep_copy(sb->record) : json_object();
+
+	json_object_set_new(j, "derived", lc_state_json(sb));
+	json_object_set_new(json_object_get(j, "derived"), "dir", json_string(sb->dir));
+	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(j);
+	return SBX_EXIT_OK;
+}
+
+static int write_html(const struct sbx_sandbox *sb, const json_t *events, const char *file)
+{
+	struct sbx_err err = { 0 };
+	char state[64];
+
+	if (sbx_report_write(sb, events, lc_state_label(sb, state, sizeof(state)), file, &err) < 0) {
+		sbx_print_err(&err);
+		return SBX_EXIT_FAIL;
+	}
+	return SBX_EXIT_OK;
+}
 
 int cmd_inspect(int argc, char **argv)
 {
+	struct sbx_state st;
+	struct sbx_sandbox sb;
+	struct sbx_err err = { 0 };
+	struct inspect_opts o;
+	json_t *events = NULL;
+	int rc = SBX_EXIT_OK;
+
 	if (sbx_cmd_wants_help(argc, argv, usage))
 		return 0;
-	sbx_errorf("'inspect' is not implemented yet");
-	return SBX_EXIT_FAIL;
+	if (parse_opts(argc, argv, &o) < 0)
+		return SBX_EXIT_USAGE;
+	if (sbx_cmd_state(&st, false, &err) < 0) {
+		sbx_print_err(&err);
+		return SBX_EXIT_FAIL;
+	}
+	if (lc_open(&st, o.ref, false, &sb, &err) < 0) {
+		sbx_print_err(&err);
+		sbx_state_close(&st);
+		return SBX_EXIT_FAIL;
+	}
+	events = lc_read_log(&sb);
+	if (o.html)
+		rc = write_html(&sb, events, o.html);
+	if (rc == SBX_EXIT_OK) {
+		if (o.output)
+			rc = print_output(&sb);
+		else if (o.changes)
+			rc = print_changes(&sb, o.json);
+		else if (o.json)
+			rc = print_json(&sb);
+		else if (!o.html)
+			lc_print_inspect(&sb, events, stdout);
+	}
+	if (fflush(stdout) != 0)
+		rc = SBX_EXIT_FAIL;
+	json_decref(events);
+	sbx_sandbox_close(&sb);
+	sbx_state_close(&st);
+	return rc;
 }

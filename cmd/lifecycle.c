@@ -2,6 +2,7 @@
 /* cmd/lifecycle.c - helpers shared by ps, inspect, export and destroy. */
 #include "lifecycle.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -179,4 +180,91 @@ const json_t *lc_get(const json_t *root, const char *path)
 const char *lc_str(const json_t *root, const char *path)
 {
 	return json_string_value(lc_get(root, path));
+}
+
+char *lc_text(const json_t *v)
+{
+	char *raw, *esc;
+
+	if (!v || json_is_null(v))
+		return sbx_xstrdup("-");
+	if (json_is_string(v))
+		return sbx_escape_display(json_string_value(v));
+	if (json_is_true(v))
+		return sbx_xstrdup("yes");
+	if (json_is_false(v))
+		return sbx_xstrdup("no");
+	if (json_is_integer(v))
+		return sbx_xasprintf("%lld", (long long)json_integer_value(v));
+	if (json_is_real(v))
+		return sbx_xasprintf("%.1f", json_real_value(v));
+	if (json_is_array(v)) {
+		char *out = sbx_xstrdup("");
+		size_t i;
+		const json_t *e;
+
+		if (json_array_size(v) == 0) {
+			free(out);
+			return sbx_xstrdup("none");
+		}
+		json_array_foreach(v, i, e) {
+			char *t = lc_text(e), *n = sbx_xasprintf("%s%s%s", out, i ? ", " : "", t);
+
+			free(t);
+			free(out);
+			out = n;
+		}
+		return out;
+	}
+	raw = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
+	esc = sbx_escape_display(raw ? raw : "?");
+	free(raw);
+	return esc;
+}
+
+json_t *lc_read_log(const struct sbx_sandbox *sb)
+{
+	json_t *arr = json_array();
+	_cleanup_close_ int fd = -1;
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (sb->dirfd < 0)
+		return arr;
+	fd = openat(sb->dirfd, "log.jsonl", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return arr;
+	f = fdopen(fd, "re");
+	if (!f)
+		return arr;
+	fd = -1;
+	while ((n = getline(&line, &cap, f)) > 0 && json_array_size(arr) < 100000) {
+		json_t *ev = json_loadb(line, (size_t)n, 0, NULL);
+
+		if (json_is_object(ev))
+			json_array_append_new(arr, ev);
+		else
+			json_decref(ev);	/* a torn last line after a crash */
+	}
+	return arr;
+}
+
+json_t *lc_events_of(const struct sbx_sandbox *sb, const json_t *events, const char *record_key,
+		     const char *event_type)
+{
+	const json_t *rec = json_object_get(sb->record, record_key);
+	json_t *out;
+	size_t i;
+	const json_t *ev;
+
+	if (json_is_array(rec) && json_array_size(rec))
+		return json_incref((json_t *)rec);
+	out = json_array();
+	json_array_foreach(events, i, ev)
+		if (json_is_string(json_object_get(ev, "event")) &&
+		    strcmp(json_string_value(json_object_get(ev, "event")), event_type) == 0)
+			json_array_append(out, (json_t *)ev);
+	return out;
 }

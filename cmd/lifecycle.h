@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "state.h"
 
@@ -26,5 +27,17 @@ const char *lc_size(double bytes, char *buf, size_t len);
 /* String member of a nested object by path "a.b.c" (NULL if not a string). */
 const char *lc_str(const json_t *root, const char *path);
 const json_t *lc_get(const json_t *root, const char *path);
+
+
+/* Any JSON value as one escaped display string (malloc'd): strings as is,
+ * null "-", booleans yes/no, arrays joined with ", ", objects compact. */
+char *lc_text(const json_t *v);
+/* Events of log.jsonl (an array, maybe empty), read without following symlinks. */
+json_t *lc_read_log(const struct sbx_sandbox *sb);
+/* The human report of `sbx inspect` (cmd/inspect_text.c). */
+void lc_print_inspect(const struct sbx_sandbox *sb, const json_t *events, FILE *out);
+/* Network / seccomp events: from the record, else the log's "net"/"seccomp". */
+json_t *lc_events_of(const struct sbx_sandbox *sb, const json_t *events, const char *record_key,
+		     const char *event_type);
 
 #endif

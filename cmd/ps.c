@@ -36,7 +36,7 @@ static int parse_opts(int argc, char **argv, struct ps_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+a", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "a", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': o->all = true; break;
 		case 'J': o->json = true; break;

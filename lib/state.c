@@ -595,6 +595,26 @@ int sbx_sandbox_list(struct sbx_state *st, struct sbx_strv *ids, struct sbx_err 
 	return 0;
 }
 
+/* A name whose names/ file is missing: the records say (slow path). */
+static bool find_name_in_records(struct sbx_state *st, const struct sbx_strv *ids,
+				 const char *name, char id_out[SBX_ID_LEN + 1])
+{
+	for (size_t i = 0; i < ids->n; i++) {
+		struct sbx_sandbox sb;
+		bool hit;
+
+		if (sbx_sandbox_open(st, ids->v[i], false, &sb, NULL) < 0)
+			continue;
+		hit = sb.name && strcmp(sb.name, name) == 0;
+		sbx_sandbox_close(&sb);
+		if (hit) {
+			memcpy(id_out, ids->v[i], SBX_ID_LEN + 1);
+			return true;
+		}
+	}
+	return false;
+}
+
 int sbx_sandbox_find(struct sbx_state *st, const char *ref, char id_out[SBX_ID_LEN + 1],
 		     struct sbx_err *err)
 {
@@ -617,6 +637,10 @@ int sbx_sandbox_find(struct sbx_state *st, const char *ref, char id_out[SBX_ID_L
 	r = sbx_sandbox_list(st, &ids, err);
 	if (r < 0)
 		return r;
+	if (sbx_state_check_name(ref, NULL) == 0 && find_name_in_records(st, &ids, ref, id_out)) {
+		sbx_strv_free(&ids);
+		return 0;
+	}
 	for (size_t i = 0; i < ids.n && rl < SBX_ID_LEN; i++)
 		if (strncmp(ids.v[i], ref, rl) == 0)
 			sbx_strv_push(&hits, ids.v[i]);
