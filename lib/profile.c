@@ -114,7 +114,8 @@ static bool tilde_here(const char *in, size_t i)
 {
 	if (in[i] != '~' || (in[i + 1] != '/' && in[i + 1] != '\0'))
 		return false;
-	return i == 0 || (i == 1 && in[0] == '-') || strchr(" \t,:", in[i - 1]);
+	/* At the start (after an optional-mount '-') or after a ':' (DST). */
+	return i == 0 || (i == 1 && in[0] == '-') || in[i - 1] == ':';
 }
 
 static const char *var_value(const struct sbx_profile_vars *v, const char *name, size_t n,
