@@ -1,15 +1,482 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd/run.c - sbx run (not yet implemented). */
-#include <stdio.h>
+/*
+ * cmd/run.c - sbx run [options] [--] CMD [ARG...]
+ *
+ * The options that mirror profile keys go through sbx_profile_set() after
+ * the profile is loaded (one code path, the command line wins).  Then:
+ * state and lock, image, cgroup, the jail, supervision, the record, and
+ * the sandbox kept or removed.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "cmd.h"
+#include "profile.h"
+#include "run.h"
+#include "seccomp.h"
 
-static const char usage[] = "usage: sbx run ...\n\nNot implemented yet.\n";
+#define OUTPUT_CAP (8ULL << 20)
+#define GRACE_MS 2000
+
+static const char usage[] =
+	"usage: sbx run [options] [--] CMD [ARG...]\n"
+	"\n"
+	"Run CMD in a new ephemeral sandbox built from a profile.\n"
+	"\n"
+	"  -p, --profile NAME|FILE   isolation profile (default: default)\n"
+	"      --rootfs host|TARBALL|DIR  root filesystem\n"
+	"  -n, --name NAME           name the sandbox\n"
+	"      --keep                keep the sandbox's state after the run\n"
+	"      --rm                  always remove it (overrides persist)\n"
+	"  -e, --env NAME[=VAL]      pass NAME from the caller, or set it\n"
+	"      --bind SRC[:DST]      bind a host path read-write (nosuid,nodev)\n"
+	"      --ro-bind SRC[:DST]   bind a host path read-only\n"
+	"      --overlay SRC[:DST]   copy-on-write view of a host directory\n"
+	"      --tmpfs DST[:SIZE]    a private tmpfs\n"
+	"      --net MODE            none | loopback | proxy | host\n"
+	"      --allow HOST[:PORT]   allow a destination through the proxy\n"
+	"      --memory SIZE         memory limit (e.g. 512m)\n"
+	"      --pids N              process limit\n"
+	"      --cpus N              cpu limit (e.g. 1.5)\n"
+	"      --time DURATION       wall-clock limit (e.g. 90s): exit 124\n"
+	"  -w, --workdir DIR         working directory inside\n"
+	"  -u, --user UID[:GID]|root user inside (never root on the host)\n"
+	"      --hostname NAME       hostname inside\n"
+	"  -t, --tty                 allocate a pseudo-terminal\n"
+	"  -q, --quiet               no run log on stderr\n"
+	"      --log-json FILE       write the run log as JSON lines to FILE\n"
+	"\n"
+	"Exit status: the command's own, 128+N if killed by signal N, 124 on\n"
+	"timeout, 125 if sbx failed, 126 not executable, 127 not found.\n";
+
+enum {
+	O_PROFILE = 'p', O_NAME = 'n', O_ENV = 'e', O_WORKDIR = 'w', O_USER = 'u', O_TTY = 't',
+	O_QUIET = 'q', O_HELP = 'h',
+	O_ROOTFS = 256, O_KEEP, O_RM, O_BIND, O_ROBIND, O_OVERLAY, O_TMPFS, O_NET, O_ALLOW,
+	O_MEMORY, O_PIDS, O_CPUS, O_TIME, O_HOSTNAME, O_LOGJSON,
+};
+
+/* Options that are profile keys: option -> section, key. */
+static const struct {
+	int opt;
+	const char *section, *key;
+} key_opts[] = {
+	{ O_ROOTFS, "sandbox", "rootfs" },	{ O_WORKDIR, "sandbox", "workdir" },
+	{ O_USER, "sandbox", "user" },		{ O_HOSTNAME, "sandbox", "hostname" },
+	{ O_TTY, "sandbox", "tty" },		{ O_BIND, "filesystem", "bind" },
+	{ O_ROBIND, "filesystem", "ro-bind" },	{ O_OVERLAY, "filesystem", "overlay" },
+	{ O_TMPFS, "filesystem", "tmpfs" },	{ O_NET, "network", "mode" },
+	{ O_ALLOW, "network", "allow" },	{ O_MEMORY, "limits", "memory" },
+	{ O_PIDS, "limits", "pids" },		{ O_CPUS, "limits", "cpus" },
+	{ O_TIME, "limits", "time" },
+};
+
+static const struct option long_opts[] = {
+	{ "profile", required_argument, NULL, O_PROFILE },
+	{ "rootfs", required_argument, NULL, O_ROOTFS },
+	{ "name", required_argument, NULL, O_NAME },
+	{ "keep", no_argument, NULL, O_KEEP },
+	{ "rm", no_argument, NULL, O_RM },
+	{ "env", required_argument, NULL, O_ENV },
+	{ "bind", required_argument, NULL, O_BIND },
+	{ "ro-bind", required_argument, NULL, O_ROBIND },
+	{ "overlay", required_argument, NULL, O_OVERLAY },
+	{ "tmpfs", required_argument, NULL, O_TMPFS },
+	{ "net", required_argument, NULL, O_NET },
+	{ "allow", required_argument, NULL, O_ALLOW },
+	{ "memory", required_argument, NULL, O_MEMORY },
+	{ "pids", required_argument, NULL, O_PIDS },
+	{ "cpus", required_argument, NULL, O_CPUS },
+	{ "time", required_argument, NULL, O_TIME },
+	{ "workdir", required_argument, NULL, O_WORKDIR },
+	{ "user", required_argument, NULL, O_USER },
+	{ "hostname", required_argument, NULL, O_HOSTNAME },
+	{ "tty", no_argument, NULL, O_TTY },
+	{ "quiet", no_argument, NULL, O_QUIET },
+	{ "log-json", required_argument, NULL, O_LOGJSON },
+	{ "help", no_argument, NULL, O_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void add_set(struct run_args *a, const char *section, const char *key, const char *value)
+{
+	a->sets = sbx_xrealloc(a->sets, (a->n_sets + 1) * sizeof(*a->sets));
+	a->sets[a->n_sets++] = (struct run_set){ section, key, sbx_xstrdup(value) };
+}
+
+static bool key_opt(struct run_args *a, int opt, const char *arg)
+{
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(key_opts); i++) {
+		if (key_opts[i].opt == opt) {
+			add_set(a, key_opts[i].section, key_opts[i].key, arg ? arg : "yes");
+			return true;
+		}
+	}
+	return false;
+}
+
+/* -e NAME=VAL sets, -e NAME passes the caller's value. */
+static void env_opt(struct run_args *a, const char *arg)
+{
+	add_set(a, "env", strchr(arg, '=') ? "set" : "pass", arg);
+}
+
+static int other_opt(struct run_args *a, int opt, const char *arg, struct sbx_err *err)
+{
+	switch (opt) {
+	case O_PROFILE: a->profile = arg; return 0;
+	case O_NAME: a->name = arg; return 0;
+	case O_KEEP: a->keep = true; return 0;
+	case O_RM: a->rm = true; return 0;
+	case O_QUIET: a->quiet = true; return 0;
+	case O_LOGJSON: a->log_json = arg; return 0;
+	case O_ENV: env_opt(a, arg); return 0;
+	case O_HELP: fputs(usage, stdout); return 1;
+	default: return sbx_err_set(err, EINVAL, "run: unknown option (see 'sbx run --help')");
+	}
+}
+
+int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *err)
+{
+	int opt;
+
+	memset(a, 0, sizeof(*a));
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+p:n:e:w:u:tqh", long_opts, NULL)) != -1) {
+		int r;
+
+		if (opt == '?' || opt == ':') {
+			const char *bad = argv[optind - 1];
+
+			return sbx_err_set(err, EINVAL, "run: %s '%s' (see 'sbx run --help')",
+					   opt == ':' || (optopt && strchr("pnewu", optopt))
+						   ? "option needs a value"
+						   : "unknown option",
+					   bad ? bad : "?");
+		}
+		if (key_opt(a, opt, optarg))
+			continue;
+		r = other_opt(a, opt, optarg, err);
+		if (r != 0)
+			return r;
+	}
+	if (a->keep && a->rm)
+		return sbx_err_set(err, EINVAL, "run: --keep and --rm contradict each other");
+	if (optind >= argc)
+		return sbx_err_set(err, EINVAL, "run: no command given (usage: sbx run [options] [--] CMD [ARG...])");
+	a->argv = argv + optind;
+	return 0;
+}
+
+void run_args_free(struct run_args *a)
+{
+	for (size_t i = 0; i < a->n_sets; i++)
+		free(a->sets[i].value);
+	free(a->sets);
+	a->sets = NULL;
+	a->n_sets = 0;
+}
+
+/* ---- set-up ---- */
+
+static int load_config(struct run_ctx *c, struct sbx_err *err)
+{
+	struct sbx_profile_vars vars;
+	int r;
+
+	sbx_profile_vars_from_process(&vars);
+	r = sbx_profile_load(&c->cfg, c->args.profile ? c->args.profile : "default", &vars, err);
+	for (size_t i = 0; r == 0 && i < c->args.n_sets; i++) {
+		struct run_set *s = &c->args.sets[i];
+
+		r = sbx_profile_set(&c->cfg, s->section, s->key, s->value, err);
+		if (r < 0)
+			sbx_err_wrap(err, "option for [%s] %s", s->section, s->key);
+	}
+	if (r == 0 && c->cfg.rootfs_required && !c->cfg.rootfs)
+		r = sbx_err_set(err, EINVAL, "profile '%s' needs --rootfs TARBALL|DIR",
+				c->cfg.profile_name ? c->cfg.profile_name : "?");
+	if (r == 0)
+		r = sbx_seccomp_validate(c->cfg.seccomp, err);
+	if (r == 0)
+		r = sbx_jail_ids_resolve(&c->cfg, &c->ids, err);
+	return r;
+}
+
+static int prepare_image(struct run_ctx *c, struct sbx_err *err)
+{
+	struct sbx_image_opts o = {
+		.cache_dir = c->st.cache_dir,
+		.max_bytes = c->cfg.image_size == SBX_UNSET ? 0 : c->cfg.image_size,
+		.max_entries = c->cfg.image_entries == SBX_UNSET ? 0 : c->cfg.image_entries,
+		.preserve_owner = geteuid() == 0,
+	};
+	uint64_t t0 = sbx_now_ns();
+	int r;
+
+	if (!c->cfg.rootfs || strcmp(c->cfg.rootfs, "host") == 0)
+		return 0;
+	r = sbx_image_prepare(c->cfg.rootfs, &o, &c->rootfs_dir, &c->img, err);
+	c->t_image = sbx_ms_since(t0);
+	if (r < 0)
+		sbx_err_wrap(err, "rootfs '%s'", c->cfg.rootfs);
+	return r;
+}
+
+/* An overlay upper must look like its lower's root: same mode, owned by the
+ * lower's owner as the jail sees it. */
+static int make_layer(struct run_ctx *c, const char *dir, const char *lower,
+		      struct sbx_err *err)
+{
+	_cleanup_free_ char *up = sbx_xasprintf("%s/upper", dir);
+	_cleanup_free_ char *wk = sbx_xasprintf("%s/work", dir);
+	struct stat st = { .st_mode = 0755 };
+	uid_t uid = c->ids.host_root == (uid_t)-1 ? geteuid() : c->ids.host_root;
+	gid_t gid = c->ids.range ? (gid_t)SBX_JAIL_HOST_BASE : getegid();
+
+	if (lower && stat(lower, &st) == 0 && c->ids.range && st.st_uid < SBX_JAIL_ID_COUNT) {
+		uid = SBX_JAIL_HOST_BASE + st.st_uid;
+		gid = SBX_JAIL_HOST_BASE + (st.st_gid < SBX_JAIL_ID_COUNT ? st.st_gid : 0);
+	}
+	if (sbx_mkdir_p(up, 0700) < 0 || mkdir(wk, 0700) < 0)
+		return sbx_err_set(err, errno, "cannot create the writable layer in '%s'", dir);
+	if (chmod(up, st.st_mode & 07777) < 0 ||
+	    (c->ids.range && (chown(up, uid, gid) < 0 || chown(wk, uid, gid) < 0)))
+		return sbx_err_set(err, errno, "cannot prepare the writable layer in '%s'", dir);
+	return 0;
+}
+
+static int prepare_layers(struct run_ctx *c, struct sbx_err *err)
+{
+	int r = 0;
+
+	if (c->rootfs_dir && c->cfg.rootfs_writable)
+		r = make_layer(c, c->sb.dir, c->rootfs_dir, err);
+	for (size_t i = 0; r == 0 && i < c->cfg.n_mounts; i++) {
+		_cleanup_free_ char *d = NULL;
+
+		if (c->cfg.mounts[i].kind != SBX_MNT_OVERLAY)
+			continue;
+		d = sbx_xasprintf("%s/overlays/%zu", c->sb.dir, i);
+		r = make_layer(c, d, c->cfg.mounts[i].src, err);
+	}
+	return r;
+}
+
+static int open_logs(struct run_ctx *c, struct sbx_err *err)
+{
+	sbx_log_init(&c->log);
+	c->jsonl_fd = openat(c->sb.dirfd, "log.jsonl",
+			     O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	sbx_log_add_fd(&c->log, c->jsonl_fd);
+	if (c->args.log_json) {
+		c->log_json_fd = open(c->args.log_json, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+				      0644);
+		if (c->log_json_fd < 0)
+			return sbx_err_set(err, errno, "cannot open '%s'", c->args.log_json);
+		sbx_log_add_fd(&c->log, c->log_json_fd);
+	}
+	if (!c->args.quiet) {
+		c->log.human = run_human;
+		c->log.human_data = c;
+	}
+	return 0;
+}
+
+static int setup(struct run_ctx *c, struct sbx_err *err)
+{
+	int r;
+
+	r = load_config(c, err);
+	if (r == 0)
+		r = sbx_cmd_state(&c->st, true, err);
+	if (r == 0)
+		r = sbx_sandbox_create(&c->st, c->args.name, &c->sb, err);
+	if (r < 0)
+		return r;
+	r = open_logs(c, err);
+	if (r == 0)
+		r = prepare_image(c, err);
+	if (r == 0)
+		r = prepare_layers(c, err);
+	if (r == 0)
+		r = sbx_cgroup_create(&c->cg, c->sb.id, &c->cfg, err);
+	return r;
+}
+
+/* ---- running ---- */
+
+static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err *err)
+{
+	struct sbx_strv env = { 0 };
+	struct sbx_jail_opts o = {
+		.cfg = &c->cfg, .id = c->sb.id, .rootfs_dir = c->rootfs_dir,
+		.sandbox_dir = c->sb.dir, .argv = c->args.argv, .workdir = c->cfg.workdir,
+		.host_cwd = c->cwd, .ids = c->ids, .cg = &c->cg, .out_fd = -1, .err_fd = -1,
+		.tty = c->cfg.tty,
+	};
+	int r;
+
+	sbx_jail_build_env(&c->cfg, &c->ids, c->rootfs_dir == NULL, o.tty, NULL, &env);
+	o.envp = env.v;
+	if (o.tty) {
+		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &o.ws) < 0)
+			memset(&o.ws, 0, sizeof(o.ws));
+	} else {
+		if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+			sbx_strv_free(&env);
+			return sbx_err_set(err, errno, "cannot create the output pipes");
+		}
+		o.out_fd = out[1];
+		o.err_fd = errp[1];
+	}
+	r = sbx_jail_start(&c->jail, &o, err);
+	sbx_closep(&out[1]);
+	sbx_closep(&errp[1]);
+	sbx_strv_free(&env);
+	return r;
+}
+
+static int run_jail(struct run_ctx *c, struct sbx_err *err)
+{
+	int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	_cleanup_close_ int logfd = -1;
+	struct sbx_jail_io io = { .log_cap = OUTPUT_CAP, .time_ms = c->cfg.time_ms,
+				  .grace_ms = GRACE_MS, .cg = &c->cg, .event = run_event_cb,
+				  .event_data = c };
+	int r;
+
+	logfd = openat(c->sb.dirfd, "output.log",
+		       O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	run_record_start(c);
+	run_log_policy(c);
+	r = start_jail(c, out, errp, err);
+	if (r < 0)
+		goto out;
+	run_log_warnings(c);
+	run_log_timings(c);
+	json_object_set_new(c->sb.record, "init_pid", json_integer(c->jail.init_pid));
+	io.out_r = out[0];
+	io.err_r = errp[0];
+	io.log_fd = logfd;
+	r = sbx_jail_supervise(&c->jail, &io, &c->res, err);
+out:
+	sbx_closep(&out[0]);
+	sbx_closep(&errp[0]);
+	return r;
+}
+
+static void finish(struct run_ctx *c)
+{
+	bool oom = false;
+
+	if (c->cg.version > 0 && sbx_cgroup_usage(&c->cg, &c->usage) == 0)
+		oom = c->usage.oom_kills > 0;
+	c->exit_code = sbx_jail_exit_code(&c->jail, &c->res);
+	if (c->res.timed_out)
+		c->reason = "timeout";
+	else if (oom && c->exit_code == 128 + SIGKILL)
+		c->reason = "oom";
+	else if (c->res.have_status && WIFSIGNALED(c->res.status))
+		c->reason = "signaled";
+	else
+		c->reason = "exited";
+}
+
+static void decide_keep(struct run_ctx *c)
+{
+	bool failed = c->exit_code != 0;
+
+	if (c->args.rm) {
+		c->kept = false;
+		c->keep_reason = "--rm";
+	} else if (c->args.keep) {
+		c->kept = true;
+		c->keep_reason = "--keep";
+	} else if (c->cfg.persist == SBX_PERSIST_ALWAYS) {
+		c->kept = true;
+		c->keep_reason = "persist = always";
+	} else if (c->cfg.persist == SBX_PERSIST_ON_FAILURE && failed) {
+		c->kept = true;
+		c->keep_reason = "persist = on-failure and the command failed";
+	} else {
+		c->kept = false;
+		c->keep_reason = c->cfg.persist == SBX_PERSIST_NEVER
+					 ? "persist = never"
+					 : "persist = on-failure and the command succeeded";
+	}
+}
+
+static void teardown(struct run_ctx *c)
+{
+	struct sbx_err e = { 0 };
+
+	sbx_jail_free(&c->jail);
+	if (c->cg.version > 0 && sbx_cgroup_destroy(&c->cg, &e) < 0)
+		sbx_print_err(&e);
+	sbx_cgroup_free(&c->cg);
+	if (c->sb.dirfd >= 0 && c->sb.record) {
+		run_record_finish(c);
+		if (!c->kept && sbx_sandbox_remove(&c->st, &c->sb, &e) < 0)
+			sbx_print_err(&e);
+	}
+	sbx_closep(&c->jsonl_fd);
+	sbx_closep(&c->log_json_fd);
+	sbx_log_free(&c->log);
+	sbx_sandbox_close(&c->sb);
+	sbx_state_close(&c->st);
+	sbx_config_free(&c->cfg);
+	free(c->rootfs_dir);
+	free(c->cwd);
+	free(c->error);
+	run_args_free(&c->args);
+}
+
+static void ctx_init(struct run_ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	sbx_config_init(&c->cfg);
+	sbx_jail_init(&c->jail);
+	c->sb.dirfd = c->sb.lockfd = -1;
+	c->st.sandboxes_fd = -1;
+	c->jsonl_fd = c->log_json_fd = -1;
+	c->cwd = getcwd(NULL, 0);
+	c->reason = "error";
+}
 
 int cmd_run(int argc, char **argv)
 {
-	if (sbx_cmd_wants_help(argc, argv, usage))
-		return 0;
-	sbx_errorf("'run' is not implemented yet");
-	return SBX_EXIT_FAIL;
+	struct run_ctx c;
+	struct sbx_err err = { 0 };
+	int r;
+
+	ctx_init(&c);
+	signal(SIGPIPE, SIG_IGN);
+	r = run_parse_args(argc, argv, &c.args, &err);
+	if (r == 0)
+		r = setup(&c, &err);
+	if (r == 0)
+		r = run_jail(&c, &err);
+	if (r > 0) {
+		c.exit_code = 0;
+	} else if (r < 0) {
+		sbx_print_err(&err);
+		c.error = sbx_xstrdup(err.msg);
+		c.exit_code = SBX_EXIT_SBX;
+		c.reason = "error";
+		c.kept = c.args.keep;
+		c.keep_reason = c.kept ? "--keep" : "sbx failed before the command ran";
+	} else {
+		finish(&c);
+		decide_keep(&c);
+	}
+	r = c.exit_code;
+	teardown(&c);
+	return r;
 }

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd/run.h - sbx run: shared between run.c (flow) and run_report.c (log, record). */
+#ifndef SBX_CMD_RUN_H
+#define SBX_CMD_RUN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "config.h"
+#include "image.h"
+#include "jail.h"
+#include "limits.h"
+#include "log.h"
+#include "state.h"
+
+/* One option that maps to a profile key, applied in command-line order. */
+struct run_set {
+	const char *section, *key;
+	char *value;
+};
+
+struct run_args {
+	const char *profile;
+	const char *name;
+	bool keep, rm, quiet;
+	const char *log_json;
+	struct run_set *sets;
+	size_t n_sets;
+	char **argv;		/* the payload command (NULL-terminated) */
+};
+
+/* Parse `sbx run` options (no side effects; unit-testable). 0, or -EINVAL
+ * with err set; 1 when --help was printed. */
+int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *err);
+void run_args_free(struct run_args *a);
+
+struct run_ctx {
+	struct run_args args;
+	struct sbx_config cfg;
+	struct sbx_state st;
+	struct sbx_sandbox sb;
+	struct sbx_log log;
+	struct sbx_jail_ids ids;
+	struct sbx_cgroup cg;
+	struct sbx_image_stats img;
+	struct sbx_jail jail;
+	struct sbx_jail_result res;
+	struct sbx_usage usage;
+	char *rootfs_dir;	/* NULL: host */
+	char *cwd;
+	double t_image;
+	int exit_code;
+	const char *reason;	/* exited | signaled | timeout | oom | error */
+	char *error;		/* set-up error message */
+	bool kept;
+	const char *keep_reason;
+	int log_json_fd, jsonl_fd;
+	char phases[256];	/* human timings line being built */
+};
+
+/* run_report.c */
+void run_human(const json_t *ev, void *data);
+void run_record_start(struct run_ctx *c);
+void run_log_policy(struct run_ctx *c);
+void run_log_timings(struct run_ctx *c);
+void run_log_warnings(struct run_ctx *c);
+void run_record_finish(struct run_ctx *c);
+void run_event_cb(const char *what, int value, void *data);
+
+#endif

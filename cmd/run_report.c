@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd/run_report.c - what `sbx run` says: run-log events (JSON lines to
+ * log.jsonl and --log-json, human "sbx:" lines on stderr) and record.json.
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "cmd.h"
+#include "profile.h"
+#include "run.h"
+
+/* ---- human lines ---- */
+
+static void hline(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void hline(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sbx: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+static void human_policy(const json_t *ev)
+{
+	const json_t *u = json_object_get(ev, "user");
+	const json_t *fs = json_object_get(ev, "filesystem");
+
+	hline("user: %s", jstr(u, "summary"));
+	hline("network: %s", jstr(json_object_get(ev, "network"), "summary"));
+	hline("secrets: %s", jstr(ev, "secrets_summary"));
+	hline("filesystem: %s", jstr(fs, "summary"));
+	hline("persist: %s", jstr(ev, "persist"));
+}
+
+static void human_exit(const json_t *ev)
+{
+	const json_t *x = json_object_get(ev, "exit");
+	const json_t *r = json_object_get(ev, "resources");
+	const char *reason = jstr(x, "reason");
+	char what[128];
+	int sig = (int)json_integer_value(json_object_get(x, "signal"));
+
+	if (!strcmp(reason, "timeout"))
+		snprintf(what, sizeof(what), "timed out (time limit), exit 124");
+	else if (!strcmp(reason, "oom"))
+		snprintf(what, sizeof(what), "killed by the OOM killer (memory limit), exit 137");
+	else if (!strcmp(reason, "signaled"))
+		snprintf(what, sizeof(what), "killed by signal %d (SIG%s), exit %d", sig,
+			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+			 (int)json_integer_value(json_object_get(x, "status")));
+	else if (!strcmp(reason, "error"))
+		snprintf(what, sizeof(what), "sbx failed, exit 125");
+	else
+		snprintf(what, sizeof(what), "exit %d",
+			 (int)json_integer_value(json_object_get(x, "status")));
+	hline("%s; wall %.0f ms, cpu %.0f ms, peak memory %.1f MiB", what,
+	      json_number_value(json_object_get(r, "wall_ms")),
+	      json_number_value(json_object_get(r, "cpu_ms")),
+	      (double)json_integer_value(json_object_get(r, "mem_peak")) / 1048576.0);
+}
+
+void run_human(const json_t *ev, void *data)
+{
+	struct run_ctx *c = data;
+	const char *type = jstr(ev, "event");
+
+	if (!strcmp(type, "start")) {
+		hline("sandbox %s (profile %s)", jstr(ev, "id"), jstr(ev, "profile"));
+	} else if (!strcmp(type, "policy")) {
+		human_policy(ev);
+	} else if (!strcmp(type, "limits")) {
+		hline("limits: %s", jstr(ev, "summary"));
+	} else if (!strcmp(type, "phase")) {
+		size_t n = strlen(c->phases);
+
+		snprintf(c->phases + n, sizeof(c->phases) - n, "%s%s %.1f ms", n ? ", " : "",
+			 jstr(ev, "name"), json_number_value(json_object_get(ev, "ms")));
+		if (!strcmp(jstr(ev, "name"), "exec"))
+			hline("started in %s", c->phases);
+	} else if (!strcmp(type, "warning")) {
+		hline("warning: %s", jstr(ev, "message"));
+	} else if (!strcmp(type, "signal")) {
+		hline("forwarded %s to the command", jstr(ev, "name"));
+	} else if (!strcmp(type, "timeout")) {
+		hline("time limit reached: SIGTERM sent, SIGKILL in %d ms",
+		      (int)json_integer_value(json_object_get(ev, "grace_ms")));
+	} else if (!strcmp(type, "exit")) {
+		human_exit(ev);
+	} else if (!strcmp(type, "kept")) {
+		hline("kept sandbox %s (%s): sbx inspect %s; sbx destroy %s", jstr(ev, "id"),
+		      jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));
+	} else if (!strcmp(type, "removed")) {
+		hline("removed sandbox %s (%s)", jstr(ev, "id"), jstr(ev, "reason"));
+	}
+}
+
+/* ---- policy answers ---- */
+
+static json_t *user_json(struct run_ctx *c)
+{
+	const struct sbx_jail_ids *ids = &c->ids;
+	char s[200];
+
+	if (ids->uid == 0)
+		snprintf(s, sizeof(s), "root inside, uid %u on the host (%s)", ids->host_uid,
+			 ids->host_uid == 0 ? "ROOT" : "not root");
+	else
+		snprintf(s, sizeof(s), "uid %u inside, uid %u on the host (%s)", ids->uid,
+			 ids->host_uid, ids->host_uid == 0 ? "ROOT" : "not root");
+	return json_pack("{s:i, s:i, s:i, s:i, s:b, s:b, s:s}", "uid", (int)ids->uid, "gid",
+			 (int)ids->gid, "host_uid", (int)ids->host_uid, "host_gid",
+			 (int)ids->host_gid, "root_inside", ids->uid == 0, "root_on_host",
+			 ids->host_uid == 0, "summary", s);
+}
+
+static json_t *network_json(struct run_ctx *c)
+{
+	static const char *const what[] = {
+		"none (own network namespace, only a down lo)",
+		"loopback (own network namespace, lo up, nothing else)",
+		"proxy (only the allowlist proxy)",
+		"HOST NETWORK (the jail shares the host's network)",
+	};
+	json_t *allow = json_array();
+
+	for (size_t i = 0; i < c->cfg.allow.n; i++)
+		json_array_append_new(allow, json_string(c->cfg.allow.v[i]));
+	return json_pack("{s:s, s:o, s:n, s:s}", "mode", sbx_net_mode_name(c->cfg.net), "allow",
+			 allow, "proxy", "summary", what[c->cfg.net]);
+}
+
+static json_t *secrets_json(struct run_ctx *c, char *sum, size_t len)
+{
+	json_t *a = json_array();
+	size_t n = 0;
+
+	snprintf(sum, len, "none");
+	for (size_t i = 0; i < c->cfg.n_secrets; i++) {
+		const struct sbx_secret *s = &c->cfg.secrets[i];
+		const char *inj = s->inject == SBX_SECRET_AS_FILE ? "file" : "env";
+		int w;
+
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "name", s->name, "source",
+						   s->source == SBX_SECRET_FROM_FILE ? "file" : "env",
+						   "inject", inj));
+		w = snprintf(sum + n, len - n, "%s%s (%s)", i ? ", " : "", s->name, inj);
+		if (w > 0 && (size_t)w < len - n)
+			n += (size_t)w;
+	}
+	return a;
+}
+
+static json_t *fs_json(struct run_ctx *c)
+{
+	json_t *shared = json_array();
+	json_t *mounts = json_array();
+	char sum[1024];
+	size_t n;
+
+	if (!c->rootfs_dir)
+		n = (size_t)snprintf(sum, sizeof(sum), "host root read-only");
+	else
+		n = (size_t)snprintf(sum, sizeof(sum), "image %s, %s", c->cfg.rootfs,
+				     c->cfg.rootfs_writable ? "writable layer private to this sandbox"
+							    : "read-only");
+	for (size_t i = 0; i < c->cfg.n_mounts; i++) {
+		const struct sbx_mount *m = &c->cfg.mounts[i];
+		const char *k = sbx_mount_kind_name(m->kind);
+
+		json_array_append_new(mounts, json_pack("{s:s, s:s?, s:s}", "kind", k, "src", m->src,
+							"dst", m->dst));
+		if (m->kind == SBX_MNT_BIND || m->kind == SBX_MNT_RO_BIND) {
+			char *s = sbx_xasprintf("%s (%s)", m->src, m->kind == SBX_MNT_BIND ? "bind rw"
+											   : "bind ro");
+			json_array_append_new(shared, json_string(s));
+			if (n < sizeof(sum))
+				n += (size_t)snprintf(sum + n, sizeof(sum) - n, "; shared: %s", s);
+			free(s);
+		} else if (m->kind == SBX_MNT_OVERLAY && n < sizeof(sum)) {
+			n += (size_t)snprintf(sum + n, sizeof(sum) - n, "; %s copy-on-write", m->dst);
+		}
+	}
+	if (json_array_size(shared) == 0 && n < sizeof(sum))
+		snprintf(sum + n, sizeof(sum) - n, "; nothing shared with the host read-write");
+	return json_pack("{s:s, s:s?, s:o, s:o, s:s}", "writable_layer",
+			 c->rootfs_dir && c->cfg.rootfs_writable ? "private" : "none", "upper",
+			 c->rootfs_dir && c->cfg.rootfs_writable ? "upper" : NULL, "shared", shared,
+			 "mounts", mounts, "summary", sum);
+}
+
+static json_t *caps_json(const struct sbx_config *cfg)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < 64; i++)
+		if (cfg->caps_keep & (1ULL << i))
+			json_array_append_new(a, json_integer(i));
+	return a;
+}
+
+void run_log_policy(struct run_ctx *c)
+{
+	char sec[512], lim[512];
+	json_t *p;
+
+	p = json_pack("{s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:o, s:b}", "user", user_json(c),
+		      "network", network_json(c), "secrets", secrets_json(c, sec, sizeof(sec)),
+		      "filesystem", fs_json(c), "persist", sbx_persist_name(c->cfg.persist),
+		      "limits", sbx_limits_json(&c->cfg, &c->cg), "seccomp", c->cfg.seccomp,
+		      "capabilities", caps_json(&c->cfg), "no_new_privs", c->cfg.no_new_privs);
+	json_object_set(c->sb.record, "policy", p);
+	json_object_set_new(p, "secrets_summary", json_string(sec));
+	sbx_log_event(&c->log, "policy", p);
+	sbx_limits_describe(&c->cfg, &c->cg, lim, sizeof(lim));
+	sbx_log_event(&c->log, "limits", json_pack("{s:s}", "summary", lim));
+	if (c->cg.why[0])
+		sbx_log_event(&c->log, "warning", json_pack("{s:s}", "message", c->cg.why));
+}
+
+/* ---- record ---- */
+
+static json_t *argv_json(char **argv)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; argv[i]; i++)
+		json_array_append_new(a, sbx_json_string_lossy(argv[i], strlen(argv[i])));
+	return a;
+}
+
+static json_t *profile_json(struct run_ctx *c)
+{
+	json_t *src = json_array();
+	char *ini = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&ini, &len);
+
+	if (f) {
+		sbx_profile_write(&c->cfg, f);
+		fclose(f);
+	}
+	for (size_t i = 0; i < c->cfg.sources.n; i++)
+		json_array_append_new(src, json_string(c->cfg.sources.v[i]));
+	json_t *p = json_pack("{s:s?, s:o, s:o}", "name", c->cfg.profile_name, "sources", src,
+			      "ini", ini ? sbx_json_string_lossy(ini, len) : json_null());
+	free(ini);
+	return p;
+}
+
+void run_record_start(struct run_ctx *c)
+{
+	json_t *r = c->sb.record;
+	struct sbx_err e = { 0 };
+
+	json_object_set_new(r, "state", json_string("running"));
+	json_object_set_new(r, "supervisor_pid", json_integer(getpid()));
+	json_object_set_new(r, "command", argv_json(c->args.argv));
+	json_object_set_new(r, "workdir", c->cfg.workdir ? json_string(c->cfg.workdir)
+							 : sbx_json_string_lossy(c->cwd ? c->cwd : "/", strlen(c->cwd ? c->cwd : "/")));
+	json_object_set_new(r, "profile", profile_json(c));
+	json_object_set_new(r, "rootfs",
+			    json_pack("{s:s, s:s?, s:s?, s:b}", "spec",
+				      c->cfg.rootfs ? c->cfg.rootfs : "host", "dir", c->rootfs_dir,
+				      "sha256", c->img.sha256[0] ? c->img.sha256 : NULL, "cached",
+				      c->img.cached));
+	json_object_set_new(r, "cgroup", sbx_cgroup_json(&c->cg));
+	json_object_set_new(r, "network_events", json_array());
+	json_object_set_new(r, "seccomp_events", json_array());
+	if (sbx_sandbox_save(&c->sb, &e) < 0)
+		sbx_print_err(&e);
+	sbx_log_event(&c->log, "start",
+		      json_pack("{s:s, s:o, s:s?}", "id", c->sb.id, "command", argv_json(c->args.argv),
+				"profile", c->cfg.profile_name));
+}
+
+static void phase(struct run_ctx *c, json_t *t, const char *name, double ms)
+{
+	json_object_set_new(t, name, json_real(ms));
+	sbx_log_event(&c->log, "phase", json_pack("{s:s, s:f}", "name", name, "ms", ms));
+}
+
+void run_log_timings(struct run_ctx *c)
+{
+	const struct sbx_jail *j = &c->jail;
+	json_t *t = json_object();
+
+	phase(c, t, "image", c->t_image);
+	phase(c, t, "namespaces", j->t_namespaces);
+	phase(c, t, "mounts", j->t_mounts);
+	phase(c, t, "seccomp", j->t_seccomp);
+	phase(c, t, "exec", j->t_exec);
+	json_object_set_new(t, "total", json_real(c->t_image + j->t_namespaces + j->t_mounts +
+						  j->t_seccomp + j->t_exec));
+	json_object_set_new(c->sb.record, "timings_ms", t);
+}
+
+void run_log_warnings(struct run_ctx *c)
+{
+	for (size_t off = 0; off < c->jail.warnings_len;) {
+		const char *w = c->jail.warnings + off;
+
+		sbx_log_event(&c->log, "warning", json_pack("{s:s}", "message", w));
+		off += strlen(w) + 1;
+	}
+}
+
+void run_event_cb(const char *what, int value, void *data)
+{
+	struct run_ctx *c = data;
+
+	if (!strcmp(what, "signal"))
+		sbx_log_event(&c->log, "signal",
+			      json_pack("{s:i, s:s}", "signal", value, "name",
+					sigabbrev_np(value) ? sigabbrev_np(value) : "?"));
+	else if (!strcmp(what, "timeout"))
+		sbx_log_event(&c->log, "timeout", json_pack("{s:i}", "grace_ms", 2000));
+	else
+		sbx_log_event(&c->log, what, json_pack("{s:i}", "signal", value));
+}
+
+static json_t *exit_json(struct run_ctx *c)
+{
+	const struct sbx_jail_result *r = &c->res;
+	bool sig = r->have_status && WIFSIGNALED(r->status);
+
+	return json_pack("{s:i, s:s, s:o, s:o, s:o}", "status", c->exit_code, "reason", c->reason,
+			 "code",
+			 r->have_status && WIFEXITED(r->status) ? json_integer(WEXITSTATUS(r->status))
+								: json_null(),
+			 "signal",
+			 sig ? json_integer(WTERMSIG(r->status))
+			     : (!strcmp(c->reason, "oom") || (!r->have_status && !c->error &&
+							      strcmp(c->reason, "timeout"))
+					? json_integer(SIGKILL)
+					: json_null()),
+			 "error", c->error ? json_string(c->error) : json_null());
+}
+
+static json_t *resources_json(struct run_ctx *c)
+{
+	uint64_t cpu = c->usage.cpu_usec ? c->usage.cpu_usec : c->res.cpu_usec;
+	uint64_t mem = c->usage.mem_peak ? c->usage.mem_peak : c->res.maxrss;
+
+	return json_pack("{s:f, s:f, s:I, s:I, s:I, s:b}", "wall_ms", c->res.wall_ms, "cpu_ms",
+			 (double)cpu / 1000.0, "mem_peak", (json_int_t)mem, "pids_peak",
+			 (json_int_t)c->usage.pids_peak, "output_bytes",
+			 (json_int_t)c->res.output_bytes, "output_truncated",
+			 c->res.output_truncated);
+}
+
+void run_record_finish(struct run_ctx *c)
+{
+	json_t *r = c->sb.record;
+	char ts[40];
+	struct sbx_err e = { 0 };
+	json_t *x = exit_json(c);
+	json_t *res = resources_json(c);
+
+	if (c->error)
+		sbx_log_event(&c->log, "error", json_pack("{s:s}", "message", c->error));
+	json_object_set_new(r, "state", json_string("exited"));
+	json_object_set_new(r, "ended", json_string(sbx_rfc3339_now(ts, sizeof(ts))));
+	json_object_set(r, "exit", x);
+	json_object_set(r, "resources", res);
+	json_object_set_new(r, "kept", json_boolean(c->kept));
+	json_object_set_new(r, "keep_reason", json_string(c->keep_reason ? c->keep_reason : ""));
+	sbx_log_event(&c->log, "exit", json_pack("{s:o, s:o}", "exit", x, "resources", res));
+	sbx_log_event(&c->log, c->kept ? "kept" : "removed",
+		      json_pack("{s:s, s:s}", "id", c->sb.id, "reason",
+				c->keep_reason ? c->keep_reason : ""));
+	if (c->kept && sbx_sandbox_save(&c->sb, &e) < 0)
+		sbx_print_err(&e);
+}

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/jail.c - the supervisor's half of starting a jail: clone into new
+ * namespaces, write the id maps, attach the cgroup, hand idmapped lower
+ * layers to init, and wait until the command is exec'd or set-up failed.
+ */
+#include "jail_int.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+extern char **environ;
+
+const int sbx_jail_fwd_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+				     SIGWINCH };
+const size_t sbx_jail_n_fwd_signals = SBX_ARRAY_SIZE(sbx_jail_fwd_signals);
+
+int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
+{
+	struct open_how how = { .flags = (uint64_t)flags | O_CLOEXEC, .resolve = resolve };
+
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+/* ---- the sync protocol ---- */
+
+int sbx_jail_send(int sock, const struct sbx_jail_msg *m, const int *fds, size_t nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * SBX_MSG_MAXFDS)];
+	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (nfds > SBX_MSG_MAXFDS)
+		return -E2BIG;
+	if (nfds > 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	for (;;) {
+		if (sendmsg(sock, &mh, MSG_NOSIGNAL) >= 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+ssize_t sbx_jail_recv(int sock, struct sbx_jail_msg *m, int *fds, size_t maxfds, size_t *nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * SBX_MSG_MAXFDS)];
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	ssize_t n;
+
+	if (nfds)
+		*nfds = 0;
+	memset(m, 0, sizeof(*m));
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t k;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (fds && nfds && *nfds < maxfds)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	m->text[SBX_MSG_TEXT - 1] = '\0';
+	return n;
+}
+
+void sbx_jail_report(int sock, int type, int errnum, const char *fmt, ...)
+{
+	struct sbx_jail_msg m;
+	va_list ap;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.errnum = errnum;
+	va_start(ap, fmt);
+	vsnprintf(m.text, sizeof(m.text), fmt, ap);
+	va_end(ap);
+	(void)sbx_jail_send(sock, &m, NULL, 0);
+}
+
+void sbx_jail_die(int sock, const struct sbx_err *err, int code)
+{
+	sbx_jail_report(sock, SBX_MSG_ERROR, err->errnum, "%s", err->msg);
+	_exit(code);
+}
+
+/* ---- ids ---- */
+
+int sbx_jail_ids_resolve(const struct sbx_config *cfg, struct sbx_jail_ids *ids,
+			 struct sbx_err *err)
+{
+	memset(ids, 0, sizeof(*ids));
+	ids->outer_uid = geteuid();
+	ids->outer_gid = getegid();
+	ids->range = ids->outer_uid == 0;
+	if (cfg->user_set && cfg->user_root) {
+		ids->uid = 0;
+		ids->gid = 0;
+	} else if (cfg->user_set) {
+		ids->uid = cfg->uid;
+		ids->gid = cfg->gid;
+	} else {
+		ids->uid = getuid();
+		ids->gid = getgid();
+	}
+	if (ids->range) {
+		if (ids->uid >= SBX_JAIL_ID_COUNT || ids->gid >= SBX_JAIL_ID_COUNT)
+			return sbx_err_set(err, ERANGE,
+					   "user %u:%u is outside the jail's id range 0..%u",
+					   ids->uid, ids->gid, SBX_JAIL_ID_COUNT - 1);
+		ids->host_uid = SBX_JAIL_HOST_BASE + ids->uid;
+		ids->host_gid = SBX_JAIL_HOST_BASE + ids->gid;
+		ids->host_root = SBX_JAIL_HOST_BASE;
+	} else {
+		ids->host_uid = ids->outer_uid;
+		ids->host_gid = ids->outer_gid;
+		ids->host_root = ids->uid == 0 ? ids->outer_uid : (uid_t)-1;
+	}
+	return 0;
+}
+
+/* ---- environment ---- */
+
+static bool env_has(const struct sbx_strv *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < env->n; i++)
+		if (strncmp(env->v[i], name, n) == 0 && env->v[i][n] == '=')
+			return true;
+	return false;
+}
+
+/* Set NAME=VALUE, replacing an earlier entry. */
+static void env_put(struct sbx_strv *env, const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	size_t n = eq ? (size_t)(eq - entry) : strlen(entry);
+
+	for (size_t i = 0; i < env->n; i++) {
+		if (strncmp(env->v[i], entry, n) == 0 && env->v[i][n] == '=') {
+			free(env->v[i]);
+			env->v[i] = sbx_xstrdup(entry);
+			return;
+		}
+	}
+	sbx_strv_push(env, entry);
+}
+
+static void env_pass(const struct sbx_config *cfg, struct sbx_strv *env)
+{
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		_cleanup_free_ char *name = NULL;
+
+		if (!eq)
+			continue;
+		name = sbx_xstrndup(*e, (size_t)(eq - *e));
+		for (size_t i = 0; i < cfg->env_pass.n; i++) {
+			if (fnmatch(cfg->env_pass.v[i], name, 0) == 0) {
+				env_put(env, *e);
+				break;
+			}
+		}
+	}
+}
+
+void sbx_jail_build_env(const struct sbx_config *cfg, const struct sbx_jail_ids *ids,
+			bool host_root, bool tty, char *const *extra, struct sbx_strv *out)
+{
+	const char *home = getenv("HOME");
+
+	if (!cfg->env_clear)
+		for (char **e = environ; e && *e; e++)
+			sbx_strv_push(out, *e);
+	env_pass(cfg, out);
+	for (size_t i = 0; i < cfg->env_set.n; i++)
+		env_put(out, cfg->env_set.v[i]);
+	for (size_t i = 0; extra && extra[i]; i++)
+		env_put(out, extra[i]);
+	if (!env_has(out, "PATH"))
+		sbx_strv_push(out, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	if (!env_has(out, "HOME")) {
+		if (host_root && home && home[0] == '/')
+			sbx_strv_push_take(out, sbx_xasprintf("HOME=%s", home));
+		else
+			sbx_strv_push(out, ids->uid == 0 ? "HOME=/root" : "HOME=/");
+	}
+	if (tty && !env_has(out, "TERM")) {
+		const char *term = getenv("TERM");
+
+		sbx_strv_push_take(out, sbx_xasprintf("TERM=%s", term && *term ? term : "xterm"));
+	}
+}
+
+/* ---- starting ---- */
+
+void sbx_jail_init(struct sbx_jail *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->init_pid = -1;
+	j->pidfd = j->sync_fd = j->pty_fd = j->listen_fd = j->seccomp_fd = -1;
+	j->cmd_pid = -1;
+}
+
+void sbx_jail_free(struct sbx_jail *j)
+{
+	sbx_closep(&j->pidfd);
+	sbx_closep(&j->sync_fd);
+	sbx_closep(&j->pty_fd);
+	sbx_closep(&j->listen_fd);
+	sbx_closep(&j->seccomp_fd);
+	free(j->warnings);
+	sbx_jail_init(j);
+}
+
+void sbx_jail_kill(struct sbx_jail *j)
+{
+	if (j->pidfd >= 0)
+		(void)syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0);
+}
+
+static int write_map(pid_t pid, const char *file, const char *data, struct sbx_err *err)
+{
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	r = sbx_write_file(path, data, strlen(data));
+	if (r < 0)
+		return sbx_err_set(err, -r, "cannot write '%s' (\"%s\")", path, data);
+	return 0;
+}
+
+static int write_id_maps(pid_t pid, const struct sbx_jail_ids *ids, struct sbx_err *err)
+{
+	char map[64];
+	int r;
+
+	if (ids->range) {
+		snprintf(map, sizeof(map), "0 %u %u\n", SBX_JAIL_HOST_BASE, SBX_JAIL_ID_COUNT);
+		r = write_map(pid, "uid_map", map, err);
+		return r < 0 ? r : write_map(pid, "gid_map", map, err);
+	}
+	r = write_map(pid, "setgroups", "deny", err);
+	if (r < 0)
+		return r;
+	snprintf(map, sizeof(map), "%u %u 1\n", ids->uid, ids->outer_uid);
+	r = write_map(pid, "uid_map", map, err);
+	if (r < 0)
+		return r;
+	snprintf(map, sizeof(map), "%u %u 1\n", ids->gid, ids->outer_gid);
+	return write_map(pid, "gid_map", map, err);
+}
+
+/*
+ * As root: an idmapped clone of path (host uid 0 shows as the jail's root),
+ * so the jail owns the image and overlay lowers it gets copy-on-write.
+ * Returns the detached tree's fd, or -1 when the filesystem cannot be
+ * idmapped (the jail then sees the files as they are).
+ */
+static int idmapped_tree(const char *path, int userns_fd)
+{
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd };
+	_cleanup_close_ int fd = -1;
+
+	fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (mount_setattr(fd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+		return -1;
+	return steal_fd(&fd);
+}
+
+static void idmap_lowers(const struct sbx_jail_opts *o, pid_t pid, int *fds, size_t *n)
+{
+	const struct sbx_config *cfg = o->cfg;
+	_cleanup_close_ int userns = -1;
+	char path[64];
+
+	*n = 0;
+	if (!o->ids.range)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	userns = open(path, O_RDONLY | O_CLOEXEC);
+	if (userns < 0)
+		return;
+	fds[(*n)++] = o->rootfs_dir ? idmapped_tree(o->rootfs_dir, userns) : -1;
+	for (size_t i = 0; i < cfg->n_mounts && *n < SBX_MSG_MAXFDS; i++) {
+		const struct sbx_mount *m = &cfg->mounts[i];
+
+		if (m->kind == SBX_MNT_OVERLAY)
+			fds[(*n)++] = idmapped_tree(m->src, userns);
+	}
+}
+
+/* SCM_RIGHTS cannot carry -1: send the valid ones and a bitmap of which. */
+static int send_go(int sock, const int *fds, size_t n, struct sbx_err *err)
+{
+	struct sbx_jail_msg m = { .type = SBX_MSG_GO };
+	int valid[SBX_MSG_MAXFDS];
+	size_t nv = 0;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		if (fds[i] >= 0) {
+			valid[nv++] = fds[i];
+			if (i < sizeof(m.text))
+				m.text[i] = 1;
+		}
+	}
+	m.value = (int)n;
+	r = sbx_jail_send(sock, &m, valid, nv);
+	if (r < 0)
+		return sbx_err_set(err, -r, "cannot release the jail");
+	return 0;
+}
+
+static pid_t clone_init(int flags, int *pidfd)
+{
+	return (pid_t)syscall(SYS_clone, (unsigned long)flags | CLONE_PIDFD | SIGCHLD, NULL,
+			      pidfd, NULL, 0);
+}
+
+static void add_warning(struct sbx_jail *j, const char *text)
+{
+	size_t n = strlen(text) + 1;
+
+	j->warnings = sbx_xrealloc(j->warnings, j->warnings_len + n);
+	memcpy(j->warnings + j->warnings_len, text, n);
+	j->warnings_len += n;
+}
+
+static double ts_ms(uint64_t a, uint64_t b)
+{
+	return b > a ? (double)(b - a) / 1e6 : 0.0;
+}
+
+/* Read messages until EXEC, EXEC_FAIL or ERROR (or init's death). */
+static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
+{
+	struct sbx_jail_msg m;
+	int fds[4];
+	size_t nfds;
+
+	for (;;) {
+		ssize_t n = sbx_jail_recv(j->sync_fd, &m, fds, SBX_ARRAY_SIZE(fds), &nfds);
+
+		if (n <= 0)
+			return sbx_err_set(err, n < 0 ? (int)-n : ECHILD,
+					   "the jail's init died during set-up");
+		switch (m.type) {
+		case SBX_MSG_ERROR:
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			return sbx_err_set(err, m.errnum, "%s", m.text);
+		case SBX_MSG_WARN:
+			add_warning(j, m.text);
+			break;
+		case SBX_MSG_PTY:
+			if (nfds == 1)
+				j->pty_fd = fds[0];
+			break;
+		case SBX_MSG_LISTEN:
+			if (nfds == 1)
+				j->listen_fd = fds[0];
+			break;
+		case SBX_MSG_SECCOMP:
+			if (nfds == 1)
+				j->seccomp_fd = fds[0];
+			break;
+		case SBX_MSG_EXEC_FAIL:
+			j->exec_errno = m.errnum ? m.errnum : ENOENT;
+			return 0;
+		case SBX_MSG_EXEC:
+			j->exec_ok = true;
+			j->cmd_pid = m.value;
+			j->t_mounts = ts_ms(m.ts[SBX_TS_GO], m.ts[SBX_TS_MOUNTED]);
+			j->t_seccomp = ts_ms(m.ts[SBX_TS_SECCOMP0], m.ts[SBX_TS_SECCOMP1]);
+			j->t_exec = ts_ms(m.ts[SBX_TS_MOUNTED], m.ts[SBX_TS_EXEC]) - j->t_seccomp;
+			return 0;
+		default:
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			break;
+		}
+	}
+}
+
+static int clone_flags(const struct sbx_jail_opts *o)
+{
+	int f = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+
+	if (o->cfg->net != SBX_NET_HOST)
+		f |= CLONE_NEWNET;
+	return f;
+}
+
+/* Between clone and GO: maps, cgroup, idmapped lowers. */
+static int prepare_child(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx_err *err)
+{
+	int fds[SBX_MSG_MAXFDS];
+	size_t n = 0;
+	int r;
+
+	r = write_id_maps(j->init_pid, &o->ids, err);
+	if (r < 0)
+		return r;
+	if (o->cg && o->cg->version > 0) {
+		r = sbx_cgroup_attach(o->cg, j->init_pid, err);
+		if (r < 0)
+			return r;
+	}
+	idmap_lowers(o, j->init_pid, fds, &n);
+	r = send_go(j->sync_fd, fds, n, err);
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return r;
+}
+
+int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx_err *err)
+{
+	struct sbx_jail_child c = { .o = o };
+	uint64_t t0 = sbx_now_ns();
+	sigset_t fwd;
+	int sv[2];
+	int r;
+
+	sigemptyset(&fwd);
+	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++)
+		sigaddset(&fwd, sbx_jail_fwd_signals[i]);
+	/* Blocked until the supervisor's signalfd takes them (the command unblocks). */
+	sigprocmask(SIG_BLOCK, &fwd, NULL);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return sbx_err_set(err, errno, "cannot create the jail's sync socket");
+	fflush(NULL);
+	j->init_pid = clone_init(clone_flags(o), &j->pidfd);
+	if (j->init_pid < 0) {
+		r = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return sbx_err_set(err, r, "cannot create the jail's namespaces (clone)");
+	}
+	if (j->init_pid == 0) {
+		close(sv[0]);
+		c.sock = sv[1];
+		sbx_jail_init_main(&c);
+	}
+	close(sv[1]);
+	j->sync_fd = sv[0];
+	r = prepare_child(j, o, err);
+	j->t_namespaces = sbx_ms_since(t0);
+	if (r == 0)
+		r = wait_exec(j, err);
+	if (r < 0) {
+		sbx_jail_kill(j);
+		(void)waitpid(j->init_pid, NULL, 0);
+		j->init_pid = -1;
+	}
+	return r;
+}
+
+int sbx_jail_exit_code(const struct sbx_jail *j, const struct sbx_jail_result *r)
+{
+	if (r->timed_out)
+		return 124;
+	if (j->exec_errno)
+		return j->exec_errno == ENOENT || j->exec_errno == ENOTDIR ? 127 : 126;
+	if (!r->have_status)
+		return 128 + SIGKILL;
+	if (WIFEXITED(r->status))
+		return WEXITSTATUS(r->status);
+	if (WIFSIGNALED(r->status))
+		return 128 + WTERMSIG(r->status);
+	return 125;
+}

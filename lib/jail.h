@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/jail.h - the jail: clone into new namespaces, id maps, mounts,
+ * pivot_root, a pid-1 init, dropped privileges, seccomp, execve; and the
+ * supervisor side that proxies the command's output and signals.
+ *
+ *   supervisor (host namespaces)          init (pid 1 of the jail)
+ *   sbx_jail_start():  clone ------------> waits for GO
+ *     write uid_map/gid_map, attach cgroup,
+ *     idmapped lower layers (as root) ---> GO (+ fds over SCM_RIGHTS)
+ *                                          mounts, pivot_root, hostname, lo
+ *                                          fork -> command: setsid, pty, ids,
+ *                                          rlimits, caps, no_new_privs,
+ *                                          seccomp, execve
+ *     <---------- EXEC (timings) or ERROR (errno, message) or EXEC_FAIL
+ *   sbx_jail_supervise(): tee output, forward signals, time limit
+ *     <---------- STATUS (the command's wait status); init exits
+ *
+ * `sbx exec` reuses the command side (sbx_jail_exec_command) after joining
+ * the namespaces of a running jail.
+ */
+#ifndef SBX_JAIL_H
+#define SBX_JAIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+
+#include "config.h"
+#include "limits.h"
+#include "util.h"
+
+/* Host range the jail's ids map to when sbx runs as root. */
+#define SBX_JAIL_HOST_BASE 100000
+#define SBX_JAIL_ID_COUNT 65536
+
+/* Who the command is, inside and on the host. */
+struct sbx_jail_ids {
+	bool range;		/* true: 0..65535 -> HOST_BASE.. (sbx ran as root) */
+	uid_t uid;		/* inside */
+	gid_t gid;
+	uid_t host_uid;		/* the same user seen from the host */
+	gid_t host_gid;
+	uid_t host_root;	/* host uid of the jail's uid 0, (uid_t)-1 if unmapped */
+	uid_t outer_uid;	/* the euid of sbx (mapped when !range) */
+	gid_t outer_gid;
+};
+
+/* Compute the ids from the profile and the calling process. */
+int sbx_jail_ids_resolve(const struct sbx_config *cfg, struct sbx_jail_ids *ids,
+			 struct sbx_err *err);
+
+/* A file the jail gets in a tmpfs (e.g. secrets in /run/secrets). */
+struct sbx_jail_file {
+	const char *dir;	/* absolute dir inside, a fresh tmpfs (e.g. /run/secrets) */
+	const char *name;	/* file name in it */
+	const void *data;
+	size_t len;
+	mode_t mode;		/* owned by the jail user */
+};
+
+struct sbx_jail_opts {
+	const struct sbx_config *cfg;
+	const char *id;			/* sandbox id (default hostname sbx-<id>) */
+	const char *rootfs_dir;		/* image directory, NULL = the host's root */
+	const char *sandbox_dir;	/* STATE/sandboxes/ID: upper/ work/ overlays/ */
+	char *const *argv;		/* the command */
+	char *const *envp;		/* its environment (sbx_jail_build_env) */
+	const char *workdir;		/* inside; NULL = host cwd if visible, else / */
+	const char *host_cwd;		/* for the default workdir */
+	struct sbx_jail_ids ids;
+	struct sbx_cgroup *cg;		/* NULL or version 0: no cgroup */
+	int out_fd, err_fd;		/* write ends for the command's stdout/stderr; -1 inherit */
+	bool tty;			/* allocate a pty inside (master comes back) */
+	struct winsize ws;		/* its initial size */
+	int proxy_port;			/* > 0: listen on 127.0.0.1:port in the jail's netns */
+	bool seccomp_notify;		/* ask sbx_seccomp_load for a listener fd */
+	const struct sbx_jail_file *files;
+	size_t n_files;
+};
+
+struct sbx_jail {
+	pid_t init_pid;			/* host pid of the jail's init */
+	int pidfd;			/* of init */
+	int sync_fd;			/* SEQPACKET socket to init */
+	int pty_fd;			/* pty master (tty mode) or -1 */
+	int listen_fd;			/* proxy listener inside the netns or -1 */
+	int seccomp_fd;			/* seccomp notify listener or -1 */
+	pid_t cmd_pid;			/* the command's pid inside the jail */
+	/* phase timings, ms */
+	double t_namespaces, t_mounts, t_seccomp, t_exec;
+	bool exec_ok;			/* the command reached execve */
+	int exec_errno;			/* execve failed with this (status 126/127) */
+	bool have_status;
+	int status;			/* the command's wait status (have_status) */
+	char *warnings;			/* NUL-separated notes from the child (e.g. no /sys) */
+	size_t warnings_len;
+};
+
+void sbx_jail_init(struct sbx_jail *j);
+void sbx_jail_free(struct sbx_jail *j);
+
+/*
+ * Start the jail and run opts->argv in it; returns once the command has
+ * been exec'd (0), or exec failed (0, exec_errno set, the status will
+ * follow), or the set-up failed (-errno, err names what failed, the jail is
+ * gone).  The opts' fds may be closed by the caller afterwards.
+ */
+int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *opts, struct sbx_err *err);
+
+/* Build the command's environment: cleared (unless [env] clear = no), then
+ * pass (glob patterns), set, PATH, HOME, TERM (tty), USER.  `extra` are more
+ * NAME=VALUE entries (secrets, proxy variables). */
+void sbx_jail_build_env(const struct sbx_config *cfg, const struct sbx_jail_ids *ids,
+			bool host_root, bool tty, char *const *extra, struct sbx_strv *out);
+
+/* Supervision: proxy I/O, forward signals, enforce the time limit. */
+typedef void (*sbx_jail_event_fn)(const char *what, int value, void *data);
+
+struct sbx_jail_io {
+	int out_r, err_r;	/* read ends of the command's stdout/stderr pipes, or -1 */
+	int log_fd;		/* output.log (capped) or -1 */
+	uint64_t log_cap;	/* bytes */
+	uint64_t time_ms;	/* wall-clock limit, SBX_UNSET for none */
+	uint64_t grace_ms;	/* between SIGTERM and SIGKILL */
+	struct sbx_cgroup *cg;	/* killed on timeout, may be NULL */
+	sbx_jail_event_fn event;	/* "signal" (forwarded), "timeout", "kill" */
+	void *event_data;
+	/* hook for the proxy: called when poll says fd is readable, may be NULL */
+	int (*extra_fd_fn)(int fd, void *data);
+	int extra_fd;
+	void *extra_data;
+};
+
+struct sbx_jail_result {
+	int status;		/* the command's wait status */
+	bool have_status;	/* false: init died before reporting (killed) */
+	bool timed_out;
+	uint64_t output_bytes;	/* bytes of output seen */
+	bool output_truncated;	/* output.log hit the cap */
+	uint64_t cpu_usec;	/* rusage of the jail's init (includes what it reaped) */
+	uint64_t maxrss;	/* bytes, largest process */
+	double wall_ms;
+};
+
+int sbx_jail_supervise(struct sbx_jail *j, const struct sbx_jail_io *io,
+		       struct sbx_jail_result *res, struct sbx_err *err);
+
+/* Kill the whole jail (init: SIGKILL tears down the pid namespace). */
+void sbx_jail_kill(struct sbx_jail *j);
+
+/*
+ * The command side, shared with `sbx exec`: in the current process (already
+ * inside the jail's namespaces and root), become the command: new session,
+ * optional pty (master sent over report_fd), ids, rlimits, capabilities,
+ * no_new_privs, seccomp, execve looked up in envp's PATH.  Failures are sent
+ * over report_fd (see jail.c's protocol) and end in _exit(125/126/127);
+ * never returns.
+ */
+struct sbx_jail_cmd {
+	const struct sbx_config *cfg;
+	const struct sbx_jail_ids *ids;
+	const struct sbx_cgroup *cg;
+	char *const *argv;
+	char *const *envp;
+	const char *workdir;		/* NULL: try host_cwd, then / */
+	const char *host_cwd;
+	int out_fd, err_fd;		/* -1 = keep */
+	bool tty;
+	struct winsize ws;
+	bool seccomp_notify;
+	int report_fd;			/* SEQPACKET, CLOEXEC */
+	uint64_t ts_go, ts_mounted;	/* phase timestamps (CLOCK_MONOTONIC ns) or 0 */
+};
+void sbx_jail_exec_command(const struct sbx_jail_cmd *c) __attribute__((noreturn));
+
+/* Map a jail result to the DESIGN.md exit status (own, 128+N, 124, 126, 127). */
+int sbx_jail_exit_code(const struct sbx_jail *j, const struct sbx_jail_result *r);
+
+#endif
