@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/* tests/unit/test_util.c - the value parsers and small helpers of lib/util.c. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "util.h"
+
+static void size_is(const char *s, uint64_t want)
+{
+	struct sbx_err e;
+	uint64_t v = 12345;
+
+	if (sbx_parse_size(s, &v, &e) < 0)
+		fail_msg("size '%s': %s", s, e.msg);
+	assert_int_equal(v, want);
+}
+
+static void size_bad(const char *s)
+{
+	struct sbx_err e;
+	uint64_t v = 12345;
+
+	assert_int_equal(sbx_parse_size(s, &v, &e), -EINVAL);
+	assert_int_equal(v, 12345);
+	assert_non_null(strstr(e.msg, "bad size '"));
+	assert_non_null(strstr(e.msg, s));
+}
+
+static void test_size(void **state)
+{
+	size_is("0", 0);
+	size_is("10", 10);
+	size_is("512k", 512ULL << 10);
+	size_is("512K", 512ULL << 10);
+	size_is("64m", 64ULL << 20);
+	size_is("4G", 4ULL << 30);
+	size_is("4g", 4ULL << 30);
+	size_is("2t", 2ULL << 40);
+	size_is("5kb", 5ULL << 10);
+	size_is("5MB", 5ULL << 20);
+	size_bad("");
+	size_bad("k");
+	size_bad("-1");
+	size_bad(" 5");
+	size_bad("5x");
+	size_bad("5 k");
+	size_bad("1.5g");
+	size_bad("5kk");
+	size_bad("99999999999t");		/* overflows 64 bits */
+	size_bad("99999999999999999999");	/* strtoull overflow */
+}
+
+static void dur_is(const char *s, uint64_t want_ms)
+{
+	struct sbx_err e;
+	uint64_t v = 0;
+
+	if (sbx_parse_duration(s, &v, &e) < 0)
+		fail_msg("duration '%s': %s", s, e.msg);
+	assert_int_equal(v, want_ms);
+}
+
+static void dur_bad(const char *s)
+{
+	struct sbx_err e;
+	uint64_t v = 7;
+
+	assert_int_equal(sbx_parse_duration(s, &v, &e), -EINVAL);
+	assert_int_equal(v, 7);
+	assert_non_null(strstr(e.msg, "bad duration '"));
+}
+
+static void test_duration(void **state)
+{
+	dur_is("500ms", 500);
+	dur_is("90s", 90000);
+	dur_is("90", 90000);	/* plain number: seconds */
+	dur_is("30m", 1800000);
+	dur_is("30min", 1800000);
+	dur_is("2h", 7200000);
+	dur_is("1d", 86400000);
+	dur_is("0s", 0);
+	dur_bad("");
+	dur_bad("s");
+	dur_bad("5y");
+	dur_bad("5 s");
+	dur_bad("1.5h");
+	dur_bad("-3s");
+	dur_bad("99999999999999999d");
+}
+
+static void test_bool(void **state)
+{
+	static const char *const yes[] = { "yes", "true", "1", "on", "YES", "True", "ON" };
+	static const char *const no[] = { "no", "false", "0", "off", "No", "FALSE" };
+	static const char *const bad[] = { "", "maybe", "y", "n", "2", "yess" };
+	struct sbx_err e;
+	bool b;
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(yes); i++) {
+		b = false;
+		assert_int_equal(sbx_parse_bool(yes[i], &b, &e), 0);
+		assert_true(b);
+	}
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(no); i++) {
+		b = true;
+		assert_int_equal(sbx_parse_bool(no[i], &b, &e), 0);
+		assert_false(b);
+	}
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(bad); i++) {
+		assert_int_equal(sbx_parse_bool(bad[i], &b, &e), -EINVAL);
+		assert_non_null(strstr(e.msg, "bad boolean"));
+	}
+}
+
+static void test_u64(void **state)
+{
+	struct sbx_err e;
+	uint64_t v = 0;
+
+	assert_int_equal(sbx_parse_u64("18446744073709551615", &v, &e), 0);
+	assert_int_equal(v, UINT64_MAX);
+	assert_int_equal(sbx_parse_u64("42", &v, &e), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(sbx_parse_u64("18446744073709551616", &v, &e), -EINVAL);
+	assert_int_equal(sbx_parse_u64("", &v, &e), -EINVAL);
+	assert_int_equal(sbx_parse_u64("-1", &v, &e), -EINVAL);
+	assert_int_equal(sbx_parse_u64("4k", &v, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "'4k' is not a number"));
+}
+
+static void test_edit_distance(void **state)
+{
+	static const char *const keys[] = { "memory", "pids", "cpus", "time", "nofile" };
+	static const char *const cmds[] = { "destroy", "exec", "export", "inspect" };
+
+	assert_int_equal(sbx_edit_distance("kitten", "sitting"), 3);
+	assert_int_equal(sbx_edit_distance("", "abc"), 3);
+	assert_int_equal(sbx_edit_distance("abc", ""), 3);
+	assert_int_equal(sbx_edit_distance("same", "same"), 0);
+	assert_int_equal(sbx_edit_distance("MEMORY", "memory"), 0);	/* case-insensitive */
+	assert_int_equal(sbx_edit_distance("memroy", "memory"), 2);
+	assert_string_equal(sbx_closest("memroy", keys, 5), "memory");
+	assert_string_equal(sbx_closest("pid", keys, 5), "pids");
+	assert_string_equal(sbx_closest("nofiles", keys, 5), "nofile");
+	assert_null(sbx_closest("xyzzyplugh", keys, 5));
+	assert_string_equal(sbx_closest("insp", cmds, 4), "inspect");	/* a prefix */
+	assert_null(sbx_closest("anything", keys, 0));
+}
+
+static void escaped_is(const char *in, const char *want)
+{
+	char *out = sbx_escape_display(in);
+
+	assert_string_equal(out, want);
+	free(out);
+}
+
+static void test_escape(void **state)
+{
+	escaped_is("plain text", "plain text");
+	escaped_is("a\nb\tc\rd", "a\\nb\\tc\\rd");
+	escaped_is("back\\slash", "back\\\\slash");
+	escaped_is("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m");
+	escaped_is("bell\a del\x7f", "bell\\x07 del\\x7f");
+	escaped_is("caf\xc3\xa9 \xe2\x9c\x93", "caf\xc3\xa9 \xe2\x9c\x93");	/* valid UTF-8 kept */
+	escaped_is("\xc2\x9b" "c1", "\\xc2\\x9bc1");	/* C1 control (CSI) escaped */
+	escaped_is("bad \xff\xfe", "bad \\xff\\xfe");
+	escaped_is("trunc \xe2\x9c", "trunc \\xe2\\x9c");
+	escaped_is("overlong \xc0\xaf", "overlong \\xc0\\xaf");
+	escaped_is("", "");
+}
+
+static void test_utf8(void **state)
+{
+	assert_true(sbx_utf8_valid("abc", 3));
+	assert_true(sbx_utf8_valid("\xc3\xa9", 2));
+	assert_true(sbx_utf8_valid("\xf0\x9f\x98\x80", 4));
+	assert_false(sbx_utf8_valid("\xc3", 1));
+	assert_false(sbx_utf8_valid("\xc0\xaf", 2));		/* overlong */
+	assert_false(sbx_utf8_valid("\xed\xa0\x80", 3));	/* surrogate */
+	assert_false(sbx_utf8_valid("\xf4\x90\x80\x80", 4));	/* > U+10FFFF */
+	assert_false(sbx_utf8_valid("\xff", 1));
+}
+
+static void test_errors(void **state)
+{
+	struct sbx_err e;
+	char buf[256];
+
+	assert_int_equal(sbx_err_set(&e, ENOENT, "cannot open '%s'", "x"), -ENOENT);
+	assert_string_equal(sbx_err_str(&e, buf, sizeof(buf)),
+			    "cannot open 'x': No such file or directory");
+	assert_int_equal(sbx_err_wrap(&e, "profile '%s'", "p"), -ENOENT);
+	assert_string_equal(e.msg, "profile 'p': cannot open 'x'");
+	assert_int_equal(sbx_err_set(&e, 0, "plain"), -EINVAL);
+	assert_string_equal(sbx_err_str(&e, buf, sizeof(buf)), "plain");
+	sbx_err_set(&e, EPERM, "x: %s", strerror(EPERM));	/* not repeated */
+	assert_string_equal(sbx_err_str(&e, buf, sizeof(buf)), "x: Operation not permitted");
+	sbx_err_clear(&e);
+	assert_int_equal(e.errnum, 0);
+	assert_string_equal(e.msg, "");
+	assert_int_equal(sbx_err_set(NULL, EIO, "ignored"), -EIO);
+}
+
+static void test_strv(void **state)
+{
+	struct sbx_strv s = { 0 };
+
+	sbx_strv_push(&s, "a");
+	sbx_strv_push_take(&s, sbx_xstrdup("b"));
+	assert_int_equal(s.n, 2);
+	assert_null(s.v[2]);
+	assert_true(sbx_strv_contains(&s, "b"));
+	assert_false(sbx_strv_contains(&s, "c"));
+	sbx_strv_free(&s);
+	assert_int_equal(s.n, 0);
+	assert_null(s.v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_size),	  cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_bool),	  cmocka_unit_test(test_u64),
+		cmocka_unit_test(test_edit_distance), cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_utf8),	  cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_strv),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
