@@ -1,15 +1,86 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd/export.c - sbx export (not yet implemented). */
+/* cmd/export.c - sbx export: a sandbox's change set as a tarball. */
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd.h"
+#include "export.h"
+#include "lifecycle.h"
 
-static const char usage[] = "usage: sbx export ...\n\nNot implemented yet.\n";
+static const char usage[] =
+	"usage: sbx export SANDBOX -o FILE\n"
+	"\n"
+	"Write what the sandbox changed (its writable layer) as a tarball, so a\n"
+	"reviewer can apply or reject what the command did. Compression follows\n"
+	"FILE's name: .tar, .tar.gz (.tgz), .tar.xz, .tar.zst, .tar.bz2; '-' is an\n"
+	"uncompressed tar on stdout. Deleted paths are recorded as OCI/AUFS\n"
+	"whiteouts: DIR/.wh.NAME for a deleted DIR/NAME, DIR/.wh..wh..opq for a\n"
+	"directory whose old contents were all removed. Fifos, sockets and device\n"
+	"nodes are skipped with a warning; symlinks are stored, never followed.\n"
+	"\n"
+	"  -o, --output FILE   where to write the tarball\n";
 
 int cmd_export(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sbx_state st;
+	struct sbx_sandbox sb;
+	struct sbx_err err = { 0 };
+	struct sbx_export_stats s;
+	const char *file = NULL;
+	int c, rc = SBX_EXIT_OK;
+
 	if (sbx_cmd_wants_help(argc, argv, usage))
 		return 0;
-	sbx_errorf("'export' is not implemented yet");
-	return SBX_EXIT_FAIL;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+		if (c == 'o') {
+			file = optarg;
+		} else {
+			sbx_errorf(c == ':' ? "option '%s' needs a file name"
+					    : "unknown option '%s' (see 'sbx export --help')",
+				   argv[optind - 1]);
+			return SBX_EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc || !file) {
+		sbx_errorf("usage: sbx export SANDBOX -o FILE");
+		return SBX_EXIT_USAGE;
+	}
+	if (!sbx_export_compression(file, &err)) {
+		sbx_print_err(&err);
+		return SBX_EXIT_USAGE;
+	}
+	if (sbx_cmd_state(&st, false, &err) < 0 || lc_open(&st, argv[optind], false, &sb, &err) < 0) {
+		sbx_print_err(&err);
+		sbx_state_close(&st);
+		return SBX_EXIT_FAIL;
+	}
+	if (sbx_export_write(&sb, file, &s, &err) < 0) {
+		sbx_print_err(&err);
+		rc = SBX_EXIT_FAIL;
+	} else {
+		for (size_t i = 0; i < s.skipped.n && i < 20; i++)
+			sbx_warnf("skipped %s", s.skipped.v[i]);
+		if (s.skipped.n > 20)
+			sbx_warnf("skipped %zu more", s.skipped.n - 20);
+		if (s.errors)
+			sbx_warnf("%zu entries of the writable layer could not be read", s.errors);
+		if (strcmp(file, "-") != 0) {
+			_cleanup_free_ char *f = sbx_escape_display(file);
+
+			fprintf(stderr,
+				"sbx: exported %s to %s: %zu files (%llu bytes), %zu dirs, %zu symlinks, %zu deletions, %zu opaque dirs\n",
+				sb.id, f, s.files, (unsigned long long)s.bytes, s.dirs, s.symlinks,
+				s.whiteouts, s.opaque);
+		}
+	}
+	sbx_strv_free(&s.skipped);
+	sbx_sandbox_close(&sb);
+	sbx_state_close(&st);
+	return rc;
 }

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/export.c - the change set as a tarball (see export.h). */
+#include "export.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "changes.h"
+
+static const struct {
+	const char *suffix;
+	const char *filter;	/* "none", "gzip", ... */
+} suffixes[] = {
+	{ ".tar", "none" },	{ ".tar.gz", "gzip" },	{ ".tgz", "gzip" },
+	{ ".tar.xz", "xz" },	{ ".txz", "xz" },	{ ".tar.zst", "zstd" },
+	{ ".tzst", "zstd" },	{ ".tar.bz2", "bzip2" }, { ".tbz2", "bzip2" },
+};
+
+static bool ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+
+	return a > b && strcmp(s + a - b, suf) == 0;
+}
+
+const char *sbx_export_compression(const char *file, struct sbx_err *err)
+{
+	if (strcmp(file, "-") == 0)
+		return "none";
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(suffixes); i++)
+		if (ends_with(file, suffixes[i].suffix))
+			return suffixes[i].filter;
+	sbx_err_set(err, 0,
+		    "cannot tell the format of '%s' (use .tar, .tar.gz, .tgz, .tar.xz, .tar.zst or .tar.bz2)",
+		    file);
+	return NULL;
+}
+
+static int set_filter(struct archive *a, const char *f)
+{
+	if (strcmp(f, "gzip") == 0)
+		return archive_write_add_filter_gzip(a);
+	if (strcmp(f, "xz") == 0)
+		return archive_write_add_filter_xz(a);
+	if (strcmp(f, "zstd") == 0)
+		return archive_write_add_filter_zstd(a);
+	if (strcmp(f, "bzip2") == 0)
+		return archive_write_add_filter_bzip2(a);
+	return archive_write_add_filter_none(a);
+}
+
+struct ctx {
+	struct archive *a;
+	struct archive_entry *e;
+	struct sbx_export_stats *s;
+	struct sbx_err *err;
+};
+
+static void skip(struct ctx *x, const struct sbx_change *c, const char *why)
+{
+	_cleanup_free_ char *p = sbx_escape_display(c->path);
+
+	sbx_strv_push_take(&x->s->skipped, sbx_xasprintf("%s (%s)", p, why));
+}
+
+static void entry_from(struct archive_entry *e, const char *name, const struct stat *st)
+{
+	archive_entry_clear(e);
+	archive_entry_copy_pathname(e, name);
+	archive_entry_set_mode(e, st->st_mode);
+	archive_entry_set_uid(e, st->st_uid);
+	archive_entry_set_gid(e, st->st_gid);
+	archive_entry_set_mtime(e, st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+}
+
+static int header(struct ctx *x, const char *what)
+{
+	int r = archive_write_header(x->a, x->e);
+
+	if (r == ARCHIVE_OK || r == ARCHIVE_WARN)
+		return 0;
+	return sbx_err_set(x->err, archive_errno(x->a) > 0 ? archive_errno(x->a) : EIO,
+			   "cannot write the entry for '%s': %s", what, archive_error_string(x->a));
+}
+
+/* name with its last component prefixed: "a/b" + ".wh." -> "a/.wh.b". */
+static char *whiteout_name(const char *rel, const char *prefix)
+{
+	const char *slash = strrchr(rel, '/');
+
+	if (!slash)
+		return sbx_xasprintf("%s%s", prefix, rel);
+	return sbx_xasprintf("%.*s/%s%s", (int)(slash - rel), rel, prefix, slash + 1);
+}
+
+static int write_marker(struct ctx *x, const char *name, const struct stat *st)
+{
+	struct stat ws = *st;
+
+	ws.st_mode = S_IFREG | 0644;
+	entry_from(x->e, name, &ws);
+	archive_entry_set_size(x->e, 0);
+	return header(x, name);
+}
+
+static int write_file(struct ctx *x, const struct sbx_change *c, const char *name)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	char buf[65536];
+	off_t left;
+
+	fd = openat(c->dirfd, c->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != c->st->st_ino ||
+	    st.st_dev != c->st->st_dev) {
+		skip(x, c, "cannot be read safely");
+		return 0;
+	}
+	entry_from(x->e, name, &st);
+	archive_entry_set_size(x->e, st.st_size);
+	if (header(x, name) < 0)
+		return -EIO;
+	for (left = st.st_size; left > 0;) {
+		ssize_t n = read(fd, buf, (size_t)(left < (off_t)sizeof(buf) ? left : (off_t)sizeof(buf)));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {	/* shrank or failed: pad, the header promised the size */
+			memset(buf, 0, sizeof(buf));
+			n = left < (off_t)sizeof(buf) ? (ssize_t)left : (ssize_t)sizeof(buf);
+		}
+		if (archive_write_data(x->a, buf, (size_t)n) < 0)
+			return sbx_err_set(x->err, EIO, "cannot write '%s': %s", name,
+					   archive_error_string(x->a));
+		left -= n;
+	}
+	x->s->files++;
+	x->s->bytes += (uint64_t)st.st_size;
+	return 0;
+}
+
+static int write_symlink(struct ctx *x, const struct sbx_change *c, const char *name)
+{
+	char target[4097];
+	ssize_t n = readlinkat(c->dirfd, c->name, target, sizeof(target) - 1);
+
+	if (n < 0) {
+		skip(x, c, "unreadable symlink");
+		return 0;
+	}
+	target[n] = '\0';
+	entry_from(x->e, name, c->st);
+	archive_entry_copy_symlink(x->e, target);
+	archive_entry_set_size(x->e, 0);
+	x->s->symlinks++;
+	return header(x, name);
+}
+
+static int export_one(const struct sbx_change *c, void *data)
+{
+	struct ctx *x = data;
+	const char *name = c->path[0] == '/' ? c->path + 1 : c->path;
+	mode_t m = c->st->st_mode;
+	int r;
+
+	if (!*name)
+		return 0;
+	if (c->kind == 'D') {
+		_cleanup_free_ char *wh = whiteout_name(name, ".wh.");
+
+		x->s->whiteouts++;
+		return write_marker(x, wh, c->st);
+	}
+	if (S_ISDIR(m)) {
+		entry_from(x->e, name, c->st);
+		archive_entry_set_size(x->e, 0);
+		r = header(x, name);
+		x->s->dirs++;
+		if (r == 0 && c->opaque) {
+			_cleanup_free_ char *opq = sbx_xasprintf("%s/.wh..wh..opq", name);
+
+			x->s->opaque++;
+			r = write_marker(x, opq, c->st);
+		}
+		return r;
+	}
+	if (S_ISREG(m))
+		return write_file(x, c, name);
+	if (S_ISLNK(m))
+		return write_symlink(x, c, name);
+	skip(x, c, S_ISFIFO(m) ? "fifo" : S_ISSOCK(m) ? "socket" : "device node");
+	return 0;
+}
+
+static int open_output(const char *file, struct sbx_err *err)
+{
+	int fd;
+
+	if (strcmp(file, "-") == 0) {
+		if (isatty(STDOUT_FILENO))
+			return sbx_err_set(err, ENOTTY, "refusing to write a tarball to a terminal");
+		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	}
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0)
+		return sbx_err_set(err, errno, "cannot create '%s'", file);
+	return fd;
+}
+
+int sbx_export_write(const struct sbx_sandbox *sb, const char *file,
+		     struct sbx_export_stats *stats, struct sbx_err *err)
+{
+	const char *filter = sbx_export_compression(file, err);
+	struct ctx x = { .s = stats, .err = err };
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	memset(stats, 0, sizeof(*stats));
+	if (!filter)
+		return -EINVAL;
+	fd = open_output(file, err);
+	if (fd < 0)
+		return fd;
+	x.a = archive_write_new();
+	x.e = archive_entry_new();
+	if (archive_write_set_format_pax_restricted(x.a) != ARCHIVE_OK ||
+	    set_filter(x.a, filter) != ARCHIVE_OK || archive_write_open_fd(x.a, fd) != ARCHIVE_OK) {
+		r = sbx_err_set(err, EIO, "cannot write '%s': %s", file, archive_error_string(x.a));
+		goto out;
+	}
+	r = sbx_changes_walk_sandbox(sb, export_one, &x, &stats->errors, err);
+	if (archive_write_close(x.a) != ARCHIVE_OK && r >= 0)
+		r = sbx_err_set(err, EIO, "cannot finish '%s': %s", file, archive_error_string(x.a));
+out:
+	archive_entry_free(x.e);
+	archive_write_free(x.a);
+	if (r < 0 && strcmp(file, "-") != 0)
+		(void)unlink(file);
+	return r;
+}
