@@ -55,6 +55,12 @@
  * A root that is not a cgroup filesystem (a test tree) gets its interface
  * files created on write and never has signals sent to the pids it lists.
  */
+/*
+ * The build has -Ilib, so <limits.h> anywhere finds this file first: pass
+ * the system's <limits.h> (PATH_MAX, INT_MAX...) through, outside the guard.
+ */
+#include_next <limits.h>
+
 #ifndef SBX_LIMITS_H
 #define SBX_LIMITS_H
 
