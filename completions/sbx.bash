@@ -23,10 +23,14 @@ _sbx_commands()
 	"$1" --list-commands 2>/dev/null
 }
 
-# Long and short options from the command's --help text.
+# Long and short options from the command's --help text: those of its
+# usage lines and those that start an option line (not options of other
+# commands mentioned in the prose).
 _sbx_options()
 {
 	"$1" help "$2" 2>/dev/null |
+		sed -nE -e '/^(usage:)?[[:space:]]*sbx /p' \
+			-e 's/^[[:space:]]+(-[[:alnum:]],[[:space:]]*)?(--?[[:alnum:]][-[:alnum:]]*).*/\1 \2/p' |
 		grep -oE -- '(^|[^-[:alnum:]])--?[[:alpha:]][-[:alnum:]]*' |
 		sed 's/^[^-]*//' | sort -u
 }

@@ -121,8 +121,13 @@ function __sbx_dash
     string match -q -- '-*' (commandline -ct)
 end
 
+# Options of the command's usage lines and option lines of its --help.
 function __sbx_options
-    __sbx_run help $argv[1] | string match -ar -- '(?<![-[:alnum:]])--?[[:alpha:]][-[:alnum:]]*' | sort -u
+    __sbx_run help $argv[1] |
+        sed -nE -e '/^(usage:)?[[:space:]]*sbx /p' \
+            -e 's/^[[:space:]]+(-[[:alnum:]],[[:space:]]*)?(--?[[:alnum:]][-[:alnum:]]*).*/\1 \2/p' |
+        grep -oE -- '(^|[^-[:alnum:]])--?[[:alpha:]][-[:alnum:]]*' |
+        sed 's/^[^-]*//' | sort -u
 end
 
 function __sbx_profiles

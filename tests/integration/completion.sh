@@ -39,6 +39,15 @@ hasnt() {
 	return 0
 }
 
+# The options a command's --help offers: on its usage lines, and the ones
+# starting an option line (not other commands' options named in the prose).
+help_options() {
+	"$SBX" help "$1" 2>/dev/null |
+		sed -nE -e '/^(usage:)?[[:space:]]*sbx /p' \
+			-e 's/^[[:space:]]+(-[[:alnum:]],[[:space:]]*)?(--?[[:alnum:]][-[:alnum:]]*).*/\1 \2/p' |
+		grep -oE -- '(^|[^-[:alnum:]])--?[[:alpha:]][-[:alnum:]]*' | sed 's/^[^-]*//' | sort -u
+}
+
 cmds=$("$SBX" --list-commands)
 ok $((${#cmds} == 0)) "sbx --list-commands is not empty"
 
@@ -68,8 +77,7 @@ ok $? "--state-dir <TAB> completes directories"
 
 # Options per command, from each command's --help.
 for c in $cmds; do
-	want=$("$SBX" help "$c" | grep -oE -- '(^|[^-[:alnum:]])--[[:alpha:]][-[:alnum:]]*' |
-		sed 's/^[^-]*//' | sort -u)
+	want=$(help_options "$c" | grep -- '^--')
 	r=$(comp "$c" --)
 	# shellcheck disable=SC2086
 	[ -z "$want" ] || { [ -n "$r" ] && has "$r" $want; }

@@ -54,14 +54,19 @@ for c in $cmds; do
 
 	# Every long option of --help is documented in its man section, and
 	# those that take a value are known to the completions.
-	opts=$(grep -oE -- '(^|[^-[:alnum:]])--[[:alpha:]][-[:alnum:]]*' <<<"$help" | sed 's/^[^-]*//' | sort -u)
+	# Options on its usage lines and starting its option lines (not other
+	# commands' options named in the prose).
+	opts=$(sed -nE -e '/^(usage:)?[[:space:]]*sbx /p' \
+		-e 's/^[[:space:]]+(-[[:alnum:]],[[:space:]]*)?(--?[[:alnum:]][-[:alnum:]]*).*/\1 \2/p' <<<"$help" |
+		grep -oE -- '(^|[^-[:alnum:]])--[[:alpha:]][-[:alnum:]]*' | sed 's/^[^-]*//' | sort -u)
 	undoc=
 	for o in $opts; do
 		[ "$o" = --help ] && continue
 		grep -q -- "${o//-/\\\\-}" <<<"$sect" || undoc="$undoc $o"
 	done
 	ok $((${#undoc} != 0)) "$c: every option of 'sbx $c --help' is in its man section${undoc:+ (missing:$undoc)}"
-	valued_help=$(grep -oE -- '--[[:alpha:]][-[:alnum:]]*[ =][A-Z]' <<<"$help" | sed 's/[ =][A-Z]$//' | sort -u)
+	valued_help=$(grep -oE -- '--[[:alpha:]][-[:alnum:]]*[ =]([A-Z]|[a-z]+\|)' <<<"$help" |
+		sed -E 's/[ =]([A-Z]|[a-z]+\|)$//' | sort -u)
 	valued_comp=" $(_sbx_valued "$c") "
 	miss=
 	for o in $valued_help; do

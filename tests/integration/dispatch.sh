@@ -109,9 +109,12 @@ ok $((${#err} != 0)) "sbx ps -a prints nothing on stderr"
 capture "$SBX" inspect 000000000000
 [ "$rc" -eq 1 ] && [ -z "$out" ] && [ "$(lines "$err")" -eq 1 ] && [[ $err == "sbx: "* ]]
 ok $? "inspect of an unknown sandbox: exit 1, one 'sbx:' line on stderr only (rc $rc: $err)"
+capture "$SBX" destroy no-such-name
+[ "$rc" -eq 1 ] && [ -z "$out" ] && [ "$(lines "$err")" -eq 1 ] && [[ $err == "sbx: "*no-such-name* ]]
+ok $? "destroy of an unknown name: exit 1, one error line on stderr only (rc $rc: $err)"
 capture "$SBX" destroy 000000000000
-[ "$rc" -eq 1 ] && [ -z "$out" ] && [[ $err == "sbx: "* ]]
-ok $? "destroy of an unknown sandbox: exit 1, error on stderr only (rc $rc)"
+[ "$rc" -eq 0 ] && [ -z "$err" ]
+ok $? "destroy of an id already gone succeeds quietly on stderr (idempotent; rc $rc: $out)"
 capture "$SBX" profile show no-such-profile-xyz
 [ "$rc" -eq 1 ] && [ -z "$out" ] && [ "$(lines "$err")" -eq 1 ] && [[ $err == "sbx: "*no-such-profile-xyz* ]]
 ok $? "profile show of an unknown name: exit 1, one line naming it (rc $rc: $err)"
