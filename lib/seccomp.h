@@ -73,6 +73,7 @@ struct sbx_seccomp_audit {
 	size_t n, cap;
 	uint64_t total;		/* notifications answered */
 	void *req, *resp;	/* libseccomp notification buffers */
+	size_t req_size;	/* the kernel's struct seccomp_notif size */
 };
 
 /* Prepare to serve a jail loaded with the same policy (opts->policy). */

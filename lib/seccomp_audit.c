@@ -15,7 +15,9 @@
 #include "seccomp_int.h"
 
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 static int notify_rc(int rc)
 {
@@ -45,6 +47,13 @@ int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy,
 	}
 	a->req = req;
 	a->resp = resp;
+	/* The kernel wants the request zeroed, at its own size. */
+	struct seccomp_notif_sizes sizes = { 0 };
+
+	a->req_size = sizeof(struct seccomp_notif);
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
+	    sizes.seccomp_notif > a->req_size)
+		a->req_size = sizes.seccomp_notif;
 	return 0;
 }
 
@@ -115,6 +124,7 @@ int sbx_seccomp_audit_handle(int notify_fd, struct sbx_seccomp_audit *a, struct 
 
 	if (!req || !a->policy)
 		return sbx_err_set(err, EINVAL, "seccomp audit not initialised");
+	memset(req, 0, a->req_size);
 	errno = 0;
 	rc = notify_rc(seccomp_notify_receive(notify_fd, req));
 	if (rc == -ENOENT || rc == -EINTR)

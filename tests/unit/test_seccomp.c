@@ -1,0 +1,618 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_seccomp.c - lib/seccomp: the built-in policies checked
+ * call by call in forked children (tests/escape/seccomp_table.h), other
+ * ABIs killed, strict running a shell and a compiler, policy files and
+ * their errors, and audit mode with this process as the supervisor.
+ * Runs as root and as an unprivileged user (the filters need only
+ * no_new_privs).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../escape/seccomp_table.h"
+#include "seccomp.h"
+#include "seccomp_int.h"
+
+struct result {
+	int idx;
+	long ret;
+	int err;
+};
+
+/* Hand the listener to the parent over a unix socket (as the jail does). */
+static void send_fd(int sock, int fd)
+{
+	char c = 'f';
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (sendmsg(sock, &m, 0) != 1)
+		_exit(98);
+}
+
+static int recv_fd(int sock)
+{
+	char c;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&m);
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* In the child: load the policy; in notify mode pass the listener on. */
+static void child_load(const char *policy, bool notify, int sock)
+{
+	struct sbx_seccomp_opts o = { .policy = policy, .notify = notify };
+	struct sbx_err err = { 0 };
+	int fd = sbx_seccomp_load(&o, &err);
+
+	if (fd < 0) {
+		fprintf(stderr, "load %s: %s\n", policy, err.msg);
+		_exit(97);
+	}
+	if (notify) {
+		if (sock >= 0)
+			send_fd(sock, fd);
+		close(fd);
+	}
+}
+
+static void child_run_table(int out)
+{
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(st_checks); i++) {
+		struct result r = { .idx = (int)i };
+
+		errno = 0;
+		r.ret = st_checks[i].call();
+		r.err = r.ret < 0 ? errno : 0;
+		if (write(out, &r, sizeof(r)) != sizeof(r))
+			_exit(96);
+	}
+}
+
+/*
+ * Run the whole table under policy in a child.  With audit, this process
+ * serves the child's notifications.  Returns the number of wrong answers.
+ */
+static int run_table(const char *policy, bool strict, struct sbx_seccomp_audit *audit,
+		     pid_t *child)
+{
+	int res[2], sv[2], nfd = -1, bad = 0, status;
+	struct result r;
+	pid_t pid;
+
+	assert_int_equal(pipe2(res, O_CLOEXEC), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(res[0]);
+		setsid();	/* no controlling tty: vhangup is harmless */
+		child_load(policy, audit != NULL, sv[1]);
+		child_run_table(res[1]);
+		_exit(0);
+	}
+	close(res[1]);
+	close(sv[1]);
+	if (audit)
+		assert_true((nfd = recv_fd(sv[0])) >= 0);
+	for (;;) {
+		struct pollfd p[2] = { { res[0], POLLIN, 0 }, { nfd, POLLIN, 0 } };
+		struct sbx_err err = { 0 };
+
+		assert_true(poll(p, nfd >= 0 ? 2 : 1, 10000) > 0);
+		if (nfd >= 0 && (p[1].revents & POLLIN) &&
+		    sbx_seccomp_audit_handle(nfd, audit, &err) < 0)
+			fail_msg("audit: %s: %s", err.msg, strerror(err.errnum));
+		if (!(p[0].revents & (POLLIN | POLLHUP)))
+			continue;
+		if (read(res[0], &r, sizeof(r)) != sizeof(r))
+			break;
+		const struct st_check *c = &st_checks[r.idx];
+		enum st_want want = strict ? c->want_strict : c->want_default;
+
+		if (!st_ok(want, r.ret, r.err)) {
+			print_error("%s %s: %s: want %s, got %ld (%s)\n", policy,
+				    audit ? "audit" : "", c->what, st_want_name(want), r.ret,
+				    r.ret < 0 ? strerror(r.err) : "success");
+			bad++;
+		}
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(res[0]);
+	close(sv[0]);
+	if (nfd >= 0)
+		close(nfd);
+	if (child)
+		*child = pid;
+	return bad;
+}
+
+static void test_default_table(void **state)
+{
+	assert_int_equal(run_table("default", false, NULL, NULL), 0);
+}
+
+static void test_strict_table(void **state)
+{
+	assert_int_equal(run_table("strict", true, NULL, NULL), 0);
+}
+
+static const struct sbx_seccomp_audit_entry *audit_find(const struct sbx_seccomp_audit *a,
+							const char *name, int errnum)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->entries[i].name, name) == 0 && a->entries[i].errnum == errnum)
+			return &a->entries[i];
+	return NULL;
+}
+
+/* Every blocked call (but clone3, a plain ENOSYS) reached the supervisor. */
+static void check_audit(const struct sbx_seccomp_audit *a, bool strict, pid_t pid)
+{
+	uint64_t want_total = 0;
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(st_checks); i++) {
+		const struct st_check *c = &st_checks[i];
+		enum st_want w = strict ? c->want_strict : c->want_default;
+		const struct sbx_seccomp_audit_entry *e;
+
+		if (w == ST_ALLOWED || strcmp(c->name, "clone3") == 0)
+			continue;
+		want_total++;
+		e = audit_find(a, c->name, w == ST_EPERM ? EPERM : ENOSYS);
+		if (!e)
+			fail_msg("audit has no entry for %s (%s)", c->what, st_want_name(w));
+		assert_true(e->count >= 1);
+		assert_int_equal(e->pid, pid);
+		/* Same pid namespace here: the jail's view is the same pid. */
+		assert_int_equal(e->jail_pid, pid);
+	}
+	assert_true(audit_find(a, "clone3", ENOSYS) == NULL);
+	assert_true(audit_find(a, "getpid", EPERM) == NULL);
+	assert_int_equal(a->total, want_total);
+}
+
+static void test_default_audit(void **state)
+{
+	struct sbx_seccomp_audit a;
+	struct sbx_err err = { 0 };
+	const struct sbx_seccomp_audit_entry *e;
+	pid_t pid;
+
+	assert_int_equal(sbx_seccomp_audit_init(&a, "default", &err), 0);
+	assert_int_equal(run_table("default", false, &a, &pid), 0);
+	check_audit(&a, false, pid);
+	e = audit_find(&a, "clone", EPERM);
+	assert_non_null(e);
+	assert_int_equal(e->count, 7);	/* one per namespace flag */
+	assert_int_equal(audit_find(&a, "ioctl", EPERM)->count, 4);
+
+	json_t *j = sbx_seccomp_audit_json(&a), *o;
+	assert_true(json_is_array(j));
+	assert_int_equal(json_array_size(j), a.n);
+	o = json_array_get(j, 0);
+	assert_string_equal(json_string_value(json_object_get(o, "syscall")), a.entries[0].name);
+	assert_int_equal(json_integer_value(json_object_get(o, "count")), a.entries[0].count);
+	assert_int_equal(json_integer_value(json_object_get(o, "pid")), pid);
+	assert_string_equal(json_string_value(json_object_get(o, "errno")), "EPERM");
+	json_decref(j);
+	sbx_seccomp_audit_free(&a);
+}
+
+static void test_strict_audit(void **state)
+{
+	struct sbx_seccomp_audit a;
+	struct sbx_err err = { 0 };
+	pid_t pid;
+
+	assert_int_equal(sbx_seccomp_audit_init(&a, "strict", &err), 0);
+	assert_int_equal(run_table("strict", true, &a, &pid), 0);
+	check_audit(&a, true, pid);
+	/* Same syscall, two answers: AF_PACKET is EPERM, AF_INET unlisted. */
+	assert_non_null(audit_find(&a, "socket", EPERM));
+	assert_non_null(audit_find(&a, "socket", ENOSYS));
+	sbx_seccomp_audit_free(&a);
+}
+
+/* Fork, load policy, run fn; return the wait status. */
+static int in_child(const char *policy, bool notify, int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (policy)
+			child_load(policy, notify, -1);
+		_exit(fn(arg));
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+#ifdef ST_HAVE_COMPAT_ABIS
+static int do_x32(void *arg)
+{
+	st_x32_getpid();
+	return 0;	/* still alive: escaped */
+}
+
+static int do_int80(void *arg)
+{
+	st_int80_getpid();
+	return 0;
+}
+
+static void assert_sigsys(int status)
+{
+	if (!WIFSIGNALED(status))
+		fail_msg("child was not killed (exit status %d)", WEXITSTATUS(status));
+	assert_int_equal(WTERMSIG(status), SIGSYS);
+}
+
+static void test_other_abis_killed(void **state)
+{
+	const char *policies[] = { "default", "strict" };
+
+	/* Sanity: without a filter neither kills. */
+	assert_true(WIFEXITED(in_child(NULL, false, do_x32, NULL)));
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(policies); i++) {
+		assert_sigsys(in_child(policies[i], false, do_x32, NULL));
+		assert_sigsys(in_child(policies[i], false, do_int80, NULL));
+		assert_sigsys(in_child(policies[i], true, do_x32, NULL));
+	}
+}
+#endif
+
+/* The generated BPF kills x32 numbers: "nr >= 0x40000000 -> bad arch". */
+static void test_bpf_rejects_x32(void **state)
+{
+	struct sbx_seccomp_opts o = { .policy = "default" };
+	struct sbx_err err = { 0 };
+	struct sock_filter f[4096];
+	int p[2];
+	ssize_t n;
+	bool found = false;
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(sbx_seccomp_export(&o, p[1], true, &err), 0);
+	close(p[1]);
+	n = sbx_read_all(p[0], f, sizeof(f));
+	close(p[0]);
+	assert_true(n > 0 && n % (ssize_t)sizeof(f[0]) == 0);
+	for (size_t i = 0; i + 1 < (size_t)n / sizeof(f[0]); i++) {
+		if (f[i].code != (BPF_JMP | BPF_JGE | BPF_K) || f[i].k != 0x40000000)
+			continue;
+		/* Followed (when >=) by the kill-process return. */
+		size_t t = i + 1 + f[i].jt;
+		while (t < (size_t)n / sizeof(f[0]) && f[t].code == (BPF_JMP | BPF_JEQ | BPF_K))
+			t = t + 1 + f[t].jf;	/* the nr == -1 exception */
+		found = f[t].code == (BPF_RET | BPF_K) && f[t].k == SECCOMP_RET_KILL_PROCESS;
+	}
+	assert_true(found);
+}
+
+static int do_sh(void *arg)
+{
+	execl("/bin/sh", "sh", "-c", (const char *)arg, (char *)NULL);
+	return 127;
+}
+
+static char tmpdir[64];
+
+/* strict runs a shell, coreutils, busybox and gcc (cc1, as, collect2, ld). */
+static void test_strict_runs_tools(void **state)
+{
+	const char *policies[] = { "strict", "default" };
+	char *cmd;
+	int status;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sbx-seccomp-test.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	cmd = sbx_xasprintf(
+		"set -e; cd %s; n=$(ls / | wc -l); test $n -gt 3; echo x > f; test \"$(cat f)\" = x;"
+		"printf '#include <stdio.h>\\nint main(void){puts(\"hi\");return 0;}\\n' > h.c;"
+		"gcc -O2 -o h h.c; test \"$(./h)\" = hi; busybox sh -c 'echo a | sort | wc -l' >/dev/null;"
+		"mkdir -p d/e; cp -a h.c d/e/; tar cf t.tar d; rm -r d; tar xf t.tar; test -f d/e/h.c;"
+		"mkfifo p; rm p; sleep 0.01; date >/dev/null; sed s/a/b/ f >/dev/null; id -u >/dev/null",
+		tmpdir);
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(policies); i++) {
+		status = in_child(policies[i], false, do_sh, cmd);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("under %s the shell failed: status 0x%x", policies[i], status);
+		status = in_child(policies[i], false, do_sh, (char *)"exec 3<&0; ls /proc/self/ >/dev/null");
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	free(cmd);
+	cmd = sbx_xasprintf("rm -rf %s", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
+/* Without a supervisor (listener closed) notified calls fail with ENOSYS. */
+static int do_no_supervisor(void *arg)
+{
+	struct sbx_seccomp_opts o = { .policy = "default", .notify = true };
+	struct sbx_err err = { 0 };
+	int fd = sbx_seccomp_load(&o, &err);
+
+	if (fd < 0 || !(fcntl(fd, F_GETFD) & FD_CLOEXEC))
+		return 2;
+	close(fd);
+	if (syscall(SYS_mount, 0L, 0L, 0L, 0L, 0L) != -1 || errno != ENOSYS)
+		return 3;
+	if (syscall(SYS_getpid) != getpid())
+		return 4;
+	return 0;
+}
+
+static void test_notify_without_supervisor(void **state)
+{
+	int status = in_child(NULL, false, do_no_supervisor, NULL);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+
+/* Policy files. */
+static char *write_policy(const char *content, size_t len)
+{
+	char *path = sbx_xstrdup("/tmp/sbx-seccomp-policy.XXXXXX");
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(sbx_write_all(fd, content, len), 0);
+	close(fd);
+	return path;
+}
+
+static int do_amended(void *arg)
+{
+	if (syscall(SYS_getppid) != -1 || errno != EACCES)
+		return 2;
+	if (syscall(SYS_mount, 0L, 0L, 0L, 0L, 0L) != -1 || errno != EPERM)
+		return 3;	/* the default base is still there */
+	if (c_tiocsti() != -1 || errno != EPERM)
+		return 4;
+	if (syscall(SYS_getpid) != getpid())
+		return 5;
+	return 0;
+}
+
+static int do_allow_ioctl(void *arg)
+{
+	if (c_tiocsti() != -1 || errno != ENOTTY)
+		return 2;	/* allow ioctl replaced the TIOCSTI rule */
+	if (c_personality_rie() != -1 || errno != EPERM)
+		return 3;
+	return 0;
+}
+
+static int do_none_base(void *arg)
+{
+	if (syscall(SYS_getpid) != -1 || errno != EACCES)
+		return 2;
+	if (syscall(SYS_getppid) <= 0)
+		return 3;
+	return 0;
+}
+
+static int do_getpid(void *arg)
+{
+	syscall(SYS_getpid);
+	return 0;
+}
+
+static void check_policy(const char *content, int (*fn)(void *), int want_sig)
+{
+	char *path = write_policy(content, strlen(content));
+	struct sbx_err err = { 0 };
+	int status;
+
+	if (sbx_seccomp_validate(path, &err) < 0)
+		fail_msg("validate: %s", err.msg);
+	status = in_child(path, false, fn, NULL);
+	if (want_sig) {
+		assert_true(WIFSIGNALED(status));
+		assert_int_equal(WTERMSIG(status), want_sig);
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fail_msg("policy %s: child status 0x%x", content, status);
+	}
+	unlink(path);
+	free(path);
+}
+
+static void test_file_rules(void **state)
+{
+	check_policy("# amends the default policy\n\ndeny getppid EACCES   # trailing comment\n",
+		     do_amended, 0);
+	check_policy("base default\nallow ioctl\n", do_allow_ioctl, 0);
+	check_policy("base none\ndefault errno EACCES\nallow getppid\nallow exit_group\n"
+		     "allow munmap\nallow brk\nallow madvise\n",
+		     do_none_base, 0);
+	check_policy("base strict\ndeny getpid kill\n", do_getpid, SIGSYS);
+	check_policy("base default\n\tdeny\tgetpid\t13\n", do_none_base, 0);
+}
+
+static const struct {
+	const char *content;
+	const char *want;
+} bad_files[] = {
+	{ "deny mountt\n", "': line 1: unknown syscall 'mountt' (did you mean 'mount'?)" },
+	{ "\n# c\ndenny mount\n", "': line 3: unknown directive 'denny' (did you mean 'deny'?)" },
+	{ "deny mount\nbase strict\n", "': line 2: 'base' must come before every other directive" },
+	{ "base strict\nbase none\n", "': line 2: 'base' given twice" },
+	{ "base lax\n", "': line 1: unknown base policy 'lax'" },
+	{ "deny mount EPREM\n", "': line 1: unknown errno 'EPREM' (did you mean 'EPERM'?)" },
+	{ "deny mount 0\n", "': line 1: errno '0' out of range (1..4095)" },
+	{ "deny mount 4096\n", "': line 1: errno '4096' out of range" },
+	{ "deny mount EPERM extra\n", "': line 1: 'deny' takes SYSCALL [ERRNO|kill]" },
+	{ "deny a b c d e\n", "': line 1: too many words" },
+	{ "deny\n", "': line 1: 'deny' takes SYSCALL" },
+	{ "allow read write\n", "': line 1: 'allow' takes one SYSCALL" },
+	{ "default allow\ndefault kill\n", "': line 2: 'default' given twice" },
+	{ "default maybe\n", "': line 1: 'default' takes allow, log, kill or errno [ERRNO]" },
+	{ "default errno ENOPE\n", "': line 1: unknown errno 'ENOPE'" },
+	{ "allow xyzzy_frobnicate\n", "': line 1: unknown syscall 'xyzzy_frobnicate'" },
+};
+
+static void test_file_errors(void **state)
+{
+	struct sbx_err err;
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(bad_files); i++) {
+		char *path = write_policy(bad_files[i].content, strlen(bad_files[i].content));
+		char *want = sbx_xasprintf("seccomp policy '%s%s", path, bad_files[i].want);
+
+		sbx_err_clear(&err);
+		assert_true(sbx_seccomp_validate(path, &err) < 0);
+		if (strncmp(err.msg, want, strlen(want)) != 0)
+			fail_msg("policy %s: got \"%s\", want \"%s\"", bad_files[i].content,
+				 err.msg, want);
+		/* Loading refuses it the same way (in a child: it sets nnp). */
+		free(want);
+		unlink(path);
+		free(path);
+	}
+	assert_true(sbx_seccomp_validate("/nonexistent/sbx.policy", &err) == -ENOENT);
+	assert_string_equal(err.msg, "cannot open seccomp policy '/nonexistent/sbx.policy'");
+	assert_true(sbx_seccomp_validate("/tmp", &err) < 0);
+	assert_string_equal(err.msg, "seccomp policy '/tmp' is not a regular file");
+	char *path = write_policy("deny mount\n\0deny bpf\n", 22);
+	assert_true(sbx_seccomp_validate(path, &err) < 0);
+	assert_non_null(strstr(err.msg, "contains a NUL byte"));
+	unlink(path);
+	free(path);
+	assert_int_equal(sbx_seccomp_validate("default", &err), 0);
+	assert_int_equal(sbx_seccomp_validate("strict", &err), 0);
+	assert_int_equal(sbx_seccomp_validate(NULL, &err), 0);
+}
+
+/* A bad file makes sbx_seccomp_load fail before anything is loaded. */
+static int do_load_bad(void *arg)
+{
+	struct sbx_seccomp_opts o = { .policy = arg };
+	struct sbx_err err = { 0 };
+
+	if (sbx_seccomp_load(&o, &err) != -EINVAL)
+		return 2;
+	if (!strstr(err.msg, "line 1: unknown syscall 'mountt'"))
+		return 3;
+	/* Nothing was loaded: mount is not filtered. */
+	if (syscall(SYS_mount, 0L, 0L, 0L, 0L, 0L) == -1 && errno == EPERM && geteuid() == 0)
+		return 4;
+	return 0;
+}
+
+static void test_load_bad_file(void **state)
+{
+	char *path = write_policy("deny mountt\n", 12);
+	int status = in_child(NULL, false, do_load_bad, path);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	unlink(path);
+	free(path);
+}
+
+/* The user-space replay of the policy agrees with the table. */
+static void test_eval_matches_table(void **state)
+{
+	struct sbx_seccomp_policy *p = NULL;
+	struct sbx_err err = { 0 };
+	uint64_t a[6] = { 0 };
+	int e;
+
+	assert_int_equal(sbx_seccomp_policy_get("default", &p, &err), 0);
+	a[1] = TIOCSTI | (1ULL << 32);
+	assert_int_equal(sbx_seccomp_policy_eval(p, SYS_ioctl, a, &e), SBX_SC_ERRNO);
+	assert_int_equal(e, EPERM);
+	a[1] = TCGETS;
+	assert_int_equal(sbx_seccomp_policy_eval(p, SYS_ioctl, a, &e), SBX_SC_ALLOW);
+	for (uint64_t v = 0; v < 0x40000; v += 1) {
+		a[0] = v;
+		enum sbx_sc_act want = (v == 0 || v == 8 || v == 0x20000 || v == 0x20008)
+					       ? SBX_SC_ALLOW : SBX_SC_ERRNO;
+		if (sbx_seccomp_policy_eval(p, SYS_personality, a, &e) != want)
+			fail_msg("personality(0x%llx)", (unsigned long long)v);
+	}
+	a[0] = 0xffffffff;
+	assert_int_equal(sbx_seccomp_policy_eval(p, SYS_personality, a, &e), SBX_SC_ALLOW);
+	a[0] = 0xfffffffe;
+	assert_int_equal(sbx_seccomp_policy_eval(p, SYS_personality, a, &e), SBX_SC_ERRNO);
+	sbx_seccomp_policy_free(p);
+
+	assert_int_equal(sbx_seccomp_policy_get("strict", &p, &err), 0);
+	for (uint64_t v = 0x5400; v < 0x5500; v++) {
+		a[1] = v | (7ULL << 33);
+		enum sbx_sc_act want = v == TIOCSTI || v == TIOCLINUX ? SBX_SC_ERRNO : SBX_SC_ALLOW;
+		if (sbx_seccomp_policy_eval(p, SYS_ioctl, a, &e) != want)
+			fail_msg("strict ioctl(0x%llx)", (unsigned long long)v);
+	}
+	a[0] = AF_INET;
+	assert_int_equal(sbx_seccomp_policy_eval(p, SYS_socket, a, &e), SBX_SC_ERRNO);
+	assert_int_equal(e, ENOSYS);
+	a[0] = AF_PACKET;
+	assert_int_equal(sbx_seccomp_policy_eval(p, SYS_socket, a, &e), SBX_SC_ERRNO);
+	assert_int_equal(e, EPERM);
+	sbx_seccomp_policy_free(p);
+}
+
+#define SECCOMP_FILE_TESTS                                                                         \
+	cmocka_unit_test(test_file_rules), cmocka_unit_test(test_file_errors),                     \
+		cmocka_unit_test(test_load_bad_file), cmocka_unit_test(test_eval_matches_table)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_default_table),
+		cmocka_unit_test(test_strict_table),
+		cmocka_unit_test(test_default_audit),
+		cmocka_unit_test(test_strict_audit),
+#ifdef ST_HAVE_COMPAT_ABIS
+		cmocka_unit_test(test_other_abis_killed),
+#endif
+		cmocka_unit_test(test_bpf_rejects_x32),
+		cmocka_unit_test(test_strict_runs_tools),
+		cmocka_unit_test(test_notify_without_supervisor),
+		SECCOMP_FILE_TESTS,
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
