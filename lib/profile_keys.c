@@ -5,6 +5,7 @@
  * "did you mean" suggestions, and writing the resolved profile as INI.
  */
 #include "profile_int.h"
+#include "seccomp.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -691,6 +692,9 @@ static int set_seccomp(struct sbx_config *c, const char *key, const char *val,
 	if (!S_ISREG(st.st_mode))
 		return sbx_err_set(err, 0, "seccomp policy '%s' is not a file (expected default, strict or a file)",
 				   norm);
+	r = sbx_seccomp_validate(norm, err);	/* its own errors name its lines */
+	if (r < 0)
+		return r;
 	free(c->seccomp);
 	c->seccomp = steal_pointer(&norm);
 	return 0;

@@ -167,6 +167,12 @@ static void test_bad_paths(void **state)
 	expect_err("[sandbox]\nworkdir = src\n", 2, "key 'workdir': workdir 'src' is not an absolute path");
 	expect_err("[sandbox]\nrootfs = missing.tar\n", 2, "key 'rootfs': rootfs '");
 	expect_err("[security]\nseccomp = nope.policy\n", 2, "key 'seccomp': seccomp policy '");
+	put("bad.policy", "base default\ndeny not_a_syscall\n");
+	char want[512];
+	snprintf(want, sizeof(want),
+		 "key 'seccomp': seccomp policy '%s/bad.policy': line 2: unknown syscall 'not_a_syscall'",
+		 dir);
+	expect_err("[security]\nseccomp = bad.policy\n", 2, want);
 }
 
 static void test_bad_allow(void **state)
@@ -390,7 +396,7 @@ static void test_values(void **state)
 {
 	struct sbx_config c;
 
-	put("pol.json", "{}\n");
+	put("pol.json", "# a policy\nbase default\ndeny ptrace\n");
 	expect_ok(&c, "[sandbox]\nrootfs = .\nuser = 1000:100\nworkdir = /w//x/./y/\n"
 		      "persist = always\ntty = yes\nwritable = no\nhostname = box-1\n"
 		      "[filesystem]\ntmpfs = /tmp:64m\noverlay = /srv//data/:/data\nmask = /etc/shadow\n"
@@ -552,7 +558,7 @@ static void test_round_trip(void **state)
 {
 	struct sbx_config c;
 
-	put("pol2.json", "{}\n");
+	put("pol2.json", "base strict\n");
 	expect_ok(&c, "[sandbox]\nhostname = h\nuser = 7\nworkdir = /w\n"
 		      "[filesystem]\ntmpfs = /t:1m\nbind = -/a$$b:/c\nmask = /m\n"
 		      "[env]\nset = X=$$HOME and ~/x\npass = A*\n"
