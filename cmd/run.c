@@ -305,7 +305,10 @@ static int setup(struct run_ctx *c, struct sbx_err *err)
 		r = prepare_image(c, err);
 	if (r == 0)
 		r = prepare_layers(c, err);
-	if (r == 0)
+	/* A cgroup only when a limit needs one: attaching costs milliseconds
+	 * (v1 memory), and pid-namespace teardown already ends every process. */
+	if (r == 0 && (c->cfg.memory != SBX_UNSET || c->cfg.pids != SBX_UNSET ||
+		       c->cfg.cpus_milli != SBX_UNSET))
 		r = sbx_cgroup_create(&c->cg, c->sb.id, &c->cfg, err);
 	return r;
 }
