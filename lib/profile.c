@@ -240,6 +240,22 @@ static bool check_line(struct pfile *f, char *s)
 	return true;
 }
 
+/*
+ * Cut an inline comment: ';' or '#' after a blank, outside of a full-line
+ * comment (inih itself only knows ';', and only when built to).
+ */
+static void strip_comment(char *s)
+{
+	if (*s == '#' || *s == ';')
+		return;
+	for (char *p = s + 1; *p; p++) {
+		if ((*p == '#' || *p == ';') && (p[-1] == ' ' || p[-1] == '\t')) {
+			*p = '\0';
+			break;
+		}
+	}
+}
+
 /* fgets-like: the next line of the text, leading blanks removed. */
 static char *reader(char *str, int num, void *stream)
 {
@@ -264,8 +280,9 @@ static char *reader(char *str, int num, void *stream)
 		return str;
 	}
 	memcpy(str, p, len);
-	str[len] = '\n';
-	str[len + 1] = '\0';
+	str[len] = '\0';
+	strip_comment(str);
+	strcat(str, "\n");
 	if (!check_line(f, str))
 		snprintf(str, (size_t)num, "#\n");
 	return str;

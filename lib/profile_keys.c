@@ -64,9 +64,13 @@ static char *resolve_rel(const char *base, const char *path)
 
 	if (path[0] == '/')
 		return sbx_xstrdup(path);
-	if (!base)
-		base = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
-	return sbx_xasprintf("%s/%s", base, path);
+	if (base && base[0] == '/')
+		return sbx_xasprintf("%s/%s", base, path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), "/");
+	if (!base || strcmp(base, ".") == 0)
+		return sbx_xasprintf("%s/%s", cwd, path);
+	return sbx_xasprintf("%s/%s/%s", cwd, base, path);
 }
 
 static bool env_name_ok(const char *s, size_t n)

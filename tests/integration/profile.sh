@@ -155,6 +155,14 @@ capture "$SBX" profile check bad-ext.ini
 [ "$err" = "sbx: 'bad-ext.ini:2': extends: unknown built-in profile 'stricct' (did you mean 'strict'?)" ]
 ok $? "extends of a missing built-in names it ($err)"
 
+# Relative paths in a profile are relative to its directory.
+mkdir -p sub/img
+printf '[sandbox]\nrootfs = img\n[limits]\nmemory = 1g # inline comment\n' >sub/img.ini
+capture "$SBX" profile show sub/img.ini
+[ $rc -eq 0 ] && printf '%s\n' "$out" | grep -Fqx "rootfs = $W/sub/img" &&
+	printf '%s\n' "$out" | grep -Fqx "memory = 1g"
+ok $? "rootfs = img in sub/img.ini is $W/sub/img; inline comments are dropped"
+
 # ---- usage errors: exit 2
 for args in "" "check" "show" "show a b" "bogus" "list extra" "list --bogus" "show --json x"; do
 	# shellcheck disable=SC2086

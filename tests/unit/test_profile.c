@@ -653,6 +653,78 @@ static void test_builtin_contents(void **state)
 	sbx_config_free(&c);
 }
 
+static void test_comments(void **state)
+{
+	struct sbx_config c;
+
+	expect_ok(&c, "\xEF\xBB\xBF# BOM and comments\n; semicolon\n[limits]\n"
+		      "memory = 4G   # plenty\n  pids = 9 ; indented, with a comment\n"
+		      "[network]\nallow = a.com\tb.com # two\n[env]\nset = URL=http://x/#frag\n");
+	assert_int_equal(c.memory, 4ULL << 30);
+	assert_int_equal(c.pids, 9);
+	assert_int_equal(c.allow.n, 2);
+	assert_string_equal(c.env_set.v[0], "URL=http://x/#frag");	/* no blank before '#' */
+	sbx_config_free(&c);
+}
+
+static void test_relative_profile_path(void **state)
+{
+	struct sbx_config c;
+	char cwd[512], want[512], *errs;
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir("/tmp"), 0);
+	put("img.tar", "not really a tarball\n");
+	put("rel.ini", "[sandbox]\nrootfs = img.tar\n[security]\nseccomp = ./rel.policy\n");
+	put("rel.policy", "base default\n");
+	errs = load(&c, dir + 5);	/* a directory is not a profile */
+	assert_non_null(errs);
+	assert_non_null(strstr(errs, "Is a directory"));
+	free(errs);
+	sbx_config_free(&c);
+	snprintf(want, sizeof(want), "%s/rel.ini", dir + 5);
+	errs = load(&c, want);
+	if (errs)
+		fail_msg("%s", errs);
+	snprintf(want, sizeof(want), "%s/img.tar", dir);
+	assert_string_equal(c.rootfs, want);
+	snprintf(want, sizeof(want), "%s/rel.policy", dir);
+	assert_string_equal(c.seccomp, want);
+	sbx_config_free(&c);
+	assert_int_equal(chdir(cwd), 0);
+}
+
+/* Mutated built-ins must give errors or configs, never crash or leak. */
+static void test_mutations(void **state)
+{
+	static const char alphabet[] = "[]=:$${}~-#;\n /.*?abcAZ09_\t\\\"";
+	unsigned seed = 12345;
+
+	for (int iter = 0; iter < 3000; iter++) {
+		const char *src = sbx_builtin_profiles[iter % sbx_n_builtin_profiles].text;
+		char *t = sbx_xstrdup(src);
+		size_t len = strlen(t);
+		struct sbx_config c;
+		struct sbx_err e;
+
+		for (int k = 0; k < 1 + iter % 8; k++) {
+			seed = seed * 1103515245 + 12345;
+			t[(seed >> 8) % len] = alphabet[(seed >> 20) % (sizeof(alphabet) - 1)];
+		}
+		sbx_config_init(&c);
+		if (sbx_profile_load_string(&c, t, "mutant", &V, &e) == 0) {
+			char *out = show(&c);
+
+			assert_non_null(out);
+			free(out);
+		} else {
+			assert_true(e.msg[0] != '\0');
+		}
+		sbx_config_free(&c);
+		free(t);
+	}
+}
+
 static void test_summary(void **state)
 {
 	char buf[64];
@@ -687,6 +759,9 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_builtins),
 		cmocka_unit_test(test_builtin_contents),
+		cmocka_unit_test(test_comments),
+		cmocka_unit_test(test_relative_profile_path),
+		cmocka_unit_test(test_mutations),
 		cmocka_unit_test(test_summary),
 	};
 
