@@ -142,6 +142,7 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	wait_go(c);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	prctl(PR_SET_NAME, "sbx-init", 0, 0, 0);
 	if (setup(c, &err) < 0)
 		sbx_jail_die(c->sock, &err, 125);
 	c->ts[SBX_TS_MOUNTED] = sbx_now_ns();

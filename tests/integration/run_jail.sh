@@ -1,0 +1,161 @@
+#!/bin/bash
+# tests/integration/run_jail.sh - isolation properties of `sbx run`, asserted
+# from inside the jail and from the host, as root and as an unprivileged
+# user (setpriv to 65534), with a busybox rootfs tarball and the host root.
+. "$(dirname "$0")/../lib/tap.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
+	exit 77
+fi
+
+BASE=$TAP_TMP/base
+mkdir -p "$BASE" && chmod 0777 "$BASE"
+IMG=$BASE/busybox.tar.gz
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" >/dev/null || { echo "Bail out! mkrootfs failed"; exit 1; }
+chmod 0644 "$IMG"
+WD=$BASE/wd
+mkdir -p "$WD" && chmod 0777 "$WD"
+
+# as_mode MODE CMD...: run CMD as root or as nobody, with private state.
+as_mode() {
+	local mode=$1
+	shift
+	if [ "$mode" = root ]; then
+		(cd "$WD" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
+	else
+		(cd "$WD" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@")
+	fi
+}
+
+mountinfo_count() { wc -l </proc/self/mountinfo; }
+
+for mode in root user; do
+	if [ $mode = root ]; then host_root=100000; map="0 100000 65536"; else host_root=65534; map="65534 65534 1"; fi
+	mounts_before=$(mountinfo_count)
+
+	# Capabilities, no_new_privs, seccomp.
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- cat /proc/self/status
+	caps=$(printf '%s\n' "$out" | grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' | awk '{print $2}' | sort -u)
+	[ "$rc" -eq 0 ] && [ "$caps" = 0000000000000000 ] && [ "$(printf '%s\n' "$out" | grep -c '^Cap')" -eq 5 ]
+	ok $? "$mode: all five capability sets are empty"
+	printf '%s\n' "$out" | grep -qE '^NoNewPrivs:[[:space:]]+1$'
+	ok $? "$mode: no_new_privs is set"
+	printf '%s\n' "$out" | grep -qE '^Seccomp:[[:space:]]+2$'
+	ok $? "$mode: seccomp filter mode (2)"
+
+	# Id maps and who we are.
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- cat /proc/self/uid_map
+	[ "$(echo $out)" = "$map" ]
+	ok $? "$mode: uid_map is '$map' (got '$(echo $out)')"
+	capture as_mode $mode "$SBX" run -q -u root --rootfs "$IMG" -- id -u
+	[ "$out" = 0 ] || [ $mode = user ]
+	ok $? "$mode: -u root is uid 0 inside"
+
+	# pid 1 is sbx's init, the command is not pid 1.
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'cat /proc/1/comm; echo $$'
+	[ "$(printf '%s\n' "$out" | sed -n 1p)" = sbx-init ] && [ "$(printf '%s\n' "$out" | sed -n 2p)" != 1 ]
+	ok $? "$mode: pid 1 is sbx-init, the command is not pid 1 ($(echo $out))"
+
+	# Hostname.
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- hostname
+	[[ "$out" =~ ^sbx-[0-9a-f]{8}$ ]]
+	ok $? "$mode: default hostname sbx-<id> ($out)"
+	capture as_mode $mode "$SBX" run -q --hostname box1 --rootfs "$IMG" -- hostname
+	[ "$out" = box1 ]
+	ok $? "$mode: --hostname sets it"
+
+	# Network: only lo, down in none, up in loopback.
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "; ifconfig lo'
+	[ "$(printf '%s\n' "$out" | sed -n 1p)" = lo ] && [ "$(printf '%s\n' "$out" | wc -l)" -gt 1 ] &&
+		! printf '%s\n' "$out" | sed 1d | grep -qw UP
+	ok $? "$mode: net none: only lo, and it is down"
+	capture as_mode $mode "$SBX" run -q --net loopback --rootfs "$IMG" -- ifconfig lo
+	printf '%s\n' "$out" | grep -qw UP
+	ok $? "$mode: net loopback: lo is up"
+
+	# Root filesystem: host root read-only; image root writable but private.
+	capture as_mode $mode "$SBX" run -q -- sh -c 'touch /sbx-probe-file'
+	[ "$rc" -ne 0 ] && [ ! -e /sbx-probe-file ]
+	ok $? "$mode: host root is read-only"
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'echo x > /etc/written && cat /etc/written'
+	[ "$rc" -eq 0 ] && [ "$out" = x ]
+	ok $? "$mode: image root is writable"
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- cat /etc/written
+	[ "$rc" -ne 0 ]
+	ok $? "$mode: a second sandbox does not see the first one's writes"
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'mount -o remount,rw / 2>&1; touch /proc/sys/kernel/x 2>&1; echo 1 > /proc/sys/kernel/hostname'
+	[ "$rc" -ne 0 ]
+	ok $? "$mode: /proc/sys is read-only, remount refused"
+
+	# Masked /proc entries read empty.
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'cat /proc/keys /proc/timer_list /proc/kallsyms 2>/dev/null | wc -c'
+	[ "$out" = 0 ]
+	ok $? "$mode: /proc/keys, timer_list, kallsyms are masked ($out bytes)"
+
+	# /dev is minimal.
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'ls /dev | tr "\n" " "'
+	[ "$out" = "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero " ]
+	ok $? "$mode: minimal /dev ($out)"
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'echo hi > /dev/null && head -c 4 /dev/urandom | wc -c'
+	[ "$out" = 4 ]
+	ok $? "$mode: /dev/null and /dev/urandom work"
+
+	# Environment cleared: only what the profile passes and sets.
+	capture as_mode $mode env SBX_TEST_SECRET=leak "$SBX" run -q -e FOO=bar --rootfs "$IMG" -- env
+	! printf '%s\n' "$out" | grep -q SBX_TEST_SECRET && printf '%s\n' "$out" | grep -qx FOO=bar &&
+		printf '%s\n' "$out" | grep -q '^PATH=' && printf '%s\n' "$out" | grep -q '^HOME='
+	ok $? "$mode: environment cleared, -e FOO=bar set, PATH and HOME present"
+
+	# Only stdio fds (3 is ls's own directory fd).
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- ls /proc/self/fd
+	[ "$(echo $out)" = "0 1 2 3" ]
+	ok $? "$mode: only fds 0 1 2 reach the command ($(echo $out))"
+
+	# A rw bind: files the jail creates are owned by an unprivileged host uid.
+	SHARED=$BASE/shared-$mode
+	mkdir -p "$SHARED" && chmod 0777 "$SHARED"
+	capture as_mode $mode "$SBX" run -q --bind "$SHARED:/shared" --rootfs "$IMG" -- sh -c 'echo hi > /shared/made'
+	owner=$(stat -c %u "$SHARED/made" 2>/dev/null)
+	[ "$rc" -eq 0 ] && [ "$owner" = "$host_root" ] && [ "$owner" != 0 ]
+	ok $? "$mode: file made through a rw bind is owned by host uid $host_root (got '$owner')"
+	capture as_mode $mode "$SBX" run -q --ro-bind "$SHARED:/shared" --rootfs "$IMG" -- sh -c 'echo no > /shared/made2'
+	[ "$rc" -ne 0 ] && [ ! -e "$SHARED/made2" ]
+	ok $? "$mode: a ro bind cannot be written"
+
+	# Copy-on-write overlay of the working directory: the host dir is unchanged.
+	echo original >"$WD/file-$mode"
+	chmod 0666 "$WD/file-$mode"
+	capture as_mode $mode "$SBX" run -q -- sh -c "echo changed > file-$mode; rm -f file-$mode; echo new > new-$mode"
+	[ "$rc" -eq 0 ] && [ "$(cat "$WD/file-$mode")" = original ] && [ ! -e "$WD/new-$mode" ]
+	ok $? "$mode: the working directory overlay leaves the host directory unchanged"
+
+	# Host root: the command sees the host's files (ls works), as the default.
+	capture as_mode $mode "$SBX" run -q -- ls /usr/bin/env
+	[ "$rc" -eq 0 ] && [ "$out" = /usr/bin/env ]
+	ok $? "$mode: host rootfs: host files visible"
+
+	# Nothing left behind: mounts, processes, sandboxes.
+	marker=sbx-marker-$mode-$$
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c "sleep 0.1 & : $marker"
+	sleep 0.1
+	! grep -q "$BASE" /proc/self/mountinfo && [ "$(mountinfo_count)" -le "$mounts_before" ]
+	ok $? "$mode: no mount left in the host's mountinfo"
+	! pgrep -f "$marker" >/dev/null
+	ok $? "$mode: no jail process left"
+	n0=$(ls "$BASE/state-$mode/sandboxes" 2>/dev/null | grep -vc '^\.')
+	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- true
+	n1=$(ls "$BASE/state-$mode/sandboxes" 2>/dev/null | grep -vc '^\.')
+	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- false
+	n2=$(ls "$BASE/state-$mode/sandboxes" 2>/dev/null | grep -vc '^\.')
+	as_mode $mode "$SBX" run -q --rm --rootfs "$IMG" -- false
+	n3=$(ls "$BASE/state-$mode/sandboxes" 2>/dev/null | grep -vc '^\.')
+	as_mode $mode "$SBX" run -q --keep --rootfs "$IMG" -- true
+	n4=$(ls "$BASE/state-$mode/sandboxes" 2>/dev/null | grep -vc '^\.')
+	[ "$n1" = "$n0" ] && [ "$n2" = $((n0 + 1)) ] && [ "$n3" = "$n2" ] && [ "$n4" = $((n2 + 1)) ]
+	ok $? "$mode: success removed, failure kept (on-failure), --rm removed, --keep kept ($n0 $n1 $n2 $n3 $n4)"
+done
+
+done_testing
