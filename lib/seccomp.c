@@ -375,14 +375,46 @@ static bool is_builtin(const char *policy)
 	return strcmp(policy, "default") == 0 || strcmp(policy, "strict") == 0;
 }
 
-int sbx_seccomp_policy_get(const char *policy, struct sbx_seccomp_policy **out,
-			   struct sbx_err *err)
+/*
+ * The last policy file validated by this process.  The jail loads its
+ * filter after pivot_root, where the host path of the file names a file of
+ * the jail's own (a hostile image could plant a permissive policy there),
+ * so sbx_seccomp_load() never reads a file: it uses the policy that
+ * sbx_seccomp_validate() read on the host before the jail was cloned.
+ */
+static struct sbx_seccomp_policy *validated;
+
+static struct sbx_seccomp_policy *policy_dup(const struct sbx_seccomp_policy *p)
 {
-	struct sbx_seccomp_policy *p = sbx_xcalloc(1, sizeof(*p));
+	struct sbx_seccomp_policy *d = sbx_xcalloc(1, sizeof(*d));
+
+	d->name = sbx_xstrdup(p->name);
+	d->def = p->def;
+	d->def_err = p->def_err;
+	d->n = d->cap = p->n;
+	d->rules = sbx_xmalloc((p->n ? p->n : 1) * sizeof(*d->rules));
+	if (p->n)
+		memcpy(d->rules, p->rules, p->n * sizeof(*d->rules));
+	return d;
+}
+
+static int policy_resolve(const char *policy, bool from_file, struct sbx_seccomp_policy **out,
+			  struct sbx_err *err)
+{
+	struct sbx_seccomp_policy *p;
 	int rc;
 
 	if (!policy || !*policy)
 		policy = "default";
+	if (!is_builtin(policy) && validated && strcmp(validated->name, policy) == 0) {
+		*out = policy_dup(validated);
+		return 0;
+	}
+	if (!is_builtin(policy) && !from_file)
+		return sbx_err_set(err, EINVAL,
+				   "seccomp policy '%s' was not validated before the jail started",
+				   policy);
+	p = sbx_xcalloc(1, sizeof(*p));
 	p->name = sbx_xstrdup(policy);
 	if (is_builtin(policy))
 		rc = sbx_seccomp_policy_builtin(p, policy);
@@ -394,6 +426,12 @@ int sbx_seccomp_policy_get(const char *policy, struct sbx_seccomp_policy **out,
 	}
 	*out = p;
 	return 0;
+}
+
+int sbx_seccomp_policy_get(const char *policy, struct sbx_seccomp_policy **out,
+			   struct sbx_err *err)
+{
+	return policy_resolve(policy, true, out, err);
 }
 
 static uint32_t scmp_action(enum sbx_sc_act act, int e, bool quiet, bool notify)
@@ -460,12 +498,21 @@ int sbx_seccomp_validate(const char *policy, struct sbx_err *err)
 	scmp_filter_ctx ctx = NULL;
 	int rc;
 
+	if (policy && *policy && !is_builtin(policy)) {
+		/* Read the file afresh: it may have changed since. */
+		sbx_seccomp_policy_free(validated);
+		validated = NULL;
+	}
 	rc = sbx_seccomp_policy_get(policy, &p, err);
 	if (rc < 0)
 		return rc;
 	/* Build (not load) the filter too: libseccomp may refuse a rule. */
 	rc = build_ctx(p, false, &ctx, err);
 	ctx_release(&ctx);
+	if (rc == 0 && !is_builtin(p->name)) {
+		validated = p;
+		return 0;
+	}
 	sbx_seccomp_policy_free(p);
 	return rc;
 }
@@ -479,7 +526,7 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 	/* Needed to load a filter without CAP_SYS_ADMIN; harmless if set. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return sbx_err_set(err, errno, "cannot set no_new_privs");
-	rc = sbx_seccomp_policy_get(opts->policy, &p, err);
+	rc = policy_resolve(opts->policy, false, &p, err);
 	if (rc < 0)
 		return rc;
 	rc = build_ctx(p, opts->notify, &ctx, err);

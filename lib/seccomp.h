@@ -24,12 +24,20 @@ struct sbx_seccomp_opts {
  * clone so a bad file is a 125 with a clear message, not a child failure).
  * Errors name the file and line: "seccomp policy 'p.policy': line 3:
  * unknown syscall 'mountt' (did you mean 'mount'?)".
+ *
+ * A policy file that validates is also recorded in this process: the
+ * jail's child (cloned after this, so it inherits the record) loads that
+ * record and never opens the path, which after pivot_root would name a file
+ * inside the jail.  So call this before starting the jail (run does).
  */
 int sbx_seccomp_validate(const char *policy, struct sbx_err *err);
 
 /*
  * Build and load the filter into the calling thread (the jail's child, last
  * step before execve).  Sets no_new_privs itself (harmless if already set).
+ * A file policy must have been validated by sbx_seccomp_validate() in this
+ * process (or the process it was forked/cloned from) beforehand; otherwise
+ * -EINVAL "seccomp policy 'F' was not validated before the jail started".
  * With opts->notify the returned value is the listener fd (>= 0, O_CLOEXEC)
  * for the supervisor; otherwise 0.  -errno on failure.
  *
