@@ -632,6 +632,7 @@ static void test_builtin_contents(void **state)
 	assert_int_equal(c.net, SBX_NET_PROXY);
 	assert_true(has_mount(&c, SBX_MNT_BIND, "/work/proj"));
 	assert_true(has_mount(&c, SBX_MNT_BIND, "/home/u/.claude"));
+	assert_true(has_mount(&c, SBX_MNT_OVERLAY, "/home/u"));	/* copy-on-write home */
 	assert_true(has_mount(&c, SBX_MNT_MASK, "/home/u/.ssh"));
 	assert_true(sbx_strv_contains(&c.allow, "api.anthropic.com"));
 	assert_true(sbx_strv_contains(&c.allow, "registry.npmjs.org"));
