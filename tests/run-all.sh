@@ -29,12 +29,21 @@ pass=0 fail=0 skip=0
 
 # Sanitized builds: reports go to files so no test can swallow them, with an
 # exit status no test expects from sbx (1 and 2 are ordinary sbx statuses).
+# Report files are named after the test that produced them (san_env).
+# ASAN_OPTIONS/UBSAN_OPTIONS set by the caller are used as they are.
 SAN_DIR=$OUT/sanitizer
 rm -rf "$SAN_DIR"
 mkdir -p "$SAN_DIR" && chmod 1777 "$SAN_DIR"
-export ASAN_OPTIONS=${ASAN_OPTIONS:-log_path=$SAN_DIR/asan:exitcode=99:abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:detect_invalid_pointer_pairs=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-log_path=$SAN_DIR/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=99}
+export SBX_SAN_DIR=$SAN_DIR
+USER_ASAN=${ASAN_OPTIONS-unset} USER_UBSAN=${UBSAN_OPTIONS-unset}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-exitcode=99}
+san_env() { # san_env NAME: sanitizer reports of what runs next go to NAME.*
+	[ "$USER_ASAN" = unset ] &&
+		export ASAN_OPTIONS="log_path=$SAN_DIR/$1.asan:exitcode=99:abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+	[ "$USER_UBSAN" = unset ] &&
+		export UBSAN_OPTIONS="log_path=$SAN_DIR/$1.ubsan:print_stacktrace=1:halt_on_error=1:exitcode=99"
+	return 0
+}
 
 # tap FILE LOG RC SECONDS: add the TAP results of one test file.
 tap() {
@@ -79,6 +88,7 @@ run_file() {
 	local label=$1 log=$2 t0 rc
 	shift 2
 	t0=$(date +%s)
+	san_env "$(basename "$log" .log)"
 	timeout -k 10 "$TIMEOUT" "$@" </dev/null >"$log" 2>&1
 	rc=$?
 	tap "$label" "$log" "$rc" $(($(date +%s) - t0))
@@ -92,6 +102,7 @@ fi
 
 # 1. Unit tests: run-unit.sh prints its lines and its own summary last.
 echo "# unit tests"
+san_env unit
 unit_out=$(tests/run-unit.sh 2>&1)
 unit_sum=$(printf '%s\n' "$unit_out" | tail -n 1)
 printf '%s\n' "$unit_out" | sed '$d'
@@ -142,8 +153,9 @@ done
 # 5. Sanitizer reports written by any process of any test.
 for r in "$SAN_DIR"/*; do
 	[ -f "$r" ] || continue
-	echo "not ok - sanitizer report ${r#"$ROOT"/}"
-	head -n 30 "$r" | sed 's/^/#   /'
+	echo "not ok - sanitizer report ${r#"$ROOT"/}: $(grep -m1 -oE '(ERROR|SUMMARY|runtime error): .*' "$r")"
+	# The first frames in sbx's own code say where.
+	grep -E '^ +#[0-9]+ 0x[0-9a-f]+ in [^ ]+ ([^ ]*/)?(lib/|cmd/|tests/|sbx\.c)' "$r" | head -n 4 | sed 's/^ */#   /'
 	fail=$((fail + 1))
 done
 

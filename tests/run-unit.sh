@@ -87,9 +87,19 @@ if [ "$(id -u)" = 0 ] && [ "${SBX_UNIT_NOBODY:-1}" = 1 ] && command -v setpriv >
 	setup_nobody && run_nobody=1
 fi
 
+# Under tests/run-all.sh, sanitizer reports are named after the binary.
+san_env() {
+	[ -n "${SBX_SAN_DIR:-}" ] || return 0
+	export ASAN_OPTIONS="${ASAN_OPTIONS/log_path=$SBX_SAN_DIR\/unit.asan/log_path=$SBX_SAN_DIR/$1.asan}"
+	export UBSAN_OPTIONS="${UBSAN_OPTIONS/log_path=$SBX_SAN_DIR\/unit.ubsan/log_path=$SBX_SAN_DIR/$1.ubsan}"
+}
+SAVED_ASAN=${ASAN_OPTIONS-} SAVED_UBSAN=${UBSAN_OPTIONS-}
+
 for bin in "$@"; do
 	name=$(basename "$bin")
 	log=$OUT/$name.log
+	ASAN_OPTIONS=$SAVED_ASAN UBSAN_OPTIONS=$SAVED_UBSAN
+	san_env "$name"
 	timeout -k 10 "$TIMEOUT" "$bin" >"$log" 2>&1
 	count "$log" $? "unit $name"
 	[ "$run_nobody" = 1 ] || continue
