@@ -1,0 +1,99 @@
+#!/bin/bash
+# tests/integration/seccomp.sh - seccomp policies of `sbx run`, as root and
+# as an unprivileged user: the static probe (tests/escape/seccomp_probe)
+# inside a busybox jail under default and strict; strict still running a
+# shell and busybox tools; a custom policy file applied (and the copy a
+# hostile image plants at the same path ignored); a bad policy file is an
+# error naming file:line, exit 125 for run and 1 for profile check.
+. "$(dirname "$0")/../lib/tap.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
+	exit 77
+fi
+
+PROBE=$TAP_ROOT/tests/escape/seccomp_probe
+if [ ! -x "$PROBE" ]; then
+	make -s -C "$TAP_ROOT" tests/escape/seccomp_probe >/dev/null || {
+		echo "Bail out! cannot build $PROBE"
+		exit 1
+	}
+fi
+
+BASE=$TAP_TMP/base
+mkdir -p "$BASE" && chmod 0777 "$BASE"
+# Policies live outside /tmp and /var/tmp (tmpfs in the jail, which would
+# hide the planted copy), and outside the jail's working directory.
+mkdir -p "$TAP_ROOT/tests/out"
+POL=$(mktemp -d "$TAP_ROOT/tests/out/seccomp-policy.XXXXXX") && chmod 0755 "$POL" || exit 1
+trap 'rm -rf "$TAP_TMP" "$POL"' EXIT
+# The policy the profile names, and a permissive one the image plants at
+# the same path: the jail must get the host's.
+printf '# test policy\ndeny mkdir EACCES\ndeny mkdirat EACCES   # both\n' >"$POL/p.policy"
+printf 'base none\n' >"$BASE/evil.policy"
+IMG=$BASE/probe.tar.gz
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" "$PROBE:/bin/seccomp_probe" \
+	"$BASE/evil.policy:$POL/p.policy" >/dev/null || {
+	echo "Bail out! mkrootfs failed"
+	exit 1
+}
+chmod 0644 "$IMG" "$POL/p.policy"
+printf '[sandbox]\nextends = default\n[security]\nseccomp = %s\n' "$POL/p.policy" >"$BASE/custom.ini"
+printf 'deny mount\nallow mkdirr\n' >"$POL/bad.policy"
+printf '[sandbox]\nextends = default\n[security]\nseccomp = %s\n' "$POL/bad.policy" >"$BASE/bad.ini"
+chmod 0644 "$BASE"/*.ini "$POL/bad.policy"
+
+as_mode() {
+	local mode=$1
+	shift
+	if [ "$mode" = root ]; then
+		(cd "$BASE" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
+	else
+		(cd "$BASE" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@")
+	fi
+}
+
+for mode in root user; do
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- /bin/seccomp_probe
+	ok $rc "$mode: default policy: probe exits 0"
+	printf '%s\n' "$out" | grep -qE '^seccomp_probe: [0-9]+ attacks, ([0-9]+) contained, 0 escaped, 0 failed$'
+	ok $? "$mode: default policy: nothing escaped ($(printf '%s\n' "$out" | tail -1))"
+	[ "$(printf '%s\n' "$out" | grep -c '^contained ')" -ge 80 ]
+	ok $? "$mode: default policy: at least 80 attacks contained"
+	printf '%s\n' "$out" | grep -qx 'contained x32 syscall (getpid | 0x40000000)' &&
+		printf '%s\n' "$out" | grep -qx 'contained int 0x80 syscall (i386 getpid)'
+	ok $? "$mode: default policy: x32 and int 0x80 syscalls kill the caller"
+	printf '%s\n' "$out" | grep -qx 'contained unfiltered thread (Seccomp: 2 in every thread)'
+	ok $? "$mode: default policy: Seccomp: 2 in every thread"
+
+	capture as_mode $mode "$SBX" run -q -p strict --rootfs "$IMG" -- /bin/seccomp_probe --strict
+	ok $rc "$mode: strict policy: probe exits 0 ($(printf '%s\n' "$out" | tail -1))"
+	capture as_mode $mode "$SBX" run -q -p strict --rootfs "$IMG" -- sh -c \
+		'cd /tmp && echo hello > f && cat f | tr a-z A-Z && mkdir -p d/e && cp f d/e/ && ls d/e | wc -l && mkfifo p && rm -r d p f && echo done'
+	[ $rc -eq 0 ] && printf '%s\n' "$out" | head -2 | tr '\n' ' ' | grep -qE '^HELLO +1 $' &&
+		printf '%s\n' "$out" | tail -1 | grep -qx done
+	ok $? "$mode: strict policy: a shell, pipes, files, busybox tools work (rc=$rc: $(echo $out))"
+
+	capture as_mode $mode "$SBX" run -q -p "$BASE/custom.ini" --rootfs "$IMG" -- sh -c \
+		'mkdir /x; echo rc=$?; cat '"$POL/p.policy"
+	printf '%s\n' "$err" | grep -q "can't create directory '/x': Permission denied" &&
+		printf '%s\n' "$out" | grep -qx 'rc=1'
+	ok $? "$mode: a policy file's 'deny mkdir EACCES' applies in the jail"
+	printf '%s\n' "$out" | grep -qx 'base none'
+	ok $? "$mode: the jail loaded the host's policy, not the one its image planted at the same path"
+
+	capture as_mode $mode "$SBX" run -q -p "$BASE/bad.ini" --rootfs "$IMG" -- true
+	[ $rc -eq 125 ] && printf '%s\n' "$err" | grep -qF \
+		"seccomp policy '$POL/bad.policy': line 2: unknown syscall 'mkdirr' (did you mean 'mkdir'?)"
+	ok $? "$mode: a bad policy file: exit 125 naming file:line ($rc: $err)"
+done
+
+capture "$SBX" profile check "$BASE/bad.ini"
+[ $rc -eq 1 ] && printf '%s\n' "$err" | grep -qF "'$POL/bad.policy': line 2: unknown syscall 'mkdirr'"
+ok $? "profile check: a bad seccomp policy file is reported with file:line ($rc)"
+capture "$SBX" profile check "$BASE/custom.ini"
+ok $rc "profile check: a good seccomp policy file passes"
+
+done_testing
