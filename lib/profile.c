@@ -134,6 +134,33 @@ static const char *var_value(const struct sbx_profile_vars *v, const char *name,
 	return NULL;
 }
 
+/*
+ * The name of the variable at in + *i (just after a '$'): NAME or {NAME}.
+ * Sets *i to its last character; returns its length, 0 if there is none.
+ */
+static size_t var_name(const char *in, size_t *i, const char **name)
+{
+	const char *p = in + *i + 1;
+	size_t n = 0;
+
+	if (*p == '{') {
+		const char *close = strchr(p + 1, '}');
+
+		if (!close)
+			return 0;
+		*name = p + 1;
+		n = (size_t)(close - p - 1);
+		*i += n + 2;
+		return n;
+	}
+	while (p[n] == '_' || (p[n] >= 'A' && p[n] <= 'Z') || (p[n] >= 'a' && p[n] <= 'z') ||
+	       (n && p[n] >= '0' && p[n] <= '9'))
+		n++;
+	*name = p;
+	*i += n;
+	return n;
+}
+
 int sbx_profile_expand(const char *in, const struct sbx_profile_vars *v, char **out,
 		       struct sbx_err *err)
 {
@@ -141,66 +168,38 @@ int sbx_profile_expand(const char *in, const struct sbx_profile_vars *v, char **
 	size_t len = 0;
 	FILE *ms = open_memstream(&buf, &len);
 	char uidbuf[16];
+	int r = 0;
 
 	if (!ms)
 		return sbx_err_set(err, errno, "cannot expand '%s'", in);
-	for (size_t i = 0; in[i]; i++) {
-		const char *name, *val;
+	for (size_t i = 0; in[i] && r == 0; i++) {
+		const char *name = NULL, *val;
 		size_t n;
 
-		if (tilde_here(in, i)) {
-			if (!v->home)
-				goto nohome;
+		if (tilde_here(in, i) && v->home) {
 			fputs(v->home, ms);
-			continue;
-		}
-		if (in[i] != '$') {
+		} else if (tilde_here(in, i)) {
+			r = sbx_err_set(err, 0, "'~' in '%s' but $HOME is not known", in);
+		} else if (in[i] != '$') {
 			fputc(in[i], ms);
-			continue;
-		}
-		if (in[i + 1] == '$') {
+		} else if (in[i + 1] == '$') {
 			fputc('$', ms);
 			i++;
-			continue;
-		}
-		if (in[i + 1] == '{') {
-			const char *close = strchr(in + i + 2, '}');
-
-			name = in + i + 2;
-			n = close ? (size_t)(close - name) : 0;
-			if (!close)
-				goto stray;
-			i += n + 2;
+		} else if ((n = var_name(in, &i, &name)) == 0) {
+			r = sbx_err_set(err, 0, "stray '$' in '%s' (write $$ for a literal $)", in);
+		} else if ((val = var_value(v, name, n, uidbuf, sizeof(uidbuf)))) {
+			fputs(val, ms);
 		} else {
-			name = in + i + 1;
-			for (n = 0; name[n] == '_' || (name[n] >= 'A' && name[n] <= 'Z') ||
-				    (name[n] >= 'a' && name[n] <= 'z') ||
-				    (n && name[n] >= '0' && name[n] <= '9');
-			     n++)
-				;
-			i += n;
+			r = sbx_err_set(err, 0,
+					"unknown variable '$%.*s' (only $PWD, $HOME, $USER and $UID; "
+					"write $$ for a literal $)",
+					(int)n, name);
 		}
-		if (n == 0)
-			goto stray;
-		val = var_value(v, name, n, uidbuf, sizeof(uidbuf));
-		if (!val) {
-			fclose(ms);
-			return sbx_err_set(err, EINVAL,
-					   "unknown variable '$%.*s' (only $PWD, $HOME, $USER and $UID; "
-					   "write $$ for a literal $)",
-					   (int)n, name);
-		}
-		fputs(val, ms);
 	}
 	fclose(ms);
-	*out = steal_pointer(&buf);
-	return 0;
-stray:
-	fclose(ms);
-	return sbx_err_set(err, EINVAL, "stray '$' in '%s' (write $$ for a literal $)", in);
-nohome:
-	fclose(ms);
-	return sbx_err_set(err, EINVAL, "'~' in '%s' but $HOME is not known", in);
+	if (r == 0)
+		*out = steal_pointer(&buf);
+	return r;
 }
 
 /* ------------------------------------------------------------ the reader */
