@@ -242,16 +242,18 @@ int sbx_cg_kill_tree(const char *dir, const char *freeze_dir, const char *freeze
 {
 	/* Frozen first, so nothing forks between reading the list and the
 	 * kill; then thawed, so the killed tasks run to their exit. */
+	long waited = 0;
+
 	freeze(freeze_dir, freeze_file, on, true);
-	for (int i = 0; i < 200; i++) {
+	for (long step = 1; waited < 2000; waited += step, step = step < 10 ? step * 2 : 10) {
 		int n = 0;
 
 		for_tree(dir, 0, kill_listed, &n);
-		if (i == 0)
+		if (waited == 0)
 			freeze(freeze_dir, freeze_file, off, false);
 		if (sbx_cg_tree_empty(dir))
 			return 0;
-		sleep_ms(10);
+		sleep_ms(step);
 	}
 	return -EBUSY;
 }
@@ -450,6 +452,10 @@ void sbx_cg1_usage(struct sbx_cgroup *cg, struct sbx_usage *u)
 		if (sbx_cg_read_u64(cg->mem1, "memory.max_usage_in_bytes", &v) == 0)
 			u->mem_peak = v;
 		if (sbx_cg_read_u64(cg->mem1, "memory.failcnt", &v) == 0)
+			u->mem_limit_hits = v;
+		/* With swap off the memsw counter is the one that trips. */
+		if (sbx_cg_read_u64(cg->mem1, "memory.memsw.failcnt", &v) == 0 &&
+		    v > u->mem_limit_hits)
 			u->mem_limit_hits = v;
 		read_oom_control(cg->mem1, u);
 		u->have_cgroup_stats = true;

@@ -682,10 +682,20 @@ static void test_rlimits_errors(void **state)
 
 /* ---- real cgroups (root, v1 or v2 with controllers) ---- */
 
-static bool real_cg(struct sbx_cgroup *cg, const char *id, struct sbx_config *cfg)
+/* Test ids carry the pid: v1 hierarchies are shared by every test run on
+ * the machine, and two runs of this suite may overlap. */
+static const char *uid_of(const char *name)
+{
+	static char id[64];
+
+	snprintf(id, sizeof(id), "%s%d", name, (int)getpid());
+	return id;
+}
+
+static bool real_cg(struct sbx_cgroup *cg, const char *name, struct sbx_config *cfg)
 {
 	struct sbx_err err = { 0 };
-	int r = sbx_cgroup_create(cg, id, cfg, &err);
+	int r = sbx_cgroup_create(cg, uid_of(name), cfg, &err);
 
 	assert_int_equal(r, 0);
 	return cg->version != 0;
@@ -881,7 +891,7 @@ static void test_real_stale(void **state)
 	path = sbx_xstrdup(cg.path2 ? cg.path2 : cg.mem1 ? cg.mem1 : cg.pids1);
 	pid = run_in(&cg, pause);
 	sbx_cgroup_free(&cg);	/* the supervisor "died" */
-	assert_true(sbx_cgroup_remove_stale("utstale", &err) >= 1);
+	assert_true(sbx_cgroup_remove_stale(uid_of("utstale"), &err) >= 1);
 	assert_false(exists(path));
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
@@ -907,7 +917,7 @@ static void test_real_unprivileged(void **state)
 				       setresuid(65534, 65534, 65534)))
 			_exit(10);
 		cfg_limits(&cfg, 64 << 20, 32, 1000);
-		if (sbx_cgroup_create(&cg, "utunpriv", &cfg, &err) != 0)
+		if (sbx_cgroup_create(&cg, uid_of("utunpriv"), &cfg, &err) != 0)
 			_exit(11);
 		if (cg.version == 0) {
 			if (cg.memory != SBX_ENF_RLIMIT || cg.pids != SBX_ENF_RLIMIT ||
@@ -924,6 +934,17 @@ static void test_real_unprivileged(void **state)
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* A failed assertion skips a test's own destroy: remove what is left. */
+static int remove_leftovers(void **state)
+{
+	static const char *const names[] = { "utoom", "utpids", "utuse", "utstale", "utunpriv" };
+	struct sbx_err err = { 0 };
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(names); i++)
+		sbx_cgroup_remove_stale(uid_of(names[i]), &err);
+	return 0;
 }
 
 int main(void)
@@ -948,5 +969,5 @@ int main(void)
 		cmocka_unit_test(test_real_unprivileged),
 	};
 
-	return cmocka_run_group_tests_name("limits", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("limits", tests, NULL, remove_leftovers);
 }
