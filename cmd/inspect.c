@@ -88,11 +88,9 @@ static int print_output(const struct sbx_sandbox *sb)
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		if (sbx_write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
 			return SBX_EXIT_FAIL;
-	const json_t *out = lc_get(sb->record, "output");
-	if (json_is_true(json_object_get(out, "truncated")))
-		sbx_warnf("output was truncated: %lld bytes kept of %lld",
-			  (long long)json_integer_value(json_object_get(out, "bytes")),
-			  (long long)json_integer_value(json_object_get(out, "total_bytes")));
+	if (json_is_true(lc_get(sb->record, "resources.output_truncated")))
+		sbx_warnf("the run truncated the captured output: %lld bytes kept",
+			  (long long)st.st_size);
 	return n < 0 ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 

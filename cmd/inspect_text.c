@@ -241,17 +241,17 @@ static void print_exit(FILE *o, const json_t *r)
 
 static void print_output_note(FILE *o, const json_t *r)
 {
-	const json_t *out = json_object_get(r, "output");
+	const json_t *bytes = lc_get(r, "resources.output_bytes");
 	char buf[64];
 
 	section(o, "Output");
-	if (!out) {
+	if (!json_is_integer(bytes)) {
 		fprintf(o, "  (not recorded)\n");
 		return;
 	}
 	kv_take(o, "captured", sbx_xasprintf("%s%s (sbx inspect --output)",
-		lc_size(json_number_value(json_object_get(out, "bytes")), buf, sizeof(buf)),
-		json_is_true(json_object_get(out, "truncated")) ? ", truncated" : ""));
+		lc_size((double)json_integer_value(bytes), buf, sizeof(buf)),
+		json_is_true(lc_get(r, "resources.output_truncated")) ? ", truncated" : ""));
 }
 
 static void print_profile(FILE *o, const json_t *r)

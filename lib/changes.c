@@ -328,7 +328,11 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 				  json_string_value(json_object_get(v, "lower")));
 		return 0;
 	}
-	/* Older or partial records: the root layer "upper" over the image. */
+	/*
+	 * No "layers": the run's layout.  The root layer "upper" over the
+	 * image, and overlays/I/upper for policy.filesystem.mounts[I] of kind
+	 * "overlay" (its src is the lower, its dst the target).
+	 */
 	const json_t *rootfs = json_object_get(sb->record, "rootfs");
 	const char *dir = json_string_value(json_object_get(rootfs, "dir"));
 	const char *spec = json_string_value(json_object_get(rootfs, "spec"));
@@ -336,6 +340,18 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 	if (!dir && (!spec || strcmp(spec, "host") == 0))
 		dir = "/";
 	add_layer(sb, layers, n, "/", "upper", dir);
+	arr = json_object_get(json_object_get(json_object_get(sb->record, "policy"), "filesystem"),
+			      "mounts");
+	json_array_foreach(arr, i, v) {
+		const char *kind = json_string_value(json_object_get(v, "kind"));
+		char upper[64];
+
+		if (!kind || strcmp(kind, "overlay") != 0)
+			continue;
+		snprintf(upper, sizeof(upper), "overlays/%zu/upper", i);
+		add_layer(sb, layers, n, json_string_value(json_object_get(v, "dst")), upper,
+			  json_string_value(json_object_get(v, "src")));
+	}
 	return 0;
 }
 

@@ -252,7 +252,7 @@ static void sec_output(FILE *f, const struct sbx_sandbox *sb)
 	if ((off_t)n < st.st_size)
 		fprintf(f, "<p class=warn>Showing the first %zd of %lld bytes (sbx inspect --output "
 			   "has all of it).</p>", n, (long long)st.st_size);
-	if (json_is_true(jget(sb->record, "output.truncated")))
+	if (json_is_true(jget(sb->record, "resources.output_truncated")))
 		fputs("<p class=warn>The run truncated its captured output.</p>", f);
 	fputs("<pre>", f);
 	if (n > 0)
