@@ -123,8 +123,9 @@ static int serve(struct proxy_opts *o, struct sink *s)
 		o->listen, port);
 	fflush(stderr);
 	sigwait(&set, &sig);
-	sbx_proxy_get_stats(p, &st);
 	sbx_proxy_stop(p);
+	sbx_proxy_get_stats(p, &st);
+	sbx_proxy_free(p);
 	fprintf(stderr, "%llu connections, %llu allowed, %llu denied\n",
 		(unsigned long long)st.connections, (unsigned long long)st.allowed,
 		(unsigned long long)st.denied);

@@ -175,13 +175,28 @@ struct sbx_proxy_stats {
  */
 int sbx_proxy_start(struct sbx_proxy **p, int listen_fd, const struct sbx_strv *allow,
 		    sbx_proxy_event_fn cb, void *data, struct sbx_err *err);
-/* Stop accepting, close every connection, join every thread, free. */
+/*
+ * Stop accepting, close every connection (each still gets its event) and
+ * wait for every thread; idempotent.  Stats and queued events stay
+ * readable until sbx_proxy_free() (which stops first if needed).
+ */
 void sbx_proxy_stop(struct sbx_proxy *p);
+void sbx_proxy_free(struct sbx_proxy *p);
 void sbx_proxy_get_stats(struct sbx_proxy *p, struct sbx_proxy_stats *st);
 /* An fd readable while queued events are pending (cb == NULL mode). */
 int sbx_proxy_event_fd(struct sbx_proxy *p);
 /* Take the queued events (a new JSON array, possibly empty). */
 json_t *sbx_proxy_take_events(struct sbx_proxy *p);
+
+/*
+ * For cmd/run.c with cb == NULL: emit every queued event as a "net" event
+ * of the run log (lib/log.h; sbx_log_event replaces "ts" by the time of
+ * logging, the end of the connection).  Returns how many.  Call it when
+ * sbx_proxy_event_fd() is readable, and once after sbx_proxy_stop() for
+ * the connections that the stop cut.
+ */
+struct sbx_log;
+size_t sbx_proxy_drain(struct sbx_proxy *p, struct sbx_log *log);
 
 /*
  * Make a listening TCP socket on host:port ("127.0.0.1:3128", port 0 picks

@@ -36,6 +36,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
+#include "log.h"
 #include "proxy_int.h"
 
 #define PROXY_MAX_CONN 256
@@ -51,6 +52,7 @@ struct sbx_proxy {
 	pthread_t accept_thread;
 	pthread_mutex_t lock;	/* stats, queue, active, cb serialisation */
 	pthread_cond_t idle;	/* signalled when active drops */
+	bool stopped;
 	json_t *queue;
 	struct sbx_proxy_stats st;
 };
@@ -247,7 +249,7 @@ static void *accept_main(void *arg)
 	return NULL;
 }
 
-static void proxy_free(struct sbx_proxy *p)
+static void proxy_release(struct sbx_proxy *p)
 {
 	sbx_closep(&p->listen_fd);
 	sbx_closep(&p->stop_fd);
@@ -297,7 +299,7 @@ int sbx_proxy_start(struct sbx_proxy **out, int listen_fd, const struct sbx_strv
 	*out = p;
 	return 0;
 fail:
-	proxy_free(p);
+	proxy_release(p);
 	return r;
 }
 
@@ -305,7 +307,7 @@ void sbx_proxy_stop(struct sbx_proxy *p)
 {
 	uint64_t one = 1;
 
-	if (!p)
+	if (!p || p->stopped)
 		return;
 	if (write(p->stop_fd, &one, sizeof(one)) < 0) {
 		/* an eventfd write of 1 cannot fail here */
@@ -315,7 +317,28 @@ void sbx_proxy_stop(struct sbx_proxy *p)
 	while (p->st.active > 0)
 		pthread_cond_wait(&p->idle, &p->lock);
 	pthread_mutex_unlock(&p->lock);
-	proxy_free(p);
+	sbx_closep(&p->listen_fd);
+	p->stopped = true;
+}
+
+void sbx_proxy_free(struct sbx_proxy *p)
+{
+	if (!p)
+		return;
+	sbx_proxy_stop(p);
+	proxy_release(p);
+}
+
+size_t sbx_proxy_drain(struct sbx_proxy *p, struct sbx_log *log)
+{
+	json_t *evs = sbx_proxy_take_events(p), *ev;
+	size_t i;
+
+	json_array_foreach(evs, i, ev)
+		sbx_log_event(log, "net", json_incref(ev));
+	i = json_array_size(evs);
+	json_decref(evs);
+	return i;
 }
 
 /* ---- sockets ---- */

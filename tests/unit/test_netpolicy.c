@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 
+#include "log.h"
 #include "netpolicy.h"
 
 static bool have_test_hosts;
@@ -358,7 +359,7 @@ static int live_teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	sbx_proxy_stop(f->proxy);
+	sbx_proxy_free(f->proxy);
 	shutdown(f->a.fd, SHUT_RDWR);
 	shutdown(f->b.fd, SHUT_RDWR);
 	pthread_join(f->a.t, NULL);
@@ -666,7 +667,50 @@ static void test_live_stats_and_queue(void **state)
 	assert_int_equal(st.allowed, 1);
 	assert_int_equal(st.denied, 0);
 	assert_int_equal(st.bytes_down, strlen(f->a.response));
-	sbx_proxy_stop(q);
+	sbx_proxy_free(q);
+	sbx_strv_free(&allow);
+}
+
+/* Stopping cuts open tunnels; their events still come, and drain to the log. */
+static void test_live_stop_and_drain(void **state)
+{
+	struct fixture *f = *state;
+	struct sbx_proxy *q = NULL;
+	struct sbx_strv allow = { 0 };
+	struct sbx_err err = { 0 };
+	struct sbx_log log;
+	struct sbx_proxy_stats st;
+	uint16_t port;
+	char req[128], reply[512];
+
+	sbx_strv_push_take(&allow, sbx_xasprintf("127.0.0.1:%u", f->a.port));
+	int fd = sbx_proxy_listen("127.0.0.1:0", &port, &err);
+
+	assert_int_equal(sbx_proxy_start(&q, fd, &allow, NULL, NULL, &err), 0);
+	int c = dial(port), n = snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n",
+					 f->a.port);
+
+	sbx_write_all(c, req, (size_t)n);
+	read_reply(c, reply, sizeof(reply), "\r\n\r\n");
+	assert_non_null(strstr(reply, " 200 "));
+	sbx_proxy_stop(q);	/* the tunnel is idle and open: stop must cut it */
+	sbx_proxy_stop(q);	/* idempotent */
+	assert_int_equal(recv(c, reply, sizeof(reply), 0), 0);	/* closed by the proxy */
+	close(c);
+	sbx_proxy_get_stats(q, &st);
+	assert_int_equal(st.active, 0);
+	assert_int_equal(st.allowed, 1);
+	sbx_log_init(&log);
+	assert_int_equal(sbx_proxy_drain(q, &log), 1);
+	json_t *ev = json_array_get(log.events, 0);
+
+	assert_string_equal(json_string_value(json_object_get(ev, "event")), "net");
+	assert_string_equal(json_string_value(json_object_get(ev, "method")), "CONNECT");
+	snprintf(req, sizeof(req), "allowed by '127.0.0.1:%u'; cut by proxy stop", f->a.port);
+	assert_string_equal(json_string_value(json_object_get(ev, "reason")), req);
+	assert_int_equal(sbx_proxy_drain(q, &log), 0);
+	sbx_log_free(&log);
+	sbx_proxy_free(q);
 	sbx_strv_free(&allow);
 }
 
@@ -736,6 +780,7 @@ int main(void)
 						live_teardown),
 		cmocka_unit_test_setup_teardown(test_live_malformed, live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_live_stats_and_queue, live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_live_stop_and_drain, live_setup, live_teardown),
 	};
 
 	have_test_hosts = enter_test_hosts();
