@@ -9,42 +9,41 @@
 #include "profile.h"
 
 static const char usage[] =
-	"usage: sbx profile list [--json]\n"
-	"       sbx profile show NAME|FILE\n"
-	"       sbx profile check FILE|NAME...\n"
-	"\n"
-	"Isolation profiles are INI files (see sbx-profile(5)); the built-in ones\n"
-	"are compiled into sbx.  A NAME is a built-in profile; a FILE is a path\n"
-	"(anything with a '/' or ending in .ini).\n"
-	"\n"
-	"  list    the built-in profiles with a one-line summary\n"
-	"  show    the resolved profile (after extends and variables) as INI\n"
-	"  check   validate profiles: 'FILE: ok', or every error (exit 1)\n";
+    "usage: sbx profile list [--json]\n"
+    "       sbx profile show NAME|FILE\n"
+    "       sbx profile check FILE|NAME...\n"
+    "\n"
+    "Isolation profiles are INI files (see sbx-profile(5)); the built-in ones\n"
+    "are compiled into sbx.  A NAME is a built-in profile; a FILE is a path\n"
+    "(anything with a '/' or ending in .ini).\n"
+    "\n"
+    "  list    the built-in profiles with a one-line summary\n"
+    "  show    the resolved profile (after extends and variables) as INI\n"
+    "  check   validate profiles: 'FILE: ok', or every error (exit 1)\n";
 
-static const char usage_list[] =
-	"usage: sbx profile list [--json]\n"
-	"\n"
-	"List the built-in profiles, one per line: name and summary.\n"
-	"\n"
-	"  --json   a JSON array of {\"name\", \"summary\"}\n";
+static const char usage_list[] = "usage: sbx profile list [--json]\n"
+				 "\n"
+				 "List the built-in profiles, one per line: name and summary.\n"
+				 "\n"
+				 "  --json   a JSON array of {\"name\", \"summary\"}\n";
 
 static const char usage_show[] =
-	"usage: sbx profile show NAME|FILE\n"
-	"\n"
-	"Print the resolved profile (extends applied, $PWD $HOME $USER $UID\n"
-	"expanded, defaults filled in) as INI that 'sbx profile check' accepts.\n";
+    "usage: sbx profile show NAME|FILE\n"
+    "\n"
+    "Print the resolved profile (extends applied, $PWD $HOME $USER $UID\n"
+    "expanded, defaults filled in) as INI that 'sbx profile check' accepts.\n";
 
 static const char usage_check[] =
-	"usage: sbx profile check FILE|NAME...\n"
-	"\n"
-	"Validate each profile.  Prints 'FILE: ok' on stdout for a good one and\n"
-	"every problem ('file:line', key and value) on stderr for a bad one.\n"
-	"Exit status: 0 all good, 1 a profile has errors, 2 usage error.\n";
+    "usage: sbx profile check FILE|NAME...\n"
+    "\n"
+    "Validate each profile.  Prints 'FILE: ok' on stdout for a good one and\n"
+    "every problem ('file:line', key and value) on stderr for a bad one.\n"
+    "Exit status: 0 all good, 1 a profile has errors, 2 usage error.\n";
 
 static const struct option help_only[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "json", no_argument, NULL, 'j' },
-	{ NULL, 0, NULL, 0 },
+    {"help", no_argument, NULL, 'h'},
+    {"json", no_argument, NULL, 'j'},
+    {NULL, 0, NULL, 0},
 };
 
 /* Parse the options of a profile subcommand: 0 go on, 1 done (help), <0 usage. */
@@ -72,7 +71,7 @@ static int parse_opts(int argc, char **argv, const char *text, bool allow_json, 
 
 static void print_errors(const struct sbx_strv *errs)
 {
-	struct sbx_err e = { 0 };
+	struct sbx_err e = {0};
 
 	for (size_t i = 0; i < errs->n; i++) {
 		snprintf(e.msg, sizeof(e.msg), "%s", errs->v[i]);
@@ -89,8 +88,9 @@ static int list_json(void)
 	for (size_t i = 0; i < sbx_n_builtin_profiles; i++) {
 		const struct sbx_builtin_profile *p = &sbx_builtin_profiles[i];
 
-		json_array_append_new(arr, json_pack("{s:s, s:s}", "name", p->name, "summary",
-						     sbx_profile_summary(p->text, buf, sizeof(buf))));
+		json_array_append_new(arr,
+				      json_pack("{s:s, s:s}", "name", p->name, "summary",
+						sbx_profile_summary(p->text, buf, sizeof(buf))));
 	}
 	r = json_dumpf(arr, stdout, JSON_INDENT(2));
 	json_decref(arr);
@@ -123,7 +123,7 @@ static int profile_list(int argc, char **argv)
 static int profile_show(int argc, char **argv)
 {
 	struct sbx_config cfg;
-	struct sbx_strv errs = { 0 };
+	struct sbx_strv errs = {0};
 	int r = parse_opts(argc, argv, usage_show, false, NULL);
 
 	if (r)
@@ -162,7 +162,7 @@ static int profile_check(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++) {
 		struct sbx_config cfg;
-		struct sbx_strv errs = { 0 };
+		struct sbx_strv errs = {0};
 
 		sbx_config_init(&cfg);
 		if (sbx_profile_load_all(&cfg, argv[i], NULL, &errs) < 0) {
@@ -181,9 +181,9 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } subs[] = {
-	{ "check", profile_check },
-	{ "list", profile_list },
-	{ "show", profile_show },
+    {"check", profile_check},
+    {"list", profile_list},
+    {"show", profile_show},
 };
 
 int cmd_profile(int argc, char **argv)

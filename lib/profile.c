@@ -16,7 +16,7 @@
 
 #include <fcntl.h>
 #include <ini.h>
-#include <linux/limits.h>	/* PATH_MAX (lib/limits.h shadows <limits.h>) */
+#include <linux/limits.h> /* PATH_MAX (lib/limits.h shadows <limits.h>) */
 #include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,20 +31,20 @@ extern int ini_max_line;
 extern bool ini_allow_multiline;
 
 #define MAX_ERRORS 100
-#define MAX_DEPTH 16
-#define MAX_LINE 4096
-#define MAX_FILE (1 << 20)
+#define MAX_DEPTH  16
+#define MAX_LINE   4096
+#define MAX_FILE   (1 << 20)
 
 /* The extends chain, for cycle detection. */
 struct chain {
-	const char *id;		/* real path, or builtin:NAME */
+	const char *id; /* real path, or builtin:NAME */
 	const char *display;
 	const struct chain *up;
 };
 
 /* A non-repeating key already set in this file. */
 struct seen {
-	char *key;		/* "section.name" */
+	char *key; /* "section.name" */
 	int line;
 };
 
@@ -56,11 +56,11 @@ struct loader {
 
 struct pfile {
 	struct loader *ld;
-	const char *origin;	/* shown in errors */
-	const char *dir;	/* for relative paths; NULL for built-ins */
-	const char *pos;	/* reader position */
+	const char *origin; /* shown in errors */
+	const char *dir;    /* for relative paths; NULL for built-ins */
+	const char *pos;    /* reader position */
 	int line;
-	bool pass1;		/* only looking for extends */
+	bool pass1; /* only looking for extends */
 	char section[128];
 	bool section_ok;
 	char *extends;
@@ -70,8 +70,8 @@ struct pfile {
 	int nnp_line;
 };
 
-static int load_ref(struct loader *ld, const char *ref, struct pfile *from,
-		    const struct chain *up, int depth);
+static int load_ref(struct loader *ld, const char *ref, struct pfile *from, const struct chain *up,
+		    int depth);
 
 /* Record one problem: "'file:line': msg" ("'file': msg", or just msg). */
 static void __attribute__((format(printf, 4, 5)))
@@ -190,10 +190,11 @@ int sbx_profile_expand(const char *in, const struct sbx_profile_vars *v, char **
 		} else if ((val = var_value(v, name, n, uidbuf, sizeof(uidbuf)))) {
 			fputs(val, ms);
 		} else {
-			r = sbx_err_set(err, 0,
-					"unknown variable '$%.*s' (only $PWD, $HOME, $USER and $UID; "
-					"write $$ for a literal $)",
-					(int)n, name);
+			r = sbx_err_set(
+			    err, 0,
+			    "unknown variable '$%.*s' (only $PWD, $HOME, $USER and $UID; "
+			    "write $$ for a literal $)",
+			    (int)n, name);
 		}
 	}
 	fclose(ms);
@@ -268,7 +269,7 @@ static char *reader(char *str, int num, void *stream)
 	len = nl ? (size_t)(nl - p) : strlen(p);
 	f->pos = nl ? nl + 1 : p + len;
 	f->line++;
-	while (len && (*p == ' ' || *p == '\t')) {	/* no multi-line values */
+	while (len && (*p == ' ' || *p == '\t')) { /* no multi-line values */
 		p++;
 		len--;
 	}
@@ -333,7 +334,7 @@ static void handle_extends(struct pfile *f, const char *value)
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct pfile *f = user;
-	struct sbx_profile_setctx sc = { .base_dir = f->dir, .cli = false };
+	struct sbx_profile_setctx sc = {.base_dir = f->dir, .cli = false};
 	const struct sbx_profile_key *k;
 	_cleanup_free_ char *v = NULL;
 	struct sbx_err e;
@@ -341,13 +342,13 @@ static int handler(void *user, const char *section, const char *name, const char
 
 	if (!*section) {
 		if (!f->pass1)
-			perr(f, f->line, "key '%s' is outside any section (start with e.g. [sandbox])",
-			     name);
+			perr(f, f->line,
+			     "key '%s' is outside any section (start with e.g. [sandbox])", name);
 		return 1;
 	}
 	if (!f->section_ok)
-		return 1;	/* reported with the section header */
-	if (is_extends) {	/* applied between the passes */
+		return 1; /* reported with the section header */
+	if (is_extends) { /* applied between the passes */
 		if (f->pass1)
 			handle_extends(f, value);
 		return 1;
@@ -394,16 +395,16 @@ static void run_pass(struct pfile *f, const char *text, bool pass1)
 	f->section_ok = false;
 	set_ini_options();
 	r = ini_parse_stream(reader, f, handler, f);
-	if (!pass1 && r > 0)	/* a line inih refused that the reader let through */
+	if (!pass1 && r > 0) /* a line inih refused that the reader let through */
 		perr(f, r, "syntax error");
 	else if (!pass1 && r < 0)
 		perr(f, 0, "cannot parse (inih error %d)", r);
 }
 
-static int parse_text(struct loader *ld, const char *text, const char *origin,
-		      const char *dir, const struct chain *ch, int depth)
+static int parse_text(struct loader *ld, const char *text, const char *origin, const char *dir,
+		      const struct chain *ch, int depth)
 {
-	struct pfile f = { .ld = ld, .origin = origin, .dir = dir };
+	struct pfile f = {.ld = ld, .origin = origin, .dir = dir};
 	size_t before = ld->errors->n;
 
 	run_pass(&f, text, true);
@@ -456,7 +457,8 @@ static void read_err(struct loader *ld, struct pfile *from, const char *display,
 	const char *why = e == EFBIG ? "larger than 1 MiB" : strerror(e);
 
 	if (from)
-		perr(from, from->extends_line, "extends: cannot read profile '%s': %s", display, why);
+		perr(from, from->extends_line, "extends: cannot read profile '%s': %s", display,
+		     why);
 	else
 		push_err(ld->errors, NULL, 0, "cannot read profile '%s': %s", display, why);
 }
@@ -494,11 +496,11 @@ static int load_file(struct loader *ld, const char *path, struct pfile *from,
 		return -ELOOP;
 
 	const char *slash = strrchr(path, '/');
-	struct chain node = { .id = real, .display = path, .up = up };
+	struct chain node = {.id = real, .display = path, .up = up};
 
-	dir = slash == path ? sbx_xstrdup("/") :
-	      slash	    ? sbx_xstrndup(path, (size_t)(slash - path)) :
-			      sbx_xstrdup(".");
+	dir = slash == path ? sbx_xstrdup("/")
+	      : slash	    ? sbx_xstrndup(path, (size_t)(slash - path))
+			    : sbx_xstrdup(".");
 	return parse_text(ld, text, path, dir, &node, depth);
 }
 
@@ -516,13 +518,16 @@ static void unknown_builtin(struct loader *ld, struct pfile *from, const char *n
 		     "extends: unknown built-in profile '%s' (did you mean '%s'?)", name, near);
 	else if (from)
 		perr(from, from->extends_line,
-		     "extends: unknown built-in profile '%s' (see 'sbx profile list'; a file needs a '/' or .ini)",
+		     "extends: unknown built-in profile '%s' (see 'sbx profile list'; a file needs "
+		     "a '/' or .ini)",
 		     name);
 	else if (near)
-		push_err(ld->errors, NULL, 0, "unknown profile '%s' (did you mean '%s'?)", name, near);
+		push_err(ld->errors, NULL, 0, "unknown profile '%s' (did you mean '%s'?)", name,
+			 near);
 	else
 		push_err(ld->errors, NULL, 0,
-			 "unknown profile '%s' (see 'sbx profile list', or give a file path)", name);
+			 "unknown profile '%s' (see 'sbx profile list', or give a file path)",
+			 name);
 }
 
 static int load_builtin(struct loader *ld, const char *name, struct pfile *from,
@@ -539,13 +544,13 @@ static int load_builtin(struct loader *ld, const char *name, struct pfile *from,
 	if (from && check_cycle(from, id, id, up) < 0)
 		return -ELOOP;
 
-	struct chain node = { .id = id, .display = id, .up = up };
+	struct chain node = {.id = id, .display = id, .up = up};
 
 	return parse_text(ld, text, id, NULL, &node, depth);
 }
 
-static int load_ref(struct loader *ld, const char *ref, struct pfile *from,
-		    const struct chain *up, int depth)
+static int load_ref(struct loader *ld, const char *ref, struct pfile *from, const struct chain *up,
+		    int depth)
 {
 	_cleanup_free_ char *path = NULL;
 
@@ -571,7 +576,7 @@ static int load_ref(struct loader *ld, const char *ref, struct pfile *from,
 /* ------------------------------------------------------------ public API */
 
 static const struct sbx_profile_vars *vars_or_process(const struct sbx_profile_vars *vars,
-						     struct sbx_profile_vars *buf)
+						      struct sbx_profile_vars *buf)
 {
 	if (vars)
 		return vars;
@@ -588,7 +593,7 @@ int sbx_profile_load_all(struct sbx_config *cfg, const char *name_or_path,
 			 const struct sbx_profile_vars *vars, struct sbx_strv *errors)
 {
 	struct sbx_profile_vars pv;
-	struct loader ld = { .cfg = cfg, .vars = vars_or_process(vars, &pv), .errors = errors };
+	struct loader ld = {.cfg = cfg, .vars = vars_or_process(vars, &pv), .errors = errors};
 	size_t before = errors->n;
 	struct stat st;
 
@@ -623,7 +628,7 @@ static int first_error(struct sbx_strv *errs, struct sbx_err *err)
 int sbx_profile_load(struct sbx_config *cfg, const char *name_or_path,
 		     const struct sbx_profile_vars *vars, struct sbx_err *err)
 {
-	struct sbx_strv errs = { 0 };
+	struct sbx_strv errs = {0};
 
 	if (sbx_profile_load_all(cfg, name_or_path, vars, &errs) < 0)
 		return first_error(&errs, err);
@@ -635,9 +640,9 @@ int sbx_profile_load_string(struct sbx_config *cfg, const char *text, const char
 			    const struct sbx_profile_vars *vars, struct sbx_err *err)
 {
 	struct sbx_profile_vars pv;
-	struct sbx_strv errs = { 0 };
-	struct loader ld = { .cfg = cfg, .vars = vars_or_process(vars, &pv), .errors = &errs };
-	struct chain node = { .id = origin, .display = origin, .up = NULL };
+	struct sbx_strv errs = {0};
+	struct loader ld = {.cfg = cfg, .vars = vars_or_process(vars, &pv), .errors = &errs};
+	struct chain node = {.id = origin, .display = origin, .up = NULL};
 
 	if (!cfg->profile_name)
 		cfg->profile_name = sbx_xstrdup(origin);
@@ -647,10 +652,10 @@ int sbx_profile_load_string(struct sbx_config *cfg, const char *text, const char
 	return 0;
 }
 
-int sbx_profile_set(struct sbx_config *cfg, const char *section, const char *key,
-		    const char *value, struct sbx_err *err)
+int sbx_profile_set(struct sbx_config *cfg, const char *section, const char *key, const char *value,
+		    struct sbx_err *err)
 {
-	const struct sbx_profile_setctx sc = { .base_dir = NULL, .cli = true };
+	const struct sbx_profile_setctx sc = {.base_dir = NULL, .cli = true};
 	const struct sbx_profile_key *k;
 
 	if (!sbx_profile_section_known(section))
@@ -665,7 +670,8 @@ int sbx_profile_finish(const struct sbx_config *cfg, struct sbx_err *err)
 {
 	if (cfg->rootfs_required && !cfg->rootfs)
 		return sbx_err_set(err, 0,
-				   "profile '%s' needs a rootfs image and uses no host paths: give one with --rootfs TARBALL|DIR",
+				   "profile '%s' needs a rootfs image and uses no host paths: give "
+				   "one with --rootfs TARBALL|DIR",
 				   cfg->profile_name ? cfg->profile_name : "?");
 	if (nnp_conflict(cfg))
 		return sbx_err_set(err, 0,

@@ -12,8 +12,8 @@
 
 /* How a value is being applied. */
 struct sbx_profile_setctx {
-	const char *base_dir;	/* relative rootfs/seccomp paths resolve here */
-	bool cli;		/* from the command line: relative SRC uses the cwd */
+	const char *base_dir; /* relative rootfs/seccomp paths resolve here */
+	bool cli;	      /* from the command line: relative SRC uses the cwd */
 };
 
 struct sbx_profile_key;
@@ -24,11 +24,11 @@ typedef void (*sbx_profile_writer)(const struct sbx_config *c, FILE *out);
 /* One row of the table that drives parsing, suggestions and `profile show`. */
 struct sbx_profile_key {
 	const char *section;
-	const char *name;	/* "*" in [secrets]: any NAME */
-	bool repeat;		/* repeated keys accumulate */
+	const char *name; /* "*" in [secrets]: any NAME */
+	bool repeat;	  /* repeated keys accumulate */
 	sbx_profile_setter set;
-	sbx_profile_writer write;	/* NULL: written with another key */
-	const char *syntax;	/* value syntax, for messages and docs */
+	sbx_profile_writer write; /* NULL: written with another key */
+	const char *syntax;	  /* value syntax, for messages and docs */
 };
 
 extern const struct sbx_profile_key sbx_profile_keys[];
@@ -43,9 +43,9 @@ int sbx_profile_err_section(const char *section, struct sbx_err *err);
 /* "unknown key 'k' in [s] (did you mean 'x'?)" into err. */
 int sbx_profile_err_key(const char *section, const char *name, struct sbx_err *err);
 /* Apply a known key; errors carry the key (or the secret's name). */
-int sbx_profile_key_apply(struct sbx_config *c, const struct sbx_profile_key *k,
-			  const char *name, const char *val,
-			  const struct sbx_profile_setctx *sc, struct sbx_err *err);
+int sbx_profile_key_apply(struct sbx_config *c, const struct sbx_profile_key *k, const char *name,
+			  const char *val, const struct sbx_profile_setctx *sc,
+			  struct sbx_err *err);
 
 /* The field of a [limits] key. */
 uint64_t *sbx_profile_limit_field(struct sbx_config *c, const char *key);

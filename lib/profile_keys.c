@@ -24,8 +24,7 @@ static int norm_path(const char *in, bool allow_dotdot, const char *what, char *
 	char *r;
 
 	if (!in || in[0] != '/')
-		return sbx_err_set(err, 0, "%s '%s' is not an absolute path", what,
-				   in ? in : "");
+		return sbx_err_set(err, 0, "%s '%s' is not an absolute path", what, in ? in : "");
 	r = sbx_xmalloc(strlen(in) + 2);
 	for (const char *p = in; *p;) {
 		const char *e;
@@ -93,8 +92,8 @@ static bool env_pattern_ok(const char *s)
 	return true;
 }
 
-static int parse_choice(const char *val, const char *what, const char *const *names,
-			size_t n, int *out, struct sbx_err *err)
+static int parse_choice(const char *val, const char *what, const char *const *names, size_t n,
+			int *out, struct sbx_err *err)
 {
 	const char *near;
 
@@ -106,12 +105,10 @@ static int parse_choice(const char *val, const char *what, const char *const *na
 	}
 	near = sbx_closest(val, names, n);
 	if (near)
-		return sbx_err_set(err, 0, "bad %s '%s' (did you mean '%s'?)", what, val,
-				   near);
-	return sbx_err_set(err, 0, "bad %s '%s' (expected %s%s%s%s%s%s%s)", what, val,
-			   names[0], n > 1 ? ", " : "", n > 1 ? names[1] : "",
-			   n > 2 ? ", " : "", n > 2 ? names[2] : "", n > 3 ? " or " : "",
-			   n > 3 ? names[3] : "");
+		return sbx_err_set(err, 0, "bad %s '%s' (did you mean '%s'?)", what, val, near);
+	return sbx_err_set(err, 0, "bad %s '%s' (expected %s%s%s%s%s%s%s)", what, val, names[0],
+			   n > 1 ? ", " : "", n > 1 ? names[1] : "", n > 2 ? ", " : "",
+			   n > 2 ? names[2] : "", n > 3 ? " or " : "", n > 3 ? names[3] : "");
 }
 
 /* Split a list on spaces and commas; calls fn for each token. */
@@ -161,7 +158,8 @@ static int set_rootfs(struct sbx_config *c, const char *key, const char *val,
 		return 0;
 	}
 	if (!*val)
-		return sbx_err_set(err, 0, "empty rootfs (expected host, required, a tarball or a directory)");
+		return sbx_err_set(
+		    err, 0, "empty rootfs (expected host, required, a tarball or a directory)");
 	abs = resolve_rel(sc->base_dir, val);
 	r = norm_path(abs, true, "rootfs", &norm, err);
 	if (r < 0)
@@ -190,8 +188,8 @@ static int set_hostname(struct sbx_config *c, const char *key, const char *val,
 	set_str(&c->hostname, val);
 	return 0;
 bad:
-	return sbx_err_set(err, 0,
-			   "bad hostname '%s' (letters, digits, '-' and '.', at most 64)", val);
+	return sbx_err_set(err, 0, "bad hostname '%s' (letters, digits, '-' and '.', at most 64)",
+			   val);
 }
 
 static int parse_id(const char *s, size_t n, uint32_t *out)
@@ -205,7 +203,7 @@ static int parse_id(const char *s, size_t n, uint32_t *out)
 			return -EINVAL;
 		v = v * 10 + (uint64_t)(s[i] - '0');
 	}
-	if (v >= UINT32_MAX)	/* (uid_t)-1 means "no change" to the kernel */
+	if (v >= UINT32_MAX) /* (uid_t)-1 means "no change" to the kernel */
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;
@@ -229,8 +227,8 @@ static int set_user(struct sbx_config *c, const char *key, const char *val,
 	}
 	if (parse_id(val, colon ? (size_t)(colon - val) : strlen(val), &uid) < 0 ||
 	    (colon && parse_id(colon + 1, strlen(colon + 1), &gid) < 0))
-		return sbx_err_set(err, 0,
-				   "bad user '%s' (expected UID[:GID], root or inherit)", val);
+		return sbx_err_set(err, 0, "bad user '%s' (expected UID[:GID], root or inherit)",
+				   val);
 	if (!colon)
 		gid = uid;
 	c->user_set = true;
@@ -256,7 +254,7 @@ static int set_workdir(struct sbx_config *c, const char *key, const char *val,
 static int set_persist(struct sbx_config *c, const char *key, const char *val,
 		       const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
-	static const char *const names[] = { "never", "on-failure", "always" };
+	static const char *const names[] = {"never", "on-failure", "always"};
 	int v = 0, r = parse_choice(val, "persist mode", names, SBX_ARRAY_SIZE(names), &v, err);
 
 	if (r == 0)
@@ -307,9 +305,9 @@ static int check_dst(const char *raw, char **out, struct sbx_err *err)
 static int set_bind(struct sbx_config *c, const char *key, const char *val,
 		    const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
-	enum sbx_mount_kind kind = strcmp(key, "bind") == 0	 ? SBX_MNT_BIND :
-				   strcmp(key, "ro-bind") == 0 ? SBX_MNT_RO_BIND :
-								 SBX_MNT_OVERLAY;
+	enum sbx_mount_kind kind = strcmp(key, "bind") == 0	 ? SBX_MNT_BIND
+				   : strcmp(key, "ro-bind") == 0 ? SBX_MNT_RO_BIND
+								 : SBX_MNT_OVERLAY;
 	_cleanup_free_ char *rawsrc = NULL, *src = NULL, *dst = NULL;
 	bool optional = val[0] == '-';
 	const char *colon;
@@ -380,9 +378,9 @@ static int pass_one(void *ud, const char *tok, struct sbx_err *err)
 	struct sbx_config *c = ud;
 
 	if (!env_pattern_ok(tok))
-		return sbx_err_set(err, 0,
-				   "bad variable name '%s' (letters, digits, '_' and glob characters)",
-				   tok);
+		return sbx_err_set(
+		    err, 0, "bad variable name '%s' (letters, digits, '_' and glob characters)",
+		    tok);
 	if (!sbx_strv_contains(&c->env_pass, tok))
 		sbx_strv_push(&c->env_pass, tok);
 	return 0;
@@ -403,7 +401,7 @@ static int set_set(struct sbx_config *c, const char *key, const char *val,
 	if (!eq || !env_name_ok(val, n))
 		return sbx_err_set(err, 0, "bad variable assignment '%s' (expected NAME=VALUE)",
 				   val);
-	for (size_t i = 0; i < c->env_set.n; i++) {	/* a later value wins */
+	for (size_t i = 0; i < c->env_set.n; i++) { /* a later value wins */
 		if (strncmp(c->env_set.v[i], val, n + 1) == 0) {
 			free(c->env_set.v[i]);
 			c->env_set.v[i] = sbx_xstrdup(val);
@@ -468,7 +466,7 @@ bad:
 static int set_secret(struct sbx_config *c, const char *key, const char *val,
 		      const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
-	struct sbx_secret s = { 0 };
+	struct sbx_secret s = {0};
 	int r;
 
 	if (!env_name_ok(key, strlen(key)))
@@ -478,7 +476,7 @@ static int set_secret(struct sbx_config *c, const char *key, const char *val,
 	if (r < 0)
 		return r;
 	s.name = sbx_xstrdup(key);
-	for (size_t i = 0; i < c->n_secrets; i++) {	/* a later definition wins */
+	for (size_t i = 0; i < c->n_secrets; i++) { /* a later definition wins */
 		if (strcmp(c->secrets[i].name, key) == 0) {
 			free(c->secrets[i].name);
 			free(c->secrets[i].ref);
@@ -496,7 +494,7 @@ static int set_secret(struct sbx_config *c, const char *key, const char *val,
 static int set_mode(struct sbx_config *c, const char *key, const char *val,
 		    const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
-	static const char *const names[] = { "none", "loopback", "proxy", "host" };
+	static const char *const names[] = {"none", "loopback", "proxy", "host"};
 	int v = 0, r = parse_choice(val, "network mode", names, SBX_ARRAY_SIZE(names), &v, err);
 
 	if (r == 0)
@@ -537,7 +535,7 @@ static int allow_one(void *ud, const char *tok, struct sbx_err *err)
 
 	if (wild)
 		host += 2;
-	if (host[0] == '[' && !wild) {	/* [v6] or [v6]:port */
+	if (host[0] == '[' && !wild) { /* [v6] or [v6]:port */
 		const char *rb = strchr(host, ']');
 		char a[INET6_ADDRSTRLEN + 1];
 		struct in6_addr in6;
@@ -562,8 +560,8 @@ static int allow_one(void *ud, const char *tok, struct sbx_err *err)
 		uint64_t p;
 
 		if (sbx_parse_u64(port, &p, NULL) < 0 || p < 1 || p > 65535)
-			return sbx_err_set(err, 0,
-					   "bad allow entry '%s' (port must be 1..65535)", tok);
+			return sbx_err_set(err, 0, "bad allow entry '%s' (port must be 1..65535)",
+					   tok);
 	}
 	norm = sbx_xstrdup(tok);
 	for (char *q = norm; *q; q++)
@@ -574,9 +572,9 @@ static int allow_one(void *ud, const char *tok, struct sbx_err *err)
 		sbx_strv_push_take(&c->allow, norm);
 	return 0;
 bad:
-	return sbx_err_set(err, 0,
-			   "bad allow entry '%s' (expected host, host:port, *.domain[:port] or [v6]:port)",
-			   tok);
+	return sbx_err_set(
+	    err, 0, "bad allow entry '%s' (expected host, host:port, *.domain[:port] or [v6]:port)",
+	    tok);
 }
 
 static int set_allow(struct sbx_config *c, const char *key, const char *val,
@@ -593,15 +591,15 @@ uint64_t *sbx_profile_limit_field(struct sbx_config *c, const char *key)
 		const char *name;
 		size_t off;
 	} f[] = {
-		{ "memory", offsetof(struct sbx_config, memory) },
-		{ "pids", offsetof(struct sbx_config, pids) },
-		{ "cpus", offsetof(struct sbx_config, cpus_milli) },
-		{ "time", offsetof(struct sbx_config, time_ms) },
-		{ "nofile", offsetof(struct sbx_config, nofile) },
-		{ "fsize", offsetof(struct sbx_config, fsize) },
-		{ "disk", offsetof(struct sbx_config, disk) },
-		{ "image-size", offsetof(struct sbx_config, image_size) },
-		{ "image-entries", offsetof(struct sbx_config, image_entries) },
+	    {"memory", offsetof(struct sbx_config, memory)},
+	    {"pids", offsetof(struct sbx_config, pids)},
+	    {"cpus", offsetof(struct sbx_config, cpus_milli)},
+	    {"time", offsetof(struct sbx_config, time_ms)},
+	    {"nofile", offsetof(struct sbx_config, nofile)},
+	    {"fsize", offsetof(struct sbx_config, fsize)},
+	    {"disk", offsetof(struct sbx_config, disk)},
+	    {"image-size", offsetof(struct sbx_config, image_size)},
+	    {"image-entries", offsetof(struct sbx_config, image_entries)},
 	};
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(f); i++)
@@ -638,9 +636,10 @@ static int parse_cpus(const char *val, uint64_t *milli, struct sbx_err *err)
 		goto bad;
 	return 0;
 bad:
-	return sbx_err_set(err, 0,
-			   "bad cpu count '%s' (expected a positive decimal with at most 3 decimals, e.g. 1.5)",
-			   val);
+	return sbx_err_set(
+	    err, 0,
+	    "bad cpu count '%s' (expected a positive decimal with at most 3 decimals, e.g. 1.5)",
+	    val);
 }
 
 static int set_limit(struct sbx_config *c, const char *key, const char *val,
@@ -661,8 +660,8 @@ static int set_limit(struct sbx_config *c, const char *key, const char *val,
 		 strcmp(key, "disk") == 0 || strcmp(key, "image-size") == 0)
 		r = sbx_parse_size(val, &v, err);
 	else if ((r = sbx_parse_u64(val, &v, NULL)) < 0)
-		r = sbx_err_set(err, 0, "bad number '%s' (expected a positive integer or unlimited)",
-				val);
+		r = sbx_err_set(err, 0,
+				"bad number '%s' (expected a positive integer or unlimited)", val);
 	if (r < 0)
 		return r;
 	if (v == 0 || v == SBX_UNSET)
@@ -686,7 +685,8 @@ static int set_seccomp(struct sbx_config *c, const char *key, const char *val,
 		return 0;
 	}
 	if (!*val)
-		return sbx_err_set(err, 0, "empty seccomp policy (expected default, strict or a file)");
+		return sbx_err_set(err, 0,
+				   "empty seccomp policy (expected default, strict or a file)");
 	abs = resolve_rel(sc->base_dir, val);
 	r = norm_path(abs, true, "seccomp policy", &norm, err);
 	if (r < 0)
@@ -694,9 +694,10 @@ static int set_seccomp(struct sbx_config *c, const char *key, const char *val,
 	if (stat(norm, &st) < 0)
 		return sbx_err_set(err, errno, "seccomp policy '%s'", norm);
 	if (!S_ISREG(st.st_mode))
-		return sbx_err_set(err, 0, "seccomp policy '%s' is not a file (expected default, strict or a file)",
-				   norm);
-	r = sbx_seccomp_validate(norm, err);	/* its own errors name its lines */
+		return sbx_err_set(
+		    err, 0,
+		    "seccomp policy '%s' is not a file (expected default, strict or a file)", norm);
+	r = sbx_seccomp_validate(norm, err); /* its own errors name its lines */
 	if (r < 0)
 		return r;
 	free(c->seccomp);
@@ -716,9 +717,9 @@ static int cap_one(void *ud, const char *tok, struct sbx_err *err)
 	for (char *q = name; *q; q++)
 		*q = (char)tolower((unsigned char)*q);
 	if (isdigit((unsigned char)tok[0]) || cap_from_name(name, &v) < 0 || v < 0 || v > 63)
-		return sbx_err_set(err, 0,
-				   "unknown capability '%s' (e.g. CAP_NET_BIND_SERVICE or net_bind_service)",
-				   tok);
+		return sbx_err_set(
+		    err, 0,
+		    "unknown capability '%s' (e.g. CAP_NET_BIND_SERVICE or net_bind_service)", tok);
 	*mask |= 1ULL << v;
 	return 0;
 }
@@ -747,45 +748,49 @@ static int set_nnp(struct sbx_config *c, const char *key, const char *val,
 
 /* ---------------------------------------------------------------- the table */
 
-#define K(sec, name, rep, set, wr, syn) { sec, name, rep, set, wr, syn }
+#define K(sec, name, rep, set, wr, syn)                                                            \
+	{                                                                                          \
+		sec, name, rep, set, wr, syn                                                       \
+	}
 const struct sbx_profile_key sbx_profile_keys[] = {
-	K("sandbox", "extends", false, set_extends, NULL, "NAME|PATH"),
-	K("sandbox", "rootfs", false, set_rootfs, sbx_profile_write_sandbox, "host|required|TARBALL|DIR"),
-	K("sandbox", "hostname", false, set_hostname, NULL, "NAME"),
-	K("sandbox", "user", false, set_user, NULL, "UID[:GID]|root|inherit"),
-	K("sandbox", "workdir", false, set_workdir, NULL, "ABSOLUTE-PATH"),
-	K("sandbox", "persist", false, set_persist, NULL, "never|on-failure|always"),
-	K("sandbox", "tty", false, set_tty, NULL, "BOOL"),
-	K("sandbox", "writable", false, set_writable, NULL, "BOOL"),
-	K("filesystem", "bind", true, set_bind, sbx_profile_write_mounts, "[-]SRC[:DST]"),
-	K("filesystem", "ro-bind", true, set_bind, NULL, "[-]SRC[:DST]"),
-	K("filesystem", "overlay", true, set_bind, NULL, "[-]SRC[:DST]"),
-	K("filesystem", "tmpfs", true, set_tmpfs, NULL, "DST[:SIZE]"),
-	K("filesystem", "mask", true, set_mask, NULL, "PATH"),
-	K("env", "clear", false, set_clear, sbx_profile_write_env, "BOOL"),
-	K("env", "pass", true, set_pass, NULL, "NAME|GLOB ..."),
-	K("env", "set", true, set_set, NULL, "NAME=VALUE"),
-	K("secrets", "*", true, set_secret, sbx_profile_write_secrets,
-	  "env:VAR[?]|file:PATH[?] [as env|as file]"),
-	K("network", "mode", false, set_mode, sbx_profile_write_network, "none|loopback|proxy|host"),
-	K("network", "allow", true, set_allow, NULL, "HOST[:PORT]|*.DOMAIN[:PORT] ..."),
-	K("limits", "memory", false, set_limit, sbx_profile_write_limits, "SIZE|unlimited"),
-	K("limits", "pids", false, set_limit, NULL, "N|unlimited"),
-	K("limits", "cpus", false, set_limit, NULL, "DECIMAL|unlimited"),
-	K("limits", "time", false, set_limit, NULL, "DURATION|unlimited"),
-	K("limits", "nofile", false, set_limit, NULL, "N|unlimited"),
-	K("limits", "fsize", false, set_limit, NULL, "SIZE|unlimited"),
-	K("limits", "disk", false, set_limit, NULL, "SIZE|unlimited"),
-	K("limits", "image-size", false, set_limit, NULL, "SIZE|unlimited"),
-	K("limits", "image-entries", false, set_limit, NULL, "N|unlimited"),
-	K("security", "seccomp", false, set_seccomp, sbx_profile_write_security, "default|strict|FILE"),
-	K("security", "capabilities", false, set_caps, NULL, "none|CAP_NAME ..."),
-	K("security", "no-new-privs", false, set_nnp, NULL, "BOOL"),
+    K("sandbox", "extends", false, set_extends, NULL, "NAME|PATH"),
+    K("sandbox", "rootfs", false, set_rootfs, sbx_profile_write_sandbox,
+      "host|required|TARBALL|DIR"),
+    K("sandbox", "hostname", false, set_hostname, NULL, "NAME"),
+    K("sandbox", "user", false, set_user, NULL, "UID[:GID]|root|inherit"),
+    K("sandbox", "workdir", false, set_workdir, NULL, "ABSOLUTE-PATH"),
+    K("sandbox", "persist", false, set_persist, NULL, "never|on-failure|always"),
+    K("sandbox", "tty", false, set_tty, NULL, "BOOL"),
+    K("sandbox", "writable", false, set_writable, NULL, "BOOL"),
+    K("filesystem", "bind", true, set_bind, sbx_profile_write_mounts, "[-]SRC[:DST]"),
+    K("filesystem", "ro-bind", true, set_bind, NULL, "[-]SRC[:DST]"),
+    K("filesystem", "overlay", true, set_bind, NULL, "[-]SRC[:DST]"),
+    K("filesystem", "tmpfs", true, set_tmpfs, NULL, "DST[:SIZE]"),
+    K("filesystem", "mask", true, set_mask, NULL, "PATH"),
+    K("env", "clear", false, set_clear, sbx_profile_write_env, "BOOL"),
+    K("env", "pass", true, set_pass, NULL, "NAME|GLOB ..."),
+    K("env", "set", true, set_set, NULL, "NAME=VALUE"),
+    K("secrets", "*", true, set_secret, sbx_profile_write_secrets,
+      "env:VAR[?]|file:PATH[?] [as env|as file]"),
+    K("network", "mode", false, set_mode, sbx_profile_write_network, "none|loopback|proxy|host"),
+    K("network", "allow", true, set_allow, NULL, "HOST[:PORT]|*.DOMAIN[:PORT] ..."),
+    K("limits", "memory", false, set_limit, sbx_profile_write_limits, "SIZE|unlimited"),
+    K("limits", "pids", false, set_limit, NULL, "N|unlimited"),
+    K("limits", "cpus", false, set_limit, NULL, "DECIMAL|unlimited"),
+    K("limits", "time", false, set_limit, NULL, "DURATION|unlimited"),
+    K("limits", "nofile", false, set_limit, NULL, "N|unlimited"),
+    K("limits", "fsize", false, set_limit, NULL, "SIZE|unlimited"),
+    K("limits", "disk", false, set_limit, NULL, "SIZE|unlimited"),
+    K("limits", "image-size", false, set_limit, NULL, "SIZE|unlimited"),
+    K("limits", "image-entries", false, set_limit, NULL, "N|unlimited"),
+    K("security", "seccomp", false, set_seccomp, sbx_profile_write_security, "default|strict|FILE"),
+    K("security", "capabilities", false, set_caps, NULL, "none|CAP_NAME ..."),
+    K("security", "no-new-privs", false, set_nnp, NULL, "BOOL"),
 };
 const size_t sbx_profile_n_keys = SBX_ARRAY_SIZE(sbx_profile_keys);
 
-const char *const sbx_profile_sections[] = { "sandbox", "filesystem", "env", "secrets",
-					     "network", "limits", "security" };
+const char *const sbx_profile_sections[] = {"sandbox", "filesystem", "env",	"secrets",
+					    "network", "limits",     "security"};
 const size_t sbx_profile_n_sections = SBX_ARRAY_SIZE(sbx_profile_sections);
 
 bool sbx_profile_section_known(const char *section)
@@ -816,7 +821,8 @@ int sbx_profile_err_section(const char *section, struct sbx_err *err)
 		return sbx_err_set(err, 0, "unknown section [%s] (did you mean [%s]?)", section,
 				   near);
 	return sbx_err_set(err, 0,
-			   "unknown section [%s] (expected sandbox, filesystem, env, secrets, network, limits or security)",
+			   "unknown section [%s] (expected sandbox, filesystem, env, secrets, "
+			   "network, limits or security)",
 			   section);
 }
 
@@ -841,14 +847,13 @@ int sbx_profile_err_key(const char *section, const char *name, struct sbx_err *e
 	return sbx_err_set(err, 0, "unknown key '%s' in [%s]", name, section);
 }
 
-int sbx_profile_key_apply(struct sbx_config *c, const struct sbx_profile_key *k,
-			  const char *name, const char *val,
-			  const struct sbx_profile_setctx *sc, struct sbx_err *err)
+int sbx_profile_key_apply(struct sbx_config *c, const struct sbx_profile_key *k, const char *name,
+			  const char *val, const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
 	int r = k->set(c, name, val, sc, err);
 
 	if (r < 0 && err && err->errnum == EINVAL)
-		err->errnum = 0;	/* the message says what is wrong */
+		err->errnum = 0; /* the message says what is wrong */
 	/* Secrets name themselves; others get the key as context. */
 	if (r < 0 && strcmp(k->name, "*") != 0)
 		sbx_err_wrap(err, "key '%s'", name);

@@ -42,7 +42,7 @@ void sbx_profile_fmt_duration(uint64_t ms, char *buf, size_t len)
 	static const struct {
 		uint64_t ms;
 		const char *unit;
-	} u[] = { { 86400000, "d" }, { 3600000, "h" }, { 60000, "m" }, { 1000, "s" } };
+	} u[] = {{86400000, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}};
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(u); i++) {
 		if (ms && ms % u[i].ms == 0) {
@@ -96,9 +96,9 @@ void sbx_profile_write_mounts(const struct sbx_config *c, FILE *out)
 			v = sbx_xstrdup(m->dst);
 			break;
 		default:
-			v = strcmp(m->src, m->dst) == 0 ?
-				    sbx_xasprintf("%s%s", m->optional ? "-" : "", m->src) :
-				    sbx_xasprintf("%s%s:%s", m->optional ? "-" : "", m->src, m->dst);
+			v = strcmp(m->src, m->dst) == 0
+				? sbx_xasprintf("%s%s", m->optional ? "-" : "", m->src)
+				: sbx_xasprintf("%s%s:%s", m->optional ? "-" : "", m->src, m->dst);
 		}
 		put(out, sbx_mount_kind_name(m->kind), v);
 	}
@@ -118,8 +118,8 @@ void sbx_profile_write_secrets(const struct sbx_config *c, FILE *out)
 	for (size_t i = 0; i < c->n_secrets; i++) {
 		const struct sbx_secret *s = &c->secrets[i];
 		_cleanup_free_ char *v = sbx_xasprintf(
-			"%s:%s%s as %s", s->source == SBX_SECRET_FROM_ENV ? "env" : "file", s->ref,
-			s->optional ? "?" : "", s->inject == SBX_SECRET_AS_FILE ? "file" : "env");
+		    "%s:%s%s as %s", s->source == SBX_SECRET_FROM_ENV ? "env" : "file", s->ref,
+		    s->optional ? "?" : "", s->inject == SBX_SECRET_AS_FILE ? "file" : "env");
 
 		put(out, s->name, v);
 	}
@@ -134,8 +134,8 @@ void sbx_profile_write_network(const struct sbx_config *c, FILE *out)
 
 void sbx_profile_write_limits(const struct sbx_config *c, FILE *out)
 {
-	static const char *const keys[] = { "memory", "pids", "cpus", "time", "nofile",
-					    "fsize", "disk", "image-size", "image-entries" };
+	static const char *const keys[] = {"memory", "pids", "cpus",	   "time",	   "nofile",
+					   "fsize",  "disk", "image-size", "image-entries"};
 	struct sbx_config *m = (struct sbx_config *)c;
 	char buf[64];
 
