@@ -38,6 +38,8 @@ enum st_want {
 	ST_EPERM = 1,	/* blocked by the policy: EPERM */
 	ST_ENOSYS,	/* blocked: ENOSYS (clone3, strict's unlisted calls) */
 	ST_ALLOWED,	/* not blocked: success, or any errno but EPERM/ENOSYS */
+	ST_BLOCKED,	/* EPERM or ENOSYS: a syscall newer than libseccomp's table
+			 * gets ENOSYS, and EPERM once libseccomp knows its name */
 };
 
 struct st_check {
@@ -92,6 +94,8 @@ static long c_fsmount(void) { return S(SYS_fsmount, -1, 0, 0); }
 static long c_fspick(void) { return S(SYS_fspick, -1, NOPE, 0); }
 static long c_move_mount(void) { return S(SYS_move_mount, -1, NOPE, -1, NOPE, 0); }
 static long c_open_tree(void) { return S(SYS_open_tree, -1, NOPE, 0); }
+/* open_tree_attr (Linux 6.15, unified number 467): the new mount API again. */
+static long c_open_tree_attr(void) { return S(467, -1, NOPE, 0, 0L, 0UL); }
 static long c_mount_setattr(void) { return S(SYS_mount_setattr, -1, NOPE, 0, 0L, 0L); }
 static long c_pivot_root(void) { return S(SYS_pivot_root, NOPE, NOPE); }
 static long c_chroot(void) { return S(SYS_chroot, NOPE); }
@@ -201,6 +205,8 @@ static const struct st_check st_checks[] = {
 	{ "move_mount", "move_mount(-1, NOPE, -1, NOPE)", c_move_mount, P, P },
 	{ "open_tree", "open_tree(-1, NOPE, 0)", c_open_tree, P, P },
 	{ "mount_setattr", "mount_setattr(-1, NOPE, ...)", c_mount_setattr, P, P },
+	{ "open_tree_attr", "open_tree_attr(-1, NOPE, ...) (nr 467)", c_open_tree_attr, ST_BLOCKED,
+	  ST_BLOCKED },
 	{ "pivot_root", "pivot_root(NOPE, NOPE)", c_pivot_root, P, P },
 	{ "chroot", "chroot(NOPE)", c_chroot, P, P },
 	{ "setns", "setns(-1, 0)", c_setns, P, P },
@@ -289,6 +295,8 @@ static inline int st_ok(enum st_want want, long ret, int err)
 		return ret == -1 && err == EPERM;
 	case ST_ENOSYS:
 		return ret == -1 && err == ENOSYS;
+	case ST_BLOCKED:
+		return ret == -1 && (err == EPERM || err == ENOSYS);
 	case ST_ALLOWED:
 	default:
 		return ret >= 0 || (err != EPERM && err != ENOSYS);
@@ -318,7 +326,10 @@ static inline long st_int80_getpid(void)
 
 static inline const char *st_want_name(enum st_want want)
 {
-	return want == ST_EPERM ? "EPERM" : want == ST_ENOSYS ? "ENOSYS" : "allowed";
+	return want == ST_EPERM	   ? "EPERM"
+	       : want == ST_ENOSYS ? "ENOSYS"
+	       : want == ST_BLOCKED ? "EPERM or ENOSYS"
+				    : "allowed";
 }
 
 #endif
