@@ -100,6 +100,33 @@ ESCAPE_BINS := $(ESCAPE_SRCS:.c=)
 tests/escape/%: tests/escape/%.c | .deps-ok
 	$(CC) -std=gnu11 -O1 -static -o $@ $< $(ESCAPE_LDLIBS)
 
+# libFuzzer harnesses (clang from Debian): tests/fuzz/fuzz_*.c against the
+# library built with ASan+UBSan into tests/fuzz/build/.
+#   make fuzz FUZZ_SECONDS=1800      run each harness for that long
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -Ilib
+FUZZ_SRCS    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS    := $(patsubst tests/fuzz/%.c,tests/fuzz/build/%,$(FUZZ_SRCS))
+FUZZ_LIB_OBJS = $(patsubst lib/%.c,tests/fuzz/build/lib/%.o,$(LIB_SRCS))
+
+tests/fuzz/build/lib/%.o: lib/%.c $(HDRS) | .deps-ok
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -c -o $@ $<
+
+tests/fuzz/build/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< $(FUZZ_LIB_OBJS) $(LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS)
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+# Unit tests under valgrind memcheck: any error or definite leak fails.
+valgrind: $(UNIT_BINS)
+	@tests/run-valgrind.sh $(UNIT_BINS)
+
 unit: $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)
 
@@ -132,6 +159,6 @@ uninstall:
 clean:
 	rm -f sbx sbx.o $(CMD_OBJS) lib/*.o lib/libsbx.a lib/builtin_profiles.c \
 		$(UNIT_BINS) $(ESCAPE_BINS) .deps-ok
-	rm -rf tests/out
+	rm -rf tests/out tests/fuzz/build
 
-.PHONY: all deps unit check demo bench install uninstall clean
+.PHONY: all deps unit check demo bench install uninstall clean fuzz fuzz-build valgrind

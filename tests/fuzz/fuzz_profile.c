@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/fuzz/fuzz_profile.c - libFuzzer harness for profile parsing.
+ *
+ * Feeds arbitrary bytes to sbx_profile_load_string() (the INI parser, key
+ * table, value validation and variable expansion) and, when the text
+ * parses, writes it back with sbx_profile_write() and parses that again:
+ * the round trip must succeed.  Built and run by `make fuzz`.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "profile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct sbx_profile_vars vars = {
+		.pwd = "/work/project", .home = "/home/dev", .user = "dev", .uid = 1000,
+	};
+	struct sbx_config cfg;
+	struct sbx_err err = { 0 };
+	char *text, *out = NULL;
+	size_t outlen = 0;
+	FILE *f;
+
+	if (size > 65536)
+		return 0;
+	text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+
+	sbx_config_init(&cfg);
+	if (sbx_profile_load_string(&cfg, text, "fuzz.ini", &vars, &err) == 0) {
+		f = open_memstream(&out, &outlen);
+		if (f) {
+			sbx_profile_write(&cfg, f);
+			fclose(f);
+			struct sbx_config again;
+
+			sbx_config_init(&again);
+			sbx_err_clear(&err);
+			if (sbx_profile_load_string(&again, out, "roundtrip.ini", &vars, &err) != 0) {
+				fprintf(stderr, "round trip failed: %s\n--- input\n%s\n--- written\n%s\n",
+					err.msg, text, out);
+				abort();
+			}
+			sbx_config_free(&again);
+			free(out);
+		}
+	}
+	sbx_config_free(&cfg);
+	free(text);
+	return 0;
+}
