@@ -11,6 +11,8 @@ fi
 
 BASE=$TAP_TMP/base
 mkdir -p "$BASE" && chmod 0777 "$BASE"
+# A private copy: a parallel `make` must not swap the binary mid-test.
+cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
 IMG=$BASE/busybox.tar.gz
 "$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" >/dev/null || { echo "Bail out! mkrootfs failed"; exit 1; }
 chmod 0644 "$IMG"

@@ -1,0 +1,176 @@
+#!/bin/bash
+# tests/integration/run_exit.sh - `sbx run` exit statuses, limits, signals,
+# the run log and record, output capture, and hostile images whose /proc,
+# /dev or a bind target is a symlink.  As root and as nobody.
+. "$(dirname "$0")/../lib/tap.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
+	exit 77
+fi
+
+BASE=$TAP_TMP/base
+mkdir -p "$BASE" && chmod 0777 "$BASE"
+# A private copy: a parallel `make` must not swap the binary mid-test.
+cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+IMG=$BASE/busybox.tar.gz
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" >/dev/null || { echo "Bail out! mkrootfs failed"; exit 1; }
+chmod 0644 "$IMG"
+WD=$BASE/wd
+mkdir -p "$WD" && chmod 0777 "$WD"
+
+# Hostile images: /proc -> host path, /dev -> /, a bind target -> host path.
+mkimg() { # NAME SETUP-SHELL
+	local d=$BASE/$1.d
+	mkdir -p "$d" && tar -C "$d" -xzf "$IMG" && (cd "$d" && eval "$2") &&
+		tar -C "$d" --numeric-owner -czf "$BASE/$1.tar.gz" . && chmod 0644 "$BASE/$1.tar.gz"
+}
+EVIL=$BASE/evil-target
+mkimg proclink "rmdir proc && ln -s ../../../../../../$EVIL proc"
+mkimg devlink "rm -rf dev && ln -s / dev"
+mkimg bindlink "mkdir -p mnt && ln -s $EVIL-bind mnt/t"
+
+as_mode() {
+	local mode=$1
+	shift
+	if [ "$mode" = root ]; then
+		(cd "$WD" && exec env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
+	else
+		(cd "$WD" && exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@")
+	fi
+}
+
+status_is() { # MODE WANT DESC CMD...
+	local mode=$1 want=$2 desc=$3
+	shift 3
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" "$@"
+	[ "$rc" -eq "$want" ]
+	ok $? "$mode: $desc: exit $want (got $rc)"
+}
+
+for mode in root user; do
+	# Exit statuses, exactly.
+	status_is $mode 0 "true" -- true
+	status_is $mode 3 "own status" -- sh -c 'exit 3'
+	status_is $mode 127 "command not found" -- /no/such/command
+	status_is $mode 127 "command not in PATH" -- no-such-command-anywhere
+	status_is $mode 126 "not executable" -- /etc/passwd
+	status_is $mode 137 "killed by SIGKILL" -- sh -c 'kill -9 $$'
+	status_is $mode 143 "killed by SIGTERM" -- sh -c 'kill -15 $$'
+	status_is $mode 124 "time limit" --time 1s -- sleep 30
+	capture as_mode $mode "$SBX" run -q -p "$BASE/missing.ini" -- true
+	[ "$rc" -eq 125 ] && [ "$(lines "$err")" -eq 1 ] && [[ "$err" == sbx:* ]]
+	ok $? "$mode: bad profile: exit 125 with one line ($err)"
+	capture as_mode $mode "$SBX" run -q --rootfs "$BASE/missing.tar.gz" -- true
+	[ "$rc" -eq 125 ]
+	ok $? "$mode: bad rootfs: exit 125 ($err)"
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" --bind "$BASE/no-such-dir:/x" -- true
+	[ "$rc" -eq 125 ] && [ "$(lines "$err")" -eq 1 ] && [[ "$err" == *no-such-dir* ]]
+	ok $? "$mode: set-up failure names what failed, exit 125 ($err)"
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -w /no/such/dir -- true
+	[ "$rc" -eq 125 ] && [[ "$err" == */no/such/dir* ]]
+	ok $? "$mode: missing workdir: exit 125 ($err)"
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -w /etc -- pwd
+	[ "$out" = /etc ]
+	ok $? "$mode: -w sets the working directory"
+
+	# stdout and stderr pass through, binary-safe, stdin too.
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'echo out; echo err >&2'
+	[ "$out" = out ] && [ "$err" = err ]
+	ok $? "$mode: stdout and stderr pass through separately"
+	sum_in=$(head -c 300000 /dev/urandom | tee "$BASE/blob" | md5sum | cut -d' ' -f1)
+	sum_out=$(as_mode $mode "$SBX" run -q --rootfs "$IMG" -- cat <"$BASE/blob" | md5sum | cut -d' ' -f1)
+	[ "$sum_in" = "$sum_out" ]
+	ok $? "$mode: stdin to stdout is binary-safe (300 kB)"
+
+	# Signals to sbx reach the command.
+	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c "trap 'exit 42' TERM; sleep 20 & wait; : sig-$mode-$$" &
+	pid=$!
+	sleep 0.5
+	kill -TERM "$(pgrep -o -f "sig-$mode-$$")"
+	wait $pid
+	rc=$?
+	[ "$rc" -eq 42 ]
+	ok $? "$mode: SIGTERM to sbx is forwarded to the command (exit $rc)"
+
+	# Run log, --log-json, record and output.log of a kept sandbox.
+	capture as_mode $mode "$SBX" run --keep --log-json "$BASE/log-$mode.jsonl" --rootfs "$IMG" -- sh -c 'echo captured-output; exit 5'
+	id=$(printf '%s\n' "$err" | sed -n 's/^sbx: sandbox \([0-9a-f]*\).*/\1/p' | head -1)
+	dir=$BASE/state-$mode/sandboxes/$id
+	[ "$rc" -eq 5 ] && [ -n "$id" ] && [ -d "$dir" ]
+	ok $? "$mode: --keep keeps the sandbox ($id)"
+	printf '%s\n' "$err" | grep -q '^sbx: user: ' && printf '%s\n' "$err" | grep -q '^sbx: network: none' &&
+		printf '%s\n' "$err" | grep -q '^sbx: started in image .* namespaces .* mounts .* seccomp .* exec' &&
+		printf '%s\n' "$err" | grep -q '^sbx: exit 5; wall' && printf '%s\n' "$err" | grep -q "^sbx: kept sandbox $id"
+	ok $? "$mode: run log: header, timings, footer, kept"
+	if [ $mode = root ]; then
+		printf '%s\n' "$err" | grep -q 'root inside, uid 100000 on the host (not root)' ||
+			printf '%s\n' "$err" | grep -q 'uid 0 inside\|uid [0-9]* inside, uid 1[0-9]* on the host (not root)'
+	else
+		printf '%s\n' "$err" | grep -q 'uid 65534 inside, uid 65534 on the host (not root)'
+	fi
+	ok $? "$mode: run log says who the command is inside and on the host"
+	grep -q captured-output "$dir/output.log" 2>/dev/null
+	ok $? "$mode: output.log captured the output"
+	python3 - "$dir/record.json" "$BASE/log-$mode.jsonl" "$dir/log.jsonl" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["exit"]["status"] == 5 and r["exit"]["reason"] == "exited", r["exit"]
+assert r["state"] == "exited" and r["kept"] is True
+assert r["command"] == ["sh", "-c", "echo captured-output; exit 5"]
+for k in ("image", "namespaces", "mounts", "seccomp", "exec"):
+    assert isinstance(r["timings_ms"][k], float), k
+assert r["policy"]["user"]["root_on_host"] is False
+for f in sys.argv[2:]:
+    ev = [json.loads(l) for l in open(f)]
+    types = [e["event"] for e in ev]
+    for t in ("start", "policy", "phase", "exit", "kept"):
+        assert t in types, (f, t, types)
+PY
+	ok $? "$mode: record.json and both JSON logs hold the run"
+	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'head -c 9000000 /dev/zero; exit 1' >/dev/null 2>&1
+	dir=$(ls -td "$BASE/state-$mode/sandboxes"/*/ | head -1)
+	size=$(stat -c %s "$dir/output.log")
+	[ "$size" -le $((8 * 1024 * 1024)) ] && grep -q '"output_truncated": true' "$dir/record.json"
+	ok $? "$mode: output.log capped at 8 MiB and truncation recorded ($size)"
+
+	# Hostile images: nothing is mounted on the host through a symlink.
+	before=$(wc -l </proc/self/mountinfo)
+	for img in proclink devlink; do
+		capture as_mode $mode "$SBX" run -q --rootfs "$BASE/$img.tar.gz" -- true
+		[ "$rc" -eq 125 ] && [ ! -e "$EVIL" ] && ! grep -q "$BASE" /proc/self/mountinfo
+		ok $? "$mode: image with a symlinked ${img%link}: refused, nothing on the host ($err)"
+	done
+	mkdir -p "$BASE/bsrc" && chmod 0777 "$BASE/bsrc"
+	capture as_mode $mode "$SBX" run -q --rootfs "$BASE/bindlink.tar.gz" --bind "$BASE/bsrc:/mnt/t" -- true
+	[ ! -e "$EVIL-bind" ] && ! grep -q "$BASE" /proc/self/mountinfo
+	ok $? "$mode: bind target symlinked out of the root stays inside (rc $rc)"
+	[ "$(wc -l </proc/self/mountinfo)" -le "$before" ]
+	ok $? "$mode: host mount table unchanged"
+done
+
+# Limits (cgroups need root here; the unprivileged fallback is rlimits).
+capture as_mode root "$SBX" run -q --log-json "$BASE/limits.jsonl" --pids 20 --rootfs "$IMG" -- sh -c 'i=0; while [ $i -lt 60 ]; do sleep 3 & i=$((i+1)); done 2>/dev/null; echo started; wait'
+[ "$rc" -ne 0 ] || [[ "$err" == *fork* ]] || [[ "$out" != started ]]
+ok $? "root: fork bomb stopped by --pids 20 (rc $rc)"
+capture as_mode root "$SBX" run --log-json "$BASE/limits.jsonl" --memory 32m --rootfs "$IMG" -- sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo survived'
+[ "$rc" -eq 137 ] && [[ "$err" == *OOM* ]]
+ok $? "root: memory hog OOM-killed: exit 137, logged as OOM (rc $rc)"
+printf '[limits]\nfsize = 1m\n' >"$BASE/fsize.ini"
+capture as_mode root "$SBX" run -q -p "$BASE/fsize.ini" --rootfs "$IMG" -- sh -c 'dd if=/dev/zero of=/tmp/big bs=1024 count=4096 2>/dev/null'
+[ "$rc" -ne 0 ] && [ "$rc" -ne 125 ]
+ok $? "root: a file bigger than fsize fails (rc $rc)"
+capture as_mode user "$SBX" run -q -p "$BASE/fsize.ini" --rootfs "$IMG" -- sh -c 'dd if=/dev/zero of=/tmp/big bs=1024 count=4096 2>/dev/null'
+[ "$rc" -ne 0 ] && [ "$rc" -ne 125 ]
+ok $? "user: a file bigger than fsize fails (rc $rc)"
+ids=$(sed -n 's/.*"event":"start","id":"\([0-9a-f]*\)".*/\1/p' "$BASE/limits.jsonl")
+left=0
+for id in $ids; do
+	find /sys/fs/cgroup -maxdepth 4 -name "sbx-$id" | grep -q . && left=1
+done
+[ -n "$ids" ] && [ $left -eq 0 ]
+ok $? "root: no cgroup left by the limited runs ($(echo $ids))"
+
+done_testing
