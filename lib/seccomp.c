@@ -570,12 +570,10 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 				   opts->policy ?: "default");
 	if (!opts->notify)
 		return 0;
-	/* The listener is O_CLOEXEC and stays open after seccomp_release(). */
+	/* The listener is O_CLOEXEC and stays open after seccomp_release().
+	 * A policy that blocks nothing (base none, default allow) has none. */
 	fd = seccomp_notify_fd(ctx);
-	if (fd < 0)
-		return sbx_err_set(err, EIO, "the seccomp filter '%s' has no notification fd",
-				   opts->policy ?: "default");
-	return fd;
+	return fd > 0 ? fd : 0;
 }
 
 int sbx_seccomp_export(const struct sbx_seccomp_opts *opts, int fd, bool bpf,

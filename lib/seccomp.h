@@ -38,8 +38,9 @@ int sbx_seccomp_validate(const char *policy, struct sbx_err *err);
  * A file policy must have been validated by sbx_seccomp_validate() in this
  * process (or the process it was forked/cloned from) beforehand; otherwise
  * -EINVAL "seccomp policy 'F' was not validated before the jail started".
- * With opts->notify the returned value is the listener fd (>= 0, O_CLOEXEC)
- * for the supervisor; otherwise 0.  -errno on failure.
+ * With opts->notify the returned value is the listener fd (> 0, O_CLOEXEC)
+ * for the supervisor, or 0 if the policy blocks nothing (no listener);
+ * without it, 0.  -errno on failure.
  *
  * In notify mode every call the policy blocks (except clone3, which stays a
  * plain ENOSYS) waits in the kernel until the supervisor answers through

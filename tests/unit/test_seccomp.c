@@ -551,6 +551,29 @@ static int do_validated_copy(void *arg)
 	return 0;
 }
 
+/* Audit mode with a policy that blocks nothing: no listener, returns 0. */
+static int do_notify_nothing(void *arg)
+{
+	struct sbx_seccomp_opts o = { .policy = arg, .notify = true };
+	struct sbx_err err = { 0 };
+
+	return sbx_seccomp_load(&o, &err) == 0 && syscall(SYS_getppid) > 0 ? 0 : 2;
+}
+
+static void test_notify_permissive(void **state)
+{
+	char *path = write_policy("base none\n", 10);
+	struct sbx_err err = { 0 };
+	int status;
+
+	assert_int_equal(sbx_seccomp_validate(path, &err), 0);
+	status = in_child(NULL, false, do_notify_nothing, path);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	unlink(path);
+	free(path);
+}
+
 static void test_load_uses_validated_copy(void **state)
 {
 	char *path = write_policy("deny getppid EACCES\n", 20);
@@ -624,7 +647,7 @@ static void test_eval_matches_table(void **state)
 
 #define SECCOMP_FILE_TESTS                                                                         \
 	cmocka_unit_test(test_file_rules), cmocka_unit_test(test_file_errors),                     \
-		cmocka_unit_test(test_load_uses_validated_copy), cmocka_unit_test(test_eval_matches_table)
+		cmocka_unit_test(test_load_uses_validated_copy), cmocka_unit_test(test_notify_permissive), cmocka_unit_test(test_eval_matches_table)
 
 int main(void)
 {
