@@ -686,6 +686,24 @@ bool sbx_sandbox_lock_held(const struct sbx_sandbox *sb)
 	return sb->dirfd >= 0 && lock_held_at(sb->dirfd);
 }
 
+/*
+ * Is the recorded supervisor still alive?  (A jail that outlived a killed
+ * supervisor may still hold the lock through an inherited fd: the lock
+ * alone would then say "running" forever.)  Unknown = alive.
+ */
+static bool supervisor_alive(const json_t *rec)
+{
+	json_int_t pid = json_integer_value(json_object_get(rec, "supervisor_pid"));
+	const json_t *start = json_object_get(rec, "supervisor_start");
+	uint64_t now;
+
+	if (pid <= 0 || pid > (1 << 30))
+		return true;
+	if (sbx_proc_starttime((pid_t)pid, &now) < 0)
+		return false;
+	return !json_is_integer(start) || (uint64_t)json_integer_value(start) == now;
+}
+
 bool sbx_sandbox_is_running(struct sbx_state *st, const char *id)
 {
 	struct sbx_sandbox sb;
@@ -697,7 +715,7 @@ bool sbx_sandbox_is_running(struct sbx_state *st, const char *id)
 		const char *s = json_string_value(json_object_get(sb.record, "state"));
 
 		r = s && (strcmp(s, "running") == 0 || strcmp(s, "created") == 0) &&
-		    lock_held_at(sb.dirfd);
+		    lock_held_at(sb.dirfd) && supervisor_alive(sb.record);
 	}
 	sbx_sandbox_close(&sb);
 	return r;
@@ -713,7 +731,7 @@ const char *sbx_sandbox_state(const struct sbx_sandbox *sb, int *code)
 		return "unknown";
 	s = json_string_value(json_object_get(sb->record, "state"));
 	if (!s || strcmp(s, "running") == 0 || strcmp(s, "created") == 0) {
-		if (sb->lockfd < 0 && !lock_held_at(sb->dirfd))
+		if (sb->lockfd < 0 && (!lock_held_at(sb->dirfd) || !supervisor_alive(sb->record)))
 			return "lost";
 		return s && strcmp(s, "created") == 0 ? "created" : "running";
 	}

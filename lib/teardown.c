@@ -5,10 +5,12 @@
  */
 #include "state.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 int sbx_proc_starttime(pid_t pid, uint64_t *out)
 {
@@ -193,8 +195,32 @@ static long status_field(pid_t pid, const char *key)
  * is recognisable - pid 1 of its own pid namespace, child of the recorded
  * supervisor.
  */
+/* Does pid have an fd open on the file *f (same dev and inode)? */
+static bool holds_file(pid_t pid, const struct stat *f)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	bool hit = false;
+
+	if (!f)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!hit && (de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st, 0) == 0)
+			hit = st.st_dev == f->st_dev && st.st_ino == f->st_ino;
+	}
+	closedir(d);
+	return hit;
+}
+
 static bool same_process(const json_t *rec, const char *pid_key, const char *start_key,
-			 pid_t *out)
+			 const struct stat *lock, pid_t *out)
 {
 	json_int_t pid = json_integer_value(json_object_get(rec, pid_key));
 	const json_t *start = json_object_get(rec, start_key);
@@ -206,18 +232,23 @@ static bool same_process(const json_t *rec, const char *pid_key, const char *sta
 	*out = (pid_t)pid;
 	if (json_is_integer(start))
 		return (uint64_t)json_integer_value(start) == now;
-	if (strcmp(pid_key, "init_pid") != 0)
+	/* No start time recorded: it must hold this sandbox's lock file open. */
+	if (!holds_file((pid_t)pid, lock))
 		return false;
-	json_int_t sup = json_integer_value(json_object_get(rec, "supervisor_pid"));
-	return status_field((pid_t)pid, "NSpid") == 1 && sup > 0 &&
-	       status_field((pid_t)pid, "PPid") == sup;
+	if (strcmp(pid_key, "init_pid") == 0)
+		return status_field((pid_t)pid, "NSpid") == 1;	/* a pid namespace's init */
+	return true;
 }
 
-static bool kill_verified(const json_t *rec, const char *pid_key, const char *start_key)
+static bool kill_verified(const struct sbx_sandbox *sb, const char *pid_key,
+			  const char *start_key)
 {
+	struct stat lock, *lp = &lock;
 	pid_t pid;
 
-	if (!rec || !same_process(rec, pid_key, start_key, &pid))
+	if (fstatat(sb->dirfd, "lock", &lock, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lock.st_mode))
+		lp = NULL;
+	if (!sb->record || !same_process(sb->record, pid_key, start_key, lp, &pid))
 		return false;
 	if (kill(pid, SIGKILL) < 0)
 		return false;
@@ -230,6 +261,46 @@ static bool kill_verified(const json_t *rec, const char *pid_key, const char *st
 		usleep(10000);
 	}
 	return true;
+}
+
+/*
+ * Kill the jail's init found by what it holds: a pid namespace's init
+ * (NSpid ends in 1) with this sandbox's lock file open - it inherited the
+ * fd from the supervisor.  For records that do not (yet) name init_pid.
+ */
+static bool kill_lock_holding_inits(const struct sbx_sandbox *sb)
+{
+	struct stat lock;
+	struct dirent *de;
+	DIR *d;
+	bool killed = false;
+
+	if (fstatat(sb->dirfd, "lock", &lock, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lock.st_mode))
+		return false;
+	d = opendir("/proc");
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 1 || pid == getpid())
+			continue;
+		if (status_field((pid_t)pid, "NSpid") != 1 || !holds_file((pid_t)pid, &lock))
+			continue;
+		if (kill((pid_t)pid, SIGKILL) == 0) {
+			killed = true;
+			for (int i = 0; i < 200; i++) {
+				char c = proc_state((pid_t)pid);
+
+				if (c == 0 || c == 'Z')
+					break;
+				usleep(10000);
+			}
+		}
+	}
+	closedir(d);
+	return killed;
 }
 
 /* Try the lock for up to ms milliseconds. */
@@ -263,7 +334,9 @@ int sbx_sandbox_destroy(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx
 	memset(t, 0, sizeof(*t));
 	t->was_running = sb->lockfd < 0 && sbx_sandbox_lock_held(sb);
 	/* The jail first (also a lost one whose init somehow survived). */
-	t->killed_init = kill_verified(sb->record, "init_pid", "init_start");
+	t->killed_init = kill_verified(sb, "init_pid", "init_start");
+	if (!t->killed_init && t->was_running)
+		t->killed_init = kill_lock_holding_inits(sb);
 	r = remove_cgroup(sb->id, &t->cgroup_removed, err);
 	if (r < 0)
 		return sbx_err_wrap(err, "cannot remove the cgroup of sandbox '%s'", sb->id);
@@ -271,7 +344,7 @@ int sbx_sandbox_destroy(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx
 	r = lock_within(sb, t->was_running ? 5000 : 0, err);
 	if (r == -EWOULDBLOCK) {
 		t->killed_supervisor =
-			kill_verified(sb->record, "supervisor_pid", "supervisor_start");
+			kill_verified(sb, "supervisor_pid", "supervisor_start");
 		r = lock_within(sb, 5000, err);
 	}
 	if (r < 0)
