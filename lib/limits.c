@@ -19,7 +19,7 @@
 
 const char *sbx_enforce_name(enum sbx_enforce e)
 {
-	static const char *const n[] = { "none", "cgroup2", "cgroup1", "rlimit", "unenforced" };
+	static const char *const n[] = {"none", "cgroup2", "cgroup1", "rlimit", "unenforced"};
 
 	return (unsigned)e < SBX_ARRAY_SIZE(n) ? n[e] : "?";
 }
@@ -265,13 +265,17 @@ static void fallbacks(struct sbx_cgroup *cg, const struct sbx_config *cfg)
 	if (cfg->cpus_milli != SBX_UNSET && cg->cpus == SBX_ENF_NONE)
 		cg->cpus = SBX_ENF_UNENFORCED;
 	if (cg->memory == SBX_ENF_RLIMIT)
-		sbx_cg_why(cg, "memory falls back to RLIMIT_AS, which caps address space, not resident memory");
+		sbx_cg_why(cg, "memory falls back to RLIMIT_AS, which caps address space, not "
+			       "resident memory");
 	if (cg->pids == SBX_ENF_RLIMIT)
-		sbx_cg_why(cg, "pids falls back to RLIMIT_NPROC, counted per uid in the jail's user namespace (kernel >= 5.14; older kernels count every process of that host uid)");
+		sbx_cg_why(
+		    cg,
+		    "pids falls back to RLIMIT_NPROC, counted per uid in the jail's user namespace "
+		    "(kernel >= 5.14; older kernels count every process of that host uid)");
 }
 
-int sbx_cgroup_create_in(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s,
-			 const char *id, const struct sbx_config *cfg, struct sbx_err *err)
+int sbx_cgroup_create_in(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s, const char *id,
+			 const struct sbx_config *cfg, struct sbx_err *err)
 {
 	int r = 0;
 
@@ -286,11 +290,13 @@ int sbx_cgroup_create_in(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s,
 		sbx_cg_why(cg, "no cgroup v2 hierarchy with controllers (SBX_CGROUP=v2)");
 	} else if (v1_any(s)) {
 		if (s->v2_mount && s->force == 0)
-			sbx_cg_why(cg, "cgroup2 at '%s' has no memory, pids or cpu controller: using v1",
-				   s->v2_mount);
+			sbx_cg_why(
+			    cg, "cgroup2 at '%s' has no memory, pids or cpu controller: using v1",
+			    s->v2_mount);
 		r = sbx_cg1_create(cg, s, id, cfg, err);
 	} else {
-		sbx_cg_why(cg, "no cgroup hierarchy with memory, pids or cpu controllers is mounted");
+		sbx_cg_why(cg,
+			   "no cgroup hierarchy with memory, pids or cpu controllers is mounted");
 	}
 	if (r < 0)
 		return r;
@@ -413,7 +419,7 @@ static void stale_walk(struct stale *st, const char *dir, int depth)
 int sbx_cgroup_remove_stale(const char *id, struct sbx_err *err)
 {
 	struct sbx_cgroup_sys s;
-	struct stale st = { 0 };
+	struct stale st = {0};
 	const char *mounts[SBX_CG_NCTRL + 1];
 	int n = 0, r;
 

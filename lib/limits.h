@@ -73,38 +73,38 @@
 #include "util.h"
 
 enum sbx_enforce {
-	SBX_ENF_NONE = 0,	/* not requested */
+	SBX_ENF_NONE = 0, /* not requested */
 	SBX_ENF_CGROUP2,
 	SBX_ENF_CGROUP1,
-	SBX_ENF_RLIMIT,		/* fallback (e.g. RLIMIT_NPROC, RLIMIT_AS) */
-	SBX_ENF_UNENFORCED,	/* requested but nothing could enforce it */
+	SBX_ENF_RLIMIT,	    /* fallback (e.g. RLIMIT_NPROC, RLIMIT_AS) */
+	SBX_ENF_UNENFORCED, /* requested but nothing could enforce it */
 };
 /* "none", "cgroup2", "cgroup1", "rlimit", "unenforced" */
 const char *sbx_enforce_name(enum sbx_enforce e);
 
 struct sbx_cgroup {
-	int version;		/* 2, 1, or 0 (no usable cgroup) */
-	char *path2;		/* v2: .../sbx-ID, carries the limits */
-	char *leaf2;		/* v2: .../sbx-ID/jail, holds the jail's processes */
+	int version; /* 2, 1, or 0 (no usable cgroup) */
+	char *path2; /* v2: .../sbx-ID, carries the limits */
+	char *leaf2; /* v2: .../sbx-ID/jail, holds the jail's processes */
 	char *mem1, *pids1, *cpu1, *cpuacct1, *freezer1; /* v1 dirs, NULL if unused */
-	enum sbx_enforce memory, pids, cpus;	/* how each limit is enforced */
-	bool swap_off;		/* the memory limit covers swap too */
-	bool oom_group;		/* an OOM kill takes the whole jail (v2) */
-	bool fake;		/* the tree is not a cgroup filesystem (tests) */
-	char *self2;		/* v2 self-move: the cgroup sbx left (to go back) */
-	char *sup2;		/* v2 self-move: P/sbx-sup-ID, holds the supervisor */
-	char enabled2[64];	/* v2 self-move: controllers enabled in self2 */
-	char why[512];		/* reasons and caveats, human, "" if none */
+	enum sbx_enforce memory, pids, cpus;		 /* how each limit is enforced */
+	bool swap_off;					 /* the memory limit covers swap too */
+	bool oom_group;					 /* an OOM kill takes the whole jail (v2) */
+	bool fake;	   /* the tree is not a cgroup filesystem (tests) */
+	char *self2;	   /* v2 self-move: the cgroup sbx left (to go back) */
+	char *sup2;	   /* v2 self-move: P/sbx-sup-ID, holds the supervisor */
+	char enabled2[64]; /* v2 self-move: controllers enabled in self2 */
+	char why[512];	   /* reasons and caveats, human, "" if none */
 };
 
 struct sbx_usage {
-	uint64_t cpu_usec;	/* user+system of the jail */
-	uint64_t mem_peak;	/* bytes, 0 if unknown */
-	uint64_t pids_peak;	/* 0 if unknown */
-	uint64_t oom_kills;	/* memory.events oom_kill / v1 oom_control */
+	uint64_t cpu_usec;	 /* user+system of the jail */
+	uint64_t mem_peak;	 /* bytes, 0 if unknown */
+	uint64_t pids_peak;	 /* 0 if unknown */
+	uint64_t oom_kills;	 /* memory.events oom_kill / v1 oom_control */
 	uint64_t mem_limit_hits; /* v2 memory.events max / v1 memory.failcnt */
-	uint64_t pids_denied;	/* forks refused by pids.max (pids.events max) */
-	bool under_oom;		/* v1 memory.oom_control under_oom */
+	uint64_t pids_denied;	 /* forks refused by pids.max (pids.events max) */
+	bool under_oom;		 /* v1 memory.oom_control under_oom */
 	bool have_cgroup_stats;
 };
 
@@ -174,13 +174,13 @@ enum sbx_cg_ctrl {
 };
 
 struct sbx_cgroup_sys {
-	char *v2_mount;		/* cgroup2 mount point, NULL if none */
-	char *v2_root;		/* its mountinfo root ("/" unless bind/ns) */
-	char *v2_self;		/* our v2 cgroup ("0::PATH"), relative to v2_root */
-	char *v1_mount[SBX_CG_NCTRL];	/* v1 mount point per controller */
+	char *v2_mount;		      /* cgroup2 mount point, NULL if none */
+	char *v2_root;		      /* its mountinfo root ("/" unless bind/ns) */
+	char *v2_self;		      /* our v2 cgroup ("0::PATH"), relative to v2_root */
+	char *v1_mount[SBX_CG_NCTRL]; /* v1 mount point per controller */
 	char *v1_root[SBX_CG_NCTRL];
-	char *v1_self[SBX_CG_NCTRL];	/* our cgroup in it, relative to v1_root */
-	int force;		/* 0 auto, 2 or 1 force a version, -1 none */
+	char *v1_self[SBX_CG_NCTRL]; /* our cgroup in it, relative to v1_root */
+	int force;		     /* 0 auto, 2 or 1 force a version, -1 none */
 };
 
 void sbx_cgroup_sys_free(struct sbx_cgroup_sys *s);
@@ -191,7 +191,7 @@ int sbx_cgroup_parse_self(const char *text, struct sbx_cgroup_sys *s);
 /* Fill s from /proc (or the SBX_CGROUP* test overrides above). */
 int sbx_cgroup_probe(struct sbx_cgroup_sys *s, struct sbx_err *err);
 /* sbx_cgroup_create with an explicit snapshot instead of probing. */
-int sbx_cgroup_create_in(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s,
-			 const char *id, const struct sbx_config *cfg, struct sbx_err *err);
+int sbx_cgroup_create_in(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s, const char *id,
+			 const struct sbx_config *cfg, struct sbx_err *err);
 
 #endif

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const want[] = { "memory", "pids", "cpu" };
+static const char *const want[] = {"memory", "pids", "cpu"};
 
 bool sbx_cg2_usable(const struct sbx_cgroup_sys *s)
 {
@@ -112,8 +112,7 @@ static char *try_self_move(struct sbx_cgroup *cg, const char *self, const char *
 	sup = sbx_cg_join(self, name);
 	if (mkdir(sup, 0755) < 0)
 		return NULL;
-	if (move_self(cg, sup) < 0 ||
-	    !enable(cg, self, cg->enabled2, sizeof(cg->enabled2))) {
+	if (move_self(cg, sup) < 0 || !enable(cg, self, cg->enabled2, sizeof(cg->enabled2))) {
 		move_self(cg, self);
 		rmdir(sup);
 		return NULL;
@@ -154,7 +153,9 @@ static char *pick_parent(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s, 
 	}
 	r = try_self_move(cg, self, id);
 	if (!r)
-		sbx_cg_why(cg, "cgroup v2: no delegated cgroup without processes above '%s'%s%s (run under 'systemd-run --user --scope -p Delegate=yes' to get one)",
+		sbx_cg_why(cg,
+			   "cgroup v2: no delegated cgroup without processes above '%s'%s%s (run "
+			   "under 'systemd-run --user --scope -p Delegate=yes' to get one)",
 			   self, stop ? ": " : "", stop ? stop : "");
 	free(stop);
 	return r;
@@ -172,7 +173,8 @@ static int set_memory(struct sbx_cgroup *cg, const struct sbx_config *cfg, struc
 	if (cg->fake || sbx_cg_has(cg->path2, "memory.swap.max")) {
 		r = sbx_cg_write(cg->fake, cg->path2, "memory.swap.max", "0");
 		if (r < 0)
-			return sbx_err_set(err, -r, "cannot set memory.swap.max in '%s'", cg->path2);
+			return sbx_err_set(err, -r, "cannot set memory.swap.max in '%s'",
+					   cg->path2);
 		cg->swap_off = true;
 	} else {
 		sbx_cg_why(cg, "no swap accounting (memory.swap.max missing): swap not limited");
@@ -239,7 +241,8 @@ int sbx_cg2_create(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s, const 
 		sbx_cg2_destroy(cg, NULL);
 		if (r == EEXIST)
 			return sbx_err_set(err, r,
-					   "cgroup '%s/%s' already exists (left by a lost run? try 'sbx destroy --stale')",
+					   "cgroup '%s/%s' already exists (left by a lost run? try "
+					   "'sbx destroy --stale')",
 					   parent, name);
 		sbx_cg_why(cg, "cannot create a cgroup in '%s': %s", parent, strerror(r));
 		return 0;
@@ -312,7 +315,7 @@ static void wait_unpopulated(const char *dir)
 {
 	for (int i = 0; i < 200; i++) {
 		uint64_t pop = 0;
-		struct timespec ts = { 0, 10 * 1000000L };
+		struct timespec ts = {0, 10 * 1000000L};
 
 		if (sbx_cg_read_key(dir, "cgroup.events", "populated", &pop) < 0 || !pop)
 			return;
@@ -328,8 +331,8 @@ static void undo_self_move(struct sbx_cgroup *cg)
 	for (const char *p = cg->enabled2; *p;) {
 		size_t n = strcspn(p, " ");
 
-		snprintf(off + strlen(off), sizeof(off) - strlen(off), "%s-%.*s",
-			 off[0] ? " " : "", (int)(n > 0 ? n - 1 : 0), p + 1);
+		snprintf(off + strlen(off), sizeof(off) - strlen(off), "%s-%.*s", off[0] ? " " : "",
+			 (int)(n > 0 ? n - 1 : 0), p + 1);
 		p += n + strspn(p + n, " ");
 	}
 	if (off[0])

@@ -18,12 +18,12 @@
 #include <unistd.h>
 
 const char *const sbx_cg_ctrl_names[SBX_CG_NCTRL] = {
-	"memory", "pids", "cpu", "cpuacct", "freezer",
+    "memory", "pids", "cpu", "cpuacct", "freezer",
 };
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -294,7 +294,7 @@ int sbx_cg_rmtree(const char *dir, bool fake)
 static char **v1_slot(struct sbx_cgroup *cg, int c)
 {
 	char **slots[SBX_CG_NCTRL] = {
-		&cg->mem1, &cg->pids1, &cg->cpu1, &cg->cpuacct1, &cg->freezer1,
+	    &cg->mem1, &cg->pids1, &cg->cpu1, &cg->cpuacct1, &cg->freezer1,
 	};
 
 	return slots[c];
@@ -302,8 +302,7 @@ static char **v1_slot(struct sbx_cgroup *cg, int c)
 
 /* mkdir sbx-ID in controller c's hierarchy; shares the directory with an
  * earlier controller co-mounted with it (cpu,cpuacct).  0 or -errno. */
-static int v1_mkdir(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s, int c,
-		    const char *id)
+static int v1_mkdir(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s, int c, const char *id)
 {
 	_cleanup_free_ char *base = NULL;
 	char name[96];
@@ -342,12 +341,14 @@ static int v1_limits(struct sbx_cgroup *cg, const struct sbx_config *cfg, struct
 		if (cg->fake || sbx_cg_has(cg->mem1, "memory.memsw.limit_in_bytes")) {
 			r = sbx_cg_write(cg->fake, cg->mem1, "memory.memsw.limit_in_bytes", v);
 			if (r < 0)
-				return sbx_err_set(err, -r, "cannot set memory.memsw.limit_in_bytes in '%s'",
+				return sbx_err_set(err, -r,
+						   "cannot set memory.memsw.limit_in_bytes in '%s'",
 						   cg->mem1);
 			cg->swap_off = true;
 		} else {
 			sbx_cg_write(false, cg->mem1, "memory.swappiness", "0");
-			sbx_cg_why(cg, "no swap accounting (memory.memsw missing): swappiness 0, swap not limited");
+			sbx_cg_why(cg, "no swap accounting (memory.memsw missing): swappiness 0, "
+				       "swap not limited");
 		}
 		cg->memory = SBX_ENF_CGROUP1;
 		sbx_cg_why(cg, "cgroup v1 OOM kills one process (the largest), not the whole jail");
@@ -369,7 +370,8 @@ static int v1_limits(struct sbx_cgroup *cg, const struct sbx_config *cfg, struct
 			r = sbx_cg_write(cg->fake, cg->cpu1, "cpu.cfs_quota_us", v);
 		}
 		if (r < 0)
-			return sbx_err_set(err, -r, "cannot set cpu.cfs_quota_us in '%s'", cg->cpu1);
+			return sbx_err_set(err, -r, "cannot set cpu.cfs_quota_us in '%s'",
+					   cg->cpu1);
 		cg->cpus = SBX_ENF_CGROUP1;
 	}
 	return 0;
@@ -387,7 +389,8 @@ int sbx_cg1_create(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s, const 
 		if (r == -EEXIST) {
 			sbx_cg1_destroy(cg, NULL);
 			return sbx_err_set(err, EEXIST,
-					   "cgroup 'sbx-%s' already exists in the %s hierarchy (left by a lost run? try 'sbx destroy --stale')",
+					   "cgroup 'sbx-%s' already exists in the %s hierarchy "
+					   "(left by a lost run? try 'sbx destroy --stale')",
 					   id, sbx_cg_ctrl_names[c]);
 		}
 		if (r < 0) {
@@ -468,15 +471,18 @@ void sbx_cg1_usage(struct sbx_cgroup *cg, struct sbx_usage *u)
 		u->have_cgroup_stats = true;
 	}
 	if (cg->cpuacct1 && sbx_cg_read_u64(cg->cpuacct1, "cpuacct.usage", &v) == 0) {
-		u->cpu_usec = v / 1000;	/* nanoseconds */
+		u->cpu_usec = v / 1000; /* nanoseconds */
 		u->have_cgroup_stats = true;
 	}
 }
 
 int sbx_cg1_kill(struct sbx_cgroup *cg)
 {
-	const char *dir = cg->mem1 ? cg->mem1 : cg->pids1 ? cg->pids1 : cg->freezer1 ? cg->freezer1
-			: cg->cpu1 ? cg->cpu1 : cg->cpuacct1;
+	const char *dir = cg->mem1	 ? cg->mem1
+			  : cg->pids1	 ? cg->pids1
+			  : cg->freezer1 ? cg->freezer1
+			  : cg->cpu1	 ? cg->cpu1
+					 : cg->cpuacct1;
 
 	/* v1 has no cgroup.kill: freeze, SIGKILL every listed pid, thaw, and
 	 * repeat until the cgroup is empty. */

@@ -68,7 +68,6 @@ int sbx_cg2_kill(struct sbx_cgroup *cg);
 int sbx_cg2_destroy(struct sbx_cgroup *cg, struct sbx_err *err);
 
 /* Append "; "-separated text to cg->why (truncates quietly). */
-void sbx_cg_why(struct sbx_cgroup *cg, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void sbx_cg_why(struct sbx_cgroup *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

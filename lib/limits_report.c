@@ -12,10 +12,9 @@
 
 /* ---- rlimits, in the child after clone: no malloc on the success path ---- */
 
-static int set_rlimit(int res, const char *name, uint64_t v, bool only_lower,
-		      struct sbx_err *err)
+static int set_rlimit(int res, const char *name, uint64_t v, bool only_lower, struct sbx_err *err)
 {
-	struct rlimit cur = { 0 }, nl;
+	struct rlimit cur = {0}, nl;
 
 	if (getrlimit(res, &cur) < 0)
 		return sbx_err_set(err, errno, "cannot read %s", name);
@@ -27,8 +26,9 @@ static int set_rlimit(int res, const char *name, uint64_t v, bool only_lower,
 		int e = errno;
 
 		if (cur.rlim_max != RLIM_INFINITY && v > cur.rlim_max)
-			return sbx_err_set(err, e, "cannot set %s to %" PRIu64 ": the hard limit is %" PRIu64,
-					   name, v, (uint64_t)cur.rlim_max);
+			return sbx_err_set(
+			    err, e, "cannot set %s to %" PRIu64 ": the hard limit is %" PRIu64,
+			    name, v, (uint64_t)cur.rlim_max);
 		return sbx_err_set(err, e, "cannot set %s to %" PRIu64, name, v);
 	}
 	return 0;
@@ -133,19 +133,26 @@ static void how_memory(const struct sbx_cgroup *cg, enum sbx_enforce e, char *bu
 static const char *how_pids(enum sbx_enforce e)
 {
 	switch (e) {
-	case SBX_ENF_CGROUP2: return "cgroup v2";
-	case SBX_ENF_CGROUP1: return "cgroup v1";
-	case SBX_ENF_RLIMIT: return "rlimit NPROC, per uid in the jail's user namespace";
-	default: return "not enforced";
+	case SBX_ENF_CGROUP2:
+		return "cgroup v2";
+	case SBX_ENF_CGROUP1:
+		return "cgroup v1";
+	case SBX_ENF_RLIMIT:
+		return "rlimit NPROC, per uid in the jail's user namespace";
+	default:
+		return "not enforced";
 	}
 }
 
 static const char *how_cpus(enum sbx_enforce e)
 {
 	switch (e) {
-	case SBX_ENF_CGROUP2: return "cgroup v2 cpu.max";
-	case SBX_ENF_CGROUP1: return "cgroup v1 cfs";
-	default: return "not enforced: no cpu controller";
+	case SBX_ENF_CGROUP2:
+		return "cgroup v2 cpu.max";
+	case SBX_ENF_CGROUP1:
+		return "cgroup v1 cfs";
+	default:
+		return "not enforced: no cpu controller";
 	}
 }
 
@@ -157,8 +164,7 @@ struct entry {
 	char how[96];
 };
 
-static size_t entries(const struct sbx_config *cfg, const struct sbx_cgroup *cg,
-		      struct entry *e)
+static size_t entries(const struct sbx_config *cfg, const struct sbx_cgroup *cg, struct entry *e)
 {
 	size_t n = 0;
 	enum sbx_enforce m = enf(cg, cfg->memory, cg ? cg->memory : 0, SBX_ENF_RLIMIT);
@@ -166,41 +172,40 @@ static size_t entries(const struct sbx_config *cfg, const struct sbx_cgroup *cg,
 	enum sbx_enforce c = enf(cg, cfg->cpus_milli, cg ? cg->cpus : 0, SBX_ENF_UNENFORCED);
 
 	if (m) {
-		e[n] = (struct entry){ .name = "memory", .enforced = sbx_enforce_name(m) };
+		e[n] = (struct entry){.name = "memory", .enforced = sbx_enforce_name(m)};
 		fmt_size(cfg->memory, e[n].value, sizeof(e[n].value));
 		how_memory(cg, m, e[n].how, sizeof(e[n].how));
 		n++;
 	}
 	if (p) {
-		e[n] = (struct entry){ .name = "pids", .enforced = sbx_enforce_name(p) };
+		e[n] = (struct entry){.name = "pids", .enforced = sbx_enforce_name(p)};
 		snprintf(e[n].value, sizeof(e[n].value), "%" PRIu64, cfg->pids);
 		snprintf(e[n].how, sizeof(e[n].how), "%s", how_pids(p));
 		n++;
 	}
 	if (c) {
-		e[n] = (struct entry){ .name = "cpus", .enforced = sbx_enforce_name(c) };
+		e[n] = (struct entry){.name = "cpus", .enforced = sbx_enforce_name(c)};
 		fmt_cpus(cfg->cpus_milli, e[n].value, sizeof(e[n].value));
 		snprintf(e[n].how, sizeof(e[n].how), "%s", how_cpus(c));
 		n++;
 	}
 	if (cfg->time_ms != SBX_UNSET) {
-		e[n] = (struct entry){ .name = "time", .enforced = "timer",
-				       .how = "supervisor timer" };
+		e[n] =
+		    (struct entry){.name = "time", .enforced = "timer", .how = "supervisor timer"};
 		fmt_duration(cfg->time_ms, e[n].value, sizeof(e[n].value));
 		n++;
 	}
 	if (cfg->nofile != SBX_UNSET) {
-		e[n] = (struct entry){ .name = "nofile", .enforced = "rlimit", .how = "rlimit" };
+		e[n] = (struct entry){.name = "nofile", .enforced = "rlimit", .how = "rlimit"};
 		snprintf(e[n].value, sizeof(e[n].value), "%" PRIu64, cfg->nofile);
 		n++;
 	}
 	if (cfg->fsize != SBX_UNSET) {
-		e[n] = (struct entry){ .name = "fsize", .enforced = "rlimit", .how = "rlimit" };
+		e[n] = (struct entry){.name = "fsize", .enforced = "rlimit", .how = "rlimit"};
 		fmt_size(cfg->fsize, e[n].value, sizeof(e[n].value));
 		n++;
 	}
-	e[n] = (struct entry){ .name = "core", .value = "0", .enforced = "rlimit",
-			       .how = "rlimit" };
+	e[n] = (struct entry){.name = "core", .value = "0", .enforced = "rlimit", .how = "rlimit"};
 	return n + 1;
 }
 
@@ -275,7 +280,7 @@ static json_t *jstr(const char *s)
 json_t *sbx_cgroup_json(const struct sbx_cgroup *cg)
 {
 	json_t *o = json_object(), *paths = json_array();
-	const char *v1[] = { cg->mem1, cg->pids1, cg->cpu1, cg->cpuacct1, cg->freezer1 };
+	const char *v1[] = {cg->mem1, cg->pids1, cg->cpu1, cg->cpuacct1, cg->freezer1};
 
 	json_object_set_new(o, "version", json_integer(cg->version));
 	if (cg->path2)
