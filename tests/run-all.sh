@@ -13,8 +13,9 @@
 # ", N skipped" when some were). Exits non-zero on any failure.
 #
 # Environment: SBX (binary under test), SBX_TEST_TIMEOUT (seconds per test
-# file, default 300), ONLY=PATTERN (run only integration files matching the
-# shell pattern, e.g. ONLY='*run*'), VERBOSE=1 (print every case).
+# file, default 300), SBX_TEST_JOBS (integration files run at once,
+# default 1), ONLY=PATTERN (run only integration files matching the shell
+# pattern, e.g. ONLY='*run*'), VERBOSE=1 (print every case).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
@@ -114,14 +115,41 @@ else
 	fail=$((fail + 1))
 fi
 
-# 2. Integration tests.
+# 2. Integration tests, SBX_TEST_JOBS at a time (default 1: some tests
+# compare timings or fill cgroups, and the machine may have 2 cores).
 echo "# integration tests"
+JOBS=${SBX_TEST_JOBS:-1}
+files=()
 for t in tests/integration/*.sh; do
 	[ -f "$t" ] || continue
 	# shellcheck disable=SC2254
 	case "$t" in ${ONLY:-*}) ;; *) continue ;; esac
-	run_file "$t" "$OUT/integration/$(basename "$t" .sh).log" bash "$t"
+	files+=("$t")
 done
+if [ "$JOBS" -le 1 ]; then
+	for t in "${files[@]}"; do
+		run_file "$t" "$OUT/integration/$(basename "$t" .sh).log" bash "$t"
+	done
+else
+	# Run in the background, then report in order from the saved statuses.
+	for t in "${files[@]}"; do
+		while [ "$(jobs -pr | wc -l)" -ge "$JOBS" ]; do wait -n; done
+		log=$OUT/integration/$(basename "$t" .sh).log
+		(
+			t0=$(date +%s)
+			san_env "$(basename "$log" .log)"
+			timeout -k 10 "$TIMEOUT" bash "$t" </dev/null >"$log" 2>&1
+			echo "$? $(($(date +%s) - t0))" >"$log.status"
+		) &
+	done
+	wait
+	for t in "${files[@]}"; do
+		log=$OUT/integration/$(basename "$t" .sh).log
+		read -r rc secs <"$log.status" || { rc=1 secs=0; }
+		rm -f "$log.status"
+		tap "$t" "$log" "$rc" "$secs"
+	done
+fi
 
 # 3. Escape battery.
 if [ -f tests/escape/run.sh ]; then
