@@ -1,0 +1,1120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_image.c - lib/image: the unpacker against hostile
+ * tarballs generated here with libarchive's writer (traversal, absolute
+ * paths, symlink and hardlink escapes, devices, setuid, bombs, duplicates),
+ * each followed by a check that nothing outside the target directory
+ * changed (a snapshot of its parent, which holds a sentinel directory);
+ * normal archives (modes, links, read-only dirs, sparse files, every
+ * compression, docker-export paths); and the cache (hit, concurrent
+ * prepare, leftovers of a crash).  Runs as root and as nobody.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/limits.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "util.h"
+
+/* ---- fixture: BASE/{target,sentinel,cache,tars} ---- */
+
+static char base[PATH_MAX], target[PATH_MAX], sentinel[PATH_MAX], cache[PATH_MAX];
+static char *snap_before;
+static int nwarn;
+static char last_warn[512];
+
+__attribute__((format(printf, 2, 3))) static void pathf(char *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out, PATH_MAX, fmt, ap);
+	va_end(ap);
+}
+
+static void put(const char *path, const char *content)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(content, f);
+	fclose(f);
+}
+
+static char *slurp(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char *s = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (sbx_read_fd_string(fd, 64 << 20, &s, NULL) < 0)
+		s = NULL;
+	close(fd);
+	return s;
+}
+
+/* Everything under dir except "target", one line per entry, sorted. */
+static void snap_dir(const char *dir, const char *rel, char **out, size_t *len)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort);
+
+	if (n < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		char p[PATH_MAX], r[PATH_MAX], lnk[PATH_MAX] = "", *line;
+		const char *nm = names[i]->d_name;
+		struct stat st;
+
+		if (!strcmp(nm, ".") || !strcmp(nm, "..") || (!*rel && !strcmp(nm, "target"))) {
+			free(names[i]);
+			continue;
+		}
+		pathf(p, "%s/%s", dir, nm);
+		pathf(r, "%s/%s", rel, nm);
+		assert_int_equal(lstat(p, &st), 0);
+		if (S_ISLNK(st.st_mode))
+			(void)!readlink(p, lnk, sizeof(lnk) - 1);
+		line = sbx_xasprintf("%s %o %u:%u n%lu s%lld m%lld.%ld %s\n", r, st.st_mode,
+			 st.st_uid, st.st_gid, (unsigned long)st.st_nlink, (long long)st.st_size,
+			 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, lnk);
+		*out = sbx_xrealloc(*out, *len + strlen(line) + 1);
+		memcpy(*out + *len, line, strlen(line) + 1);
+		*len += strlen(line);
+		free(line);
+		if (S_ISREG(st.st_mode)) {
+			char *c = slurp(p);
+			size_t cl = c ? strlen(c) : 0;
+
+			*out = sbx_xrealloc(*out, *len + cl + 2);
+			memcpy(*out + *len, c ? c : "", cl);
+			(*out)[*len + cl] = '\n';
+			(*out)[*len + cl + 1] = '\0';
+			*len += cl + 1;
+			free(c);
+		}
+		if (S_ISDIR(st.st_mode))
+			snap_dir(p, r, out, len);
+		free(names[i]);
+	}
+	free(names);
+}
+
+static char *snapshot(void)
+{
+	char *s = sbx_xstrdup("");
+	size_t len = 0;
+
+	snap_dir(base, "", &s, &len);
+	return s;
+}
+
+static void on_warn(const char *path, const char *what, void *data)
+{
+	(void)data;
+	nwarn++;
+	snprintf(last_warn, sizeof(last_warn), "%s: %s", path, what);
+}
+
+static int setup(void **state)
+{
+	char p[PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
+
+	(void)state;
+	pathf(base, "%s/sbx-test-image-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(base));
+	assert_non_null(realpath(base, p));
+	pathf(base, "%s", p);
+	pathf(target, "%s/target", base);
+	pathf(sentinel, "%s/sentinel", base);
+	pathf(cache, "%s/cache", base);
+	assert_int_equal(mkdir(target, 0755), 0);
+	assert_int_equal(mkdir(sentinel, 0755), 0);
+	pathf(p, "%s/secret", sentinel);
+	put(p, "SECRET\n");
+	pathf(p, "%s/sub", sentinel);
+	assert_int_equal(mkdir(p, 0755), 0);
+	pathf(p, "%s/tars", base);
+	assert_int_equal(mkdir(p, 0755), 0);
+	nwarn = 0;
+	last_warn[0] = '\0';
+	snap_before = NULL;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	/* Read-only directories of the image: make them writable first. */
+	char *cmd = sbx_xasprintf("chmod -R u+rwX '%s' && rm -rf '%s'", base, base);
+
+	free(snap_before);
+	snap_before = NULL;
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	return 0;
+}
+
+static void take_snapshot(void)
+{
+	free(snap_before);
+	snap_before = snapshot();
+}
+
+/* The host around the target is exactly as before. */
+static void assert_outside_unchanged(void)
+{
+	char *now = snapshot();
+
+	assert_non_null(snap_before);
+	assert_string_equal(now, snap_before);
+	free(now);
+}
+
+/* ---- building archives ---- */
+
+#define MODE_0 0170000 /* an explicit mode 0000 (0 means the default) */
+
+struct ent {
+	const char *path;
+	char type;		/* f file, d dir, l symlink, h hardlink, c b p devices/fifo */
+	mode_t mode;
+	const char *data;	/* file content, symlink or hardlink target */
+	uint64_t size;		/* file: declared size when data is NULL (zeros) */
+};
+
+static void add_entry(struct archive *a, const struct ent *x)
+{
+	struct archive_entry *e = archive_entry_new();
+	size_t dl = x->data ? strlen(x->data) : 0;
+
+	archive_entry_set_pathname(e, x->path);
+	archive_entry_set_mtime(e, 1500000000, 0);
+	archive_entry_set_uid(e, 1234);
+	archive_entry_set_gid(e, 2345);
+	switch (x->type) {
+	case 'f':
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_size(e, x->data ? (la_int64_t)dl : (la_int64_t)x->size);
+		break;
+	case 'd': archive_entry_set_filetype(e, AE_IFDIR); break;
+	case 'l':
+		archive_entry_set_filetype(e, AE_IFLNK);
+		archive_entry_set_symlink(e, x->data);
+		break;
+	case 'h':
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_hardlink(e, x->data);
+		break;
+	case 'c': archive_entry_set_filetype(e, AE_IFCHR); archive_entry_set_rdev(e, makedev(1, 3)); break;
+	case 'b': archive_entry_set_filetype(e, AE_IFBLK); archive_entry_set_rdev(e, makedev(8, 0)); break;
+	case 'p': archive_entry_set_filetype(e, AE_IFIFO); break;
+	}
+	archive_entry_set_perm(e, x->mode == MODE_0 ? 0 : x->mode ? x->mode : x->type == 'd' ? 0755 : 0644);
+	assert_int_equal(archive_write_header(a, e), ARCHIVE_OK);
+	if (x->type == 'f' && x->data)
+		assert_int_equal(archive_write_data(a, x->data, dl), (la_ssize_t)dl);
+	/* Files without data: the writer pads them with zeros. */
+	archive_write_finish_entry(a);
+	archive_entry_free(e);
+}
+
+/*
+ * Write BASE/tars/name with the given entries; filter 0, 'g', 'x', 'z', 'b'.
+ * Returns a static buffer, overwritten by the next call.
+ */
+static const char *make_tar(const char *name, const struct ent *ents, size_t n, char filter)
+{
+	static char path[PATH_MAX];
+	struct archive *a = archive_write_new();
+
+	pathf(path, "%s/tars/%s", base, name);
+	archive_write_set_format_pax_restricted(a);
+	switch (filter) {
+	case 'g': archive_write_add_filter_gzip(a); break;
+	case 'x': archive_write_add_filter_xz(a); break;
+	case 'z': archive_write_add_filter_zstd(a); break;
+	case 'b': archive_write_add_filter_bzip2(a); break;
+	}
+	assert_int_equal(archive_write_open_filename(a, path), ARCHIVE_OK);
+	for (size_t i = 0; i < n; i++)
+		add_entry(a, &ents[i]);
+	assert_int_equal(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	return path;
+}
+
+static struct sbx_image_opts opts(void)
+{
+	return (struct sbx_image_opts){ .cache_dir = cache, .warn = on_warn,
+					.preserve_owner = geteuid() == 0 };
+}
+
+/* Unpack BASE/tars/file into target. */
+static int unpack_o(const char *tar, const struct sbx_image_opts *o, struct sbx_image_stats *st,
+		    struct sbx_err *err)
+{
+	int fd = open(tar, O_RDONLY | O_CLOEXEC);
+	int dfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	assert_true(fd >= 0 && dfd >= 0);
+	r = sbx_image_unpack_fd(fd, dfd, o, st, err);
+	close(fd);
+	close(dfd);
+	return r;
+}
+
+static int unpack(const char *tar, struct sbx_image_stats *st)
+{
+	struct sbx_image_opts o = opts();
+	struct sbx_err err = { 0 };
+	int r = unpack_o(tar, &o, st, &err);
+
+	if (r < 0)
+		print_message("unpack: %s\n", err.msg);
+	return r;
+}
+
+static bool exists_in(const char *dir, const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	pathf(p, "%s/%s", dir, rel);
+	return lstat(p, &st) == 0;
+}
+
+static struct stat lst(const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	pathf(p, "%s/%s", target, rel);
+	assert_int_equal(lstat(p, &st), 0);
+	return st;
+}
+
+static char *tcontent(const char *rel)
+{
+	char p[PATH_MAX];
+
+	pathf(p, "%s/%s", target, rel);
+	return slurp(p);
+}
+
+static size_t count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* ---- hostile archives ---- */
+
+static void test_dotdot(void **state)
+{
+	const struct ent e[] = {
+		{ "../x", 'f', 0, "escaped", 0 },
+		{ "a/../../x", 'f', 0, "escaped", 0 },
+		{ "a/b/../../../sentinel/secret", 'f', 0, "owned", 0 },
+		{ "..", 'd', 0, NULL, 0 },
+		{ "ok", 'f', 0, "fine", 0 },
+	};
+	const char *t = make_tar("dotdot.tar", e, SBX_ARRAY_SIZE(e), 0);
+	struct sbx_image_stats st;
+	char *c;
+
+	(void)state;
+	take_snapshot();
+	assert_int_equal(unpack(t, &st), 0);
+	assert_int_equal(st.skipped, 4);
+	assert_int_equal(nwarn, 4);
+	assert_non_null(strstr(last_warn, "'..'"));
+	c = tcontent("ok");
+	assert_string_equal(c, "fine");
+	free(c);
+	assert_int_equal(count_entries(target), 1);
+	assert_false(exists_in(base, "x"));
+	assert_outside_unchanged();
+}
+
+static void test_absolute(void **state)
+{
+	char abs1[PATH_MAX], abs2[PATH_MAX];
+	struct sbx_image_stats st;
+
+	(void)state;
+	pathf(abs1, "%s/abs", sentinel);
+	pathf(abs2, "%s/secret", sentinel);
+	const struct ent e[] = {
+		{ abs1, 'f', 0, "escaped", 0 },
+		{ abs2, 'f', 0, "owned", 0 },
+		{ "/", 'd', 0, NULL, 0 },
+		{ "//etc//x", 'd', 0, NULL, 0 },
+	};
+	const char *t = make_tar("abs.tar", e, SBX_ARRAY_SIZE(e), 0);
+
+	take_snapshot();
+	assert_int_equal(unpack(t, &st), 0);
+	assert_int_equal(st.skipped, 4);
+	assert_non_null(strstr(last_warn, "absolute"));
+	assert_int_equal(count_entries(target), 0);
+	assert_outside_unchanged();
+}
+
+static void test_symlink_then_file(void **state)
+{
+	struct sbx_image_stats st;
+	struct stat sb;
+
+	(void)state;
+	const struct ent e[] = {
+		{ "l", 'l', 0, sentinel, 0 },
+		{ "l/x", 'f', 0, "escaped", 0 },
+		{ "l/secret", 'f', 0, "owned", 0 },
+		{ "l/newdir", 'd', 0, NULL, 0 },
+		{ "l/sub/deep/file", 'f', 0, "escaped", 0 },
+		{ "l/s2", 'l', 0, "/etc", 0 },
+		{ "r", 'l', 0, "../sentinel", 0 },
+		{ "r/y", 'f', 0, "escaped", 0 },
+		{ "d/", 'd', 0, NULL, 0 },
+		{ "d/up", 'l', 0, "../..", 0 },
+		{ "d/up/sentinel/z", 'f', 0, "escaped", 0 },
+	};
+	const char *t = make_tar("symfile.tar", e, SBX_ARRAY_SIZE(e), 0);
+
+	take_snapshot();
+	assert_int_equal(unpack(t, &st), 0);
+	assert_int_equal(st.skipped, 7);
+	sb = lst("l");
+	assert_true(S_ISLNK(sb.st_mode));
+	sb = lst("r");
+	assert_true(S_ISLNK(sb.st_mode));
+	sb = lst("d/up");
+	assert_true(S_ISLNK(sb.st_mode));
+	assert_outside_unchanged();
+}
+
+static void test_symlink_then_hardlink(void **state)
+{
+	struct sbx_image_stats st;
+	char abs[PATH_MAX];
+
+	(void)state;
+	pathf(abs, "%s/secret", sentinel);
+	const struct ent e[] = {
+		{ "f", 'f', 0, "inside", 0 },
+		{ "l", 'l', 0, sentinel, 0 },
+		{ "l/h", 'h', 0, "f", 0 },	/* link created through the symlink */
+		{ "h2", 'h', 0, "l/secret", 0 }, /* link target through the symlink */
+		{ "s", 'l', 0, abs, 0 },
+		{ "h3", 'h', 0, "s", 0 },	/* hardlink to a symlink pointing out */
+	};
+	const char *t = make_tar("symhard.tar", e, SBX_ARRAY_SIZE(e), 0);
+
+	take_snapshot();
+	assert_int_equal(unpack(t, &st), 0);
+	assert_int_equal(st.skipped, 3);
+	assert_false(exists_in(target, "h2"));
+	assert_false(exists_in(target, "h3"));
+	assert_int_equal(lst("f").st_nlink, 1);
+	assert_outside_unchanged();
+}
+
+static void test_hardlink_outside(void **state)
+{
+	struct sbx_image_stats st;
+	char abs[PATH_MAX];
+
+	(void)state;
+	pathf(abs, "%s/secret", sentinel);
+	const struct ent e[] = {
+		{ "h1", 'h', 0, "/etc/passwd", 0 },
+		{ "h2", 'h', 0, "../sentinel/secret", 0 },
+		{ "h3", 'h', 0, abs, 0 },
+		{ "h4", 'h', 0, "a/../../sentinel/secret", 0 },
+		{ "h5", 'h', 0, "missing", 0 },
+	};
+	const char *t = make_tar("hardout.tar", e, SBX_ARRAY_SIZE(e), 0);
+
+	take_snapshot();
+	assert_int_equal(unpack(t, &st), 0);
+	assert_int_equal(st.skipped, 5);
+	assert_int_equal(count_entries(target), 0);
+	assert_outside_unchanged();
+}
+
+static void test_devices(void **state)
+{
+	struct sbx_image_stats st;
+	const struct ent e[] = {
+		{ "dev/null", 'c', 0666, NULL, 0 },
+		{ "dev/sda", 'b', 0660, NULL, 0 },
+		{ "fifo", 'p', 0644, NULL, 0 },
+		{ "keep", 'f', 0, "k", 0 },
+	};
+	const char *t = make_tar("dev.tar", e, SBX_ARRAY_SIZE(e), 0);
+
+	(void)state;
+	take_snapshot();
+	assert_int_equal(unpack(t, &st), 0);
+	assert_int_equal(st.skipped, 3);
+	assert_int_equal(nwarn, 3);
+	assert_false(exists_in(target, "dev/null"));
+	assert_false(exists_in(target, "dev/sda"));
+	assert_false(exists_in(target, "fifo"));
+	assert_true(exists_in(target, "keep"));
+	assert_outside_unchanged();
+}
+
+static void test_setuid(void **state)
+{
+	struct sbx_image_stats st;
+	const struct ent e[] = {
+		{ "su", 'f', 04755, "x", 0 },
+		{ "sg", 'f', 02711, "x", 0 },
+		{ "tmp", 'd', 01777, NULL, 0 },
+		{ "sgdir", 'd', 03775, NULL, 0 },
+		{ "sticky-file", 'f', 01644, "x", 0 },
+	};
+	const char *t = make_tar("suid.tar", e, SBX_ARRAY_SIZE(e), 0);
+
+	(void)state;
+	take_snapshot();
+	assert_int_equal(unpack(t, &st), 0);
+	assert_int_equal(st.cleared, 3);
+	assert_int_equal(lst("su").st_mode & 07777, 0755);
+	assert_int_equal(lst("sg").st_mode & 07777, 0711);
+	assert_int_equal(lst("tmp").st_mode & 07777, 01777);
+	assert_int_equal(lst("sgdir").st_mode & 07777, 01775);
+	assert_int_equal(lst("sticky-file").st_mode & 07777, 0644);
+	assert_outside_unchanged();
+}
+
+static void test_bomb_size(void **state)
+{
+	struct sbx_image_opts o = opts();
+	struct sbx_image_stats st;
+	struct sbx_err err = { 0 };
+	const struct ent e[] = {
+		{ "small", 'f', 0, "s", 0 },
+		{ "zeros", 'f', 0, NULL, 64ULL << 20 },
+	};
+	const char *t = make_tar("bomb.tar.gz", e, SBX_ARRAY_SIZE(e), 'g');
+	struct stat sb;
+
+	(void)state;
+	assert_int_equal(stat(t, &sb), 0);
+	assert_true(sb.st_size < (1 << 20)); /* a real bomb: tiny compressed */
+	take_snapshot();
+	o.max_bytes = 1 << 20;
+	assert_int_equal(unpack_o(t, &o, &st, &err), -EFBIG);
+	assert_non_null(strstr(err.msg, "image-size"));
+	assert_non_null(strstr(err.msg, "zeros"));
+	assert_int_equal(count_entries(target), 0); /* partial image removed */
+	assert_outside_unchanged();
+	/* The default cap is generous: the same archive unpacks. */
+	o.max_bytes = 0;
+	assert_int_equal(unpack_o(t, &o, &st, &err), 0);
+	assert_int_equal(lst("zeros").st_size, 64 << 20);
+}
+
+static void test_bomb_entries(void **state)
+{
+	struct sbx_image_opts o = opts();
+	struct sbx_image_stats st;
+	struct sbx_err err = { 0 };
+	struct ent e[50];
+	char names[50][16];
+	const char *t;
+
+	(void)state;
+	for (int i = 0; i < 50; i++) {
+		snprintf(names[i], sizeof(names[i]), "d/f%d", i);
+		e[i] = (struct ent){ names[i], 'f', 0, "x", 0 };
+	}
+	t = make_tar("many.tar", e, 50, 'z');
+	take_snapshot();
+	o.max_entries = 10;
+	assert_int_equal(unpack_o(t, &o, &st, &err), -E2BIG);
+	assert_non_null(strstr(err.msg, "image-entries"));
+	assert_int_equal(count_entries(target), 0);
+	assert_outside_unchanged();
+	o.max_entries = 50;
+	assert_int_equal(unpack_o(t, &o, &st, &err), 0);
+	assert_int_equal(st.entries, 50);
+}
+
+static void test_duplicates(void **state)
+{
+	struct sbx_image_stats st;
+	char abs[PATH_MAX];
+	char *c;
+
+	(void)state;
+	pathf(abs, "%s/secret", sentinel);
+	const struct ent e[] = {
+		{ "l", 'l', 0, abs, 0 },
+		{ "l", 'f', 0600, "replaced", 0 },	/* must not write through l */
+		{ "d", 'l', 0, sentinel, 0 },
+		{ "d", 'd', 0755, NULL, 0 },		/* a real dir replaces the link */
+		{ "d/x", 'f', 0, "in d", 0 },
+		{ "f", 'f', 0, "first", 0 },
+		{ "f", 'f', 0, "second", 0 },
+		{ "f2", 'f', 0, "file", 0 },
+		{ "f2", 'l', 0, abs, 0 },		/* a symlink replaces a file */
+		{ "e", 'd', 0, NULL, 0 },
+		{ "e", 'f', 0, "file over empty dir", 0 },
+		{ "n", 'd', 0, NULL, 0 },
+		{ "n/child", 'f', 0, "c", 0 },
+		{ "n", 'l', 0, sentinel, 0 },		/* non-empty dir: refused */
+	};
+	const char *t = make_tar("dup.tar", e, SBX_ARRAY_SIZE(e), 0);
+
+	take_snapshot();
+	assert_int_equal(unpack(t, &st), 0);
+	assert_int_equal(st.skipped, 1);
+	assert_true(S_ISREG(lst("l").st_mode));
+	c = tcontent("l");
+	assert_string_equal(c, "replaced");
+	free(c);
+	assert_true(S_ISDIR(lst("d").st_mode));
+	assert_true(S_ISREG(lst("d/x").st_mode));
+	c = tcontent("f");
+	assert_string_equal(c, "second");
+	free(c);
+	assert_true(S_ISLNK(lst("f2").st_mode));
+	assert_true(S_ISREG(lst("e").st_mode));
+	assert_true(S_ISDIR(lst("n").st_mode));
+	assert_outside_unchanged();
+}
+
+/* ---- normal archives ---- */
+
+static void test_normal_tree(void **state)
+{
+	struct sbx_image_stats st;
+	struct stat a, b;
+	char lnk[64] = "";
+	char p[PATH_MAX];
+
+	(void)state;
+	const struct ent e[] = {
+		{ "a/", 'd', 0750, NULL, 0 },
+		{ "a/b/", 'd', 0755, NULL, 0 },
+		{ "a/b/c/", 'd', 0700, NULL, 0 },
+		{ "a/b/f", 'f', 0640, "data", 0 },
+		{ "a/b/c/x", 'f', 0755, "#!/bin/sh\n", 0 },
+		{ "a/ro-file", 'f', 0400, "ro", 0 },
+		{ "a/l", 'l', 0, "b/c", 0 },
+		{ "a/abs", 'l', 0, "/etc/passwd", 0 },
+		{ "a/h", 'h', 0, "a/b/f", 0 },
+		{ "ro/", 'd', 0555, NULL, 0 },
+		{ "ro/x", 'f', 0444, "x", 0 },
+		{ "ro/sub/", 'd', 0500, NULL, 0 },
+		{ "ro/sub/y", 'f', 0600, "y", 0 },
+		{ "none/", 'd', MODE_0, NULL, 0 },
+		{ "none/z", 'f', 0644, "z", 0 },
+		{ "implicit/parents/file", 'f', 0644, "i", 0 },
+		{ "empty", 'f', 0644, "", 0 },
+	};
+	const char *t = make_tar("tree.tar", e, SBX_ARRAY_SIZE(e), 0);
+
+	take_snapshot();
+	assert_int_equal(unpack(t, &st), 0);
+	assert_int_equal(st.skipped, 0);
+	assert_int_equal(st.entries, SBX_ARRAY_SIZE(e));
+	assert_int_equal(lst("a").st_mode & 07777, 0750);
+	assert_int_equal(lst("a/b/c").st_mode & 07777, 0700);
+	assert_int_equal(lst("a/b/f").st_mode & 07777, 0640);
+	assert_int_equal(lst("a/b/c/x").st_mode & 07777, 0755);
+	assert_int_equal(lst("a/ro-file").st_mode & 07777, 0400);
+	assert_int_equal(lst("ro").st_mode & 07777, 0555);
+	assert_int_equal(lst("ro/sub").st_mode & 07777, 0500);
+	assert_int_equal(lst("none").st_mode & 07777, 0);
+	assert_int_equal(lst("a/b/f").st_mtim.tv_sec, 1500000000);
+	assert_int_equal(lst("a/b").st_mtim.tv_sec, 1500000000);
+	assert_int_equal(lst("a/l").st_mtim.tv_sec, 1500000000);
+	assert_int_equal(lst("implicit/parents").st_mode & 0700, 0700);
+	assert_int_equal(lst("empty").st_size, 0);
+	assert_int_equal(lst("").st_mode & 07777, 0755); /* the image root */
+	pathf(p, "%s/a/l", target);
+	assert_true(readlink(p, lnk, sizeof(lnk) - 1) > 0);
+	assert_string_equal(lnk, "b/c");
+	a = lst("a/h");
+	b = lst("a/b/f");
+	assert_int_equal(a.st_ino, b.st_ino);
+	assert_int_equal(a.st_nlink, 2);
+	if (geteuid() == 0) {
+		assert_int_equal(b.st_uid, 1234);
+		assert_int_equal(b.st_gid, 2345);
+		assert_int_equal(lst("a").st_uid, 1234);
+		assert_int_equal(lst("a/l").st_uid, 1234);
+	} else {
+		assert_int_equal(b.st_uid, geteuid());
+	}
+	assert_outside_unchanged();
+	/* The read-only directories' children are there. */
+	assert_true(exists_in(target, "ro/sub/y"));
+	pathf(p, "%s/none", target);
+	assert_int_equal(chmod(p, 0700), 0); /* mode 000: not even we may look */
+	assert_true(exists_in(target, "none/z"));
+}
+
+static void test_sparse(void **state)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	const size_t size = 4 << 20;
+	char *buf = sbx_xcalloc(1, size);
+	char path[PATH_MAX], *c;
+	struct sbx_image_stats st;
+	struct stat sb;
+
+	(void)state;
+	memset(buf, 'A', 4096);
+	memset(buf + (2 << 20), 'B', 4096);
+	pathf(path, "%s/tars/sparse.tar", base);
+	archive_write_set_format_pax(a);
+	assert_int_equal(archive_write_open_filename(a, path), ARCHIVE_OK);
+	archive_entry_set_pathname(e, "sparse");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, (la_int64_t)size);
+	archive_entry_sparse_add_entry(e, 0, 4096);
+	archive_entry_sparse_add_entry(e, 2 << 20, 4096);
+	assert_int_equal(archive_write_header(a, e), ARCHIVE_OK);
+	assert_int_equal(archive_write_data(a, buf, size), (la_ssize_t)size);
+	archive_write_close(a);
+	archive_write_free(a);
+	archive_entry_free(e);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_true(sb.st_size < (1 << 20)); /* the writer stored it sparse */
+
+	assert_int_equal(unpack(path, &st), 0);
+	sb = lst("sparse");
+	assert_int_equal(sb.st_size, size);
+	assert_true((uint64_t)sb.st_blocks * 512 < (1 << 20)); /* holes stayed holes */
+	pathf(path, "%s/sparse", target);
+	c = slurp(path);
+	assert_non_null(c);
+	/* slurp stops at the first NUL as a string; compare the raw bytes. */
+	free(c);
+	{
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		char *got = sbx_xmalloc(size);
+
+		assert_int_equal(sbx_read_all(fd, got, size), (ssize_t)size);
+		assert_memory_equal(got, buf, size);
+		free(got);
+		close(fd);
+	}
+	free(buf);
+}
+
+static void sha256_file(const char *path, char out[65])
+{
+	unsigned char md[32];
+	unsigned int len = 0;
+	char *buf = sbx_xmalloc(1 << 16);
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	EVP_DigestInit_ex(c, EVP_sha256(), NULL);
+	while ((n = read(fd, buf, 1 << 16)) > 0)
+		EVP_DigestUpdate(c, buf, (size_t)n);
+	EVP_DigestFinal_ex(c, md, &len);
+	for (int i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	EVP_MD_CTX_free(c);
+	close(fd);
+	free(buf);
+}
+
+static void test_filters(void **state)
+{
+	static const char filters[] = { 0, 'g', 'x', 'z', 'b' };
+	const struct ent e[] = {
+		{ "dir/", 'd', 0, NULL, 0 },
+		{ "dir/file", 'f', 0, "compressed content", 0 },
+		{ "dir/big", 'f', 0, NULL, 3 << 20 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(filters); i++) {
+		char name[32], sha[65];
+		struct sbx_image_stats st;
+		const char *t;
+		char *c;
+
+		snprintf(name, sizeof(name), "f%zu.tar", i);
+		t = make_tar(name, e, SBX_ARRAY_SIZE(e), filters[i]);
+		assert_int_equal(unpack(t, &st), 0);
+		c = tcontent("dir/file");
+		assert_string_equal(c, "compressed content");
+		free(c);
+		assert_int_equal(lst("dir/big").st_size, 3 << 20);
+		assert_int_equal(st.bytes, 18 + (3 << 20));
+		sha256_file(t, sha);
+		assert_string_equal(st.sha256, sha); /* the key is the file's hash */
+		{
+			char *cmd = sbx_xasprintf("rm -rf '%s' && mkdir '%s'", target, target);
+
+			assert_int_equal(system(cmd), 0);
+			free(cmd);
+		}
+	}
+}
+
+static void test_docker_export(void **state)
+{
+	struct sbx_image_stats st;
+	const struct ent e[] = {
+		{ "./", 'd', 0700, NULL, 0 },
+		{ "./etc/", 'd', 0755, NULL, 0 },
+		{ "./etc/passwd", 'f', 0644, "root:x:0:0::/root:/bin/sh\n", 0 },
+		{ "./bin/", 'd', 0755, NULL, 0 },
+		{ "./bin/busybox", 'f', 0755, "ELF", 0 },
+		{ "./bin/sh", 'l', 0, "busybox", 0 },
+		{ ".//usr/./lib/", 'd', 0755, NULL, 0 },
+	};
+	const char *t = make_tar("docker.tar", e, SBX_ARRAY_SIZE(e), 0);
+	char *c;
+
+	(void)state;
+	assert_int_equal(unpack(t, &st), 0);
+	assert_int_equal(st.skipped, 0);
+	c = tcontent("etc/passwd");
+	assert_string_equal(c, "root:x:0:0::/root:/bin/sh\n");
+	free(c);
+	assert_true(S_ISLNK(lst("bin/sh").st_mode));
+	assert_true(S_ISDIR(lst("usr/lib").st_mode));
+	assert_int_equal(lst("").st_mode & 07777, 0755); /* root stays usable */
+	assert_int_equal(lst("").st_mtim.tv_sec, 1500000000);
+}
+
+static void test_corrupt(void **state)
+{
+	struct sbx_image_stats st;
+	struct sbx_err err = { 0 };
+	struct sbx_image_opts o = opts();
+	const struct ent e[] = {
+		{ "a", 'f', 0, "aaaa", 0 },
+		{ "b", 'f', 0, NULL, 2 << 20 },
+	};
+	const char *t = make_tar("trunc.tar.gz", e, SBX_ARRAY_SIZE(e), 'x');
+	char p[PATH_MAX];
+	struct stat sb;
+
+	(void)state;
+	assert_int_equal(stat(t, &sb), 0);
+	assert_int_equal(truncate(t, sb.st_size - 40), 0);
+	assert_true(unpack_o(t, &o, &st, &err) < 0);
+	assert_true(err.msg[0] != '\0');
+	assert_int_equal(count_entries(target), 0);
+	/* Not an archive at all. */
+	pathf(p, "%s/tars/text", base);
+	put(p, "just some text\n");
+	assert_true(unpack_o(p, &o, &st, &err) < 0);
+	assert_non_null(strstr(err.msg, "cannot read archive"));
+}
+
+static void test_mem(void **state)
+{
+	const struct ent e[] = { { "m", 'f', 0, "memory", 0 } };
+	const char *t = make_tar("mem.tar", e, 1, 'g');
+	char *buf = slurp(t), *c;
+	struct stat sb;
+	struct sbx_image_stats st;
+	int dfd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	(void)state;
+	assert_int_equal(stat(t, &sb), 0);
+	assert_int_equal(sbx_image_unpack_mem(buf, (size_t)sb.st_size, dfd, NULL, &st, NULL), 0);
+	c = tcontent("m");
+	assert_string_equal(c, "memory");
+	free(c);
+	free(buf);
+	close(dfd);
+}
+
+/* ---- the cache ---- */
+
+static char *prepare(const char *tar, struct sbx_image_stats *st)
+{
+	struct sbx_image_opts o = opts();
+	struct sbx_err err = { 0 };
+	char *dir = NULL;
+	int r = sbx_image_prepare(tar, &o, &dir, st, &err);
+
+	if (r < 0)
+		print_message("prepare: %s\n", err.msg);
+	assert_int_equal(r, 0);
+	return dir;
+}
+
+static size_t count_tmp(void)
+{
+	char p[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	size_t n = 0;
+
+	pathf(p, "%s/images", cache);
+	d = opendir(p);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += strncmp(de->d_name, ".tmp-", 5) == 0;
+	closedir(d);
+	return n;
+}
+
+static const struct ent small_img[] = {
+	{ "./etc/", 'd', 0, NULL, 0 },
+	{ "./etc/hostname", 'f', 0, "img\n", 0 },
+	{ "./big", 'f', 0, NULL, 8 << 20 },
+};
+
+static void test_prepare_cache_hit(void **state)
+{
+	struct sbx_image_stats s1, s2, s3;
+	const char *t = make_tar("img.tar.gz", small_img, SBX_ARRAY_SIZE(small_img), 'g');
+	char copy[PATH_MAX], cmd[PATH_MAX * 3], sha[65];
+	char *d1, *d2, *d3, *want;
+	struct stat a, b;
+
+	(void)state;
+	d1 = prepare(t, &s1);
+	assert_false(s1.cached);
+	assert_false(s1.is_dir);
+	sha256_file(t, sha);
+	assert_string_equal(s1.sha256, sha);
+	want = geteuid() == 0 ? sbx_xasprintf("%s/images/%s", cache, sha)
+			      : sbx_xasprintf("%s/images/%s-u%u", cache, sha, (unsigned)geteuid());
+	assert_string_equal(d1, want);
+	assert_int_equal(stat(d1, &a), 0);
+	d2 = prepare(t, &s2);
+	assert_true(s2.cached);
+	assert_int_equal(s2.entries, 0);	/* nothing unpacked */
+	assert_true(s2.hash_ms == 0.0);		/* nor hashed */
+	assert_string_equal(s2.sha256, sha);
+	assert_string_equal(d1, d2);
+	assert_int_equal(stat(d2, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	/* Same content elsewhere: hashed, found to be the same image. */
+	pathf(copy, "%s/tars/copy.tar.gz", base);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", t, copy);
+	assert_int_equal(system(cmd), 0);
+	d3 = prepare(copy, &s3);
+	assert_string_equal(d3, d1);
+	assert_int_equal(stat(d3, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	assert_int_equal(count_tmp(), 0);
+	/* A modified tarball is a different image. */
+	free(d3);
+	snprintf(cmd, sizeof(cmd), "printf x >> '%s'", copy);
+	assert_int_equal(system(cmd), 0);
+	{
+		struct sbx_image_opts o = opts();
+		struct sbx_err err = { 0 };
+
+		d3 = NULL;
+		if (sbx_image_prepare(copy, &o, &d3, &s3, &err) == 0) {
+			assert_false(s3.cached);
+			assert_string_not_equal(s3.sha256, sha);
+			assert_string_not_equal(d3, d1);
+		} else {
+			assert_null(d3);
+		}
+		free(d3);
+		assert_int_equal(count_tmp(), 0);
+	}
+	free(d1);
+	free(d2);
+	free(want);
+}
+
+static void test_prepare_concurrent(void **state)
+{
+	const struct ent e[] = {
+		{ "a/", 'd', 0, NULL, 0 },
+		{ "a/one", 'f', 0, NULL, 24 << 20 },
+		{ "a/two", 'f', 0, NULL, 24 << 20 },
+	};
+	const char *t = make_tar("conc.tar", e, SBX_ARRAY_SIZE(e), 0);
+	char p[PATH_MAX];
+	int go[2];
+	pid_t pids[2];
+	struct sbx_image_stats st;
+	char *d;
+
+	(void)state;
+	assert_int_equal(pipe(go), 0);
+	for (int i = 0; i < 2; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			struct sbx_image_opts o = opts();
+			struct sbx_err err = { 0 };
+			char c, *dir = NULL;
+
+			close(go[1]);
+			(void)!read(go[0], &c, 1); /* start together */
+			_exit(sbx_image_prepare(t, &o, &dir, NULL, &err) == 0 && dir ? 0 : 1);
+		}
+	}
+	close(go[0]);
+	close(go[1]);
+	for (int i = 0; i < 2; i++) {
+		int ws;
+
+		assert_int_equal(waitpid(pids[i], &ws, 0), pids[i]);
+		assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	}
+	pathf(p, "%s/images", cache);
+	assert_int_equal(count_entries(p), 2); /* by-stat and one image */
+	assert_int_equal(count_tmp(), 0);
+	d = prepare(t, &st);
+	assert_true(st.cached);
+	pathf(p, "%s/a/two", d);
+	{
+		struct stat sb;
+
+		assert_int_equal(stat(p, &sb), 0);
+		assert_int_equal(sb.st_size, 24 << 20);
+	}
+	free(d);
+}
+
+static void test_prepare_crash_leftovers(void **state)
+{
+	char t[PATH_MAX], p[PATH_MAX], q[PATH_MAX];
+	struct sbx_image_stats st;
+	struct timespec old[2] = { { time(NULL) - 3600, 0 }, { time(NULL) - 3600, 0 } };
+	char *d;
+
+	(void)state;
+	pathf(t, "%s", make_tar("crash.tar", small_img, SBX_ARRAY_SIZE(small_img), 0));
+	/* A crashed unpack of this very tarball left a half image behind. */
+	pathf(p, "%s/images/by-stat", cache);
+	assert_int_equal(sbx_mkdir_p(p, 0700), 0);
+	pathf(p, "%s/images/.tmp-crashed", cache);
+	assert_int_equal(mkdir(p, 0700), 0);
+	pathf(q, "%s/half", p);
+	put(q, "half");
+	d = prepare(t, &st);
+	assert_false(st.cached);
+	assert_null(strstr(d, ".tmp-"));
+	pathf(q, "%s/etc/hostname", d);
+	assert_true(access(q, F_OK) == 0);
+	pathf(q, "%s/half", d);
+	assert_false(access(q, F_OK) == 0);
+	/* Fresh: left alone (it could be an unpack in progress). */
+	assert_int_equal(count_tmp(), 1);
+	/* Old and unlocked: removed by the next unpack. */
+	assert_int_equal(utimensat(AT_FDCWD, p, old, 0), 0);
+	free(d);
+	{
+		const struct ent e2[] = { { "other", 'f', 0, "o", 0 } };
+		const char *t2 = make_tar("other.tar", e2, 1, 0);
+
+		d = prepare(t2, &st);
+		assert_false(st.cached);
+	}
+	assert_int_equal(count_tmp(), 0);
+	free(d);
+	/* The index points at an image that was removed: unpacked again. */
+	d = prepare(t, &st);
+	assert_true(st.cached);
+	assert_int_equal(sbx_rm_rf_at(AT_FDCWD, d), 0);
+	free(d);
+	d = prepare(t, &st);
+	assert_false(st.cached);
+	pathf(q, "%s/etc/hostname", d);
+	assert_true(access(q, F_OK) == 0);
+	free(d);
+}
+
+static void test_prepare_dir_and_errors(void **state)
+{
+	struct sbx_image_opts o = opts();
+	struct sbx_image_stats st;
+	struct sbx_err err = { 0 };
+	char p[PATH_MAX];
+	char *d = NULL;
+
+	(void)state;
+	d = prepare(sentinel, &st);
+	assert_true(st.is_dir);
+	assert_string_equal(d, sentinel);
+	free(d);
+	d = NULL;
+	pathf(p, "%s/nope.tar", base);
+	assert_int_equal(sbx_image_prepare(p, &o, &d, &st, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "nope.tar"));
+	pathf(p, "%s/secret", sentinel);
+	assert_true(sbx_image_prepare(p, &o, &d, &st, &err) < 0);
+	assert_non_null(strstr(err.msg, "secret"));
+	assert_null(d);
+	assert_int_equal(count_tmp(), 0);
+	pathf(p, "%s/images", cache);
+	assert_int_equal(count_entries(p), 1); /* by-stat only */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_dotdot),
+		T(test_absolute),
+		T(test_symlink_then_file),
+		T(test_symlink_then_hardlink),
+		T(test_hardlink_outside),
+		T(test_devices),
+		T(test_setuid),
+		T(test_bomb_size),
+		T(test_bomb_entries),
+		T(test_duplicates),
+		T(test_normal_tree),
+		T(test_sparse),
+		T(test_filters),
+		T(test_docker_export),
+		T(test_corrupt),
+		T(test_mem),
+		T(test_prepare_cache_hit),
+		T(test_prepare_concurrent),
+		T(test_prepare_crash_leftovers),
+		T(test_prepare_dir_and_errors),
+#undef T
+	};
+
+	umask(022);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
