@@ -317,7 +317,7 @@ static int setup(struct run_ctx *c, struct sbx_err *err)
 
 static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err *err)
 {
-	struct sbx_strv env = { 0 };
+	struct sbx_strv env = { 0 }, extra = { 0 };
 	struct sbx_jail_opts o = {
 		.cfg = &c->cfg, .id = c->sb.id, .rootfs_dir = c->rootfs_dir,
 		.sandbox_dir = c->sb.dir, .argv = c->args.argv, .workdir = c->cfg.workdir,
@@ -326,37 +326,43 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 	};
 	int r;
 
-	sbx_jail_build_env(&c->cfg, &c->ids, c->rootfs_dir == NULL, o.tty, NULL, &env);
+	r = run_extras_prepare(c, &extra, err);
+	if (r < 0)
+		return r;
+	o.files = c->files;
+	o.n_files = c->n_files;
+	o.seccomp_notify = c->auditing;
+	o.proxy_port = c->cfg.net == SBX_NET_PROXY ? SBX_PROXY_DEFAULT_PORT : 0;
+	sbx_jail_build_env(&c->cfg, &c->ids, c->rootfs_dir == NULL, o.tty, extra.v, &env);
 	o.envp = env.v;
 	if (o.tty) {
 		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &o.ws) < 0)
 			memset(&o.ws, 0, sizeof(o.ws));
+	} else if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		r = sbx_err_set(err, errno, "cannot create the output pipes");
 	} else {
-		if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-			sbx_strv_free(&env);
-			return sbx_err_set(err, errno, "cannot create the output pipes");
-		}
 		o.out_fd = out[1];
 		o.err_fd = errp[1];
 	}
-	r = sbx_jail_start(&c->jail, &o, err);
+	if (r == 0)
+		r = sbx_jail_start(&c->jail, &o, err);
 	sbx_closep(&out[1]);
 	sbx_closep(&errp[1]);
-	sbx_strv_free(&env);
+	sbx_secrets_wipe_strv(&env);
+	sbx_secrets_wipe_strv(&extra);
 	return r;
 }
 
 static int run_jail(struct run_ctx *c, struct sbx_err *err)
 {
 	int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	_cleanup_close_ int logfd = -1;
 	struct sbx_jail_io io = { .log_cap = OUTPUT_CAP, .time_ms = c->cfg.time_ms,
 				  .grace_ms = GRACE_MS, .cg = &c->cg, .event = run_event_cb,
 				  .event_data = c };
 	int r;
 
-	logfd = openat(c->sb.dirfd, "output.log",
-		       O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	c->output_fd = openat(c->sb.dirfd, "output.log",
+			      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	run_record_start(c);
 	run_log_policy(c);
 	r = start_jail(c, out, errp, err);
@@ -367,8 +373,20 @@ static int run_jail(struct run_ctx *c, struct sbx_err *err)
 	json_object_set_new(c->sb.record, "init_pid", json_integer(c->jail.init_pid));
 	io.out_r = out[0];
 	io.err_r = errp[0];
-	io.log_fd = logfd;
-	r = sbx_jail_supervise(&c->jail, &io, &c->res, err);
+	io.log_fd = c->output_fd;
+	r = run_extras_started(c, &io, err);
+	if (r < 0) {
+		sbx_jail_kill(&c->jail);
+		io.out_r = io.err_r = -1;
+	}
+	{
+		struct sbx_err e2 = { 0 };
+		int r2 = sbx_jail_supervise(&c->jail, &io, &c->res, r < 0 ? &e2 : err);
+
+		if (r == 0)
+			r = r2;
+	}
+	run_extras_finish(c);
 out:
 	sbx_closep(&out[0]);
 	sbx_closep(&errp[0]);
@@ -421,6 +439,8 @@ static void teardown(struct run_ctx *c)
 	struct sbx_err e = { 0 };
 
 	sbx_jail_free(&c->jail);
+	run_extras_free(c);
+	sbx_closep(&c->output_fd);
 	if (c->cg.version > 0 && sbx_cgroup_destroy(&c->cg, &e) < 0)
 		sbx_print_err(&e);
 	sbx_cgroup_free(&c->cg);
@@ -448,7 +468,7 @@ static void ctx_init(struct run_ctx *c)
 	sbx_jail_init(&c->jail);
 	c->sb.dirfd = c->sb.lockfd = -1;
 	c->st.sandboxes_fd = -1;
-	c->jsonl_fd = c->log_json_fd = -1;
+	c->jsonl_fd = c->log_json_fd = c->output_fd = -1;
 	c->cwd = getcwd(NULL, 0);
 	c->reason = "error";
 }

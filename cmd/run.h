@@ -11,6 +11,9 @@
 #include "jail.h"
 #include "limits.h"
 #include "log.h"
+#include "netpolicy.h"
+#include "seccomp.h"
+#include "secrets.h"
 #include "state.h"
 
 /* One option that maps to a profile key, applied in command-line order. */
@@ -56,7 +59,24 @@ struct run_ctx {
 	const char *keep_reason;
 	int log_json_fd, jsonl_fd;
 	char phases[256];	/* human timings line being built */
+	int output_fd;		/* output.log */
+	/* run_net.c */
+	struct sbx_secrets secrets;
+	struct sbx_redact redact;
+	bool redacting;
+	struct sbx_jail_file *files;
+	size_t n_files;
+	struct sbx_proxy *proxy;
+	uint64_t net_allowed, net_denied;
+	struct sbx_seccomp_audit audit;
+	bool auditing;
 };
+
+/* run_net.c */
+int run_extras_prepare(struct run_ctx *c, struct sbx_strv *extra, struct sbx_err *err);
+int run_extras_started(struct run_ctx *c, struct sbx_jail_io *io, struct sbx_err *err);
+void run_extras_finish(struct run_ctx *c);
+void run_extras_free(struct run_ctx *c);
 
 /* run_report.c */
 void run_human(const json_t *ev, void *data);

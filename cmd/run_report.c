@@ -96,8 +96,20 @@ void run_human(const json_t *ev, void *data)
 	} else if (!strcmp(type, "timeout")) {
 		hline("time limit reached: SIGTERM sent, SIGKILL in %d ms",
 		      (int)json_integer_value(json_object_get(ev, "grace_ms")));
+	} else if (!strcmp(type, "net")) {
+		json_t *a = json_object_get(ev, "allowed");
+
+		hline("net: %s %s:%d (%s)", json_is_true(a) ? "allowed" : "DENIED",
+		      jstr(ev, "host"), (int)json_integer_value(json_object_get(ev, "port")),
+		      jstr(ev, "reason"));
+	} else if (!strcmp(type, "seccomp")) {
+		hline("seccomp: blocked %s (%d times, errno %s)", jstr(ev, "syscall"),
+		      (int)json_integer_value(json_object_get(ev, "count")), jstr(ev, "errno"));
 	} else if (!strcmp(type, "exit")) {
 		human_exit(ev);
+		if (c->cfg.net == SBX_NET_PROXY)
+			hline("network: %llu connections allowed, %llu denied",
+			      (unsigned long long)c->net_allowed, (unsigned long long)c->net_denied);
 	} else if (!strcmp(type, "kept")) {
 		hline("kept sandbox %s (%s): sbx inspect %s; sbx destroy %s", jstr(ev, "id"),
 		      jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));
@@ -141,25 +153,19 @@ static json_t *network_json(struct run_ctx *c)
 			 allow, "proxy", "summary", what[c->cfg.net]);
 }
 
-static json_t *secrets_json(struct run_ctx *c, char *sum, size_t len)
+static void secrets_summary(struct run_ctx *c, char *sum, size_t len)
 {
-	json_t *a = json_array();
 	size_t n = 0;
 
 	snprintf(sum, len, "none");
 	for (size_t i = 0; i < c->cfg.n_secrets; i++) {
 		const struct sbx_secret *s = &c->cfg.secrets[i];
-		const char *inj = s->inject == SBX_SECRET_AS_FILE ? "file" : "env";
-		int w;
+		int w = snprintf(sum + n, len - n, "%s%s (%s)", i ? ", " : "", s->name,
+				 s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/" : "env var");
 
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "name", s->name, "source",
-						   s->source == SBX_SECRET_FROM_FILE ? "file" : "env",
-						   "inject", inj));
-		w = snprintf(sum + n, len - n, "%s%s (%s)", i ? ", " : "", s->name, inj);
 		if (w > 0 && (size_t)w < len - n)
 			n += (size_t)w;
 	}
-	return a;
 }
 
 static json_t *fs_json(struct run_ctx *c)
@@ -216,10 +222,11 @@ void run_log_policy(struct run_ctx *c)
 	json_t *p;
 
 	p = json_pack("{s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:o, s:b}", "user", user_json(c),
-		      "network", network_json(c), "secrets", secrets_json(c, sec, sizeof(sec)),
+		      "network", network_json(c), "secrets", sbx_secrets_describe(&c->cfg, NULL),
 		      "filesystem", fs_json(c), "persist", sbx_persist_name(c->cfg.persist),
 		      "limits", sbx_limits_json(&c->cfg, &c->cg), "seccomp", c->cfg.seccomp,
 		      "capabilities", caps_json(&c->cfg), "no_new_privs", c->cfg.no_new_privs);
+	secrets_summary(c, sec, sizeof(sec));
 	json_object_set(c->sb.record, "policy", p);
 	json_object_set_new(p, "secrets_summary", json_string(sec));
 	sbx_log_event(&c->log, "policy", p);

@@ -119,19 +119,29 @@ void sbx_jail_build_env(const struct sbx_config *cfg, const struct sbx_jail_ids 
 /* Supervision: proxy I/O, forward signals, enforce the time limit. */
 typedef void (*sbx_jail_event_fn)(const char *what, int value, void *data);
 
+/* A descriptor served while the jail runs (proxy events, seccomp notify):
+ * fn is called when it polls readable; a negative return stops watching. */
+struct sbx_jail_watch {
+	int fd;
+	int (*fn)(int fd, void *data);
+	void *data;
+};
+#define SBX_JAIL_MAX_WATCH 4
+
 struct sbx_jail_io {
 	int out_r, err_r;	/* read ends of the command's stdout/stderr pipes, or -1 */
 	int log_fd;		/* output.log (capped) or -1 */
 	uint64_t log_cap;	/* bytes */
+	/* instead of writing log_fd directly (e.g. secrets redaction); may be NULL */
+	int (*log_fn)(void *ctx, const void *buf, size_t len);
+	void *log_ctx;
 	uint64_t time_ms;	/* wall-clock limit, SBX_UNSET for none */
 	uint64_t grace_ms;	/* between SIGTERM and SIGKILL */
 	struct sbx_cgroup *cg;	/* killed on timeout, may be NULL */
 	sbx_jail_event_fn event;	/* "signal" (forwarded), "timeout", "kill" */
 	void *event_data;
-	/* hook for the proxy: called when poll says fd is readable, may be NULL */
-	int (*extra_fd_fn)(int fd, void *data);
-	int extra_fd;
-	void *extra_data;
+	struct sbx_jail_watch watch[SBX_JAIL_MAX_WATCH];
+	size_t n_watch;
 };
 
 struct sbx_jail_result {

@@ -20,7 +20,8 @@
 #include <sys/wait.h>
 #include <termios.h>
 
-enum { S_PID, S_SYNC, S_SIG, S_TIMER, S_OUT, S_ERR, S_PTY, S_IN, S_EXTRA, S_N };
+enum { S_PID, S_SYNC, S_SIG, S_TIMER, S_OUT, S_ERR, S_PTY, S_IN, S_EXTRA,
+       S_N = S_EXTRA + SBX_JAIL_MAX_WATCH };
 
 struct sup {
 	struct sbx_jail *j;
@@ -48,12 +49,16 @@ static void tee_log(struct sup *s, const char *buf, size_t n)
 	uint64_t room;
 
 	s->res->output_bytes += n;
-	if (io->log_fd < 0)
+	if (io->log_fd < 0 && !io->log_fn)
 		return;
 	room = io->log_cap > s->res->output_bytes - n ? io->log_cap - (s->res->output_bytes - n) : 0;
 	if (room < n)
 		s->res->output_truncated = true;
-	if (room > 0)
+	if (room == 0)
+		return;
+	if (io->log_fn)
+		(void)io->log_fn(io->log_ctx, buf, n < room ? n : room);
+	else
 		(void)sbx_write_all(io->log_fd, buf, n < room ? n : room);
 }
 
@@ -180,7 +185,8 @@ static int setup_fds(struct sup *s, sigset_t *mask, struct sbx_err *err)
 	s->p[S_OUT].fd = io->out_r;
 	s->p[S_ERR].fd = io->err_r;
 	s->p[S_PTY].fd = s->j->pty_fd;
-	s->p[S_EXTRA].fd = io->extra_fd_fn ? io->extra_fd : -1;
+	for (size_t i = 0; i < io->n_watch && i < SBX_JAIL_MAX_WATCH; i++)
+		s->p[S_EXTRA + i].fd = io->watch[i].fd;
 	sigemptyset(mask);
 	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++)
 		sigaddset(mask, sbx_jail_fwd_signals[i]);
@@ -228,8 +234,12 @@ static void dispatch(struct sup *s)
 		s->p[S_PTY].fd = -1;
 	if (s->p[S_IN].revents && !pump(s, S_IN, s->j->pty_fd, &dummy, false))
 		s->p[S_IN].fd = -1;
-	if (s->p[S_EXTRA].revents && s->io->extra_fd_fn(s->p[S_EXTRA].fd, s->io->extra_data) < 0)
-		s->p[S_EXTRA].fd = -1;
+	for (size_t i = 0; i < s->io->n_watch && i < SBX_JAIL_MAX_WATCH; i++) {
+		const struct sbx_jail_watch *w = &s->io->watch[i];
+
+		if (s->p[S_EXTRA + i].revents && w->fn(w->fd, w->data) < 0)
+			s->p[S_EXTRA + i].fd = -1;
+	}
 	if (s->p[S_PID].revents)
 		on_init_exit(s);
 }
