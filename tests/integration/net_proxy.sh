@@ -48,8 +48,20 @@ trap 'kill $srv $prx 2>/dev/null; rm -rf "$TAP_TMP"' EXIT
 for _ in $(seq 50); do [ -s "$TAP_TMP/ports" ] && break; sleep 0.1; done
 read -r A B <"$TAP_TMP/ports"
 
+# The host's own address (of the default route), if it has a public-looking one.
+hostip=$(python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.connect(("192.0.2.1", 9)); print(s.getsockname()[0])
+except OSError:
+    pass')
+case "$hostip" in 127.* | 10.* | 192.168.* | 169.254.* | 172.1[6-9].* | 172.2?.* | 172.3[01].* | "")
+	hostip= ;;
+esac
 printf '127.0.0.1 localhost\n127.0.0.1 loop.test\n169.254.169.254 metadata.test\n' \
 	>"$TAP_TMP/hosts"
+[ -n "$hostip" ] && echo "$hostip hostaddr.test" >>"$TAP_TMP/hosts"
 chmod 0644 "$TAP_TMP/hosts"
 launch=(unshare -rm sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$TAP_TMP/hosts")
 if ! "${launch[@]}" getent hosts metadata.test >/dev/null 2>&1; then
@@ -57,7 +69,7 @@ if ! "${launch[@]}" getent hosts metadata.test >/dev/null 2>&1; then
 	diag "no private /etc/hosts (namespaces unavailable): name cases skipped"
 fi
 "${launch[@]}" "$SBX" proxy --listen 127.0.0.1:0 --allow "127.0.0.1:$A" \
-	--allow "localhost:$A" --allow "loop.test:$B" --allow metadata.test \
+	--allow "localhost:$A" --allow "loop.test:$B" --allow metadata.test --allow hostaddr.test \
 	--log-json "$TAP_TMP/events.jsonl" >"$TAP_TMP/stdout.jsonl" 2>"$TAP_TMP/proxy.err" &
 prx=$!
 for _ in $(seq 50); do grep -q '^listening on' "$TAP_TMP/proxy.err" && break; sleep 0.1; done
@@ -138,6 +150,15 @@ if [ ${#launch[@]} -gt 0 ]; then
 	[ "$out" = 403 ]
 	ok $? "allowed name metadata.test resolving to 169.254.169.254: refused"
 	want CONNECT metadata.test 443 169.254.169.254 false "$reason" 403 0 0
+	if [ -n "$hostip" ]; then
+		capture curl "${px[@]}" -o /dev/null -w '%{http_code}' "http://hostaddr.test/"
+		reason="address $hostip is a host address and no allow entry names it"
+		[ "$out" = 403 ]
+		ok $? "allowed name hostaddr.test resolving to the host's own $hostip: refused"
+		want GET hostaddr.test 80 "$hostip" false "$reason" 403 0 0
+	else
+		skip "allowed name resolving to the host's own address is refused" "no such address"
+	fi
 else
 	skip "allowed name resolving to 127.0.0.1 is refused" "no private /etc/hosts"
 	skip "allowed name resolving to 169.254.169.254 is refused" "no private /etc/hosts"

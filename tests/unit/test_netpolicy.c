@@ -15,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -200,22 +201,61 @@ static void test_classify(void **state)
 }
 
 /* An address configured on a host interface that is public by range. */
+static bool find_host_public(struct sockaddr_storage *out)
+{
+	struct ifaddrs *ifa = NULL;
+	bool found = false;
+
+	if (getifaddrs(&ifa) < 0)
+		return false;
+	for (struct ifaddrs *i = ifa; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET &&
+				     i->ifa_addr->sa_family != AF_INET6))
+			continue;
+		if (sbx_netpolicy_classify(i->ifa_addr) == SBX_ADDR_PUBLIC) {
+			memset(out, 0, sizeof(*out));
+			memcpy(out, i->ifa_addr, i->ifa_addr->sa_family == AF_INET
+							 ? sizeof(struct sockaddr_in)
+							 : sizeof(struct sockaddr_in6));
+			found = true;
+		}
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
 static void test_host_addresses(void **state)
 {
 	struct sbx_strv entries = { 0 };
 	struct sbx_allowlist al;
 	struct sbx_err err = { 0 };
 	struct sockaddr_storage ss;
-	char why[256];
+	char why[256], a[INET6_ADDRSTRLEN], want[300];
 
-	/* No public address on this host's interfaces: use a v4-mapped form of
-	 * loopback to show the check works through the wrapper instead. */
+	/* A wrapped loopback address is loopback. */
 	to_sa("::ffff:127.0.0.1", &ss);
 	sbx_strv_push(&entries, "example.com");
 	assert_int_equal(sbx_netpolicy_parse(&al, &entries, &err), 0);
 	assert_false(sbx_netpolicy_addr_allowed(&al, &al.e[0], (struct sockaddr *)&ss, 443, 443,
 						why, sizeof(why)));
 	assert_string_equal(why, "address ::ffff:127.0.0.1 is loopback and no allow entry names it");
+	sbx_netpolicy_free(&al);
+	sbx_strv_free(&entries);
+
+	/* The host's own public address (if it has one) is refused too. */
+	if (!find_host_public(&ss))
+		skip();
+	sbx_netpolicy_addr_str((struct sockaddr *)&ss, a, sizeof(a));
+	assert_int_equal(sbx_netpolicy_classify_host((struct sockaddr *)&ss), SBX_ADDR_HOST);
+	sbx_strv_push(&entries, "example.com");
+	sbx_strv_push_take(&entries, sbx_xasprintf(strchr(a, ':') ? "[%s]:8080" : "%s:8080", a));
+	assert_int_equal(sbx_netpolicy_parse(&al, &entries, &err), 0);
+	assert_false(sbx_netpolicy_addr_allowed(&al, &al.e[0], (struct sockaddr *)&ss, 443, 443,
+						why, sizeof(why)));
+	snprintf(want, sizeof(want), "address %s is a host address and no allow entry names it", a);
+	assert_string_equal(why, want);
+	assert_true(sbx_netpolicy_addr_allowed(&al, &al.e[0], (struct sockaddr *)&ss, 8080, 443,
+					       why, sizeof(why)));
 	sbx_netpolicy_free(&al);
 	sbx_strv_free(&entries);
 }
