@@ -139,6 +139,21 @@ demo: .deps-ok sbx
 bench: .deps-ok sbx
 	@bench/run.sh
 
+# Man pages (mandoc -Tlint, as make check) and shell syntax of the scripts
+# and completions.  C formatting (.clang-format) is not enforced here yet.
+lint: .deps-ok
+	@fail=0; \
+	for m in man/*.[1-8]; do mandoc -Tlint -W warning $$m || fail=1; done; \
+	for f in tests/*.sh tests/lib/*.sh tests/integration/*.sh tests/escape/*.sh \
+		bench/*.sh .ci/run profiles/embed.sh; do \
+		[ -f $$f ] || continue; \
+		case "$$(head -n 1 $$f)" in *bash*) bash -n $$f ;; *) sh -n $$f ;; esac || fail=1; \
+	done; \
+	bash -n completions/sbx.bash || fail=1; \
+	if command -v zsh >/dev/null; then zsh -n completions/_sbx || fail=1; fi; \
+	if command -v fish >/dev/null; then fish -n completions/sbx.fish || fail=1; fi; \
+	[ $$fail = 0 ] && echo "lint: ok"
+
 install: sbx
 	install -Dm755 sbx $(DESTDIR)$(BINDIR)/sbx
 	for m in man/*.1; do install -Dm644 $$m $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
@@ -161,4 +176,4 @@ clean:
 		$(UNIT_BINS) $(ESCAPE_BINS) .deps-ok
 	rm -rf tests/out tests/fuzz/build
 
-.PHONY: all deps unit check demo bench install uninstall clean fuzz fuzz-build valgrind
+.PHONY: all deps unit check demo bench lint install uninstall clean fuzz fuzz-build valgrind
