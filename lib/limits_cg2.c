@@ -56,7 +56,7 @@ static bool is_root(const char *dir)
 static bool enable(struct sbx_cgroup *cg, const char *dir, char *done, size_t dlen)
 {
 	_cleanup_free_ char *avail = NULL, *on = NULL, *now = NULL;
-	char add[64] = "";
+	char ok[64] = "";
 	bool any = false;
 
 	if (done)
@@ -65,13 +65,22 @@ static bool enable(struct sbx_cgroup *cg, const char *dir, char *done, size_t dl
 		return false;
 	if (sbx_cg_read(dir, "cgroup.subtree_control", &on) < 0)
 		on = sbx_xstrdup("");
+	/*
+	 * One write is applied all or nothing, and one controller may be
+	 * refused (cpu with realtime tasks about): add them one at a time,
+	 * each write repeating those already accepted (a no-op for them).
+	 */
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(want); i++) {
-		if (sbx_cg_list_has(avail, want[i]) && !sbx_cg_list_has(on, want[i]))
-			snprintf(add + strlen(add), sizeof(add) - strlen(add), "%s+%s",
-				 add[0] ? " " : "", want[i]);
+		char try[64];
+
+		if (!sbx_cg_list_has(avail, want[i]) || sbx_cg_list_has(on, want[i]))
+			continue;
+		snprintf(try, sizeof(try), "%s%s+%s", ok, ok[0] ? " " : "", want[i]);
+		if (sbx_cg_write(cg->fake, dir, "cgroup.subtree_control", try) == 0)
+			memcpy(ok, try, sizeof(ok));
 	}
-	if (add[0] && sbx_cg_write(cg->fake, dir, "cgroup.subtree_control", add) == 0 && done)
-		snprintf(done, dlen, "%s", add);
+	if (done)
+		snprintf(done, dlen, "%s", ok);
 	if (sbx_cg_read(dir, "cgroup.subtree_control", &now) < 0)
 		return false;
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(want); i++)

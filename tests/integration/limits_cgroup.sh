@@ -115,7 +115,7 @@ if [ $cg = 1 ]; then
 	done
 	check "the jail dies with its supervisor (nothing left in its cgroup)" [ $alive = 0 ]
 	# Whatever the jail left, kill it by pid so the run is really lost.
-	for d in $dirs; do for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -9 "$p"; done; done
+	for d in $dirs; do for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done; done
 	sleep 0.3
 	"$SBX" destroy --stale >"$base/out" 2>&1
 	left=0
