@@ -45,6 +45,7 @@
  * when a profile keeps capabilities.  Names unknown on this architecture
  * (stime, vm86 on x86_64) resolve to pseudo numbers and are skipped.
  */
+/* clang-format off */
 static const char *const deny_always[] = {
 	/* kernel modules */
 	"init_module", "finit_module", "delete_module", "create_module",
@@ -79,16 +80,17 @@ static const char *const deny_always[] = {
 	"nfsservctl", "uselib", "_sysctl", "sysfs", "ustat", "vm86", "vm86old",
 	"bdflush",
 };
+/* clang-format on */
 
 /* personality(2) values Docker allows: PER_LINUX, PER_LINUX32, UNAME26, both, query. */
-static const uint64_t personality_ok[] = { 0x0, 0x8, 0x20000, 0x20008, 0xffffffff };
+static const uint64_t personality_ok[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffff};
 
 /* Terminal ioctls that inject input or read the console (TIOCLINUX). */
-static const uint64_t ioctl_denied[] = { TIOCSTI, TIOCLINUX };
+static const uint64_t ioctl_denied[] = {TIOCSTI, TIOCLINUX};
 
 static const uint64_t clone_ns_flags[] = {
-	CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-	CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+    CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+    CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
 };
 
 /*
@@ -96,6 +98,7 @@ static const uint64_t clone_ns_flags[] = {
  * (gcc, cc1, as, ld) need.  ioctl, clone, socket, socketpair, personality,
  * mknod and mknodat are allowed with argument filters (strict_args()).
  */
+/* clang-format off */
 static const char *const strict_allow[] = {
 	/* file I/O */
 	"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv",
@@ -149,6 +152,7 @@ static const char *const strict_allow[] = {
 	"sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown", "getsockname",
 	"getpeername", "getsockopt", "setsockopt",
 };
+/* clang-format on */
 
 const char *sbx_seccomp_syscall_name(int nr, char *buf, size_t len)
 {
@@ -228,11 +232,10 @@ enum sbx_sc_act sbx_seccomp_policy_eval(const struct sbx_seccomp_policy *p, int 
 	return p->def;
 }
 
-static void add_name(struct sbx_seccomp_policy *p, const char *name, enum sbx_sc_act act,
-		     int err)
+static void add_name(struct sbx_seccomp_policy *p, const char *name, enum sbx_sc_act act, int err)
 {
 	int nr = seccomp_syscall_resolve_name(name);
-	struct sbx_sc_rule r = { .nr = nr, .act = act, .err = err };
+	struct sbx_sc_rule r = {.nr = nr, .act = act, .err = err};
 
 	/* Unknown to this libseccomp, or not a syscall of this arch. */
 	if (nr < 0)
@@ -243,7 +246,7 @@ static void add_name(struct sbx_seccomp_policy *p, const char *name, enum sbx_sc
 static void add_cmp(struct sbx_seccomp_policy *p, int nr, enum sbx_sc_act act, int err,
 		    struct scmp_arg_cmp cmp)
 {
-	struct sbx_sc_rule r = { .nr = nr, .act = act, .err = err, .has_cmp = true, .cmp = cmp };
+	struct sbx_sc_rule r = {.nr = nr, .act = act, .err = err, .has_cmp = true, .cmp = cmp};
 
 	sbx_seccomp_policy_add(p, &r);
 }
@@ -276,8 +279,8 @@ static void add_complement_block(struct sbx_seccomp_policy *p, int nr, unsigned 
 	add_complement_block(p, nr, arg, vals, n, base + size / 2, bits - 1, act, err);
 }
 
-static void add_complement(struct sbx_seccomp_policy *p, int nr, unsigned arg,
-			   const uint64_t *vals, size_t n, enum sbx_sc_act act, int err)
+static void add_complement(struct sbx_seccomp_policy *p, int nr, unsigned arg, const uint64_t *vals,
+			   size_t n, enum sbx_sc_act act, int err)
 {
 	add_complement_block(p, nr, arg, vals, n, 0, 32, act, err);
 }
@@ -312,7 +315,7 @@ static void deny_newer(struct sbx_seccomp_policy *p)
 		if (sbx_seccomp_syscall_name(nr, name, sizeof(name)))
 			highest = nr;
 	for (int nr = highest + 1; highest >= 0 && nr < NR_LIMIT; nr++) {
-		struct sbx_sc_rule r = { .nr = nr, .act = SBX_SC_ERRNO, .err = ENOSYS };
+		struct sbx_sc_rule r = {.nr = nr, .act = SBX_SC_ERRNO, .err = ENOSYS};
 
 		sbx_seccomp_policy_add(p, &r);
 	}
@@ -322,8 +325,8 @@ static void deny_newer(struct sbx_seccomp_policy *p)
 static void common_denies(struct sbx_seccomp_policy *p, bool strict)
 {
 	int e = SBX_SECCOMP_ERRNO;
-	struct sbx_sc_rule clone3 = { .nr = SCMP_SYS(clone3), .act = SBX_SC_ERRNO,
-				      .err = ENOSYS, .quiet = true };
+	struct sbx_sc_rule clone3 = {
+	    .nr = SCMP_SYS(clone3), .act = SBX_SC_ERRNO, .err = ENOSYS, .quiet = true};
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(deny_always); i++)
 		add_name(p, deny_always[i], SBX_SC_ERRNO, e);
@@ -344,17 +347,17 @@ static void common_denies(struct sbx_seccomp_policy *p, bool strict)
 		add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e,
 			SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, SOCK_PACKET));
 	}
-	add_points(p, SCMP_SYS(ioctl), 1, ioctl_denied, SBX_ARRAY_SIZE(ioctl_denied),
-		   SBX_SC_ERRNO, e);
-	add_complement(p, SCMP_SYS(personality), 0, personality_ok,
-		       SBX_ARRAY_SIZE(personality_ok), SBX_SC_ERRNO, e);
+	add_points(p, SCMP_SYS(ioctl), 1, ioctl_denied, SBX_ARRAY_SIZE(ioctl_denied), SBX_SC_ERRNO,
+		   e);
+	add_complement(p, SCMP_SYS(personality), 0, personality_ok, SBX_ARRAY_SIZE(personality_ok),
+		       SBX_SC_ERRNO, e);
 }
 
 /* The argument-filtered allows of strict, disjoint from common_denies(). */
 static void strict_args(struct sbx_seccomp_policy *p)
 {
 	uint64_t ns = 0;
-	static const uint64_t node_ok[] = { 0, S_IFREG, S_IFIFO, S_IFSOCK };
+	static const uint64_t node_ok[] = {0, S_IFREG, S_IFIFO, S_IFSOCK};
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(clone_ns_flags); i++)
 		ns |= clone_ns_flags[i];
@@ -459,8 +462,7 @@ static int policy_resolve(const char *policy, bool from_file, struct sbx_seccomp
 	return 0;
 }
 
-int sbx_seccomp_policy_get(const char *policy, struct sbx_seccomp_policy **out,
-			   struct sbx_err *err)
+int sbx_seccomp_policy_get(const char *policy, struct sbx_seccomp_policy **out, struct sbx_err *err)
 {
 	return policy_resolve(policy, true, out, err);
 }
@@ -517,7 +519,7 @@ static int build_ctx(const struct sbx_seccomp_policy *p, bool notify, scmp_filte
 		if (rc < 0)
 			return sbx_err_set(err, -rc, "cannot add the seccomp rule for '%s'",
 					   sbx_seccomp_syscall_name(r->nr, name, sizeof(name))
-						   ?: "?");
+					       ?: "?");
 	}
 	*out = steal_pointer(&ctx);
 	return 0;
@@ -576,8 +578,7 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 	return fd > 0 ? fd : 0;
 }
 
-int sbx_seccomp_export(const struct sbx_seccomp_opts *opts, int fd, bool bpf,
-		       struct sbx_err *err)
+int sbx_seccomp_export(const struct sbx_seccomp_opts *opts, int fd, bool bpf, struct sbx_err *err)
 {
 	_cleanup_(ctx_release) scmp_filter_ctx ctx = NULL;
 	struct sbx_seccomp_policy *p = NULL;

@@ -15,8 +15,8 @@
 #include "util.h"
 
 struct sbx_seccomp_opts {
-	const char *policy;	/* "default", "strict", or a policy file path; NULL = default */
-	bool notify;		/* blocked syscalls go to a user-notification fd (audit) */
+	const char *policy; /* "default", "strict", or a policy file path; NULL = default */
+	bool notify;	    /* blocked syscalls go to a user-notification fd (audit) */
 };
 
 /*
@@ -54,8 +54,7 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err);
 /* Write the filter opts describes to fd: libseccomp's pseudo filter code
  * (bpf = false) or the raw BPF program (bpf = true).  For tests and
  * debugging. */
-int sbx_seccomp_export(const struct sbx_seccomp_opts *opts, int fd, bool bpf,
-		       struct sbx_err *err);
+int sbx_seccomp_export(const struct sbx_seccomp_opts *opts, int fd, bool bpf, struct sbx_err *err);
 
 /* The errno blocked syscalls get under the default policy. */
 #define SBX_SECCOMP_ERRNO EPERM
@@ -66,28 +65,27 @@ int sbx_seccomp_export(const struct sbx_seccomp_opts *opts, int fd, bool bpf,
  * in the order first seen.
  */
 struct sbx_seccomp_audit_entry {
-	int nr;			/* native syscall number */
-	char name[40];		/* "mount", or "syscall_NNN" if unnamed */
+	int nr;	       /* native syscall number */
+	char name[40]; /* "mount", or "syscall_NNN" if unnamed */
 	uint64_t count;
-	pid_t pid;		/* first caller, as the supervisor sees it (host pid) */
-	pid_t jail_pid;		/* the same in the jail's pid namespace; 0 if unknown */
-	int errnum;		/* errno answered (EPERM, ENOSYS, ...) */
+	pid_t pid;	/* first caller, as the supervisor sees it (host pid) */
+	pid_t jail_pid; /* the same in the jail's pid namespace; 0 if unknown */
+	int errnum;	/* errno answered (EPERM, ENOSYS, ...) */
 };
 
 struct sbx_seccomp_policy;
 
 struct sbx_seccomp_audit {
-	struct sbx_seccomp_policy *policy;	/* replays the filter's errno */
+	struct sbx_seccomp_policy *policy; /* replays the filter's errno */
 	struct sbx_seccomp_audit_entry *entries;
 	size_t n, cap;
-	uint64_t total;		/* notifications answered */
-	void *req, *resp;	/* libseccomp notification buffers */
-	size_t req_size;	/* the kernel's struct seccomp_notif size */
+	uint64_t total;	  /* notifications answered */
+	void *req, *resp; /* libseccomp notification buffers */
+	size_t req_size;  /* the kernel's struct seccomp_notif size */
 };
 
 /* Prepare to serve a jail loaded with the same policy (opts->policy). */
-int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy,
-			   struct sbx_err *err);
+int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy, struct sbx_err *err);
 void sbx_seccomp_audit_free(struct sbx_seccomp_audit *a);
 
 /*

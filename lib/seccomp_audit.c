@@ -27,8 +27,7 @@ static int notify_rc(int rc)
 	return rc;
 }
 
-int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy,
-			   struct sbx_err *err)
+int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy, struct sbx_err *err)
 {
 	struct seccomp_notif *req = NULL;
 	struct seccomp_notif_resp *resp = NULL;
@@ -48,7 +47,7 @@ int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy,
 	a->req = req;
 	a->resp = resp;
 	/* The kernel wants the request zeroed, at its own size. */
-	struct seccomp_notif_sizes sizes = { 0 };
+	struct seccomp_notif_sizes sizes = {0};
 
 	a->req_size = sizeof(struct seccomp_notif);
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
@@ -93,8 +92,7 @@ static pid_t jail_pid_of(pid_t pid)
 	return (pid_t)strtol(last ? last + 1 : line, NULL, 10);
 }
 
-static struct sbx_seccomp_audit_entry *entry_for(struct sbx_seccomp_audit *a, int nr,
-						  int errnum)
+static struct sbx_seccomp_audit_entry *entry_for(struct sbx_seccomp_audit *a, int nr, int errnum)
 {
 	struct sbx_seccomp_audit_entry *e;
 
@@ -128,7 +126,7 @@ int sbx_seccomp_audit_handle(int notify_fd, struct sbx_seccomp_audit *a, struct 
 	errno = 0;
 	rc = notify_rc(seccomp_notify_receive(notify_fd, req));
 	if (rc == -ENOENT || rc == -EINTR)
-		return 0;	/* the caller died (or a signal) before we read it */
+		return 0; /* the caller died (or a signal) before we read it */
 	if (rc < 0)
 		return sbx_err_set(err, -rc, "cannot receive a seccomp notification");
 	memcpy(args, req->data.args, sizeof(args));
@@ -161,9 +159,9 @@ json_t *sbx_seccomp_audit_entry_json(const struct sbx_seccomp_audit_entry *e)
 {
 	const char *ename = strerrorname_np(e->errnum);
 
-	return json_pack("{s:s, s:i, s:I, s:i, s:i, s:s}", "syscall", e->name, "nr", e->nr,
-			 "count", (json_int_t)e->count, "pid", (int)e->pid, "jail_pid",
-			 (int)e->jail_pid, "errno", ename ? ename : "?");
+	return json_pack("{s:s, s:i, s:I, s:i, s:i, s:s}", "syscall", e->name, "nr", e->nr, "count",
+			 (json_int_t)e->count, "pid", (int)e->pid, "jail_pid", (int)e->jail_pid,
+			 "errno", ename ? ename : "?");
 }
 
 json_t *sbx_seccomp_audit_json(const struct sbx_seccomp_audit *a)

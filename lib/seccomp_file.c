@@ -20,20 +20,20 @@
 #include <sys/stat.h>
 
 #define POLICY_FILE_MAX (1 << 20)
-#define LINE_WORDS 4
+#define LINE_WORDS	4
 
 struct parse {
 	const char *path;
 	unsigned line;
 	struct sbx_seccomp_policy *p;
-	bool seen_rule;		/* base must come first */
+	bool seen_rule; /* base must come first */
 	bool seen_base;
 	bool seen_default;
 	struct sbx_err *err;
 };
 
-__attribute__((format(printf, 3, 4))) static int perr(struct parse *ps, int errnum,
-						      const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int perr(struct parse *ps, int errnum, const char *fmt,
+						      ...)
 {
 	char msg[SBX_ERR_MSG_MAX];
 	va_list ap;
@@ -41,8 +41,8 @@ __attribute__((format(printf, 3, 4))) static int perr(struct parse *ps, int errn
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return sbx_err_set(ps->err, errnum, "seccomp policy '%s': line %u: %s", ps->path,
-			   ps->line, msg);
+	return sbx_err_set(ps->err, errnum, "seccomp policy '%s': line %u: %s", ps->path, ps->line,
+			   msg);
 }
 
 /* All syscall names of the native arch, for "did you mean". */
@@ -127,8 +127,8 @@ static int do_base(struct parse *ps, char **w, size_t n)
 	if (ps->seen_rule)
 		return perr(ps, EINVAL, "'base' must come before every other directive");
 	if (sbx_seccomp_policy_builtin(ps->p, w[1]) < 0)
-		return perr(ps, EINVAL, "unknown base policy '%s' (expected default, strict or none)",
-			    w[1]);
+		return perr(ps, EINVAL,
+			    "unknown base policy '%s' (expected default, strict or none)", w[1]);
 	ps->seen_base = true;
 	return 0;
 }
@@ -159,13 +159,14 @@ static int do_default(struct parse *ps, char **w, size_t n)
 
 static int do_rule(struct parse *ps, char **w, size_t n)
 {
-	struct sbx_sc_rule r = { .act = SBX_SC_ALLOW };
+	struct sbx_sc_rule r = {.act = SBX_SC_ALLOW};
 	bool deny = strcmp(w[0], "deny") == 0;
 	int rc;
 
 	if (n < 2 || n > (deny ? 3u : 2u))
-		return perr(ps, EINVAL, deny ? "'deny' takes SYSCALL [ERRNO|kill]"
-					     : "'%s' takes one SYSCALL", w[0]);
+		return perr(ps, EINVAL,
+			    deny ? "'deny' takes SYSCALL [ERRNO|kill]" : "'%s' takes one SYSCALL",
+			    w[0]);
 	rc = resolve_syscall(ps, w[1], &r.nr);
 	if (rc < 0)
 		return rc;
@@ -188,8 +189,8 @@ static const struct {
 	const char *word;
 	int (*fn)(struct parse *, char **, size_t);
 } directives[] = {
-	{ "allow", do_rule }, { "base", do_base }, { "default", do_default },
-	{ "deny", do_rule },  { "log", do_rule },
+    {"allow", do_rule}, {"base", do_base}, {"default", do_default},
+    {"deny", do_rule},	{"log", do_rule},
 };
 
 static int parse_line(struct parse *ps, char *line)
@@ -251,7 +252,7 @@ int sbx_seccomp_policy_parse_file(const char *path, struct sbx_seccomp_policy *p
 				  struct sbx_err *err)
 {
 	_cleanup_free_ char *buf = NULL;
-	struct parse ps = { .path = path, .p = p, .err = err };
+	struct parse ps = {.path = path, .p = p, .err = err};
 	size_t len = 0;
 	char *line, *next;
 	int rc;

@@ -22,23 +22,23 @@
 
 enum sbx_sc_act {
 	SBX_SC_ALLOW = 0,
-	SBX_SC_ERRNO,	/* fail with rule.err; SCMP_ACT_NOTIFY in audit mode */
-	SBX_SC_KILL,	/* kill the whole process */
-	SBX_SC_LOG,	/* allow, logged by the kernel audit subsystem */
+	SBX_SC_ERRNO, /* fail with rule.err; SCMP_ACT_NOTIFY in audit mode */
+	SBX_SC_KILL,  /* kill the whole process */
+	SBX_SC_LOG,   /* allow, logged by the kernel audit subsystem */
 };
 
 struct sbx_sc_rule {
-	int nr;			/* native syscall number */
+	int nr; /* native syscall number */
 	enum sbx_sc_act act;
-	int err;		/* positive errno for SBX_SC_ERRNO */
-	bool quiet;		/* stays ERRNO in audit mode (clone3 -> ENOSYS) */
+	int err;    /* positive errno for SBX_SC_ERRNO */
+	bool quiet; /* stays ERRNO in audit mode (clone3 -> ENOSYS) */
 	bool has_cmp;
-	struct scmp_arg_cmp cmp;	/* one comparison, when has_cmp */
+	struct scmp_arg_cmp cmp; /* one comparison, when has_cmp */
 };
 
 struct sbx_seccomp_policy {
-	char *name;		/* "default", "strict" or the file path */
-	enum sbx_sc_act def;	/* action for syscalls no rule matches */
+	char *name;	     /* "default", "strict" or the file path */
+	enum sbx_sc_act def; /* action for syscalls no rule matches */
 	int def_err;
 	struct sbx_sc_rule *rules;
 	size_t n, cap;

@@ -47,7 +47,10 @@ static void verdict(int attack, int ok, const char *what, const char *detail)
 /* The table, in a child: its own session (vhangup), results over a pipe. */
 static void run_table(int strict)
 {
-	struct { long ret; int err; } r[ARRAY_SIZE(st_checks)];
+	struct {
+		long ret;
+		int err;
+	} r[ARRAY_SIZE(st_checks)];
 	int p[2], status;
 	pid_t pid;
 
@@ -110,8 +113,7 @@ static void compat_abi(const char *what, long (*call)(void))
 		verdict(1, 1, what, "");
 		return;
 	}
-	snprintf(detail, sizeof(detail), "the caller survived (status 0x%x), want SIGSYS",
-		 status);
+	snprintf(detail, sizeof(detail), "the caller survived (status 0x%x), want SIGSYS", status);
 	verdict(1, 0, what, detail);
 }
 #endif
@@ -158,8 +160,8 @@ static void seccomp_status(void)
 	}
 	closedir(d);
 	snprintf(detail, sizeof(detail), "%d of %d threads show Seccomp: 2", filtered, threads);
-	verdict(1, threads >= 2 && filtered == threads, "unfiltered thread (Seccomp: 2 in every thread)",
-		detail);
+	verdict(1, threads >= 2 && filtered == threads,
+		"unfiltered thread (Seccomp: 2 in every thread)", detail);
 }
 
 int main(int argc, char **argv)

@@ -35,28 +35,28 @@
 #endif
 
 enum st_want {
-	ST_EPERM = 1,	/* blocked by the policy: EPERM */
-	ST_ENOSYS,	/* blocked: ENOSYS (clone3, strict's unlisted calls) */
-	ST_ALLOWED,	/* not blocked: success, or any errno but EPERM/ENOSYS */
-	ST_BLOCKED,	/* EPERM or ENOSYS: a syscall newer than libseccomp's table
-			 * gets ENOSYS, and EPERM once libseccomp knows its name */
+	ST_EPERM = 1, /* blocked by the policy: EPERM */
+	ST_ENOSYS,    /* blocked: ENOSYS (clone3, strict's unlisted calls) */
+	ST_ALLOWED,   /* not blocked: success, or any errno but EPERM/ENOSYS */
+	ST_BLOCKED,   /* EPERM or ENOSYS: a syscall newer than libseccomp's table
+		       * gets ENOSYS, and EPERM once libseccomp knows its name */
 };
 
 struct st_check {
-	const char *name;	/* syscall name as the audit records it */
-	const char *what;	/* the call, for messages */
+	const char *name; /* syscall name as the audit records it */
+	const char *what; /* the call, for messages */
 	long (*call)(void);
 	enum st_want want_default;
 	enum st_want want_strict;
 };
 
-#define NOPE "/nonexistent-sbx-probe"
-#define NOPID 0x3ffffff0L	/* above pid_max: ESRCH */
+#define NOPE  "/nonexistent-sbx-probe"
+#define NOPID 0x3ffffff0L /* above pid_max: ESRCH */
 
 /* A pipe end: never a terminal, so allowed tty ioctls give ENOTTY. */
 static int st_pipe_fd(void)
 {
-	static int p[2] = { -1, -1 };
+	static int p[2] = {-1, -1};
 
 	if (p[0] < 0 && pipe2(p, O_CLOEXEC) < 0)
 		return -1;
@@ -77,6 +77,7 @@ static long st_clone(unsigned long flags)
 	return r;
 }
 
+/* clang-format off */
 #define S0(nr) syscall(nr)
 #define S(nr, ...) syscall(nr, __VA_ARGS__)
 
@@ -286,6 +287,7 @@ static const struct st_check st_checks[] = {
 #undef P
 #undef N
 #undef A
+/* clang-format on */
 
 /* Did the call do what the policy wants?  (ret, err) are its result. */
 static inline int st_ok(enum st_want want, long ret, int err)
@@ -326,8 +328,8 @@ static inline long st_int80_getpid(void)
 
 static inline const char *st_want_name(enum st_want want)
 {
-	return want == ST_EPERM	   ? "EPERM"
-	       : want == ST_ENOSYS ? "ENOSYS"
+	return want == ST_EPERM	    ? "EPERM"
+	       : want == ST_ENOSYS  ? "ENOSYS"
 	       : want == ST_BLOCKED ? "EPERM or ENOSYS"
 				    : "allowed";
 }

@@ -34,13 +34,15 @@ struct result {
 static void send_fd(int sock, int fd)
 {
 	char c = 'f';
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = sizeof(u.buf) };
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 
 	cm->cmsg_level = SOL_SOCKET;
@@ -54,13 +56,15 @@ static void send_fd(int sock, int fd)
 static int recv_fd(int sock)
 {
 	char c;
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = sizeof(u.buf) };
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *cm;
 	int fd = -1;
 
@@ -75,8 +79,8 @@ static int recv_fd(int sock)
 /* In the child: load the policy; in notify mode pass the listener on. */
 static void child_load(const char *policy, bool notify, int sock)
 {
-	struct sbx_seccomp_opts o = { .policy = policy, .notify = notify };
-	struct sbx_err err = { 0 };
+	struct sbx_seccomp_opts o = {.policy = policy, .notify = notify};
+	struct sbx_err err = {0};
 	int fd = sbx_seccomp_load(&o, &err);
 
 	if (fd < 0) {
@@ -93,7 +97,7 @@ static void child_load(const char *policy, bool notify, int sock)
 static void child_run_table(int out)
 {
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(st_checks); i++) {
-		struct result r = { .idx = (int)i };
+		struct result r = {.idx = (int)i};
 
 		errno = 0;
 		r.ret = st_checks[i].call();
@@ -107,8 +111,7 @@ static void child_run_table(int out)
  * Run the whole table under policy in a child.  With audit, this process
  * serves the child's notifications.  Returns the number of wrong answers.
  */
-static int run_table(const char *policy, bool strict, struct sbx_seccomp_audit *audit,
-		     pid_t *child)
+static int run_table(const char *policy, bool strict, struct sbx_seccomp_audit *audit, pid_t *child)
 {
 	int res[2], sv[2], nfd = -1, bad = 0, status;
 	struct result r;
@@ -120,7 +123,7 @@ static int run_table(const char *policy, bool strict, struct sbx_seccomp_audit *
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(res[0]);
-		setsid();	/* no controlling tty: vhangup is harmless */
+		setsid(); /* no controlling tty: vhangup is harmless */
 		child_load(policy, audit != NULL, sv[1]);
 		child_run_table(res[1]);
 		_exit(0);
@@ -130,8 +133,8 @@ static int run_table(const char *policy, bool strict, struct sbx_seccomp_audit *
 	if (audit)
 		assert_true((nfd = recv_fd(sv[0])) >= 0);
 	for (;;) {
-		struct pollfd p[2] = { { res[0], POLLIN, 0 }, { nfd, POLLIN, 0 } };
-		struct sbx_err err = { 0 };
+		struct pollfd p[2] = {{res[0], POLLIN, 0}, {nfd, POLLIN, 0}};
+		struct sbx_err err = {0};
 
 		assert_true(poll(p, nfd >= 0 ? 2 : 1, 10000) > 0);
 		if (nfd >= 0 && (p[1].revents & POLLIN) &&
@@ -196,7 +199,7 @@ static void check_audit(const struct sbx_seccomp_audit *a, bool strict, pid_t pi
 			continue;
 		want_total++;
 		if (w == ST_BLOCKED)
-			continue;	/* named or not, depending on libseccomp */
+			continue; /* named or not, depending on libseccomp */
 		e = audit_find(a, c->name, w == ST_EPERM ? EPERM : ENOSYS);
 		if (!e)
 			fail_msg("audit has no entry for %s (%s)", c->what, st_want_name(w));
@@ -213,7 +216,7 @@ static void check_audit(const struct sbx_seccomp_audit *a, bool strict, pid_t pi
 static void test_default_audit(void **state)
 {
 	struct sbx_seccomp_audit a;
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	const struct sbx_seccomp_audit_entry *e;
 	pid_t pid;
 
@@ -222,7 +225,7 @@ static void test_default_audit(void **state)
 	check_audit(&a, false, pid);
 	e = audit_find(&a, "clone", EPERM);
 	assert_non_null(e);
-	assert_int_equal(e->count, 7);	/* one per namespace flag */
+	assert_int_equal(e->count, 7); /* one per namespace flag */
 	assert_int_equal(audit_find(&a, "ioctl", EPERM)->count, 4);
 
 	json_t *j = sbx_seccomp_audit_json(&a), *o;
@@ -240,7 +243,7 @@ static void test_default_audit(void **state)
 static void test_strict_audit(void **state)
 {
 	struct sbx_seccomp_audit a;
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	pid_t pid;
 
 	assert_int_equal(sbx_seccomp_audit_init(&a, "strict", &err), 0);
@@ -272,7 +275,7 @@ static int in_child(const char *policy, bool notify, int (*fn)(void *), void *ar
 static int do_x32(void *arg)
 {
 	st_x32_getpid();
-	return 0;	/* still alive: escaped */
+	return 0; /* still alive: escaped */
 }
 
 static int do_int80(void *arg)
@@ -290,7 +293,7 @@ static void assert_sigsys(int status)
 
 static void test_other_abis_killed(void **state)
 {
-	const char *policies[] = { "default", "strict" };
+	const char *policies[] = {"default", "strict"};
 
 	/* Sanity: without a filter neither kills. */
 	assert_true(WIFEXITED(in_child(NULL, false, do_x32, NULL)));
@@ -305,8 +308,8 @@ static void test_other_abis_killed(void **state)
 /* The generated BPF kills x32 numbers: "nr >= 0x40000000 -> bad arch". */
 static void test_bpf_rejects_x32(void **state)
 {
-	struct sbx_seccomp_opts o = { .policy = "default" };
-	struct sbx_err err = { 0 };
+	struct sbx_seccomp_opts o = {.policy = "default"};
+	struct sbx_err err = {0};
 	struct sock_filter f[4096];
 	int p[2];
 	ssize_t n;
@@ -324,7 +327,7 @@ static void test_bpf_rejects_x32(void **state)
 		/* Followed (when >=) by the kill-process return. */
 		size_t t = i + 1 + f[i].jt;
 		while (t < (size_t)n / sizeof(f[0]) && f[t].code == (BPF_JMP | BPF_JEQ | BPF_K))
-			t = t + 1 + f[t].jf;	/* the nr == -1 exception */
+			t = t + 1 + f[t].jf; /* the nr == -1 exception */
 		found = f[t].code == (BPF_RET | BPF_K) && f[t].k == SECCOMP_RET_KILL_PROCESS;
 	}
 	assert_true(found);
@@ -341,7 +344,7 @@ static char tmpdir[4096];
 /* strict runs a shell, coreutils, busybox and gcc (cc1, as, collect2, ld). */
 static void test_strict_runs_tools(void **state)
 {
-	const char *policies[] = { "strict", "default" };
+	const char *policies[] = {"strict", "default"};
 	char *cmd;
 	int status;
 
@@ -350,17 +353,20 @@ static void test_strict_runs_tools(void **state)
 	snprintf(tmpdir, sizeof(tmpdir), "%s/sbx-seccomp-test.XXXXXX", t && *t ? t : "/tmp");
 	assert_non_null(mkdtemp(tmpdir));
 	cmd = sbx_xasprintf(
-		"set -e; cd %s; n=$(ls / | wc -l); test $n -gt 3; echo x > f; test \"$(cat f)\" = x;"
-		"printf '#include <stdio.h>\\nint main(void){puts(\"hi\");return 0;}\\n' > h.c;"
-		"gcc -O2 -o h h.c; test \"$(./h)\" = hi; busybox sh -c 'echo a | sort | wc -l' >/dev/null;"
-		"mkdir -p d/e; cp -a h.c d/e/; tar cf t.tar d; rm -r d; tar xf t.tar; test -f d/e/h.c;"
-		"mkfifo p; rm p; sleep 0.01; date >/dev/null; sed s/a/b/ f >/dev/null; id -u >/dev/null",
-		tmpdir);
+	    "set -e; cd %s; n=$(ls / | wc -l); test $n -gt 3; echo x > f; test \"$(cat f)\" = x;"
+	    "printf '#include <stdio.h>\\nint main(void){puts(\"hi\");return 0;}\\n' > h.c;"
+	    "gcc -O2 -o h h.c; test \"$(./h)\" = hi; busybox sh -c 'echo a | sort | wc -l' "
+	    ">/dev/null;"
+	    "mkdir -p d/e; cp -a h.c d/e/; tar cf t.tar d; rm -r d; tar xf t.tar; test -f d/e/h.c;"
+	    "mkfifo p; rm p; sleep 0.01; date >/dev/null; sed s/a/b/ f >/dev/null; id -u "
+	    ">/dev/null",
+	    tmpdir);
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(policies); i++) {
 		status = in_child(policies[i], false, do_sh, cmd);
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fail_msg("under %s the shell failed: status 0x%x", policies[i], status);
-		status = in_child(policies[i], false, do_sh, (char *)"exec 3<&0; ls /proc/self/ >/dev/null");
+		status = in_child(policies[i], false, do_sh,
+				  (char *)"exec 3<&0; ls /proc/self/ >/dev/null");
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
 	free(cmd);
@@ -372,8 +378,8 @@ static void test_strict_runs_tools(void **state)
 /* Without a supervisor (listener closed) notified calls fail with ENOSYS. */
 static int do_no_supervisor(void *arg)
 {
-	struct sbx_seccomp_opts o = { .policy = "default", .notify = true };
-	struct sbx_err err = { 0 };
+	struct sbx_seccomp_opts o = {.policy = "default", .notify = true};
+	struct sbx_err err = {0};
 	int fd = sbx_seccomp_load(&o, &err);
 
 	if (fd < 0 || !(fcntl(fd, F_GETFD) & FD_CLOEXEC))
@@ -394,7 +400,6 @@ static void test_notify_without_supervisor(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-
 /* Policy files. */
 static char *write_policy(const char *content, size_t len)
 {
@@ -413,7 +418,7 @@ static int do_amended(void *arg)
 	if (syscall(SYS_getppid) != -1 || errno != EACCES)
 		return 2;
 	if (syscall(SYS_mount, 0L, 0L, 0L, 0L, 0L) != -1 || errno != EPERM)
-		return 3;	/* the default base is still there */
+		return 3; /* the default base is still there */
 	if (c_tiocsti() != -1 || errno != EPERM)
 		return 4;
 	if (syscall(SYS_getpid) != getpid())
@@ -424,7 +429,7 @@ static int do_amended(void *arg)
 static int do_allow_ioctl(void *arg)
 {
 	if (c_tiocsti() != -1 || errno != ENOTTY)
-		return 2;	/* allow ioctl replaced the TIOCSTI rule */
+		return 2; /* allow ioctl replaced the TIOCSTI rule */
 	if (c_personality_rie() != -1 || errno != EPERM)
 		return 3;
 	return 0;
@@ -450,7 +455,7 @@ static int do_getpid(void *arg)
 static void check_policy(const char *content, int (*fn)(void *), int want_sig)
 {
 	char *path = write_policy(content, strlen(content));
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	int status;
 
 	if (sbx_seccomp_validate(path, &err) < 0)
@@ -482,22 +487,22 @@ static const struct {
 	const char *content;
 	const char *want;
 } bad_files[] = {
-	{ "deny mountt\n", "': line 1: unknown syscall 'mountt' (did you mean 'mount'?)" },
-	{ "\n# c\ndenny mount\n", "': line 3: unknown directive 'denny' (did you mean 'deny'?)" },
-	{ "deny mount\nbase strict\n", "': line 2: 'base' must come before every other directive" },
-	{ "base strict\nbase none\n", "': line 2: 'base' given twice" },
-	{ "base lax\n", "': line 1: unknown base policy 'lax'" },
-	{ "deny mount EPREM\n", "': line 1: unknown errno 'EPREM' (did you mean 'EPERM'?)" },
-	{ "deny mount 0\n", "': line 1: errno '0' out of range (1..4095)" },
-	{ "deny mount 4096\n", "': line 1: errno '4096' out of range" },
-	{ "deny mount EPERM extra\n", "': line 1: 'deny' takes SYSCALL [ERRNO|kill]" },
-	{ "deny a b c d e\n", "': line 1: too many words" },
-	{ "deny\n", "': line 1: 'deny' takes SYSCALL" },
-	{ "allow read write\n", "': line 1: 'allow' takes one SYSCALL" },
-	{ "default allow\ndefault kill\n", "': line 2: 'default' given twice" },
-	{ "default maybe\n", "': line 1: 'default' takes allow, log, kill or errno [ERRNO]" },
-	{ "default errno ENOPE\n", "': line 1: unknown errno 'ENOPE'" },
-	{ "allow xyzzy_frobnicate\n", "': line 1: unknown syscall 'xyzzy_frobnicate'" },
+    {"deny mountt\n", "': line 1: unknown syscall 'mountt' (did you mean 'mount'?)"},
+    {"\n# c\ndenny mount\n", "': line 3: unknown directive 'denny' (did you mean 'deny'?)"},
+    {"deny mount\nbase strict\n", "': line 2: 'base' must come before every other directive"},
+    {"base strict\nbase none\n", "': line 2: 'base' given twice"},
+    {"base lax\n", "': line 1: unknown base policy 'lax'"},
+    {"deny mount EPREM\n", "': line 1: unknown errno 'EPREM' (did you mean 'EPERM'?)"},
+    {"deny mount 0\n", "': line 1: errno '0' out of range (1..4095)"},
+    {"deny mount 4096\n", "': line 1: errno '4096' out of range"},
+    {"deny mount EPERM extra\n", "': line 1: 'deny' takes SYSCALL [ERRNO|kill]"},
+    {"deny a b c d e\n", "': line 1: too many words"},
+    {"deny\n", "': line 1: 'deny' takes SYSCALL"},
+    {"allow read write\n", "': line 1: 'allow' takes one SYSCALL"},
+    {"default allow\ndefault kill\n", "': line 2: 'default' given twice"},
+    {"default maybe\n", "': line 1: 'default' takes allow, log, kill or errno [ERRNO]"},
+    {"default errno ENOPE\n", "': line 1: unknown errno 'ENOPE'"},
+    {"allow xyzzy_frobnicate\n", "': line 1: unknown syscall 'xyzzy_frobnicate'"},
 };
 
 static void test_file_errors(void **state)
@@ -535,8 +540,8 @@ static void test_file_errors(void **state)
 /* Loading a file that was not validated first fails, and loads nothing. */
 static int do_load_unvalidated(void *arg)
 {
-	struct sbx_seccomp_opts o = { .policy = arg };
-	struct sbx_err err = { 0 };
+	struct sbx_seccomp_opts o = {.policy = arg};
+	struct sbx_err err = {0};
 
 	if (sbx_seccomp_load(&o, &err) != -EINVAL)
 		return 2;
@@ -560,8 +565,8 @@ static int do_validated_copy(void *arg)
 /* Audit mode with a policy that blocks nothing: no listener, returns 0. */
 static int do_notify_nothing(void *arg)
 {
-	struct sbx_seccomp_opts o = { .policy = arg, .notify = true };
-	struct sbx_err err = { 0 };
+	struct sbx_seccomp_opts o = {.policy = arg, .notify = true};
+	struct sbx_err err = {0};
 
 	return sbx_seccomp_load(&o, &err) == 0 && syscall(SYS_getppid) > 0 ? 0 : 2;
 }
@@ -569,7 +574,7 @@ static int do_notify_nothing(void *arg)
 static void test_notify_permissive(void **state)
 {
 	char *path = write_policy("base none\n", 10);
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	int status;
 
 	assert_int_equal(sbx_seccomp_validate(path, &err), 0);
@@ -584,7 +589,7 @@ static void test_load_uses_validated_copy(void **state)
 {
 	char *path = write_policy("deny getppid EACCES\n", 20);
 	char *other = write_policy("base none\n", 10);
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	int status;
 
 	status = in_child(NULL, false, do_load_unvalidated, path);
@@ -612,8 +617,8 @@ static void test_load_uses_validated_copy(void **state)
 static void test_eval_matches_table(void **state)
 {
 	struct sbx_seccomp_policy *p = NULL;
-	struct sbx_err err = { 0 };
-	uint64_t a[6] = { 0 };
+	struct sbx_err err = {0};
+	uint64_t a[6] = {0};
 	int e;
 
 	assert_int_equal(sbx_seccomp_policy_get("default", &p, &err), 0);
@@ -625,7 +630,8 @@ static void test_eval_matches_table(void **state)
 	for (uint64_t v = 0; v < 0x40000; v += 1) {
 		a[0] = v;
 		enum sbx_sc_act want = (v == 0 || v == 8 || v == 0x20000 || v == 0x20008)
-					       ? SBX_SC_ALLOW : SBX_SC_ERRNO;
+					   ? SBX_SC_ALLOW
+					   : SBX_SC_ERRNO;
 		if (sbx_seccomp_policy_eval(p, SYS_personality, a, &e) != want)
 			fail_msg("personality(0x%llx)", (unsigned long long)v);
 	}
@@ -653,7 +659,8 @@ static void test_eval_matches_table(void **state)
 
 #define SECCOMP_FILE_TESTS                                                                         \
 	cmocka_unit_test(test_file_rules), cmocka_unit_test(test_file_errors),                     \
-		cmocka_unit_test(test_load_uses_validated_copy), cmocka_unit_test(test_notify_permissive), cmocka_unit_test(test_eval_matches_table)
+	    cmocka_unit_test(test_load_uses_validated_copy),                                       \
+	    cmocka_unit_test(test_notify_permissive), cmocka_unit_test(test_eval_matches_table)
 
 /* Valgrind does not implement seccomp(2): only user-space parts run. */
 static void test_seccomp_unavailable(void **state)
@@ -672,24 +679,24 @@ static bool seccomp_available(void)
 int main(void)
 {
 	const struct CMUnitTest userspace_only[] = {
-		cmocka_unit_test(test_eval_matches_table),
-		cmocka_unit_test(test_seccomp_unavailable),
+	    cmocka_unit_test(test_eval_matches_table),
+	    cmocka_unit_test(test_seccomp_unavailable),
 	};
 	if (!seccomp_available())
 		return cmocka_run_group_tests(userspace_only, NULL, NULL);
 
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_default_table),
-		cmocka_unit_test(test_strict_table),
-		cmocka_unit_test(test_default_audit),
-		cmocka_unit_test(test_strict_audit),
+	    cmocka_unit_test(test_default_table),
+	    cmocka_unit_test(test_strict_table),
+	    cmocka_unit_test(test_default_audit),
+	    cmocka_unit_test(test_strict_audit),
 #ifdef ST_HAVE_COMPAT_ABIS
-		cmocka_unit_test(test_other_abis_killed),
+	    cmocka_unit_test(test_other_abis_killed),
 #endif
-		cmocka_unit_test(test_bpf_rejects_x32),
-		cmocka_unit_test(test_strict_runs_tools),
-		cmocka_unit_test(test_notify_without_supervisor),
-		SECCOMP_FILE_TESTS,
+	    cmocka_unit_test(test_bpf_rejects_x32),
+	    cmocka_unit_test(test_strict_runs_tools),
+	    cmocka_unit_test(test_notify_without_supervisor),
+	    SECCOMP_FILE_TESTS,
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
