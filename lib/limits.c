@@ -449,3 +449,116 @@ int sbx_cgroup_remove_stale(const char *id, struct sbx_err *err)
 		return sbx_err_set(err, -st.err, "cannot remove stale cgroup 'sbx-%s'", id);
 	return st.removed;
 }
+
+/* ---- a running sandbox's cgroup, from its record ---- */
+
+static bool sandbox_dir(const char *path, const char *id, const char *mount)
+{
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(mount);
+	struct stat st;
+
+	return base && !strncmp(base + 1, "sbx-", 4) && !strcmp(base + 5, id) &&
+	       !strncmp(path, mount, n) && path[n] == '/' && !strstr(path, "/../") &&
+	       lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int restore_path(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s, const char *id,
+			const char *path)
+{
+	char **slots[SBX_CG_NCTRL] = {
+	    &cg->mem1, &cg->pids1, &cg->cpu1, &cg->cpuacct1, &cg->freezer1,
+	};
+	int found = 0;
+
+	if (cg->version == 2) {
+		if (cg->path2 || !s->v2_mount || !sandbox_dir(path, id, s->v2_mount))
+			return -EINVAL;
+		cg->path2 = sbx_xstrdup(path);
+		cg->leaf2 = sbx_cg_join(path, "jail");
+		return 0;
+	}
+	/* v1: the path belongs to every controller mounted where it lies
+	 * (co-mounted cpu,cpuacct share one). */
+	for (int c = 0; c < SBX_CG_NCTRL; c++) {
+		if (!s->v1_mount[c] || !sandbox_dir(path, id, s->v1_mount[c]))
+			continue;
+		if (*slots[c])
+			return -EINVAL;
+		*slots[c] = sbx_xstrdup(path);
+		found++;
+	}
+	return found ? 0 : -EINVAL;
+}
+
+/* How a requested limit was enforced, seen from the directory it lives in. */
+static enum sbx_enforce restored(uint64_t want, const char *dir, const char *file,
+				 enum sbx_enforce e)
+{
+	if (want == SBX_UNSET || !dir || (file && !sbx_cg_has(dir, file)))
+		return SBX_ENF_NONE;
+	return e;
+}
+
+int sbx_cgroup_from_json(struct sbx_cgroup *cg, const char *id, const json_t *j,
+			 const struct sbx_config *cfg, struct sbx_err *err)
+{
+	struct sbx_cgroup_sys s;
+	json_t *paths = json_object_get(j, "paths"), *p;
+	size_t i;
+	int r;
+
+	memset(cg, 0, sizeof(*cg));
+	if (!valid_id(id))
+		return sbx_err_set(err, EINVAL, "bad sandbox id '%s' for a cgroup name", id);
+	cg->version = (int)json_integer_value(json_object_get(j, "version"));
+	if (cg->version != 1 && cg->version != 2) {
+		cg->version = 0;
+		fallbacks(cg, cfg);
+		return 0;
+	}
+	r = sbx_cgroup_probe(&s, err);
+	if (r < 0)
+		return r;
+	json_array_foreach(paths, i, p)
+	{
+		const char *path = json_string_value(p);
+
+		if (!path || restore_path(cg, &s, id, path) < 0) {
+			sbx_cgroup_sys_free(&s);
+			sbx_cgroup_free(cg);
+			return sbx_err_set(err, EINVAL,
+					   "cgroup path '%s' of sandbox '%s' is not its cgroup",
+					   path ? path : "?", id);
+		}
+	}
+	sbx_cgroup_sys_free(&s);
+	if (cg->version == 2
+		? !cg->path2
+		: !(cg->mem1 || cg->pids1 || cg->cpu1 || cg->cpuacct1 || cg->freezer1)) {
+		sbx_cgroup_free(cg);
+		return sbx_err_set(err, EINVAL, "the record of sandbox '%s' names no cgroup path",
+				   id);
+	}
+	if (cg->version == 2) {
+		cg->fake = !sbx_cg_is_cgroupfs(cg->path2);
+		cg->memory = restored(cfg->memory, cg->path2, "memory.max", SBX_ENF_CGROUP2);
+		cg->pids = restored(cfg->pids, cg->path2, "pids.max", SBX_ENF_CGROUP2);
+		cg->cpus = restored(cfg->cpus_milli, cg->path2, "cpu.max", SBX_ENF_CGROUP2);
+	} else {
+		cg->memory = restored(cfg->memory, cg->mem1, NULL, SBX_ENF_CGROUP1);
+		cg->pids = restored(cfg->pids, cg->pids1, NULL, SBX_ENF_CGROUP1);
+		cg->cpus = restored(cfg->cpus_milli, cg->cpu1, NULL, SBX_ENF_CGROUP1);
+		for (int c = 0; c < SBX_CG_NCTRL; c++) {
+			const char *d[] = {cg->mem1, cg->pids1, cg->cpu1, cg->cpuacct1,
+					   cg->freezer1};
+
+			if (d[c]) {
+				cg->fake = !sbx_cg_is_cgroupfs(d[c]);
+				break;
+			}
+		}
+	}
+	fallbacks(cg, cfg);
+	return 0;
+}

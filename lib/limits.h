@@ -132,6 +132,16 @@ int sbx_cgroup_destroy(struct sbx_cgroup *cg, struct sbx_err *err);
  */
 int sbx_cgroup_remove_stale(const char *id, struct sbx_err *err);
 void sbx_cgroup_free(struct sbx_cgroup *cg);
+/*
+ * Rebuild the handle of a running sandbox's cgroup from its record's
+ * "cgroup" object (sbx_cgroup_json), e.g. for `sbx exec` to attach its
+ * process and apply the same rlimit fallbacks (sbx_rlimits_apply with the
+ * sandbox's cfg).  Every path must be a directory named sbx-<id> on a
+ * cgroup filesystem (or under SBX_CGROUP_ROOT/_V1_ROOT in tests), else
+ * -EINVAL.  Version 0 records give a version-0 handle.
+ */
+int sbx_cgroup_from_json(struct sbx_cgroup *cg, const char *id, const json_t *j,
+			 const struct sbx_config *cfg, struct sbx_err *err);
 
 /*
  * Apply rlimits in the jail's child before exec: core=0 always, nofile and

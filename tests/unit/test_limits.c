@@ -435,6 +435,62 @@ static void test_v2_env_and_stale(void **state)
 	sbx_config_free(&cfg);
 }
 
+/* `sbx exec`: the handle rebuilt from the record attaches to the same
+ * cgroup; forged paths are refused. */
+static void test_v2_from_json(void **state)
+{
+	struct sbx_cgroup_sys s;
+	struct sbx_cgroup cg, back;
+	struct sbx_config cfg;
+	struct sbx_err err = {0};
+	char app[PATH_MAX], self[PATH_MAX], other[PATH_MAX];
+	json_t *j, *bad;
+
+	fake_v2_systemd(&s, app);
+	pathf(self, "%s/self", tmpl);
+	put(tmpl, "self", "0::/user.slice/u.service/app.slice/term.scope\n");
+	setenv("SBX_CGROUP_ROOT", tmpl, 1);
+	setenv("SBX_CGROUP_SELF", self, 1);
+	cfg_limits(&cfg, 64 << 20, SBX_UNSET, 1000);
+	assert_int_equal(sbx_cgroup_create_in(&cg, &s, "x1", &cfg, &err), 0);
+	j = sbx_cgroup_json(&cg);
+	assert_int_equal(sbx_cgroup_from_json(&back, "x1", j, &cfg, &err), 0);
+	assert_int_equal(back.version, 2);
+	assert_string_equal(back.path2, cg.path2);
+	assert_string_equal(back.leaf2, cg.leaf2);
+	assert_int_equal(back.memory, SBX_ENF_CGROUP2);
+	assert_int_equal(back.cpus, SBX_ENF_CGROUP2);
+	assert_int_equal(back.pids, SBX_ENF_NONE);
+	assert_int_equal(sbx_cgroup_attach(&back, 4711, &err), 0);
+	assert_string_equal(get(cg.leaf2, "cgroup.procs"), "4711");
+	sbx_cgroup_free(&back);
+	/* Another sandbox's id, a path outside the hierarchy, a missing one. */
+	assert_true(sbx_cgroup_from_json(&back, "x2", j, &cfg, &err) < 0);
+	pathf(other, "%s/sbx-x1", "/tmp");
+	bad = json_pack("{s:i,s:[s]}", "version", 2, "paths", other);
+	assert_true(sbx_cgroup_from_json(&back, "x1", bad, &cfg, &err) < 0);
+	json_decref(bad);
+	pathf(other, "%s/../sbx-x1", app);
+	bad = json_pack("{s:i,s:[s]}", "version", 2, "paths", other);
+	assert_true(sbx_cgroup_from_json(&back, "x1", bad, &cfg, &err) < 0);
+	json_decref(bad);
+	bad = json_pack("{s:i,s:[]}", "version", 2, "paths");
+	assert_true(sbx_cgroup_from_json(&back, "x1", bad, &cfg, &err) < 0);
+	json_decref(bad);
+	/* No cgroup in the record: the rlimit fallbacks. */
+	bad = json_pack("{s:i,s:[]}", "version", 0, "paths");
+	assert_int_equal(sbx_cgroup_from_json(&back, "x1", bad, &cfg, &err), 0);
+	assert_int_equal(back.version, 0);
+	assert_int_equal(back.memory, SBX_ENF_RLIMIT);
+	json_decref(bad);
+	sbx_cgroup_free(&back);
+	json_decref(j);
+	assert_int_equal(sbx_cgroup_destroy(&cg, &err), 0);
+	sbx_cgroup_free(&cg);
+	sbx_cgroup_sys_free(&s);
+	sbx_config_free(&cfg);
+}
+
 /* ---- v1 against a fake tree (this machine's layout) ---- */
 
 static void test_v1_fake(void **state)
@@ -935,6 +991,45 @@ static void test_real_usage_destroy(void **state)
 	sbx_config_free(&cfg);
 }
 
+/* Real hierarchy, `sbx exec`: a second process joins through the record. */
+static void test_real_from_json(void **state)
+{
+	struct sbx_cgroup cg, back;
+	struct sbx_config cfg;
+	struct sbx_err err = {0};
+	char want[PATH_MAX], line[PATH_MAX];
+	json_t *j;
+	pid_t pid;
+	int st;
+	FILE *f;
+	bool in = false;
+
+	cfg_limits(&cfg, 64 << 20, 16, SBX_UNSET);
+	NEED_ROOT_CG(&cg, "utjson", &cfg);
+	j = sbx_cgroup_json(&cg);
+	assert_int_equal(sbx_cgroup_from_json(&back, uid_of("utjson"), j, &cfg, &err), 0);
+	json_decref(j);
+	assert_int_equal(back.memory, cg.memory);
+	assert_int_equal(back.pids, cg.pids);
+	pid = run_in(&back, pause);
+	/* The process is in the sandbox's cgroup, as /proc says. */
+	pathf(want, "sbx-%s", uid_of("utjson"));
+	pathf(line, "/proc/%d/cgroup", (int)pid);
+	f = fopen(line, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		in |= strstr(line, want) != NULL;
+	fclose(f);
+	assert_true(in);
+	assert_int_equal(sbx_cgroup_destroy(&back, &err), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_int_equal(sbx_cgroup_destroy(&cg, &err), 0);
+	sbx_cgroup_free(&back);
+	sbx_cgroup_free(&cg);
+	sbx_config_free(&cfg);
+}
+
 /* Real hierarchy, lost run: remove_stale finds and removes sbx-ID. */
 static void test_real_stale(void **state)
 {
@@ -999,7 +1094,8 @@ static void test_real_unprivileged(void **state)
 /* A failed assertion skips a test's own destroy: remove what is left. */
 static int remove_leftovers(void **state)
 {
-	static const char *const names[] = {"utoom", "utpids", "utuse", "utstale", "utunpriv"};
+	static const char *const names[] = {"utoom",  "utpids",	 "utuse",
+					    "utjson", "utstale", "utunpriv"};
 	struct sbx_err err = {0};
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(names); i++)
@@ -1018,6 +1114,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_v2_self_move, setup_tmp, teardown_tmp),
 	    cmocka_unit_test_setup_teardown(test_v2_not_delegated, setup_tmp, teardown_tmp),
 	    cmocka_unit_test_setup_teardown(test_v2_env_and_stale, setup_tmp, teardown_tmp),
+	    cmocka_unit_test_setup_teardown(test_v2_from_json, setup_tmp, teardown_tmp),
 	    cmocka_unit_test_setup_teardown(test_v1_fake, setup_tmp, teardown_tmp),
 	    cmocka_unit_test(test_describe_fallback),
 	    cmocka_unit_test_setup_teardown(test_rlimits_apply, setup_tmp, teardown_tmp),
@@ -1025,6 +1122,7 @@ int main(void)
 	    cmocka_unit_test(test_real_oom),
 	    cmocka_unit_test(test_real_pids),
 	    cmocka_unit_test(test_real_usage_destroy),
+	    cmocka_unit_test(test_real_from_json),
 	    cmocka_unit_test(test_real_stale),
 	    cmocka_unit_test(test_real_unprivileged),
 	};
