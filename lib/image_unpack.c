@@ -278,7 +278,8 @@ static int archive_fail(struct unpack *u, const char *what)
 	snprintf(msg, sizeof(msg), "%s", s ? s : "unknown error");
 	if (msg[0] >= 'A' && msg[0] <= 'Z' && !(msg[1] >= 'A' && msg[1] <= 'Z'))
 		msg[0] = (char)(msg[0] - 'A' + 'a');
-	sbx_err_set(u->err, e > 0 ? e : EIO, "%s: %s", what, msg);
+	/* libarchive's format errors (EILSEQ, -1) read badly as errno text. */
+	sbx_err_set(u->err, e > 0 && e != EILSEQ ? e : 0, "%s: %s", what, msg);
 	return FATAL;
 }
 
