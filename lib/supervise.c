@@ -237,7 +237,13 @@ static void dispatch(struct sup *s)
 	for (size_t i = 0; i < s->io->n_watch && i < SBX_JAIL_MAX_WATCH; i++) {
 		const struct sbx_jail_watch *w = &s->io->watch[i];
 
-		if (s->p[S_EXTRA + i].revents && w->fn(w->fd, w->data) < 0)
+		short ev = s->p[S_EXTRA + i].revents;
+
+		if (!ev)
+			continue;
+		/* Hung up with nothing to read (e.g. a seccomp listener whose
+		 * tasks are gone): stop watching, or poll would spin. */
+		if (!(ev & POLLIN) || w->fn(w->fd, w->data) < 0)
 			s->p[S_EXTRA + i].fd = -1;
 	}
 	if (s->p[S_PID].revents)

@@ -1,0 +1,57 @@
+#!/bin/bash
+# bench/startup.sh - start-up cost of `sbx run` against its peers, side by
+# side in one run: median wall time of N (default 30) alternating runs of
+#
+#   sbx run -q --rootfs <cached busybox image> -- /bin/true
+#   bwrap --unshare-all --die-with-parent --new-session  (ro image bind,
+#         proc, dev, tmpfs /tmp) -- /bin/true
+#   unshare -Urmpfnui true
+#
+# and the ratios sbx/bwrap and sbx/unshare.  sbx does more in that time
+# (user namespace with an id map, overlay writable layer, masked /proc,
+# capabilities dropped, seccomp, run log and record), so it is the ratio
+# that is tracked, never an absolute time.  Usage: bench/startup.sh [N]
+set -eu
+N=${1:-30}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SBX=${SBX:-$ROOT/sbx}
+command -v bwrap >/dev/null || { echo "bench: bwrap missing (apt-get install bubblewrap)" >&2; exit 1; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+export SBX_STATE_DIR=$TMP/state SBX_CACHE_DIR=$TMP/cache
+"$ROOT/tests/lib/mkrootfs.sh" "$TMP/busybox.tar.gz"
+mkdir -p "$TMP/wd"
+cd "$TMP/wd"
+# Unpack once into the cache; the record says where the image is.
+"$SBX" run -q --keep --name bench --rootfs "$TMP/busybox.tar.gz" -- /bin/true
+IMG=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rootfs"]["dir"])' \
+	"$SBX_STATE_DIR"/sandboxes/*/record.json)
+"$SBX" destroy bench >/dev/null 2>&1 || true
+[ -d "$IMG" ] || { echo "bench: no cached image" >&2; exit 1; }
+
+python3 - "$N" "$SBX" "$TMP/busybox.tar.gz" "$IMG" <<'PY'
+import statistics, subprocess, sys, time
+n, sbx, tarball, img = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+peers = {
+    "sbx": [sbx, "run", "-q", "--rootfs", tarball, "--", "/bin/true"],
+    "bwrap": ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+              "--ro-bind", img, "/", "--proc", "/proc", "--dev", "/dev",
+              "--tmpfs", "/tmp", "--", "/bin/true"],
+    "unshare": ["unshare", "-Urmpfnui", "true"],
+}
+times = {k: [] for k in peers}
+for k, cmd in peers.items():            # warm-up, and each must work
+    subprocess.run(cmd, check=True)
+for i in range(n):                       # alternating, so drift hits all
+    for k, cmd in peers.items():
+        t = time.perf_counter()
+        r = subprocess.run(cmd)
+        times[k].append((time.perf_counter() - t) * 1000)
+        if r.returncode != 0:
+            sys.exit(f"bench: {k} failed with {r.returncode}")
+med = {k: statistics.median(v) for k, v in times.items()}
+for k, cmd in peers.items():
+    print(f"{k:8s} median {med[k]:7.2f} ms  ({n} runs)  {' '.join(cmd)}")
+print(f"ratio sbx/bwrap   {med['sbx'] / med['bwrap']:.2f}  (target <= 1.0)")
+print(f"ratio sbx/unshare {med['sbx'] / med['unshare']:.2f}")
+PY
