@@ -794,8 +794,8 @@ static bool enter_test_hosts(void)
 		snprintf(map, sizeof(map), "0 %u 1\n", gid);
 		sbx_write_file("/proc/self/gid_map", map, strlen(map));
 	}
-	ok = mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-	     mount(path, "/etc/hosts", NULL, MS_BIND, NULL) == 0;
+	ok = mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
+	     mount(path, "/etc/hosts", "none", MS_BIND, NULL) == 0;
 	unlink(path);
 	return ok;
 out:
