@@ -58,7 +58,7 @@ _sbx_valued()
 	case $1 in
 	"") echo "--state-dir" ;;
 	run) echo "-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --memory --pids --cpus --time -w --workdir -u --user --hostname --log-json" ;;
-	exec) echo "-e --env -w --workdir -u --user --log-json" ;;
+	exec) echo "-e --env -w --workdir" ;;
 	inspect) echo "--html" ;;
 	export) echo "-o --output" ;;
 	destroy | ps | profile | help) echo "" ;;

@@ -32,7 +32,7 @@ function __sbx_valued
         case run
             string split ' ' -- '-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --memory --pids --cpus --time -w --workdir -u --user --hostname --log-json'
         case exec
-            string split ' ' -- '-e --env -w --workdir -u --user --log-json'
+            string split ' ' -- '-e --env -w --workdir'
         case inspect
             echo --html
         case export
@@ -172,8 +172,6 @@ complete -c sbx -n __sbx_payload -F
 # exec
 complete -c sbx -n '__sbx_value exec -w --workdir' -a '(__fish_complete_directories)'
 complete -c sbx -n '__sbx_value exec -e --env' -a '(set -xn)'
-complete -c sbx -n '__sbx_value exec --log-json' -F
-complete -c sbx -n '__sbx_value exec -u --user' -a 'root inherit'
 complete -c sbx -n '__sbx_at exec 0; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
 complete -c sbx -n '__sbx_at exec 1; and not __sbx_dash' -a '(__fish_complete_command)'
 
