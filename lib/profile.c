@@ -34,6 +34,7 @@ extern bool ini_allow_multiline;
 #define MAX_DEPTH  16
 #define MAX_LINE   4096
 #define MAX_FILE   (1 << 20)
+#define LINE_SLACK 24 /* " = " and what the writer may add to a value */
 
 /* The extends chain, for cycle detection. */
 struct chain {
@@ -290,6 +291,26 @@ static char *reader(char *str, int num, void *stream)
 
 /* ------------------------------------------------------------ the handler */
 
+/* The longest line inih hands over (without "\n\0" and a spare byte). */
+static size_t max_content(void)
+{
+	return (&ini_max_line ? (size_t)MAX_LINE : 200) - 3;
+}
+
+/*
+ * Would `key = value` still fit on a line when `profile show` writes it
+ * ('$' doubled, " as file" and such added)?  Otherwise the output could not
+ * be read back.
+ */
+static bool fits_a_line(const char *key, const char *val)
+{
+	size_t n = strlen(key) + strlen(val) + LINE_SLACK;
+
+	for (const char *p = val; *p; p++)
+		n += *p == '$';
+	return n <= max_content();
+}
+
 /* A scalar key (or a secret's name) set twice in one file is a mistake. */
 static bool seen_before(struct pfile *f, const char *section, const char *name)
 {
@@ -365,6 +386,11 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 1;
 	if (sbx_profile_expand(value, f->ld->vars, &v, &e) < 0) {
 		perr(f, f->line, "key '%s': %s", name, e.msg);
+		return 1;
+	}
+	if (!fits_a_line(name, v)) {
+		perr(f, f->line, "key '%s': value too long (more than %zu bytes after expansion)",
+		     name, max_content() - strlen(name) - LINE_SLACK);
 		return 1;
 	}
 	if (sbx_profile_key_apply(f->ld->cfg, k, name, v, &sc, &e) < 0)

@@ -67,7 +67,7 @@ void sbx_profile_write_sandbox(const struct sbx_config *c, FILE *out)
 		put(out, "hostname", c->hostname);
 	if (!c->user_set) {
 		put(out, "user", "inherit");
-	} else if (c->user_root) {
+	} else if (c->user_root && c->gid == 0) {
 		put(out, "user", "root");
 	} else {
 		snprintf(buf, sizeof(buf), "%u:%u", (unsigned)c->uid, (unsigned)c->gid);

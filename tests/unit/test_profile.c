@@ -129,6 +129,12 @@ static void test_long_line(void **state)
 
 	snprintf(text, sizeof(text), "[network]\nallow = a.example.com%*s\n", 10000, "x");
 	expect_err(text, 2, "line too long");
+	/* A line that grows too long by expansion could not be shown and read back. */
+	strcpy(text, "[env]\nset = A=");
+	for (int i = 0; i < 900; i++)
+		strcat(text, "$PWD");
+	strcat(text, "\n");
+	expect_err(text, 2, "key 'set': value too long");
 }
 
 static void test_bad_values(void **state)
@@ -549,6 +555,24 @@ static void round_trip(struct sbx_config *c)
 	assert_int_equal(again.n_mounts, c->n_mounts);
 	assert_int_equal(again.n_secrets, c->n_secrets);
 	assert_int_equal(again.caps_keep, c->caps_keep);
+	assert_int_equal(again.uid, c->uid);
+	assert_int_equal(again.gid, c->gid);
+	assert_int_equal(again.user_set, c->user_set);
+	assert_int_equal(again.user_root, c->user_root);
+	assert_int_equal(again.memory, c->memory);
+	assert_int_equal(again.cpus_milli, c->cpus_milli);
+	assert_int_equal(again.time_ms, c->time_ms);
+	assert_int_equal(again.net, c->net);
+	assert_int_equal(again.rootfs_required, c->rootfs_required);
+	assert_int_equal(again.no_new_privs, c->no_new_privs);
+	assert_int_equal(again.allow.n, c->allow.n);
+	assert_int_equal(again.env_set.n, c->env_set.n);
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		assert_int_equal(again.mounts[i].kind, c->mounts[i].kind);
+		assert_int_equal(again.mounts[i].optional, c->mounts[i].optional);
+		assert_int_equal(again.mounts[i].size, c->mounts[i].size);
+		assert_string_equal(again.mounts[i].dst, c->mounts[i].dst);
+	}
 	free(one);
 	free(two);
 	sbx_config_free(&again);
@@ -559,6 +583,9 @@ static void test_round_trip(void **state)
 	struct sbx_config c;
 
 	put("pol2.json", "base strict\n");
+	expect_ok(&c, "[sandbox]\nuser = 0:5\n");
+	round_trip(&c);
+	sbx_config_free(&c);
 	expect_ok(&c, "[sandbox]\nhostname = h\nuser = 7\nworkdir = /w\n"
 		      "[filesystem]\ntmpfs = /t:1m\nbind = -/a$$b:/c\nmask = /m\n"
 		      "[env]\nset = X=$$HOME and ~/x\npass = A*\n"
