@@ -98,12 +98,12 @@ static int resolve_one(const struct sbx_secret *d, struct sbx_secret_value *v,
 	v->len = len;
 	v->locked = mlock(val, len + 1) == 0;
 	if (len < SBX_SECRET_MIN_LEN)
-		return sbx_err_set(err, 0, "secret '%s': the value of %s:%s is %s (under %d bytes "
-				   "cannot be redacted from the output)", d->name,
+		return sbx_err_set(err, 0, "secret '%s': the value from %s:%s is %s (values under "
+				   "%d bytes cannot be redacted from the output)", d->name,
 				   source_name(d->source), d->ref, len ? "too short" : "empty",
 				   SBX_SECRET_MIN_LEN);
 	if (d->inject == SBX_SECRET_AS_ENV && memchr(val, '\0', len))
-		return sbx_err_set(err, 0, "secret '%s': the value of %s:%s has a NUL byte "
+		return sbx_err_set(err, 0, "secret '%s': the value from %s:%s has a NUL byte "
 				   "(inject it as a file)", d->name, source_name(d->source), d->ref);
 	return 0;
 }
