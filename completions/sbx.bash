@@ -40,11 +40,13 @@ _sbx_profiles()
 	"$1" profile list 2>/dev/null | awk 'NF && $1 !~ /^#/ {print $1}'
 }
 
-# Ids and names of all sandboxes, from the table of `sbx ps -a`: the first
-# column is the id, the second the name ("-" when it has none).
+# Ids and names of all sandboxes, from the table of `sbx ps -a` (with the
+# --state-dir typed before the command, if any): the first column is the
+# id, the second the name ("-" when it has none).
+_sbx_gopts=()
 _sbx_sandboxes()
 {
-	"$1" ps -a 2>/dev/null | awk '
+	"$1" "${_sbx_gopts[@]}" ps -a 2>/dev/null | awk '
 		$1 ~ /^[0-9a-f]+$/ && length($1) >= 4 {
 			print $1
 			if (NF > 1 && $2 != "-" && $2 !~ /^(running|exited|killed|timeout|oom|lost|error|unknown|created)$/)
@@ -111,10 +113,14 @@ _sbx()
 
 	# The subcommand: the first word that is neither an option nor its value.
 	valued=" $(_sbx_valued "") "
+	_sbx_gopts=()
 	for ((i = 1; i < cword; i++)); do
 		w=${words[i]}
 		if [[ $valued == *" $w "* ]]; then
+			[[ $w == --state-dir ]] && _sbx_gopts=(--state-dir "${words[i + 1]/#\~/$HOME}")
 			((i++))
+		elif [[ $w == --state-dir=* ]]; then
+			_sbx_gopts=("$w")
 		elif [[ $w != -* ]]; then
 			cmd=$w cmdi=$i
 			break

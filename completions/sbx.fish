@@ -134,8 +134,27 @@ function __sbx_profiles
     __sbx_run profile list | string match -r -- '^[^#\s]\S*'
 end
 
+# The --state-dir typed before the command, if any.
+function __sbx_gopts
+    set -l words (commandline -opc)
+    for i in (seq 2 (count $words))
+        switch $words[$i]
+            case --state-dir
+                set -l j (math $i + 1)
+                set -q words[$j]; and printf '%s\n' --state-dir $words[$j]
+                return
+            case '--state-dir=*'
+                echo $words[$i]
+                return
+            case '-*'
+            case '*'
+                return
+        end
+    end
+end
+
 function __sbx_sandboxes
-    __sbx_run ps -a | awk '$1 ~ /^[0-9a-f]+$/ && length($1) >= 4 {
+    __sbx_run (__sbx_gopts) ps -a | awk '$1 ~ /^[0-9a-f]+$/ && length($1) >= 4 {
         print $1
         if (NF > 1 && $2 != "-" && $2 !~ /^(running|exited|killed|timeout|oom|lost|error|unknown|created)$/) print $2
     }'

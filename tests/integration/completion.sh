@@ -153,7 +153,15 @@ ok $? "sbx inspect comp-<TAB> completes the name"
 r=$(comp exec comp-one "")
 hasnt "$r" comp-one
 ok $? "after exec's sandbox, the payload command is completed, not sandboxes"
-"$SBX" destroy --all >/dev/null 2>&1
+# --state-dir before the command: sandboxes of that state directory.
+other=$TAP_TMP/other-state
+SBX_STATE_DIR=$other "$SBX" run -q --keep --name comp-other -- true >/dev/null 2>&1
+r=$(comp --state-dir "$other" inspect "")
+has "$r" comp-other && hasnt "$r" comp-one
+ok $? "sbx --state-dir DIR inspect <TAB> offers the sandboxes of DIR"
+r=$(comp --state-dir="$other" destroy comp-)
+[ "$r" = comp-other ]
+ok $? "sbx --state-dir=DIR destroy <TAB> too"
 
 # fish: complete -C runs the real completion.
 if command -v fish >/dev/null; then
@@ -182,6 +190,12 @@ if command -v fish >/dev/null; then
 	r=$(fcomp "sbx profile ")
 	has "$r" list show check
 	ok $? "fish: sbx profile <TAB> offers list, show and check"
+	r=$(fcomp "sbx inspect ")
+	has "$r" comp-one && hasnt "$r" comp-other
+	ok $? "fish: sbx inspect <TAB> offers sandbox names"
+	r=$(fcomp "sbx --state-dir $other destroy ")
+	has "$r" comp-other && hasnt "$r" comp-one
+	ok $? "fish: sbx --state-dir DIR destroy <TAB> offers the sandboxes of DIR"
 else
 	skip "fish completion" "fish is not installed (make deps)"
 fi
@@ -238,8 +252,16 @@ if command -v zsh >/dev/null; then
 	r=$(zcomp profile "")
 	[ "$r" = "$(printf 'check\nlist\nshow')" ]
 	ok $? "zsh: sbx profile <TAB> offers list, show and check"
+	r=$(zcomp inspect "")
+	has "$r" comp-one && hasnt "$r" comp-other
+	ok $? "zsh: sbx inspect <TAB> offers sandbox names"
+	r=$(zcomp --state-dir "$other" exec "")
+	has "$r" comp-other && hasnt "$r" comp-one
+	ok $? "zsh: sbx --state-dir DIR exec <TAB> offers the sandboxes of DIR"
 else
 	skip "zsh completion" "zsh is not installed (make deps)"
 fi
 
+"$SBX" destroy --all >/dev/null 2>&1
+SBX_STATE_DIR=$other "$SBX" destroy --all >/dev/null 2>&1
 done_testing
