@@ -15,7 +15,7 @@ MB=${1:-1024}
 ROUNDS=${2:-5}
 N=$((MB * 1024 * 1024))
 tmp=$(mktemp -d)
-spid= ppid_=
+spid='' ppid_=''
 cleanup() {
 	[ -n "$ppid_" ] && kill -INT "$ppid_" 2>/dev/null && wait "$ppid_" 2>/dev/null
 	[ -n "$spid" ] && kill "$spid" 2>/dev/null

@@ -105,9 +105,9 @@ want GET 127.0.0.1 "$A" 127.0.0.1 true "allowed by '127.0.0.1:$A'" 200 \
 # 2. CONNECT tunnel to an allowed localhost:port
 rm -f "$TAP_TMP/a.req"
 capture curl "${px[@]}" -p -o "$TAP_TMP/body" \
-	-w '%{http_connect} %{http_code} %{size_header} %{size_download} %{size_request}' \
+	-w '%{http_connect} %{http_code} %{size_header} %{size_download}' \
 	"http://localhost:$A/tunnel"
-read -r cc code hdr body req <<<"$out"
+read -r cc code hdr body <<<"$out"
 [ "$cc" = 200 ] && [ "$code" = 200 ] && [ "$(cat "$TAP_TMP/body")" = "hello from a" ]
 ok $? "allowed localhost:$A: CONNECT tunnel works (curl -p)"
 # curl's size_header counts the CONNECT reply too; the tunnel carried the rest.
