@@ -69,7 +69,7 @@ deps:
 	@tests/deps.sh --install
 
 .deps-ok: tests/deps.sh
-	@tests/deps.sh --ensure
+	@tests/deps.sh --ensure-build
 	@touch $@
 
 lib/builtin_profiles.c: $(PROFILES) profiles/embed.sh
@@ -127,13 +127,18 @@ fuzz: $(FUZZ_BINS)
 valgrind: $(UNIT_BINS)
 	@tests/run-valgrind.sh $(UNIT_BINS)
 
-unit: $(UNIT_BINS)
+# check, unit and demo need the test packages too (installed as root, or
+# named with the apt-get line), not only what building sbx needs.
+deps-test:
+	@tests/deps.sh --ensure
+
+unit: deps-test $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)
 
-check: .deps-ok sbx $(UNIT_BINS) $(ESCAPE_BINS)
+check: deps-test .deps-ok sbx $(UNIT_BINS) $(ESCAPE_BINS)
 	@tests/run-all.sh
 
-demo: .deps-ok sbx
+demo: deps-test .deps-ok sbx
 	@tests/demo.sh
 
 bench: .deps-ok sbx
@@ -176,4 +181,4 @@ clean:
 		$(UNIT_BINS) $(ESCAPE_BINS) .deps-ok
 	rm -rf tests/out tests/fuzz/build
 
-.PHONY: all deps unit check demo bench lint install uninstall clean fuzz fuzz-build valgrind
+.PHONY: all deps deps-test unit check demo bench lint install uninstall clean fuzz fuzz-build valgrind

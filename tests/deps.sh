@@ -1,9 +1,12 @@
 #!/bin/sh
 # tests/deps.sh - the Debian packages sbx needs to build, test and demo.
 #
-#   tests/deps.sh --install   install them (root), or print the apt-get line
-#   tests/deps.sh --ensure    same, but only when something is missing
-#   tests/deps.sh --list      print the package names
+#   tests/deps.sh --install        install them all (root), or print the apt-get line
+#   tests/deps.sh --ensure         same, but only when something is missing
+#   tests/deps.sh --ensure-build   what `make` needs: as root, install everything
+#                                  missing; otherwise fail only when a build
+#                                  package is missing (test packages: a note)
+#   tests/deps.sh --list           print the package names
 set -eu
 
 # Build: compiler, pkg-config and the -dev packages of the libraries.
@@ -15,15 +18,17 @@ TEST="libcmocka-dev busybox-static bubblewrap libarchive-tools mandoc util-linux
 
 PKGS="$BUILD $TEST"
 
-missing() {
-	for p in $PKGS; do
+missing() { # missing PKG...: those of PKG not installed
+	for p in "$@"; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
 			printf '%s ' "$p"
 	done
 }
 
+# install_pkgs PKG...: install the missing ones (root) or name them.
 install_pkgs() {
-	m=$(missing)
+	# shellcheck disable=SC2086
+	m=$(missing "$@")
 	[ -z "$m" ] && return 0
 	if [ "$(id -u)" = 0 ]; then
 		echo "sbx: installing build and test dependencies: $m" >&2
@@ -40,6 +45,19 @@ install_pkgs() {
 
 case "${1:---install}" in
 --list) echo "$PKGS" ;;
---install | --ensure) install_pkgs ;;
-*) echo "usage: $0 [--install|--ensure|--list]" >&2; exit 2 ;;
+# shellcheck disable=SC2086
+--install | --ensure) install_pkgs $PKGS ;;
+--ensure-build)
+	if [ "$(id -u)" = 0 ]; then
+		# shellcheck disable=SC2086
+		install_pkgs $PKGS
+	else
+		# shellcheck disable=SC2086
+		install_pkgs $BUILD || exit 1
+		# shellcheck disable=SC2086
+		m=$(missing $TEST)
+		[ -z "$m" ] || echo "sbx: note: make check needs these too: apt-get install -y $m" >&2
+	fi
+	;;
+*) echo "usage: $0 [--install|--ensure|--ensure-build|--list]" >&2; exit 2 ;;
 esac
