@@ -8,6 +8,7 @@
  * the sandbox kept or removed.
  */
 #include <fcntl.h>
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <string.h>
@@ -171,6 +172,15 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 	if (optind >= argc)
 		return sbx_err_set(err, EINVAL, "run: no command given (usage: sbx run [options] [--] CMD [ARG...])");
 	a->argv = argv + optind;
+	/* main's argv strings are contiguous, from argv[0] to our last one. */
+	{
+		char *end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
+
+		if (end > program_invocation_name && end - program_invocation_name < (1 << 20)) {
+			a->title = program_invocation_name;
+			a->title_len = (size_t)(end - program_invocation_name);
+		}
+	}
 	return 0;
 }
 
@@ -329,6 +339,8 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 	r = run_extras_prepare(c, &extra, err);
 	if (r < 0)
 		return r;
+	o.title = c->args.title;
+	o.title_len = c->args.title_len;
 	o.files = c->files;
 	o.n_files = c->n_files;
 	o.seccomp_notify = c->auditing;

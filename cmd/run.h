@@ -30,6 +30,8 @@ struct run_args {
 	struct run_set *sets;
 	size_t n_sets;
 	char **argv;		/* the payload command (NULL-terminated) */
+	char *title;		/* sbx's own argv strings (for init's title) */
+	size_t title_len;
 };
 
 /* Parse `sbx run` options (no side effects; unit-testable). 0, or -EINVAL

@@ -156,6 +156,10 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	}
 	if (cmd == 0)
 		run_command(c);
+	if (c->o->title && c->o->title_len > sizeof("sbx-init")) {
+		memset(c->o->title, 0, c->o->title_len);
+		memcpy(c->o->title, "sbx-init", sizeof("sbx-init"));
+	}
 	if (c->o->out_fd >= 0)
 		close(c->o->out_fd);
 	if (c->o->err_fd >= 0)

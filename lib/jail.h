@@ -79,6 +79,11 @@ struct sbx_jail_opts {
 	bool seccomp_notify;		/* ask sbx_seccomp_load for a listener fd */
 	const struct sbx_jail_file *files;
 	size_t n_files;
+	/* sbx's argv strings: init rewrites them to "sbx-init" once the
+	 * command is forked, so /proc/1/cmdline does not show the host's
+	 * command line to the jail.  NULL to leave them. */
+	char *title;
+	size_t title_len;
 };
 
 struct sbx_jail {

@@ -652,8 +652,13 @@ static int build_steps(struct build *b, struct sbx_err *err)
 		r = mount_dev(b, err);
 	if (r == 0 && b->c->o->rootfs_dir)
 		mount_sys(b);
+	/* Masks last, so no later bind or overlay of a parent uncovers them. */
 	for (size_t i = 0; r == 0 && i < b->cfg->n_mounts; i++)
-		r = mount_entry(b, i, err);
+		if (b->cfg->mounts[i].kind != SBX_MNT_MASK)
+			r = mount_entry(b, i, err);
+	for (size_t i = 0; r == 0 && i < b->cfg->n_mounts; i++)
+		if (b->cfg->mounts[i].kind == SBX_MNT_MASK)
+			r = mount_entry(b, i, err);
 	if (r == 0)
 		r = write_files(b, err);
 	if (r == 0)
