@@ -264,12 +264,15 @@ static bool kill_verified(const struct sbx_sandbox *sb, const char *pid_key,
 }
 
 /*
- * Kill the jail's init found by what it holds: a pid namespace's init
- * (NSpid ends in 1) with this sandbox's lock file open - it inherited the
- * fd from the supervisor.  For records that do not (yet) name init_pid.
+ * Kill the jail's init found by what it is: a pid namespace's init (NSpid
+ * ends in 1) that holds this sandbox's lock file open (it inherited the
+ * fd from the supervisor) or is a child of the recorded supervisor while
+ * that supervisor verifiably holds the lock.  For records that do not
+ * (yet) name init_pid.
  */
 static bool kill_lock_holding_inits(const struct sbx_sandbox *sb)
 {
+	json_int_t sup = json_integer_value(json_object_get(sb->record, "supervisor_pid"));
 	struct stat lock;
 	struct dirent *de;
 	DIR *d;
@@ -277,6 +280,8 @@ static bool kill_lock_holding_inits(const struct sbx_sandbox *sb)
 
 	if (fstatat(sb->dirfd, "lock", &lock, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lock.st_mode))
 		return false;
+	if (sup <= 1 || sup > (1 << 30) || !holds_file((pid_t)sup, &lock))
+		sup = -1;
 	d = opendir("/proc");
 	if (!d)
 		return false;
@@ -286,7 +291,10 @@ static bool kill_lock_holding_inits(const struct sbx_sandbox *sb)
 
 		if (*end || pid <= 1 || pid == getpid())
 			continue;
-		if (status_field((pid_t)pid, "NSpid") != 1 || !holds_file((pid_t)pid, &lock))
+		if (status_field((pid_t)pid, "NSpid") != 1)
+			continue;
+		if (!(sup > 0 && status_field((pid_t)pid, "PPid") == sup) &&
+		    !holds_file((pid_t)pid, &lock))
 			continue;
 		if (kill((pid_t)pid, SIGKILL) == 0) {
 			killed = true;

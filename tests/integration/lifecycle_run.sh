@@ -1,0 +1,174 @@
+#!/bin/bash
+# tests/integration/lifecycle_run.sh - the lifecycle end to end with real
+# `sbx run`s: a kept failing run inspected (--json, --changes, --output)
+# and exported (round trip); 20 parallel kept runs leave 20 intact records;
+# SIGKILL of sbx at several points then `destroy --stale` leaves nothing
+# (no process, no mount, no cgroup, no directory); destroy of a running
+# sandbox.  As root and as nobody.
+. "$(dirname "$0")/../lib/tap.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
+	exit 77
+fi
+
+BASE=$TAP_TMP/base
+mkdir -p "$BASE" && chmod 0777 "$BASE"
+cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+echo "to be deleted" > "$BASE/del.txt"
+IMG=$BASE/busybox.tar.gz
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" "$BASE/del.txt:/data/del.txt" >/dev/null ||
+	{ echo "Bail out! mkrootfs failed"; exit 1; }
+chmod 0644 "$IMG"
+WD=$BASE/wd
+mkdir -p "$WD" && chmod 0777 "$WD"
+
+as_mode() {
+	local mode=$1
+	shift
+	if [ "$mode" = root ]; then
+		(cd "$WD" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
+	else
+		(cd "$WD" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@")
+	fi
+}
+
+# leftovers MODE MARK: what is left of sandboxes whose command line has MARK.
+leftovers() {
+	local S=$BASE/state-$1 left=""
+	pgrep -f "$2" >/dev/null && left="$left processes($(pgrep -f "$2" | tr '\n' ' '))"
+	grep -q "$S/" /proc/self/mountinfo && left="$left mounts"
+	if [ -d "$S/sandboxes" ] && [ -n "$(ls -A "$S/sandboxes")" ]; then
+		left="$left dirs($(ls -A "$S/sandboxes" | tr '\n' ' '))"
+	fi
+	for id in $KILLED_IDS; do
+		[ -n "$(find /sys/fs/cgroup -maxdepth 4 -type d -name "sbx-$id" 2>/dev/null)" ] &&
+			left="$left cgroup($id)"
+	done
+	echo "$left"
+}
+
+ids_of() { python3 -c 'import json,sys; print(" ".join(x["id"] for x in json.load(sys.stdin)))'; }
+
+for mode in root user; do
+	# A kept failing run: what it ran, changed and how it ended.
+	capture as_mode $mode "$SBX" run -q --keep -n "agent-$mode" --rootfs "$IMG" -- \
+		sh -c 'echo to-stdout; echo to-stderr >&2; echo new > /created; echo more >> /etc/passwd; rm /data/del.txt; exit 7'
+	[ $rc -eq 7 ]
+	ok $? "$mode: kept failing run exits 7 (got $rc: $err)"
+	capture as_mode $mode "$SBX" inspect --json "agent-$mode"
+	printf '%s' "$out" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["exit"]["status"] == 7, r["exit"]
+assert r["exit"]["reason"] == "exited" and r["exit"]["code"] == 7
+assert r["command"][0] == "sh" and r["command"][2].startswith("echo to-stdout")
+for k in ("image", "namespaces", "mounts", "seccomp", "exec"):
+    assert isinstance(r["timings_ms"][k], (int, float)), k
+assert r["derived"]["state"] == "exited" and r["derived"]["exit_code"] == 7
+assert r["kept"] is True'
+	ok $? "$mode: inspect --json parses and holds exit status, command, timings"
+	capture as_mode $mode "$SBX" inspect --changes "agent-$mode"
+	printf '%s\n' "$out" | grep -qx 'A /created' && printf '%s\n' "$out" | grep -qx 'C /etc/passwd' &&
+		printf '%s\n' "$out" | grep -qx 'D /data/del.txt'
+	ok $? "$mode: --changes lists the created, the modified and the deleted file"
+	capture as_mode $mode "$SBX" inspect --output "agent-$mode"
+	[[ $out == *to-stdout* && $out == *to-stderr* ]]
+	ok $? "$mode: --output has the command's stdout and stderr"
+	capture as_mode $mode "$SBX" inspect "agent-$mode"
+	printf '%s\n' "$out" | grep -q '^  state  *exited 7$' && printf '%s\n' "$out" | grep -q '^Root or not?'
+	ok $? "$mode: inspect text report"
+	capture as_mode $mode "$SBX" ps -a
+	printf '%s\n' "$out" | grep -q " agent-$mode .*exited 7 "
+	ok $? "$mode: ps -a shows it as exited 7"
+	X=$BASE/x-$mode && mkdir -p "$X" && chmod 0777 "$X"
+	capture as_mode $mode "$SBX" export "agent-$mode" -o "$X/changes.tar.gz"
+	[ $rc -eq 0 ] && mkdir -p "$X/out" && bsdtar -xf "$X/changes.tar.gz" -C "$X/out" &&
+		[ "$(cat "$X/out/created")" = new ] && [ "$(tail -n 1 "$X/out/etc/passwd")" = more ] &&
+		[ -e "$X/out/data/.wh.del.txt" ] && [ ! -e "$X/out/data/del.txt" ]
+	ok $? "$mode: export round-trips the created, modified and deleted file"
+	capture as_mode $mode "$SBX" destroy "agent-$mode"
+	[ $rc -eq 0 ] && [[ $out == "removed "*" (agent-$mode) (exited 7)" ]]
+	ok $? "$mode: destroy by name"
+
+	# Twenty in parallel: twenty intact records.
+	for i in $(seq 20); do
+		as_mode $mode "$SBX" run -q --keep --rootfs "$IMG" -- sh -c "echo $i > /n; exit $((i % 5))" \
+			>/dev/null 2>&1 &
+	done
+	wait
+	capture as_mode $mode "$SBX" ps -a --json
+	printf '%s' "$out" | python3 -c '
+import json, sys, glob
+a = json.load(sys.stdin)
+assert len(a) == 20, len(a)
+for x in a:
+    r = json.load(open(x["dir"] + "/record.json"))
+    assert r["id"] == x["id"] and r["state"] == "exited", r
+    assert r["exit"]["status"] == int(r["command"][2].split()[1]) % 5
+' 2>&1
+	ok $? "$mode: 20 parallel kept runs leave 20 intact records"
+	capture as_mode $mode "$SBX" destroy --all
+	[ $rc -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c '^removed ')" -eq 20 ] &&
+		[ -z "$(ls -A "$BASE/state-$mode/sandboxes")" ]
+	ok $? "$mode: destroy --all removes all 20"
+
+	# SIGKILL of sbx at several points of a run, then destroy --stale.
+	KILLED_IDS=""
+	limit=""
+	[ $mode = root ] && limit="--memory 64m --pids 64"
+	for delay in 0.01 0.05 0.1 0.3 1; do
+		mark="sleep 97$RANDOM"
+		as_mode $mode "$SBX" run -q --keep $limit --rootfs "$IMG" -- $mark >/dev/null 2>&1 &
+		pid=$!
+		# the supervisor: the sbx process whose parent is not an sbx of this run
+		sup=""
+		for _ in $(seq 200); do
+			for p in $(pgrep -f "$SBX run -q --keep.*$mark"); do
+				pp=$(awk '{print $4}' /proc/$p/stat 2>/dev/null)
+				pgrep -f "$SBX run -q --keep.*$mark" | grep -qx "$pp" || sup=$p
+			done
+			[ -n "$sup" ] && break
+			sleep 0.01
+		done
+		sleep $delay
+		[ -n "$sup" ] && kill -KILL "$sup"
+		wait $pid 2>/dev/null
+		sleep 0.2
+		KILLED_IDS="$KILLED_IDS $(as_mode $mode "$SBX" ps -a --json | ids_of)"
+		capture as_mode $mode "$SBX" ps
+		if [ -n "$(as_mode $mode "$SBX" ps -a --json | ids_of)" ]; then
+			! printf '%s\n' "$out" | grep -q ' running ' && printf '%s\n' "$out" | grep -q ' lost '
+			ok $? "$mode: SIGKILL after ${delay}s: ps shows the sandbox as lost, not running"
+		fi
+		capture as_mode $mode "$SBX" destroy --stale
+		[ $rc -eq 0 ]
+		ok $? "$mode: destroy --stale after a SIGKILL at ${delay}s ($(echo $out))"
+		sleep 0.2
+		left=$(leftovers $mode "$mark")
+		[ -z "$left" ]
+		ok $? "$mode: nothing left after SIGKILL at ${delay}s + destroy --stale${left:+ (left:$left)}"
+	done
+
+	# destroy of a running sandbox kills it.
+	as_mode $mode "$SBX" run -q --keep --rootfs "$IMG" -- sleep 9123 >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		id=$(as_mode $mode "$SBX" ps --json | ids_of)
+		[ -n "$id" ] && as_mode $mode "$SBX" inspect --json "$id" | grep -q '"init_pid"\|"running"' && break
+		sleep 0.1
+	done
+	capture as_mode $mode "$SBX" inspect "$id"
+	printf '%s\n' "$out" | grep -q '^  state  *running$'
+	ok $? "$mode: inspect of a running sandbox says running"
+	capture as_mode $mode "$SBX" destroy "$id"
+	wait $pid
+	runrc=$?
+	[ $rc -eq 0 ] && [[ $out == "removed $id (running, jail killed"* ]] && [ $runrc -eq 137 ] &&
+		! pgrep -f 'sleep 9123' >/dev/null && [ ! -e "$BASE/state-$mode/sandboxes/$id" ]
+	ok $? "$mode: destroy of a running sandbox kills it (run exits $runrc) and removes it ($out)"
+done
+
+done_testing
