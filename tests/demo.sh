@@ -66,6 +66,14 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	rm -rf "$tmp"
 fi
 
+# 5. What is left: sandboxes kept by their persist policy, then removed.
+step "sbx ps -a"
+"$SBX" ps -a
+if [ "$SBX_STATE_DIR" = "$OUT/demo/state" ]; then
+	step "sbx destroy --all"
+	"$SBX" destroy --all
+fi
+
 echo
 if [ "$failed" = 0 ]; then
 	echo "demo: all steps behaved as expected"
