@@ -13,13 +13,17 @@
 #include "seccomp.h"
 #include "seccomp_int.h"
 
+#include <linux/filter.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
@@ -525,41 +529,134 @@ static int build_ctx(const struct sbx_seccomp_policy *p, bool notify, scmp_filte
 	return 0;
 }
 
-int sbx_seccomp_validate(const char *policy, struct sbx_err *err)
+/*
+ * Filters compiled before the jail is cloned (by sbx_seccomp_validate or
+ * sbx_seccomp_prepare), one per mode: the jail's child inherits them and
+ * loads the raw BPF with seccomp(2), without running libseccomp's compiler
+ * (0.5 ms for default, 2 ms for strict) between clone and execve.
+ */
+struct compiled {
+	char *policy;
+	bool listener;	/* audit mode and the program has notify actions */
+	struct sock_filter *insns;
+	size_t len;
+};
+static struct compiled compiled[2];	/* [notify] */
+
+static void compiled_clear(struct compiled *c)
 {
-	struct sbx_seccomp_policy *p = NULL;
-	scmp_filter_ctx ctx = NULL;
+	free(c->policy);
+	free(c->insns);
+	memset(c, 0, sizeof(*c));
+}
+
+static bool policy_notifies(const struct sbx_seccomp_policy *p)
+{
+	if (p->def == SBX_SC_ERRNO)
+		return true;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->rules[i].act == SBX_SC_ERRNO && !p->rules[i].quiet && p->rules[i].nr >= 0)
+			return true;
+	return false;
+}
+
+/* The BPF program of ctx, through a memfd (libseccomp exports to an fd). */
+static int export_insns(scmp_filter_ctx ctx, struct compiled *c, struct sbx_err *err)
+{
+	_cleanup_close_ int fd = memfd_create("sbx-seccomp", MFD_CLOEXEC);
+	struct stat st;
 	int rc;
 
-	if (policy && *policy && !is_builtin(policy)) {
-		/* Read the file afresh: it may have changed since. */
+	if (fd < 0)
+		return sbx_err_set(err, errno, "cannot create a memfd for the seccomp filter");
+	rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0)
+		return sbx_err_set(err, -rc, "cannot export the seccomp filter");
+	if (fstat(fd, &st) < 0)
+		return sbx_err_set(err, errno, "cannot stat the seccomp filter");
+	if (st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) != 0 ||
+	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return sbx_err_set(err, E2BIG, "the seccomp filter has a bad size (%lld bytes)",
+				   (long long)st.st_size);
+	c->len = (size_t)st.st_size / sizeof(struct sock_filter);
+	c->insns = sbx_xmalloc((size_t)st.st_size);
+	if (pread(fd, c->insns, (size_t)st.st_size, 0) != st.st_size)
+		return sbx_err_set(err, EIO, "cannot read the seccomp filter back");
+	return 0;
+}
+
+int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
+{
+	_cleanup_(ctx_release) scmp_filter_ctx ctx = NULL;
+	const char *policy = opts->policy && *opts->policy ? opts->policy : "default";
+	struct compiled *c = &compiled[opts->notify ? 1 : 0], n = { 0 };
+	struct sbx_seccomp_policy *p = NULL;
+	int rc;
+
+	if (!is_builtin(policy)) {
+		/* Read the file afresh; what was compiled from it is stale. */
 		sbx_seccomp_policy_free(validated);
 		validated = NULL;
+		for (size_t i = 0; i < SBX_ARRAY_SIZE(compiled); i++)
+			if (compiled[i].policy && strcmp(compiled[i].policy, policy) == 0)
+				compiled_clear(&compiled[i]);
 	}
-	rc = sbx_seccomp_policy_get(policy, &p, err);
-	if (rc < 0)
+	rc = policy_resolve(policy, true, &p, err);
+	if (rc == 0)
+		rc = build_ctx(p, opts->notify, &ctx, err);
+	if (rc == 0)
+		rc = export_insns(ctx, &n, err);
+	if (rc < 0) {
+		free(n.insns);
+		sbx_seccomp_policy_free(p);
 		return rc;
-	/* Build (not load) the filter too: libseccomp may refuse a rule. */
-	rc = build_ctx(p, false, &ctx, err);
-	ctx_release(&ctx);
-	if (rc == 0 && !is_builtin(p->name)) {
-		validated = p;
-		return 0;
 	}
-	sbx_seccomp_policy_free(p);
-	return rc;
+	n.policy = sbx_xstrdup(policy);
+	n.listener = opts->notify && policy_notifies(p);
+	compiled_clear(c);
+	*c = n;
+	if (is_builtin(policy))
+		sbx_seccomp_policy_free(p);
+	else
+		validated = p;
+	return 0;
+}
+
+int sbx_seccomp_validate(const char *policy, struct sbx_err *err)
+{
+	struct sbx_seccomp_opts o = { .policy = policy };
+
+	return sbx_seccomp_prepare(&o, err);
+}
+
+static int load_compiled(const struct compiled *c, struct sbx_err *err)
+{
+	struct sock_fprog prog = { .len = (unsigned short)c->len, .filter = c->insns };
+	unsigned int flags = c->listener ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+
+	if (r < 0)
+		return sbx_err_set(err, errno, "cannot load the seccomp filter '%s'", c->policy);
+	/* The listener fd is O_CLOEXEC (the kernel's choice). */
+	return c->listener ? (int)r : 0;
 }
 
 int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 {
 	_cleanup_(ctx_release) scmp_filter_ctx ctx = NULL;
+	const char *policy = opts->policy && *opts->policy ? opts->policy : "default";
+	const struct compiled *c = &compiled[opts->notify ? 1 : 0];
 	struct sbx_seccomp_policy *p = NULL;
 	int rc, fd;
 
 	/* Needed to load a filter without CAP_SYS_ADMIN; harmless if set. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return sbx_err_set(err, errno, "cannot set no_new_privs");
-	rc = policy_resolve(opts->policy, false, &p, err);
+	if (c->insns && strcmp(c->policy, policy) == 0)
+		return load_compiled(c, err);
+	/* Not prepared in this mode: compile here (a file only from the
+	 * validated copy, never from the path). */
+	rc = policy_resolve(policy, false, &p, err);
 	if (rc < 0)
 		return rc;
 	rc = build_ctx(p, opts->notify, &ctx, err);
@@ -568,8 +665,7 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 		return rc;
 	rc = seccomp_load(ctx);
 	if (rc < 0)
-		return sbx_err_set(err, -rc, "cannot load the seccomp filter '%s'",
-				   opts->policy ?: "default");
+		return sbx_err_set(err, -rc, "cannot load the seccomp filter '%s'", policy);
 	if (!opts->notify)
 		return 0;
 	/* The listener is O_CLOEXEC and stays open after seccomp_release().

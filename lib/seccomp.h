@@ -33,6 +33,14 @@ struct sbx_seccomp_opts {
 int sbx_seccomp_validate(const char *policy, struct sbx_err *err);
 
 /*
+ * Compile the filter opts describes now, before the jail is cloned, so that
+ * the child only hands the BPF program to the kernel.  sbx_seccomp_validate
+ * does this for non-audit mode; call this with opts->notify set as well
+ * when the run uses audit mode.  Same errors as sbx_seccomp_validate.
+ */
+int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_err *err);
+
+/*
  * Build and load the filter into the calling thread (the jail's child, last
  * step before execve).  Sets no_new_privs itself (harmless if already set).
  * A file policy must have been validated by sbx_seccomp_validate() in this
@@ -84,7 +92,9 @@ struct sbx_seccomp_audit {
 	size_t req_size;  /* the kernel's struct seccomp_notif size */
 };
 
-/* Prepare to serve a jail loaded with the same policy (opts->policy). */
+/* Prepare to serve a jail loaded with the same policy in audit mode; also
+ * compiles that filter (sbx_seccomp_prepare), so call it before the jail
+ * is cloned. */
 int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy, struct sbx_err *err);
 void sbx_seccomp_audit_free(struct sbx_seccomp_audit *a);
 

@@ -662,6 +662,35 @@ static void test_eval_matches_table(void **state)
 	    cmocka_unit_test(test_load_uses_validated_copy),                                       \
 	    cmocka_unit_test(test_notify_permissive), cmocka_unit_test(test_eval_matches_table)
 
+/* The same tables through the fast path: filters compiled in this process
+ * before the fork, loaded as raw BPF in the child. */
+static void test_prepared_filters(void **state)
+{
+	const char *policies[] = { "default", "strict" };
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(policies); i++) {
+		struct sbx_seccomp_opts o = { .policy = policies[i], .notify = true };
+		struct sbx_seccomp_audit a;
+		struct sbx_err err = { 0 };
+		bool strict = i == 1;
+		pid_t pid;
+
+		assert_int_equal(sbx_seccomp_validate(policies[i], &err), 0);
+		assert_int_equal(sbx_seccomp_prepare(&o, &err), 0);
+		assert_int_equal(run_table(policies[i], strict, NULL, NULL), 0);
+		assert_int_equal(sbx_seccomp_audit_init(&a, policies[i], &err), 0);
+		assert_int_equal(run_table(policies[i], strict, &a, &pid), 0);
+		check_audit(&a, strict, pid);
+		sbx_seccomp_audit_free(&a);
+#ifdef ST_HAVE_COMPAT_ABIS
+		assert_sigsys(in_child(policies[i], false, do_x32, NULL));
+		assert_sigsys(in_child(policies[i], true, do_int80, NULL));
+#endif
+		int status = in_child(NULL, false, do_no_supervisor, NULL);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+}
+
 /* Valgrind does not implement seccomp(2): only user-space parts run. */
 static void test_seccomp_unavailable(void **state)
 {
@@ -696,6 +725,7 @@ int main(void)
 	    cmocka_unit_test(test_bpf_rejects_x32),
 	    cmocka_unit_test(test_strict_runs_tools),
 	    cmocka_unit_test(test_notify_without_supervisor),
+		cmocka_unit_test(test_prepared_filters),
 	    SECCOMP_FILE_TESTS,
 	};
 
