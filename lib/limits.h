@@ -121,6 +121,14 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, const char *id, const struct sbx_co
 int sbx_cgroup_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_err *err);
 /* Usage so far (after the command ends: its totals).  Zeroes u first. */
 int sbx_cgroup_usage(struct sbx_cgroup *cg, struct sbx_usage *u);
+/*
+ * cgroup v1 only: an eventfd (O_CLOEXEC, caller closes it) that becomes
+ * readable when the jail's memory cgroup hits OOM.  v1 OOM-kills one
+ * process; a supervisor that polls this fd and calls sbx_cgroup_kill() on
+ * it gives v1 the v2 behaviour (memory.oom.group: the whole jail dies).
+ * -EOPNOTSUPP for v2 (the kernel already kills the group) and version 0.
+ */
+int sbx_cgroup_oom_fd(struct sbx_cgroup *cg, struct sbx_err *err);
 /* Kill every process in the cgroup (cgroup.kill or freeze + SIGKILL loop). */
 int sbx_cgroup_kill(struct sbx_cgroup *cg);
 /* Kill and remove the cgroup directories; idempotent. */

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -519,4 +520,29 @@ int sbx_cg1_destroy(struct sbx_cgroup *cg, struct sbx_err *err)
 		}
 	}
 	return ret;
+}
+
+int sbx_cgroup_oom_fd(struct sbx_cgroup *cg, struct sbx_err *err)
+{
+	_cleanup_close_ int efd = -1, cfd = -1;
+	_cleanup_free_ char *ctl = NULL;
+	char v[32];
+	int r;
+
+	if (cg->version != 1 || !cg->mem1 || cg->fake)
+		return sbx_err_set(err, EOPNOTSUPP, "no cgroup v1 memory controller to watch");
+	/* Documentation/admin-guide/cgroup-v1/memory.rst, "OOM Control":
+	 * write "<event_fd> <fd of memory.oom_control>" to cgroup.event_control. */
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0)
+		return sbx_err_set(err, errno, "cannot create an eventfd");
+	ctl = sbx_cg_join(cg->mem1, "memory.oom_control");
+	cfd = open(ctl, O_RDONLY | O_CLOEXEC);
+	if (cfd < 0)
+		return sbx_err_set(err, errno, "cannot open '%s'", ctl);
+	snprintf(v, sizeof(v), "%d %d", efd, cfd);
+	r = sbx_cg_write(false, cg->mem1, "cgroup.event_control", v);
+	if (r < 0)
+		return sbx_err_set(err, -r, "cannot watch '%s' for OOM", ctl);
+	return steal_fd(&efd);
 }

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -991,6 +992,54 @@ static void test_real_usage_destroy(void **state)
 	sbx_config_free(&cfg);
 }
 
+/* v1 kills one process on OOM: here the hog, a grandchild.  The OOM fd
+ * lets the supervisor kill the rest (the v2 oom.group behaviour). */
+static int hog_below(void)
+{
+	pid_t p = fork();
+
+	if (p == 0)
+		_exit(hog());
+	pause(); /* the "command": survives a v1 OOM of its child */
+	return 0;
+}
+
+static void test_real_oom_fd(void **state)
+{
+	struct sbx_cgroup cg;
+	struct sbx_config cfg;
+	struct sbx_err err = {0};
+	struct pollfd pfd = {.events = POLLIN};
+	uint64_t n = 0;
+	pid_t pid;
+	int st;
+
+	cfg_limits(&cfg, 32 << 20, SBX_UNSET, SBX_UNSET);
+	NEED_ROOT_CG(&cg, "utoomfd", &cfg);
+	if (cg.version != 1) {
+		assert_int_equal(sbx_cgroup_oom_fd(&cg, &err), -EOPNOTSUPP);
+		sbx_cgroup_destroy(&cg, &err);
+		sbx_cgroup_free(&cg);
+		sbx_config_free(&cfg);
+		skip(); /* v2: memory.oom.group does it in the kernel */
+	}
+	pfd.fd = sbx_cgroup_oom_fd(&cg, &err);
+	assert_true(pfd.fd >= 0);
+	pid = run_in(&cg, hog_below);
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	assert_int_equal(read(pfd.fd, &n, sizeof(n)), sizeof(n));
+	assert_true(n >= 1);
+	/* The "command" is still alive after the kernel's single kill. */
+	assert_int_equal(waitpid(pid, &st, WNOHANG), 0);
+	assert_int_equal(sbx_cgroup_kill(&cg), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	close(pfd.fd);
+	assert_int_equal(sbx_cgroup_destroy(&cg, &err), 0);
+	sbx_cgroup_free(&cg);
+	sbx_config_free(&cfg);
+}
+
 /* Real hierarchy, `sbx exec`: a second process joins through the record. */
 static void test_real_from_json(void **state)
 {
@@ -1094,7 +1143,7 @@ static void test_real_unprivileged(void **state)
 /* A failed assertion skips a test's own destroy: remove what is left. */
 static int remove_leftovers(void **state)
 {
-	static const char *const names[] = {"utoom",  "utpids",	 "utuse",
+	static const char *const names[] = {"utoom",  "utoomfd", "utpids",  "utuse",
 					    "utjson", "utstale", "utunpriv"};
 	struct sbx_err err = {0};
 
@@ -1122,6 +1171,7 @@ int main(void)
 	    cmocka_unit_test(test_real_oom),
 	    cmocka_unit_test(test_real_pids),
 	    cmocka_unit_test(test_real_usage_destroy),
+	    cmocka_unit_test(test_real_oom_fd),
 	    cmocka_unit_test(test_real_from_json),
 	    cmocka_unit_test(test_real_stale),
 	    cmocka_unit_test(test_real_unprivileged),
