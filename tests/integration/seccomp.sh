@@ -68,6 +68,20 @@ for mode in root user; do
 	printf '%s\n' "$out" | grep -qx 'contained unfiltered thread (Seccomp: 2 in every thread)'
 	ok $? "$mode: default policy: Seccomp: 2 in every thread"
 
+	# Audit: every blocked call is a `seccomp` run-log event.
+	log=$BASE/audit-$mode.jsonl
+	rm -f "$log"
+	capture as_mode $mode "$SBX" run -q --log-json "$log" --rootfs "$IMG" -- /bin/seccomp_probe
+	ev() { grep "\"event\":\"seccomp\",\"syscall\":\"$1\"" "$log"; }
+	ev mount | grep -q '"count":1,' && ev mount | grep -q '"errno":"EPERM"' &&
+		ev clone | grep -q '"count":7,' && ev ioctl | grep -q '"count":4,' &&
+		ev ptrace | grep -qE '"pid":[1-9][0-9]*,"jail_pid":[1-9][0-9]*,'
+	ok $? "$mode: audit: blocked calls logged with syscall, count, host and jail pid, errno"
+	! ev getpid >/dev/null && ! ev clone3 >/dev/null
+	ok $? "$mode: audit: allowed calls and clone3 (a plain ENOSYS) are not logged"
+	[ "$(grep -c '"event":"seccomp"' "$log")" -ge 60 ]
+	ok $? "$mode: audit: at least 60 distinct blocked syscalls logged ($(grep -c '"event":"seccomp"' "$log"))"
+
 	capture as_mode $mode "$SBX" run -q -p strict --rootfs "$IMG" -- /bin/seccomp_probe --strict
 	ok $rc "$mode: strict policy: probe exits 0 ($(printf '%s\n' "$out" | tail -1))"
 	capture as_mode $mode "$SBX" run -q -p strict --rootfs "$IMG" -- sh -c \
