@@ -1,0 +1,66 @@
+#!/bin/bash
+# tests/integration/run_tty.sh - `sbx run -t`: a pty inside the jail's own
+# devpts, proxied to the caller's terminal (script(1) provides one here),
+# window size passed on, exit status through; and the command always in a
+# new session, so it cannot inject keystrokes (TIOCSTI) into the caller's
+# terminal, with or without -t.  As root and as nobody.  (script(1) sends
+# a NUL when its stdin ends; the jail's pty echoes it as "^@": stripped.)
+. "$(dirname "$0")/../lib/tap.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
+	exit 77
+fi
+command -v script >/dev/null || { echo "1..0 # SKIP script(1) missing"; exit 77; }
+
+BASE=$TAP_TMP/base
+mkdir -p "$BASE" && chmod 0777 "$BASE"
+cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+IMG=$BASE/busybox.tar.gz
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" >/dev/null || { echo "Bail out! mkrootfs failed"; exit 1; }
+chmod 0644 "$IMG"
+mkdir -p "$BASE/wd" && chmod 0777 "$BASE/wd"
+
+# in_tty MODE 'shell command' : run it under script(1) (a pty), as MODE.
+in_tty() {
+	local mode=$1 cmd=$2 pre=""
+	[ "$mode" = user ] && pre="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --"
+	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
+		timeout 20 $pre script -qec "$cmd" /dev/null </dev/null)
+}
+
+for mode in root user; do
+	out=$(in_tty $mode "stty rows 33 cols 101; $SBX run -q -t --rootfs $IMG -- sh -c 'tty; stty size; test -t 1 && echo stdout-is-tty; exit 7'")
+	rc=$?
+	out=$(printf '%s' "$out" | tr -d '\r\000' | sed 's/\^@//g' | sed 's/\^@//g')
+	[ "$rc" -eq 7 ]
+	ok $? "$mode: -t: exit status passes through the pty (got $rc)"
+	printf '%s\n' "$out" | grep -q '^/dev/pts/0$'
+	ok $? "$mode: -t: the command's terminal is the jail's own /dev/pts/0"
+	printf '%s\n' "$out" | grep -q '^33 101$'
+	ok $? "$mode: -t: window size passed on (33 101)"
+	printf '%s\n' "$out" | grep -q '^stdout-is-tty$'
+	ok $? "$mode: -t: stdout is the pty"
+
+	out=$(in_tty $mode "$SBX run -q -t --rootfs $IMG -- sh -c 'ps -o pid,sid,comm; true' ")
+	sid_line=$(printf '%s\n' "$out" | tr -d '\r\000' | sed 's/\^@//g' | awk '$3 == "sh" {print $1, $2}' | head -1)
+	set -- $sid_line
+	[ -n "$1" ] && [ "$1" = "$2" ]
+	ok $? "$mode: -t: the command leads its own session ($sid_line)"
+
+	# Without -t the caller's terminal is stdin, but the command is in a new
+	# session: TIOCSTI on it is refused (and seccomp blocks it anyway).
+	out=$(in_tty $mode "$SBX run -q -- python3 -c 'import fcntl, termios, os; print(os.getsid(0) == os.getpid()); fcntl.ioctl(0, termios.TIOCSTI, b\"x\")'")
+	rc=$?
+	out=$(printf '%s' "$out" | tr -d '\r\000' | sed 's/\^@//g' | sed 's/\^@//g')
+	[ "$rc" -ne 0 ] && printf '%s\n' "$out" | grep -q '^True$' &&
+		printf '%s\n' "$out" | grep -q 'Operation not permitted\|PermissionError'
+	ok $? "$mode: no -t: new session, TIOCSTI into the caller's terminal refused (rc $rc)"
+	[ "$rc" = 1 ] || diag "$out"
+	out=$(in_tty $mode "$SBX run -q -t -- python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\")'")
+	rc=$?
+	[ "$rc" -ne 0 ]
+	ok $? "$mode: -t: TIOCSTI refused inside too (rc $rc)"
+done
+
+done_testing
