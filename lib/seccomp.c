@@ -62,6 +62,8 @@ static const char *const deny_always[] = {
 	"chroot",
 	/* namespaces (clone's namespace flags are filtered below) */
 	"setns", "unshare",
+	/* the jail's UTS names are set up by sbx (Docker: CAP_SYS_ADMIN) */
+	"sethostname", "setdomainname",
 	/* kernel keyring: not namespaced */
 	"add_key", "request_key", "keyctl",
 	/* large kernel attack surface */
@@ -83,6 +85,8 @@ static const char *const deny_always[] = {
 	/* obsolete */
 	"nfsservctl", "uselib", "_sysctl", "sysfs", "ustat", "vm86", "vm86old",
 	"bdflush",
+	/* never implemented (ENOSYS anyway; Docker denies them too) */
+	"afs_syscall", "getpmsg", "putpmsg", "security", "tuxcall", "vserver",
 };
 /* clang-format on */
 

@@ -87,6 +87,12 @@ static long c_delete_module(void) { return S(SYS_delete_module, "sbx_no_such_mod
 static long c_kexec_load(void) { return S(SYS_kexec_load, 0L, 0L, 0L, 0xdead0000UL); }
 static long c_kexec_file_load(void) { return S(SYS_kexec_file_load, -1, -1, 0L, 0L, 0xdead0000UL); }
 static long c_reboot(void) { return S(SYS_reboot, 0, 0, 0, 0L); /* bad magic: EINVAL */ }
+static long c_sethostname(void) { return S(SYS_sethostname, 0L, -1); /* EINVAL if reached */ }
+static long c_setdomainname(void) { return S(SYS_setdomainname, 0L, -1); }
+#ifdef SYS_tuxcall
+static long c_tuxcall(void) { return S0(SYS_tuxcall); /* never implemented: ENOSYS */ }
+static long c_afs_syscall(void) { return S0(SYS_afs_syscall); }
+#endif
 static long c_mount(void) { return S(SYS_mount, 0L, 0L, 0L, 0L, 0L); }
 static long c_umount2(void) { return S(SYS_umount2, NOPE, 0); }
 static long c_fsopen(void) { return S(SYS_fsopen, "sbx-no-such-fs", 0); }
@@ -211,6 +217,12 @@ static const struct st_check st_checks[] = {
 	{ "pivot_root", "pivot_root(NOPE, NOPE)", c_pivot_root, P, P },
 	{ "chroot", "chroot(NOPE)", c_chroot, P, P },
 	{ "setns", "setns(-1, 0)", c_setns, P, P },
+	{ "sethostname", "sethostname(NULL, -1)", c_sethostname, P, P },
+	{ "setdomainname", "setdomainname(NULL, -1)", c_setdomainname, P, P },
+#ifdef SYS_tuxcall
+	{ "tuxcall", "tuxcall()", c_tuxcall, P, P },
+	{ "afs_syscall", "afs_syscall()", c_afs_syscall, P, P },
+#endif
 	{ "unshare", "unshare(CLONE_NEWUSER)", c_unshare, P, P },
 	{ "clone", "clone(CLONE_NEWUSER)", c_clone_newuser, P, P },
 	{ "clone", "clone(CLONE_NEWNS)", c_clone_newns, P, P },
