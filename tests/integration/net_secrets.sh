@@ -1,0 +1,87 @@
+#!/bin/bash
+# tests/integration/net_secrets.sh - [secrets] through `sbx run`: present
+# inside as specified (env var, /run/secrets/NAME 0400 owned by the jail
+# user), absent from every file under the state directory, redacted in
+# output.log, and a missing source is exit 125 naming the secret, not a value.
+. "$(dirname "$0")/../lib/tap.sh"
+export SBX_STATE_DIR=$TAP_TMP/state SBX_CACHE_DIR=$TAP_TMP/cache
+
+tok="tok-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+key="key-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$key" >"$TAP_TMP/key"
+chmod 0600 "$TAP_TMP/key"
+cat >"$TAP_TMP/p.ini" <<EOF
+[sandbox]
+persist = always
+[secrets]
+TOKEN = env:SBX_T_TOKEN
+KEYF = file:$TAP_TMP/key as file
+OPT = env:SBX_T_UNSET?
+EOF
+unset SBX_T_UNSET
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$TAP_TMP/rootfs.tar.gz" >/dev/null 2>&1
+ok $? "busybox rootfs fixture built"
+
+inside='echo "token=$TOKEN"; echo "key=$(cat /run/secrets/KEYF)";
+stat -c "mode=%a uid=%u" /run/secrets/KEYF; echo "me=$(id -u)"; echo "opt=${OPT-unset}";
+cat /run/secrets/KEYF >/dev/null && echo "again $TOKEN"'
+capture env SBX_T_TOKEN="$tok" "$SBX" run -q -p "$TAP_TMP/p.ini" --rootfs "$TAP_TMP/rootfs.tar.gz" \
+	-w / -- sh -c "$inside"
+[ "$rc" = 0 ] || diag "rc=$rc err=$err"
+line() { sed -n "$1p" <<<"$out"; }
+[ "$(line 1)" = "token=$tok" ]
+ok $? "an env secret is in the command's environment"
+[ "$(line 2)" = "key=$key" ]
+ok $? "a file secret is in /run/secrets/KEYF (trailing newline removed)"
+me=$(line 4)
+[ "$(line 3)" = "mode=400 uid=${me#me=}" ]
+ok $? "/run/secrets/KEYF is mode 0400 and owned by the jail user ($(line 3), $me)"
+[ "$(line 5)" = "opt=unset" ]
+ok $? "an optional secret whose source is missing is skipped"
+
+dir=$(ls -d "$SBX_STATE_DIR"/sandboxes/*/ 2>/dev/null | head -1)
+[ -n "$dir" ] && [ -f "$dir/output.log" ] &&
+	grep -qx 'token=\[secret TOKEN\]' "$dir/output.log" &&
+	grep -qx 'key=\[secret KEYF\]' "$dir/output.log" &&
+	grep -qx 'again \[secret TOKEN\]' "$dir/output.log"
+ok $? "output.log has [secret NAME] in place of each value"
+! grep -rqsaF -e "$tok" -e "$key" "$SBX_STATE_DIR"
+ok $? "no value in any file under the state directory"
+[ -n "$dir" ] && [ "$(jq -c '[.policy.secrets[] | {name, source, inject}]' "$dir/record.json")" = \
+	'[{"name":"TOKEN","source":"env","inject":"env"},{"name":"KEYF","source":"file","inject":"file"},{"name":"OPT","source":"env","inject":"env"}]' ]
+ok $? "the record names each secret, its source and injection"
+capture "$SBX" inspect "$(basename "$dir")"
+[ "$rc" = 0 ] && ! grep -qF -e "$tok" -e "$key" <<<"$out$err" && grep -q TOKEN <<<"$out"
+ok $? "inspect names the secrets and shows no value"
+capture "$SBX" export "$(basename "$dir")" -o "$TAP_TMP/export.tar"
+[ "$rc" = 0 ] && [ -s "$TAP_TMP/export.tar" ] && ! grep -qaF -e "$tok" -e "$key" "$TAP_TMP/export.tar"
+ok $? "export holds no value"
+
+# Owned by the jail user when that is not root.
+capture env SBX_T_TOKEN="$tok" "$SBX" run -q --rm -p "$TAP_TMP/p.ini" --rootfs "$TAP_TMP/rootfs.tar.gz" \
+	-u 1000:1000 -w / -- sh -c 'stat -c "%a %u %g" /run/secrets/KEYF; cat /run/secrets/KEYF'
+[ "$rc" = 0 ] && [ "$out" = "$(printf '400 1000 1000\n%s' "$key")" ]
+ok $? "with --user 1000:1000 the file is 0400 1000:1000 and readable by it"
+[ "$rc" = 0 ] || diag "rc=$rc out=$out err=$err"
+
+# The host's root (read-only) as rootfs gets /run/secrets too.
+rm -rf "$SBX_STATE_DIR"
+capture env SBX_T_TOKEN="$tok" "$SBX" run -q --rm -p "$TAP_TMP/p.ini" -w / -- \
+	sh -c 'cat /run/secrets/KEYF; echo " $TOKEN"'
+[ "$rc" = 0 ] && [ "$out" = "$key $tok" ]
+ok $? "with the host's root as rootfs: /run/secrets/KEYF and \$TOKEN are there"
+[ "$rc" = 0 ] || diag "rc=$rc err=$err"
+
+# A missing source: exit 125 before the jail starts, naming the secret.
+capture env -u SBX_T_TOKEN "$SBX" run -q -p "$TAP_TMP/p.ini" -- true
+[ "$rc" = 125 ] && grep -q "TOKEN" <<<"$err" && grep -q "SBX_T_TOKEN" <<<"$err"
+ok $? "a missing env source is exit 125 naming the secret and its variable ($err)"
+mv "$TAP_TMP/key" "$TAP_TMP/key.gone"
+capture env SBX_T_TOKEN="$tok" "$SBX" run -q -p "$TAP_TMP/p.ini" -- true
+[ "$rc" = 125 ] && grep -q "KEYF" <<<"$err" && ! grep -qF "$tok" <<<"$err"
+ok $? "a missing file source is exit 125 naming the secret ($err)"
+printf 'abc' >"$TAP_TMP/key"
+capture env SBX_T_TOKEN="$tok" "$SBX" run -q -p "$TAP_TMP/p.ini" -- true
+[ "$rc" = 125 ] && grep -q "KEYF" <<<"$err" && ! grep -q "abc" <<<"$err"
+ok $? "a value too short to redact is exit 125, without the value ($err)"
+done_testing
