@@ -57,6 +57,13 @@ capture "$SBX" export "$(basename "$dir")" -o "$TAP_TMP/export.tar"
 [ "$rc" = 0 ] && [ -s "$TAP_TMP/export.tar" ] && ! grep -qaF -e "$tok" -e "$key" "$TAP_TMP/export.tar"
 ok $? "export holds no value"
 
+# The human run log (stderr) and --log-json name the secrets, never values.
+capture env SBX_T_TOKEN="$tok" "$SBX" run --rm -p "$TAP_TMP/p.ini" --rootfs "$TAP_TMP/rootfs.tar.gz" \
+	--log-json "$TAP_TMP/run.jsonl" -w / -- sh -c 'echo "$TOKEN"'
+[ "$rc" = 0 ] && [ "$out" = "$tok" ] && grep -q TOKEN <<<"$err" && ! grep -qF "$tok" <<<"$err" &&
+	[ -s "$TAP_TMP/run.jsonl" ] && ! grep -qF -e "$tok" -e "$key" "$TAP_TMP/run.jsonl"
+ok $? "the run log on stderr and --log-json name the secrets without values"
+
 # Owned by the jail user when that is not root.
 capture env SBX_T_TOKEN="$tok" "$SBX" run -q --rm -p "$TAP_TMP/p.ini" --rootfs "$TAP_TMP/rootfs.tar.gz" \
 	-u 1000:1000 -w / -- sh -c 'stat -c "%a %u %g" /run/secrets/KEYF; cat /run/secrets/KEYF'
