@@ -27,7 +27,8 @@ struct request {
 
 /* ---- small I/O ---- */
 
-/* poll fd for ev together with the stop fd; 1 ready, 0 timeout/stop, -errno */
+/* poll fd for ev together with the stop fd: 1 ready, 0 timeout, -ECANCELED
+ * when the proxy stops, other -errno */
 static int wait_fd(struct proxy_conn *c, int fd, short ev, int timeout_ms)
 {
 	struct pollfd pf[2] = { { .fd = fd, .events = ev },
@@ -39,9 +40,9 @@ static int wait_fd(struct proxy_conn *c, int fd, short ev, int timeout_ms)
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
-	if (r == 0 || pf[1].revents)
-		return 0;
-	return 1;
+	if (pf[1].revents)
+		return -ECANCELED;
+	return r > 0;
 }
 
 static int send_all(struct proxy_conn *c, int fd, const char *buf, size_t len)
@@ -141,11 +142,16 @@ static int read_head(struct proxy_conn *c, struct request *rq)
 			return -1;
 		}
 		uint64_t now = sbx_now_ns();
+		int w = now >= deadline ? 0
+					: wait_fd(c, c->client, POLLIN,
+						  (int)((deadline - now) / 1000000) + 1);
 
-		if (now >= deadline ||
-		    wait_fd(c, c->client, POLLIN, (int)((deadline - now) / 1000000) + 1) <= 0) {
-			snprintf(c->reason, sizeof(c->reason), "no full request within %d s",
-				 HEAD_TIMEOUT_MS / 1000);
+		if (w <= 0) {
+			if (w == -ECANCELED)
+				snprintf(c->reason, sizeof(c->reason), "proxy stopped before a full request");
+			else
+				snprintf(c->reason, sizeof(c->reason), "no full request within %d s",
+					 HEAD_TIMEOUT_MS / 1000);
 			return -1;
 		}
 	}
@@ -428,8 +434,12 @@ static void open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
 		sbx_netpolicy_addr_str((struct sockaddr *)&cand[i], c->address, sizeof(c->address));
 		c->allowed = true;
 		last = connect_to(c, &cand[i]);
-		if (last == 0 || last == -ECANCELED)
+		if (last == 0)
 			return;
+		if (last == -ECANCELED) {
+			snprintf(c->reason, sizeof(c->reason), "proxy stopped while connecting");
+			return;
+		}
 	}
 	if (!c->allowed) {
 		if (!why[0])

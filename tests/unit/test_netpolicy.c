@@ -733,21 +733,36 @@ static void test_live_stop_and_drain(void **state)
 	sbx_write_all(c, req, (size_t)n);
 	read_reply(c, reply, sizeof(reply), "\r\n\r\n");
 	assert_non_null(strstr(reply, " 200 "));
+	int half = dial(port);	/* and one that sent half a request head */
+
+	sbx_write_all(half, "GET http://", 11);
+	usleep(100000);
 	sbx_proxy_stop(q);	/* the tunnel is idle and open: stop must cut it */
 	sbx_proxy_stop(q);	/* idempotent */
 	assert_int_equal(recv(c, reply, sizeof(reply), 0), 0);	/* closed by the proxy */
+	assert_int_equal(recv(half, reply, sizeof(reply), 0), 0);
 	close(c);
+	close(half);
 	sbx_proxy_get_stats(q, &st);
 	assert_int_equal(st.active, 0);
 	assert_int_equal(st.allowed, 1);
+	assert_int_equal(st.denied, 1);
 	sbx_log_init(&log);
-	assert_int_equal(sbx_proxy_drain(q, &log), 1);
-	json_t *ev = json_array_get(log.events, 0);
+	assert_int_equal(sbx_proxy_drain(q, &log), 2);
+	json_t *ev = json_array_get(log.events, 0), *ev2 = json_array_get(log.events, 1);
 
+	if (!json_is_true(json_object_get(ev, "allowed"))) {
+		json_t *t = ev;
+
+		ev = ev2;
+		ev2 = t;
+	}
 	assert_string_equal(json_string_value(json_object_get(ev, "event")), "net");
 	assert_string_equal(json_string_value(json_object_get(ev, "method")), "CONNECT");
 	snprintf(req, sizeof(req), "allowed by '127.0.0.1:%u'; cut by proxy stop", f->a.port);
 	assert_string_equal(json_string_value(json_object_get(ev, "reason")), req);
+	assert_string_equal(json_string_value(json_object_get(ev2, "reason")),
+			    "proxy stopped before a full request");
 	assert_int_equal(sbx_proxy_drain(q, &log), 0);
 	sbx_log_free(&log);
 	sbx_proxy_free(q);
