@@ -208,7 +208,7 @@ static int set_limits(struct sbx_cgroup *cg, const char *on, const struct sbx_co
 		sbx_cg_why(cg, "memory controller not enabled for '%s'", cg->path2);
 	}
 	if (cfg->pids != SBX_UNSET && sbx_cg_list_has(on, "pids")) {
-		snprintf(v, sizeof(v), "%" PRIu64, cfg->pids);
+		sbx_cg_pids_text(cfg->pids, v, sizeof(v));
 		r = sbx_cg_write(cg->fake, cg->path2, "pids.max", v);
 		if (r < 0)
 			return sbx_err_set(err, -r, "cannot set pids.max in '%s'", cg->path2);

@@ -30,6 +30,14 @@ static void sleep_ms(long ms)
 		;
 }
 
+void sbx_cg_pids_text(uint64_t pids, char *buf, size_t len)
+{
+	if (pids > 4194304)
+		snprintf(buf, len, "max");
+	else
+		snprintf(buf, len, "%" PRIu64, pids);
+}
+
 char *sbx_cg_join(const char *dir, const char *name)
 {
 	size_t n = strlen(dir);
@@ -355,7 +363,7 @@ static int v1_limits(struct sbx_cgroup *cg, const struct sbx_config *cfg, struct
 		sbx_cg_why(cg, "cgroup v1 OOM kills one process (the largest), not the whole jail");
 	}
 	if (cg->pids1 && cfg->pids != SBX_UNSET) {
-		snprintf(v, sizeof(v), "%" PRIu64, cfg->pids);
+		sbx_cg_pids_text(cfg->pids, v, sizeof(v));
 		r = sbx_cg_write(cg->fake, cg->pids1, "pids.max", v);
 		if (r < 0)
 			return sbx_err_set(err, -r, "cannot set pids.max in '%s'", cg->pids1);

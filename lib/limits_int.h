@@ -18,6 +18,10 @@ extern const char *const sbx_cg_ctrl_names[SBX_CG_NCTRL];
 /* The CPU quota period sbx uses (v1 cfs_period_us, v2 cpu.max), in us. */
 #define SBX_CG_PERIOD_US 100000ULL
 
+/* pids.max text: the kernel refuses numbers above PID_MAX_LIMIT (4M on
+ * 64-bit), a limit no system reaches anyway: "max" then. */
+void sbx_cg_pids_text(uint64_t pids, char *buf, size_t len);
+
 /* "a/b" without doubled slashes; malloc'd. */
 char *sbx_cg_join(const char *dir, const char *name);
 /* Is dir on a cgroup (v1 or v2) filesystem?  (false: a test tree) */

@@ -78,6 +78,10 @@ if [ $cg = 1 ]; then
 	# Two busy loops for a second: unlimited they could take 2 cpus; under
 	# cpus 0.5 the cpu time must stay near half the wall time.  (Load on
 	# the machine can only lower it, so this bound does not flake.)
+	"$SBX" run -q --rm --pids 100000000 --memory 64T --cpus 999.5 -- true
+	st=$?
+	check "limits beyond what the kernel takes still run (exit $st)" [ $st = 0 ]
+
 	spin='timeout 1 sh -c "while :; do :; done" & timeout 1 sh -c "while :; do :; done"; wait'
 	"$SBX" run -q --keep --name spin-half --cpus 0.5 -- sh -c "$spin"
 	ratio=$(rec spin-half "round(r['resources']['cpu_ms'] / r['resources']['wall_ms'], 2)")

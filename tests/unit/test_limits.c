@@ -288,8 +288,10 @@ static void test_v2_usage(void **state)
 	char app[PATH_MAX];
 
 	fake_v2_systemd(&s, app);
-	cfg_limits(&cfg, 64 << 20, SBX_UNSET, SBX_UNSET);
+	cfg_limits(&cfg, 64 << 20, 100000000, SBX_UNSET);
 	assert_int_equal(sbx_cgroup_create_in(&cg, &s, "u1", &cfg, &err), 0);
+	/* Above PID_MAX_LIMIT the kernel refuses a number: "max". */
+	assert_string_equal(get(cg.path2, "pids.max"), "max");
 	put(cg.path2, "memory.events",
 	    "low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 1\n");
 	put(cg.path2, "cpu.stat", "usage_usec 123456\nuser_usec 100000\nsystem_usec 23456\n");
