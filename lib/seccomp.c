@@ -345,8 +345,10 @@ static void common_denies(struct sbx_seccomp_policy *p, bool strict)
 		add_cmp(p, SCMP_SYS(clone), SBX_SC_ERRNO, e,
 			SCMP_CMP64(CLONE_FLAGS_ARG, SCMP_CMP_MASKED_EQ, clone_ns_flags[i],
 				   clone_ns_flags[i]));
-	add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e, SCMP_A0_64(SCMP_CMP_EQ, AF_PACKET));
-	add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e, SCMP_A0_64(SCMP_CMP_EQ, AF_VSOCK));
+	/* socket(2) takes int arguments: compare the domain's low 32 bits,
+	 * or (1 << 32 | AF_VSOCK) would pass the rule and still be AF_VSOCK. */
+	add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_PACKET));
+	add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_VSOCK));
 	if (!strict) {
 		/* The type without SOCK_CLOEXEC|SOCK_NONBLOCK.  Under strict,
 		 * only AF_UNIX sockets exist (its SOCK_RAW is a datagram). */
@@ -371,8 +373,8 @@ static void strict_args(struct sbx_seccomp_policy *p)
 		ns |= clone_ns_flags[i];
 	add_cmp(p, SCMP_SYS(clone), SBX_SC_ALLOW, 0,
 		SCMP_CMP64(CLONE_FLAGS_ARG, SCMP_CMP_MASKED_EQ, ns, 0));
-	add_cmp(p, SCMP_SYS(socket), SBX_SC_ALLOW, 0, SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX));
-	add_cmp(p, SCMP_SYS(socketpair), SBX_SC_ALLOW, 0, SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX));
+	add_cmp(p, SCMP_SYS(socket), SBX_SC_ALLOW, 0, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX));
+	add_cmp(p, SCMP_SYS(socketpair), SBX_SC_ALLOW, 0, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX));
 	add_complement(p, SCMP_SYS(ioctl), 1, ioctl_denied, SBX_ARRAY_SIZE(ioctl_denied),
 		       SBX_SC_ALLOW, 0);
 	add_points(p, SCMP_SYS(personality), 0, personality_ok, SBX_ARRAY_SIZE(personality_ok),
@@ -541,11 +543,11 @@ static int build_ctx(const struct sbx_seccomp_policy *p, bool notify, scmp_filte
  */
 struct compiled {
 	char *policy;
-	bool listener;	/* audit mode and the program has notify actions */
+	bool listener; /* audit mode and the program has notify actions */
 	struct sock_filter *insns;
 	size_t len;
 };
-static struct compiled compiled[2];	/* [notify] */
+static struct compiled compiled[2]; /* [notify] */
 
 static void compiled_clear(struct compiled *c)
 {
@@ -593,7 +595,7 @@ int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_err *err
 {
 	_cleanup_(ctx_release) scmp_filter_ctx ctx = NULL;
 	const char *policy = opts->policy && *opts->policy ? opts->policy : "default";
-	struct compiled *c = &compiled[opts->notify ? 1 : 0], n = { 0 };
+	struct compiled *c = &compiled[opts->notify ? 1 : 0], n = {0};
 	struct sbx_seccomp_policy *p = NULL;
 	int rc;
 
@@ -628,14 +630,14 @@ int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_err *err
 
 int sbx_seccomp_validate(const char *policy, struct sbx_err *err)
 {
-	struct sbx_seccomp_opts o = { .policy = policy };
+	struct sbx_seccomp_opts o = {.policy = policy};
 
 	return sbx_seccomp_prepare(&o, err);
 }
 
 static int load_compiled(const struct compiled *c, struct sbx_err *err)
 {
-	struct sock_fprog prog = { .len = (unsigned short)c->len, .filter = c->insns };
+	struct sock_fprog prog = {.len = (unsigned short)c->len, .filter = c->insns};
 	unsigned int flags = c->listener ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
 	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
 

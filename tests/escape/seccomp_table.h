@@ -163,6 +163,9 @@ static long c_personality_rie(void) { return S(SYS_personality, 0x0400000UL); }
 static long c_personality_hi(void) { return S(SYS_personality, 0x100400000UL); }
 static long c_socket_packet(void) { return S(SYS_socket, AF_PACKET, SOCK_RAW, 0); }
 static long c_socket_vsock(void) { return S(SYS_socket, AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0); }
+/* socket takes ints: high bits must not hide the domain from the filter. */
+static long c_socket_vsock_hi(void) { return S(SYS_socket, (1L << 32) | AF_VSOCK, SOCK_STREAM, 0); }
+static long c_socket_packet_hi(void) { return S(SYS_socket, (1L << 32) | AF_PACKET, SOCK_DGRAM, 0); }
 static long c_socket_raw(void) { return S(SYS_socket, AF_INET, SOCK_RAW | SOCK_CLOEXEC, 1); }
 static long c_socket_raw6(void) { return S(SYS_socket, AF_INET6, SOCK_RAW | SOCK_NONBLOCK, 58); }
 static long c_socket_sockpacket(void) { return S(SYS_socket, AF_INET, SOCK_PACKET, 0); }
@@ -278,6 +281,8 @@ static const struct st_check st_checks[] = {
 	{ "personality", "personality(1<<32 | READ_IMPLIES_EXEC)", c_personality_hi, P, P },
 	{ "socket", "socket(AF_PACKET, SOCK_RAW)", c_socket_packet, P, P },
 	{ "socket", "socket(AF_VSOCK, SOCK_STREAM|SOCK_CLOEXEC)", c_socket_vsock, P, P },
+	{ "socket", "socket(1<<32 | AF_VSOCK, SOCK_STREAM)", c_socket_vsock_hi, P, P },
+	{ "socket", "socket(1<<32 | AF_PACKET, SOCK_DGRAM)", c_socket_packet_hi, P, P },
 	{ "socket", "socket(AF_INET, SOCK_RAW|SOCK_CLOEXEC)", c_socket_raw, P, N },
 	{ "socket", "socket(AF_INET6, SOCK_RAW|SOCK_NONBLOCK)", c_socket_raw6, P, N },
 	{ "socket", "socket(AF_INET, SOCK_PACKET)", c_socket_sockpacket, P, N },
