@@ -15,6 +15,8 @@
  *	// is rooted at its own cgroup, then, before exec:
  *	sbx_rlimits_apply(cfg, &cg, &err);	// in the child: core=0, nofile,
  *						// fsize, fallbacks; no malloc
+ *	oomfd = sbx_cgroup_oom_fd(&cg, &err);	// optional, v1 only: poll it;
+ *						// readable -> sbx_cgroup_kill(&cg)
  *	... wait for the command ...
  *	sbx_cgroup_usage(&cg, &usage);		// cpu, peak memory/pids, OOM kills
  *	sbx_cgroup_destroy(&cg, &err);		// kill what is left, rmdir
