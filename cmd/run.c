@@ -411,6 +411,7 @@ static void finish(struct run_ctx *c)
 
 	if (c->cg.version > 0 && sbx_cgroup_usage(&c->cg, &c->usage) == 0)
 		oom = c->usage.oom_kills > 0;
+	oom = oom || c->oom_seen;
 	c->exit_code = sbx_jail_exit_code(&c->jail, &c->res);
 	if (c->res.timed_out)
 		c->reason = "timeout";
@@ -480,7 +481,7 @@ static void ctx_init(struct run_ctx *c)
 	sbx_jail_init(&c->jail);
 	c->sb.dirfd = c->sb.lockfd = -1;
 	c->st.sandboxes_fd = -1;
-	c->jsonl_fd = c->log_json_fd = c->output_fd = -1;
+	c->jsonl_fd = c->log_json_fd = c->output_fd = c->oom_fd = -1;
 	c->cwd = getcwd(NULL, 0);
 	c->reason = "error";
 }

@@ -72,6 +72,8 @@ struct run_ctx {
 	uint64_t net_allowed, net_denied;
 	struct sbx_seccomp_audit audit;
 	bool auditing;
+	int oom_fd;		/* cgroup v1 OOM eventfd */
+	bool oom_seen;
 };
 
 /* run_net.c */

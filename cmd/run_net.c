@@ -6,6 +6,7 @@
  * (blocked syscalls answered and recorded through a notify fd).
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "netpolicy.h"
@@ -70,6 +71,20 @@ static int on_seccomp(int fd, void *data)
 	return r < 0 ? -1 : 0;
 }
 
+/* cgroup v1 OOM: kill the whole jail, as v2's memory.oom.group does. */
+static int on_oom(int fd, void *data)
+{
+	struct run_ctx *c = data;
+	uint64_t n;
+
+	if (read(fd, &n, sizeof(n)) < 0)
+		return 0;
+	c->oom_seen = true;
+	sbx_cgroup_kill(&c->cg);
+	sbx_jail_kill(&c->jail);
+	return -1;
+}
+
 static void watch(struct sbx_jail_io *io, int fd, int (*fn)(int, void *), void *data)
 {
 	if (fd >= 0 && io->n_watch < SBX_JAIL_MAX_WATCH)
@@ -95,6 +110,12 @@ int run_extras_started(struct run_ctx *c, struct sbx_jail_io *io, struct sbx_err
 	}
 	if (c->auditing)
 		watch(io, c->jail.seccomp_fd, on_seccomp, c);
+	if (c->cg.version == 1 && c->cfg.memory != SBX_UNSET) {
+		struct sbx_err e = { 0 };
+
+		c->oom_fd = sbx_cgroup_oom_fd(&c->cg, &e);
+		watch(io, c->oom_fd, on_oom, c);
+	}
 	return 0;
 }
 
@@ -141,5 +162,8 @@ void run_extras_free(struct run_ctx *c)
 	c->auditing = false;
 	free(c->files);
 	c->files = NULL;
+	if (c->oom_fd >= 0)
+		close(c->oom_fd);
+	c->oom_fd = -1;
 	sbx_secrets_free(&c->secrets);
 }
