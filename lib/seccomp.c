@@ -347,8 +347,10 @@ static void common_denies(struct sbx_seccomp_policy *p, bool strict)
 				   clone_ns_flags[i]));
 	/* socket(2) takes int arguments: compare the domain's low 32 bits,
 	 * or (1 << 32 | AF_VSOCK) would pass the rule and still be AF_VSOCK. */
-	add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_PACKET));
-	add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_VSOCK));
+	add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e,
+		SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_PACKET));
+	add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e,
+		SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_VSOCK));
 	if (!strict) {
 		/* The type without SOCK_CLOEXEC|SOCK_NONBLOCK.  Under strict,
 		 * only AF_UNIX sockets exist (its SOCK_RAW is a datagram). */
@@ -373,8 +375,10 @@ static void strict_args(struct sbx_seccomp_policy *p)
 		ns |= clone_ns_flags[i];
 	add_cmp(p, SCMP_SYS(clone), SBX_SC_ALLOW, 0,
 		SCMP_CMP64(CLONE_FLAGS_ARG, SCMP_CMP_MASKED_EQ, ns, 0));
-	add_cmp(p, SCMP_SYS(socket), SBX_SC_ALLOW, 0, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX));
-	add_cmp(p, SCMP_SYS(socketpair), SBX_SC_ALLOW, 0, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX));
+	add_cmp(p, SCMP_SYS(socket), SBX_SC_ALLOW, 0,
+		SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX));
+	add_cmp(p, SCMP_SYS(socketpair), SBX_SC_ALLOW, 0,
+		SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX));
 	add_complement(p, SCMP_SYS(ioctl), 1, ioctl_denied, SBX_ARRAY_SIZE(ioctl_denied),
 		       SBX_SC_ALLOW, 0);
 	add_points(p, SCMP_SYS(personality), 0, personality_ok, SBX_ARRAY_SIZE(personality_ok),

@@ -33,7 +33,7 @@ int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy, stru
 	struct seccomp_notif_resp *resp = NULL;
 	int rc;
 
-	struct sbx_seccomp_opts o = { .policy = policy, .notify = true };
+	struct sbx_seccomp_opts o = {.policy = policy, .notify = true};
 
 	memset(a, 0, sizeof(*a));
 	/* Compile the audit-mode filter now, before the jail is cloned; the

@@ -666,12 +666,12 @@ static void test_eval_matches_table(void **state)
  * before the fork, loaded as raw BPF in the child. */
 static void test_prepared_filters(void **state)
 {
-	const char *policies[] = { "default", "strict" };
+	const char *policies[] = {"default", "strict"};
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(policies); i++) {
-		struct sbx_seccomp_opts o = { .policy = policies[i], .notify = true };
+		struct sbx_seccomp_opts o = {.policy = policies[i], .notify = true};
 		struct sbx_seccomp_audit a;
-		struct sbx_err err = { 0 };
+		struct sbx_err err = {0};
 		bool strict = i == 1;
 		pid_t pid;
 
@@ -725,7 +725,7 @@ int main(void)
 	    cmocka_unit_test(test_bpf_rejects_x32),
 	    cmocka_unit_test(test_strict_runs_tools),
 	    cmocka_unit_test(test_notify_without_supervisor),
-		cmocka_unit_test(test_prepared_filters),
+	    cmocka_unit_test(test_prepared_filters),
 	    SECCOMP_FILE_TESTS,
 	};
 
