@@ -155,8 +155,12 @@ static int parse_entry(const char *text, struct sbx_allow_entry *e, struct sbx_e
 	e->is_ip = parse_ip(norm, &e->addr);
 	if (e->is_ip && e->wildcard)
 		goto bad;
-	if (e->wildcard && !strchr(e->host, '.') && strcmp(e->host, "localhost") != 0)
-		goto bad;	/* "*.com" would allow a whole TLD */
+	if (e->wildcard && !strchr(e->host, '.') && strcmp(e->host, "localhost") != 0) {
+		free(e->host);	/* "*.com" would allow a whole top-level domain */
+		e->host = NULL;
+		return sbx_err_set(err, 0, "bad allow entry '%s': a wildcard needs a domain of "
+				   "at least two labels (*.example.com)", text);
+	}
 	e->text = sbx_xstrdup(text);
 	return 0;
 bad:
