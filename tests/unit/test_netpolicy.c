@@ -591,6 +591,18 @@ static void test_live_denied_port(void **state)
 	snprintf(reason, sizeof(reason), "localhost port %u is not in the allowlist", f->b.port);
 	expect_denied(f, req, 403, "Forbidden", reason,
 		      want_event("CONNECT", "localhost", f->b.port, NULL, false, reason, 403, 0, 0));
+	/* other spellings of 127.0.0.1 are names, not the listed literal */
+	static const char *const alias[] = { "2130706433", "127.1", "0x7f000001" };
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(alias); i++) {
+		_cleanup_free_ char *norm = sbx_netpolicy_norm_host(alias[i], strlen(alias[i]));
+
+		snprintf(req, sizeof(req), "GET http://%s:%u/ HTTP/1.1\r\n\r\n", alias[i], f->a.port);
+		snprintf(reason, sizeof(reason), "%s port %u is not in the allowlist", norm,
+			 f->a.port);
+		expect_denied(f, req, 403, "Forbidden", reason,
+			      want_event("GET", norm, f->a.port, NULL, false, reason, 403, 0, 0));
+	}
 	/* the metadata address as a literal, not listed */
 	expect_denied(f, "GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\n\r\n", 403,
 		      "Forbidden", "169.254.169.254 port 80 is not in the allowlist",
