@@ -113,7 +113,7 @@ if [ $cg = 1 ]; then
 	alive=1
 	for _ in $(seq 30); do
 		alive=0
-		for d in $dirs; do [ -s "$d/cgroup.procs" ] && alive=1; done
+		for d in $dirs; do [ -n "$(cat "$d/cgroup.procs" 2>/dev/null)" ] && alive=1; done
 		[ $alive = 0 ] && break
 		sleep 0.1
 	done
