@@ -446,7 +446,14 @@ static struct sbx_seccomp_policy *policy_dup(const struct sbx_seccomp_policy *p)
 	return d;
 }
 
-static int policy_resolve(const char *policy, bool from_file, struct sbx_seccomp_policy **out,
+/* Where a policy file may come from. */
+enum policy_src {
+	SRC_VALIDATED, /* only the validated copy (the jail's child) */
+	SRC_ANY,       /* the validated copy, else the file */
+	SRC_FRESH,     /* the file, read again */
+};
+
+static int policy_resolve(const char *policy, enum policy_src src, struct sbx_seccomp_policy **out,
 			  struct sbx_err *err)
 {
 	struct sbx_seccomp_policy *p;
@@ -454,11 +461,12 @@ static int policy_resolve(const char *policy, bool from_file, struct sbx_seccomp
 
 	if (!policy || !*policy)
 		policy = "default";
-	if (!is_builtin(policy) && validated && strcmp(validated->name, policy) == 0) {
+	if (!is_builtin(policy) && src != SRC_FRESH && validated &&
+	    strcmp(validated->name, policy) == 0) {
 		*out = policy_dup(validated);
 		return 0;
 	}
-	if (!is_builtin(policy) && !from_file)
+	if (!is_builtin(policy) && src == SRC_VALIDATED)
 		return sbx_err_set(err, EINVAL,
 				   "seccomp policy '%s' was not validated before the jail started",
 				   policy);
@@ -478,7 +486,7 @@ static int policy_resolve(const char *policy, bool from_file, struct sbx_seccomp
 
 int sbx_seccomp_policy_get(const char *policy, struct sbx_seccomp_policy **out, struct sbx_err *err)
 {
-	return policy_resolve(policy, true, out, err);
+	return policy_resolve(policy, SRC_ANY, out, err);
 }
 
 static uint32_t scmp_action(enum sbx_sc_act act, int e, bool quiet, bool notify)
@@ -603,15 +611,9 @@ int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_err *err
 	struct sbx_seccomp_policy *p = NULL;
 	int rc;
 
-	if (!is_builtin(policy)) {
-		/* Read the file afresh; what was compiled from it is stale. */
-		sbx_seccomp_policy_free(validated);
-		validated = NULL;
-		for (size_t i = 0; i < SBX_ARRAY_SIZE(compiled); i++)
-			if (compiled[i].policy && strcmp(compiled[i].policy, policy) == 0)
-				compiled_clear(&compiled[i]);
-	}
-	rc = policy_resolve(policy, true, &p, err);
+	/* A file is read again (it may have changed); on failure the earlier
+	 * validated copy and compiled filters stay as they were. */
+	rc = policy_resolve(policy, SRC_FRESH, &p, err);
 	if (rc == 0)
 		rc = build_ctx(p, opts->notify, &ctx, err);
 	if (rc == 0)
@@ -623,12 +625,18 @@ int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_err *err
 	}
 	n.policy = sbx_xstrdup(policy);
 	n.listener = opts->notify && policy_notifies(p);
+	if (is_builtin(policy)) {
+		sbx_seccomp_policy_free(p);
+	} else {
+		/* What was compiled from the older read is stale. */
+		for (size_t i = 0; i < SBX_ARRAY_SIZE(compiled); i++)
+			if (compiled[i].policy && strcmp(compiled[i].policy, policy) == 0)
+				compiled_clear(&compiled[i]);
+		sbx_seccomp_policy_free(validated);
+		validated = p;
+	}
 	compiled_clear(c);
 	*c = n;
-	if (is_builtin(policy))
-		sbx_seccomp_policy_free(p);
-	else
-		validated = p;
 	return 0;
 }
 
@@ -666,7 +674,7 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 		return load_compiled(c, err);
 	/* Not prepared in this mode: compile here (a file only from the
 	 * validated copy, never from the path). */
-	rc = policy_resolve(policy, false, &p, err);
+	rc = policy_resolve(policy, SRC_VALIDATED, &p, err);
 	if (rc < 0)
 		return rc;
 	rc = build_ctx(p, opts->notify, &ctx, err);
