@@ -773,9 +773,13 @@ static void gc_new_dirs(struct sbx_state *st, struct sbx_strv *removed)
 
 		if (strncmp(de->d_name, ".new-", 5) != 0)
 			continue;
+		struct stat ds;
+
 		dfd = openat(st->sandboxes_fd, de->d_name, DIR_FLAGS);
-		if (dfd < 0 || lock_held_at(dfd))
-			continue;	/* being created right now */
+		/* Being created right now: locked, or too young to have its lock yet. */
+		if (dfd < 0 || fstat(dfd, &ds) < 0 || time(NULL) - ds.st_mtime < 60 ||
+		    lock_held_at(dfd))
+			continue;
 		if (sbx_rm_rf_at(st->sandboxes_fd, de->d_name) == 0)
 			sbx_strv_push_take(removed, sbx_xasprintf("sandboxes/%s (half-created)",
 								  de->d_name));

@@ -115,6 +115,21 @@ for x in a:
 		[ -z "$(ls -A "$BASE/state-$mode/sandboxes")" ]
 	ok $? "$mode: destroy --all removes all 20"
 
+	# destroy --stale while runs are being created never takes a live one.
+	for i in $(seq 10); do
+		as_mode $mode "$SBX" run -q --keep --rootfs "$IMG" -- sh -c 'sleep 0.3; exit 4' \
+			>/dev/null 2>&1 &
+	done
+	for _ in $(seq 15); do as_mode $mode "$SBX" destroy --stale >/dev/null 2>&1; sleep 0.05; done
+	wait
+	capture as_mode $mode "$SBX" ps -a --json
+	printf '%s' "$out" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)
+assert len(a) == 10 and all(x["state"] == "exited" and x["exit_code"] == 4 for x in a), a'
+	ok $? "$mode: destroy --stale during 10 parallel runs removes none of them"
+	as_mode $mode "$SBX" destroy --all >/dev/null
+
 	# SIGKILL of sbx at several points of a run, then destroy --stale.
 	KILLED_IDS=""
 	limit=""

@@ -569,6 +569,10 @@ static void test_gc(void **state)
 
 	open_state(&st);
 	assert_int_equal(sbx_mkdir_p(path("state/sandboxes/.new-0123456789ab/upper"), 0700), 0);
+	assert_int_equal(sbx_mkdir_p(path("state/sandboxes/.new-222222222222"), 0700), 0);
+	/* an abandoned one is old; a fresh one may not have its lock yet: kept */
+	struct timespec old[2] = { { 1000, 0 }, { 1000, 0 } };
+	assert_int_equal(utimensat(AT_FDCWD, path("state/sandboxes/.new-0123456789ab"), old, 0), 0);
 	assert_int_equal(sbx_mkdir_p(path("state/sandboxes/.new-111111111111"), 0700), 0);
 	held = open(path("state/sandboxes/.new-111111111111/lock"), O_RDWR | O_CREAT | O_CLOEXEC,
 		    0600);
@@ -579,6 +583,7 @@ static void test_gc(void **state)
 	assert_int_equal(removed.n, 2);
 	assert_int_equal(stat(path("state/sandboxes/.new-0123456789ab"), &s), -1);
 	assert_int_equal(stat(path("state/sandboxes/.new-111111111111"), &s), 0);
+	assert_int_equal(stat(path("state/sandboxes/.new-222222222222"), &s), 0);
 	assert_int_equal(stat(path("state/names/dangling"), &s), -1);
 	assert_int_equal(stat(path("state/names/alive"), &s), 0);
 	close(held);
