@@ -314,14 +314,25 @@ static void add_points(struct sbx_seccomp_policy *p, int nr, unsigned arg, const
 #define NR_LIMIT (highest + 129)
 #endif
 
-static void deny_newer(struct sbx_seccomp_policy *p)
+/* The highest native syscall number libseccomp knows (looked up once). */
+static int highest_known(void)
 {
-	int highest = -1;
+	static int highest = -2; /* not looked up yet */
 	char name[64];
 
-	for (int nr = 0; nr < 1024; nr++)
-		if (sbx_seccomp_syscall_name(nr, name, sizeof(name)))
-			highest = nr;
+	if (highest == -2) {
+		highest = -1;
+		for (int nr = 0; nr < 1024; nr++)
+			if (sbx_seccomp_syscall_name(nr, name, sizeof(name)))
+				highest = nr;
+	}
+	return highest;
+}
+
+static void deny_newer(struct sbx_seccomp_policy *p)
+{
+	int highest = highest_known();
+
 	for (int nr = highest + 1; highest >= 0 && nr < NR_LIMIT; nr++) {
 		struct sbx_sc_rule r = {.nr = nr, .act = SBX_SC_ERRNO, .err = ENOSYS};
 
