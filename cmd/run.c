@@ -212,7 +212,11 @@ static int load_config(struct run_ctx *c, struct sbx_err *err)
 	if (r == 0 && c->cfg.rootfs_required && !c->cfg.rootfs)
 		r = sbx_err_set(err, EINVAL, "profile '%s' needs --rootfs TARBALL|DIR",
 				c->cfg.profile_name ? c->cfg.profile_name : "?");
+	/* Audit mode compiles the notify filter; compile the plain one only
+	 * when audit mode cannot be had (validate then names a bad file). */
 	if (r == 0)
+		c->auditing = sbx_seccomp_audit_init(&c->audit, c->cfg.seccomp, err) == 0;
+	if (r == 0 && !c->auditing)
 		r = sbx_seccomp_validate(c->cfg.seccomp, err);
 	if (r == 0)
 		r = sbx_jail_ids_resolve(&c->cfg, &c->ids, err);

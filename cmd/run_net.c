@@ -37,8 +37,6 @@ int run_extras_prepare(struct run_ctx *c, struct sbx_strv *extra, struct sbx_err
 		sbx_redact_init(&c->redact, &c->secrets);
 		c->redacting = true;
 	}
-	c->auditing = sbx_seccomp_audit_init(&c->audit, c->cfg.seccomp, err) == 0;
-	sbx_err_clear(err);
 	return 0;
 }
 

@@ -9,10 +9,12 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -114,6 +116,18 @@ void sbx_jail_die(int sock, const struct sbx_err *err, int code)
 {
 	sbx_jail_report(sock, SBX_MSG_ERROR, err->errnum, "%s", err->msg);
 	_exit(code);
+}
+
+int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return sbx_err_set(err, errno, "cannot set the parent-death signal");
+	/* The supervisor never sends while we set up: readable means EOF. */
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
+		_exit(1);
+	return 0;
 }
 
 /* ---- ids ---- */

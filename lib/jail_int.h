@@ -76,6 +76,12 @@ void sbx_jail_init_main(struct sbx_jail_child *c) __attribute__((noreturn));
 extern const int sbx_jail_fwd_signals[];
 extern const size_t sbx_jail_n_fwd_signals;
 
+/*
+ * PR_SET_PDEATHSIG(SIGKILL) again (credential changes clear it), then make
+ * sure the supervisor did not die before: its end of sock would be closed.
+ */
+int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err);
+
 /* openat2 wrapper (no glibc wrapper yet). */
 int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve);
 

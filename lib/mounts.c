@@ -644,6 +644,9 @@ static int build_steps(struct build *b, struct sbx_err *err)
 	if (r == 0 && b->c->o->ids.range &&
 	    (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
 		r = sbx_err_set(err, errno, "cannot become the jail's root");
+	/* A credential change clears the parent-death signal: set it again. */
+	if (r == 0 && b->c->o->ids.range)
+		r = sbx_jail_rearm_pdeathsig(b->c->sock, err);
 	if (r == 0)
 		r = mount_rootfs(b, err);
 	if (r == 0)

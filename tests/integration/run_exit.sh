@@ -95,6 +95,17 @@ for mode in root user; do
 	[ "$rc" -eq 42 ]
 	ok $? "$mode: SIGTERM to sbx is forwarded to the command (exit $rc)"
 
+	# SIGKILL of sbx: the whole jail dies with it (parent-death signal, pid ns).
+	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c "sleep 30 & sleep 31; : die-$mode-$$" &
+	pid=$!
+	sleep 0.5
+	sup=$(pgrep -o -f "die-$mode-$$")
+	kill -KILL "$sup"
+	{ wait $pid; } 2>/dev/null
+	sleep 0.3
+	! pgrep -f "die-$mode-$$" >/dev/null && ! pgrep -f "sleep 3[01]$" -U 100000,65534 >/dev/null
+	ok $? "$mode: SIGKILL of sbx takes the whole jail with it"
+
 	# Run log, --log-json, record and output.log of a kept sandbox.
 	capture as_mode $mode "$SBX" run --keep --log-json "$BASE/log-$mode.jsonl" --rootfs "$IMG" -- sh -c 'echo captured-output; exit 5'
 	id=$(printf '%s\n' "$err" | sed -n 's/^sbx: sandbox \([0-9a-f]*\).*/\1/p' | head -1)
