@@ -52,6 +52,10 @@ static int norm_path(const char *in, bool allow_dotdot, const char *what, char *
 	if (o == 0)
 		r[o++] = '/';
 	r[o] = '\0';
+	if (r[o - 1] == ' ' || r[o - 1] == '\t') { /* would not survive `profile show` */
+		free(r);
+		return sbx_err_set(err, 0, "%s '%s' ends with a blank", what, in);
+	}
 	*out = r;
 	return 0;
 }

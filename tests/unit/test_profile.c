@@ -170,6 +170,7 @@ static void test_bad_paths(void **state)
 	expect_err("[filesystem]\ntmpfs = /t:huge\n", 2, "key 'tmpfs': bad size 'huge'");
 	expect_err("[filesystem]\nmask = /\n", 2, "key 'mask': cannot mount over '/'");
 	expect_err("[filesystem]\nbind = /a:\n", 2, "key 'bind': bad mount '/a:'");
+	expect_err("[filesystem]\nbind = /a /\n", 2, "key 'bind': source '/a /' ends with a blank");
 	expect_err("[sandbox]\nworkdir = src\n", 2, "key 'workdir': workdir 'src' is not an absolute path");
 	expect_err("[sandbox]\nrootfs = missing.tar\n", 2, "key 'rootfs': rootfs '");
 	expect_err("[security]\nseccomp = nope.policy\n", 2, "key 'seccomp': seccomp policy '");
