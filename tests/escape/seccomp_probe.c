@@ -92,12 +92,26 @@ static void run_table(int strict)
 }
 
 #ifdef ST_HAVE_COMPAT_ABIS
+static const struct st_compat *compat_cur;
+
+static long compat_x32(void)
+{
+	return st_x32_call(compat_cur);
+}
+
+static long compat_int80(void)
+{
+	return st_int80_call(compat_cur);
+}
+
 static void compat_abi(const char *what, long (*call)(void))
 {
 	char detail[128];
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
+	fflush(stdout);
+	pid = fork();
 	if (pid == 0) {
 		long r = call();
 
@@ -177,6 +191,15 @@ int main(int argc, char **argv)
 #ifdef ST_HAVE_COMPAT_ABIS
 	compat_abi("x32 syscall (getpid | 0x40000000)", st_x32_getpid);
 	compat_abi("int 0x80 syscall (i386 getpid)", st_int80_getpid);
+	for (size_t i = 0; i < ARRAY_SIZE(st_compat_checks); i++) {
+		char what[160];
+
+		compat_cur = &st_compat_checks[i];
+		snprintf(what, sizeof(what), "x32 %s", compat_cur->what);
+		compat_abi(what, compat_x32);
+		snprintf(what, sizeof(what), "int 0x80 %s", compat_cur->what);
+		compat_abi(what, compat_int80);
+	}
 #endif
 	seccomp_status();
 	printf("seccomp_probe: %d attacks, %d contained, %d escaped, %d failed\n", n_attacks,

@@ -341,6 +341,49 @@ static inline long st_int80_getpid(void)
 	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L /* i386 getpid */) : "memory");
 	return ret;
 }
+
+/*
+ * Blocked syscalls again, through the x32 bit and through int 0x80 (their
+ * x32 and i386 numbers, harmless arguments): the bad-arch check comes
+ * before every rule, so each must kill, never reach the kernel.
+ */
+struct st_compat {
+	const char *what;
+	long x32_nr;	/* without the 0x40000000 bit */
+	long i386_nr;
+	long a0, a1, a2;
+};
+
+/* clang-format off */
+static const struct st_compat st_compat_checks[] = {
+	{ "mount(NULL, NULL, NULL)", 165, 21, 0, 0, 0 },
+	{ "unshare(CLONE_NEWUSER)", 272, 310, CLONE_NEWUSER, 0, 0 },
+	{ "setns(-1, 0)", 308, 346, -1, 0, 0 },
+	{ "ptrace(PTRACE_PEEKDATA, no such pid)", 521, 26, 2, NOPID, 0 },
+	{ "keyctl(bad op)", 250, 288, 0x7fff, 0, 0 },
+	{ "bpf(-1, NULL, 0)", 321, 357, -1, 0, 0 },
+	{ "init_module(NULL, 0, NULL)", 175, 128, 0, 0, 0 },
+	{ "ioctl(0, TIOCSTI, NULL)", 514, 54, 0, TIOCSTI, 0 },
+	{ "personality(READ_IMPLIES_EXEC)", 135, 136, 0x0400000, 0, 0 },
+	{ "socket(AF_VSOCK, SOCK_STREAM)", 41, 359, AF_VSOCK, SOCK_STREAM, 0 },
+};
+/* clang-format on */
+
+static inline long st_x32_call(const struct st_compat *c)
+{
+	return syscall(c->x32_nr | 0x40000000L, c->a0, c->a1, c->a2);
+}
+
+static inline long st_int80_call(const struct st_compat *c)
+{
+	long ret;
+
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(c->i386_nr), "b"(c->a0), "c"(c->a1), "d"(c->a2)
+			 : "memory");
+	return ret;
+}
 #endif
 
 static inline const char *st_want_name(enum st_want want)

@@ -291,16 +291,36 @@ static void assert_sigsys(int status)
 	assert_int_equal(WTERMSIG(status), SIGSYS);
 }
 
+static int do_compat_x32(void *arg)
+{
+	st_x32_call(arg);
+	return 0;
+}
+
+static int do_compat_int80(void *arg)
+{
+	st_int80_call(arg);
+	return 0;
+}
+
 static void test_other_abis_killed(void **state)
 {
 	const char *policies[] = {"default", "strict"};
 
 	/* Sanity: without a filter neither kills. */
 	assert_true(WIFEXITED(in_child(NULL, false, do_x32, NULL)));
+	assert_true(WIFEXITED(in_child(NULL, false, do_int80, NULL)));
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(policies); i++) {
 		assert_sigsys(in_child(policies[i], false, do_x32, NULL));
 		assert_sigsys(in_child(policies[i], false, do_int80, NULL));
 		assert_sigsys(in_child(policies[i], true, do_x32, NULL));
+		/* The blocked syscalls through the other ABIs: killed too. */
+		for (size_t k = 0; k < SBX_ARRAY_SIZE(st_compat_checks); k++) {
+			void *c = (void *)&st_compat_checks[k];
+
+			assert_sigsys(in_child(policies[i], false, do_compat_x32, c));
+			assert_sigsys(in_child(policies[i], false, do_compat_int80, c));
+		}
 	}
 }
 #endif
