@@ -12,6 +12,8 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "limits.h"
+
 int sbx_proc_starttime(pid_t pid, uint64_t *out)
 {
 	char path[64], buf[1024];
@@ -139,8 +141,6 @@ int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted,
 
 /* ---- killing ---- */
 
-#pragma weak sbx_cgroup_remove_stale
-int sbx_cgroup_remove_stale(const char *id, struct sbx_err *err);
 
 /* State letter of /proc/PID/stat (R, S, D, Z...), 0 if the process is gone. */
 static char proc_state(pid_t pid)
@@ -326,8 +326,6 @@ static int lock_within(struct sbx_sandbox *sb, int ms, struct sbx_err *err)
 static int remove_cgroup(const char *id, bool *removed, struct sbx_err *err)
 {
 	*removed = false;
-	if (!sbx_cgroup_remove_stale)
-		return 0;	/* lib/limits not linked in */
 	int r = sbx_cgroup_remove_stale(id, err);
 	if (r > 0)
 		*removed = true;
