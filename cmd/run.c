@@ -329,6 +329,16 @@ static int setup(struct run_ctx *c, struct sbx_err *err)
 
 /* ---- running ---- */
 
+/* While init builds the root: the record says running (fsync'ed), policy. */
+static void after_go(struct sbx_jail *j, void *data)
+{
+	struct run_ctx *c = data;
+
+	json_object_set_new(c->sb.record, "init_pid", json_integer(j->init_pid));
+	run_record_start(c);
+	run_log_policy(c);
+}
+
 static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err *err)
 {
 	struct sbx_strv env = { 0 }, extra = { 0 };
@@ -343,6 +353,8 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 	r = run_extras_prepare(c, &extra, err);
 	if (r < 0)
 		return r;
+	o.after_go = after_go;
+	o.after_go_data = c;
 	o.title = c->args.title;
 	o.title_len = c->args.title_len;
 	o.files = c->files;
@@ -379,14 +391,11 @@ static int run_jail(struct run_ctx *c, struct sbx_err *err)
 
 	c->output_fd = openat(c->sb.dirfd, "output.log",
 			      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	run_record_start(c);
-	run_log_policy(c);
 	r = start_jail(c, out, errp, err);
 	if (r < 0)
 		goto out;
 	run_log_warnings(c);
 	run_log_timings(c);
-	json_object_set_new(c->sb.record, "init_pid", json_integer(c->jail.init_pid));
 	io.out_r = out[0];
 	io.err_r = errp[0];
 	io.log_fd = c->output_fd;

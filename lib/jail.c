@@ -497,6 +497,8 @@ int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx
 	j->sync_fd = sv[0];
 	r = prepare_child(j, o, err);
 	j->t_namespaces = sbx_ms_since(t0);
+	if (r == 0 && o->after_go)
+		o->after_go(j, o->after_go_data);
 	if (r == 0)
 		r = wait_exec(j, err);
 	if (r < 0) {

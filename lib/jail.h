@@ -61,6 +61,8 @@ struct sbx_jail_file {
 	mode_t mode;		/* owned by the jail user */
 };
 
+struct sbx_jail;
+
 struct sbx_jail_opts {
 	const struct sbx_config *cfg;
 	const char *id;			/* sandbox id (default hostname sbx-<id>) */
@@ -84,6 +86,11 @@ struct sbx_jail_opts {
 	 * command line to the jail.  NULL to leave them. */
 	char *title;
 	size_t title_len;
+	/* Called once init has been released (GO sent), while it builds the
+	 * root: the supervisor's own slow work (the record's fsync) overlaps
+	 * the jail's set-up.  May be NULL. */
+	void (*after_go)(struct sbx_jail *j, void *data);
+	void *after_go_data;
 };
 
 struct sbx_jail {
