@@ -63,6 +63,7 @@ tap() {
 	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=$((f + 1))
 		why="exit $rc without a failing case"
+		[ "$rc" -eq 99 ] && why="$why (99: a sanitizer stopped it; see the log and tests/out/sanitizer/)"
 	elif [ "$rc" -eq 0 ] && [ $((p + s + f)) -eq 0 ]; then
 		f=1
 		why="printed no test result"

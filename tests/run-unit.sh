@@ -44,6 +44,7 @@ count() {
 	if [ "$f" -gt 0 ]; then
 		local why="exit $rc"
 		[ "$rc" -eq 124 ] && why="timed out after ${TIMEOUT}s"
+		[ "$rc" -eq 99 ] && why="exit 99: a sanitizer stopped it"
 		echo "not ok - $label: $p passed, $f failed ($why, log $log)"
 		# The failing cases, then the end of the log for context.
 		sed -n 's/^\[  FAILED  \] \([^0-9].*\)/#   failed: \1/p' "$log"  | sort -u
