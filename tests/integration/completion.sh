@@ -163,6 +163,23 @@ r=$(comp --state-dir="$other" destroy comp-)
 [ "$r" = comp-other ]
 ok $? "sbx --state-dir=DIR destroy <TAB> too"
 
+# With bash-completion loaded, the payload command's own completion runs.
+bc=/usr/share/bash-completion/bash_completion
+if [ -r "$bc" ]; then
+	r=$(bash -c '. "$1"; . "$2"; COMP_WORDS=("$3" run --net none ls --al); COMP_CWORD=5
+		COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; _sbx sbx --al none
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$bc" "$COMPDIR/sbx.bash" "$SBX" | sort -u)
+	has "$r" --all --almost-all && hasnt "$r" --allow
+	ok $? "with bash-completion, sbx run ... ls --al<TAB> completes ls's options, not sbx's"
+	r=$(bash -c '. "$1"; . "$2"; COMP_WORDS=("$3" exec comp-one ls --al); COMP_CWORD=4
+		COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; _sbx sbx --al comp-one
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$bc" "$COMPDIR/sbx.bash" "$SBX" | sort -u)
+	has "$r" --all
+	ok $? "with bash-completion, sbx exec SANDBOX ls --al<TAB> completes ls's options"
+else
+	skip "payload completion through bash-completion" "bash-completion is not installed"
+fi
+
 # fish: complete -C runs the real completion.
 if command -v fish >/dev/null; then
 	fish -n "$COMPDIR/sbx.fish"
