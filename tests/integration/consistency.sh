@@ -80,6 +80,26 @@ for c in $cmds; do
 	ok $((${#stale} != 0)) "$c: no completion entry for an option --help does not have${stale:+ (stale:$stale)}"
 done
 
+# No stale documentation: every .SS under COMMANDS in sbx(1) is a command
+# (or help), and every option a section defines (.TP then .B/.BR/.BI
+# \-\-opt) is in that command's --help.
+stale_sect=
+for sec in $(awk '/^\.SH /{on = ($2 == "COMMANDS")} on && /^\.SS /{print $2}' "$MAN/sbx.1"); do
+	[ "$sec" = help ] && continue
+	grep -qx "$sec" <<<"$cmds" || stale_sect="$stale_sect $sec"
+done
+ok $((${#stale_sect} != 0)) "every command section of sbx(1) is a real command${stale_sect:+ (stale:$stale_sect)}"
+for c in $cmds; do
+	help=$("$SBX" help "$c" 2>/dev/null)
+	stale=
+	for o in $(man_section "$c" | awk 'prev == ".TP" {print} {prev = $0}' |
+		grep -E '^\.B[RI]? ' | grep -oE '\\-\\-[[:alnum:]][[:alnum:]\\-]*' |
+		sed 's/\\//g' | sort -u); do
+		grep -q -- "$o\b" <<<"$help" || stale="$stale $o"
+	done
+	ok $((${#stale} != 0)) "$c: every option its man section defines is in 'sbx $c --help'${stale:+ (not in --help:$stale)}"
+done
+
 # The synopsis of sbx(1) and the usage of `sbx --help` agree on the list.
 for c in $cmds; do
 	"$SBX" --help | grep -Eq "^  $c " || { diag "$c missing from sbx --help"; false; }
