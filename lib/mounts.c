@@ -570,6 +570,30 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 	return 0;
 }
 
+/*
+ * A fresh tmpfs on dir (e.g. /run/secrets).  On a read-only root where dir
+ * does not exist (the host's root), its parent gets a private tmpfs first,
+ * so the mount point can be made.
+ */
+static int files_tmpfs(struct build *b, const char *dir, struct sbx_err *err)
+{
+	static const char *const opts[] = { "mode", "0755", "size", "1048576", NULL, NULL };
+	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	_cleanup_free_ char *parent = NULL;
+	const char *slash = strrchr(dir, '/');
+	int r;
+
+	r = mount_at(b, new_fs("tmpfs", opts, attrs, err), "tmpfs", dir, false, R_STRICT, err);
+	if (r != -EROFS || !slash || slash == dir)
+		return r;
+	sbx_err_clear(err);
+	parent = sbx_xstrndup(dir, (size_t)(slash - dir));
+	r = mount_at(b, new_fs("tmpfs", opts, attrs, err), "tmpfs", parent, false, R_STRICT, err);
+	if (r < 0)
+		return r;
+	return mount_at(b, new_fs("tmpfs", opts, attrs, err), "tmpfs", dir, false, R_STRICT, err);
+}
+
 static int write_files(struct build *b, struct sbx_err *err)
 {
 	const struct sbx_jail_opts *o = b->c->o;
@@ -578,7 +602,6 @@ static int write_files(struct build *b, struct sbx_err *err)
 		const struct sbx_jail_file *f = &o->files[i];
 		_cleanup_close_ int dfd = -1;
 		_cleanup_close_ int fd = -1;
-		static const char *const opts[] = { "mode", "0755", "size", "1048576", NULL, NULL };
 
 		dfd = sbx_openat2(b->rootfd, f->dir, O_DIRECTORY | O_RDONLY, R_STRICT);
 		if (dfd >= 0 && i > 0 && strcmp(f->dir, o->files[i - 1].dir) == 0) {
@@ -587,9 +610,7 @@ static int write_files(struct build *b, struct sbx_err *err)
 			int r;
 
 			sbx_closep(&dfd);
-			r = mount_at(b, new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-								      MOUNT_ATTR_NOEXEC, err),
-				     "tmpfs", f->dir, false, R_STRICT, err);
+			r = files_tmpfs(b, f->dir, err);
 			if (r < 0)
 				return r;
 			dfd = sbx_openat2(b->rootfd, f->dir, O_DIRECTORY | O_RDONLY, R_STRICT);
