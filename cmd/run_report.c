@@ -234,6 +234,10 @@ void run_log_policy(struct run_ctx *c)
 	sbx_log_event(&c->log, "limits", json_pack("{s:s}", "summary", lim));
 	if (c->cg.why[0])
 		sbx_log_event(&c->log, "warning", json_pack("{s:s}", "message", c->cg.why));
+	if (c->cfg.disk != SBX_UNSET)
+		sbx_log_event(&c->log, "warning",
+			      json_pack("{s:s}", "message",
+					"[limits] disk is not enforced: the writable layer is not size-capped"));
 }
 
 /* ---- record ---- */
