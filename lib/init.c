@@ -133,6 +133,31 @@ static void __attribute__((noreturn)) supervise_command(struct sbx_jail_child *c
 	}
 }
 
+/* clone() keeps every fd of the supervisor (state dir, lock, logs): close
+ * all but stdio, the sync socket and the command's output pipes. */
+static void close_inherited(const struct sbx_jail_child *c)
+{
+	int keep[3] = { c->sock, c->o->out_fd, c->o->err_fd };
+	unsigned int from = 3;
+
+	for (int i = 0; i < 3; i++)	/* sort the three */
+		for (int k = i + 1; k < 3; k++)
+			if (keep[k] < keep[i]) {
+				int t = keep[i];
+
+				keep[i] = keep[k];
+				keep[k] = t;
+			}
+	for (int i = 0; i < 3; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned int)keep[i] > from)
+			close_range(from, (unsigned int)keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	close_range(from, ~0U, 0);
+}
+
 void sbx_jail_init_main(struct sbx_jail_child *c)
 {
 	struct sbx_err err = { 0 };
@@ -140,6 +165,7 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	pid_t cmd;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	close_inherited(c);
 	wait_go(c);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	prctl(PR_SET_NAME, "sbx-init", 0, 0, 0);
