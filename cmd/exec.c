@@ -1,15 +1,335 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd/exec.c - sbx exec (not yet implemented). */
-#include <stdio.h>
+/*
+ * cmd/exec.c - sbx exec [-t] [-e NAME[=VAL]] [-w DIR] SANDBOX [--] CMD...
+ *
+ * Into a running sandbox: join its init's namespaces and its cgroup
+ * (lib/enter.c) and run CMD as the sandbox's command runs: same uid, no
+ * capabilities, no_new_privs, the same seccomp policy, an environment
+ * built from the same profile.  Into a kept, exited sandbox: a new jail
+ * over the same writable layer and resolved profile (cmd/exec_kept.c).
+ * Either way an `exec` event is appended to the sandbox's log.jsonl; the
+ * record (and its exit) is never rewritten.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
+#include "exec.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "netpolicy.h"
+#include "profile.h"
+#include "seccomp.h"
 
-static const char usage[] = "usage: sbx exec ...\n\nNot implemented yet.\n";
+static const char usage[] =
+	"usage: sbx exec [options] SANDBOX [--] CMD [ARG...]\n"
+	"\n"
+	"Run CMD in a sandbox: in a running one, joining its namespaces and\n"
+	"cgroup as the same user, with no capabilities, no_new_privs and its\n"
+	"seccomp policy; in a kept, exited one, in a new jail over its writable\n"
+	"layer and resolved profile (for a postmortem).\n"
+	"\n"
+	"  -t, --tty                 allocate a pseudo-terminal\n"
+	"  -e, --env NAME[=VAL]      pass NAME from the caller, or set it\n"
+	"  -w, --workdir DIR         working directory inside (default: the sandbox's)\n"
+	"\n"
+	"SANDBOX is an id, a unique id prefix or a name.\n"
+	"Exit status: the command's own, 128+N if killed by signal N, 125 if sbx\n"
+	"failed, 126 not executable, 127 not found.\n";
+
+static const struct option long_opts[] = {
+	{ "tty", no_argument, NULL, 't' },
+	{ "env", required_argument, NULL, 'e' },
+	{ "workdir", required_argument, NULL, 'w' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void exec_args_free(struct exec_args *a)
+{
+	sbx_strv_free(&a->env);
+	memset(a, 0, sizeof(*a));
+}
+
+int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *err)
+{
+	int opt;
+
+	memset(a, 0, sizeof(*a));
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+te:w:h", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 't': a->tty = true; break;
+		case 'e': sbx_strv_push(&a->env, optarg); break;
+		case 'w': a->workdir = optarg; break;
+		case 'h': fputs(usage, stdout); return 1;
+		default:
+			return sbx_err_set(err, EINVAL, "exec: %s '%s' (see 'sbx exec --help')",
+					   opt == ':' || (optopt && strchr("ew", optopt))
+						   ? "option needs a value" : "unknown option",
+					   argv[optind - 1] ? argv[optind - 1] : "?");
+		}
+	}
+	if (optind >= argc)
+		return sbx_err_set(err, EINVAL, "exec: no sandbox given (usage: sbx exec [options] SANDBOX [--] CMD...)");
+	a->sandbox = argv[optind++];
+	if (optind < argc && strcmp(argv[optind], "--") == 0)
+		optind++;
+	if (optind >= argc)
+		return sbx_err_set(err, EINVAL, "exec: no command given (usage: sbx exec [options] SANDBOX [--] CMD...)");
+	if (a->workdir && a->workdir[0] != '/')
+		return sbx_err_set(err, EINVAL, "exec: the working directory '%s' is not absolute",
+				   a->workdir);
+	a->argv = argv + optind;
+	return 0;
+}
+
+/* ---- shared by both ways in ---- */
+
+int exec_load_config(const json_t *rec, const struct exec_args *a, struct sbx_config *cfg,
+		     struct sbx_err *err)
+{
+	const char *ini = json_string_value(json_object_get(json_object_get(rec, "profile"), "ini"));
+	struct sbx_profile_vars vars;
+	int r;
+
+	if (!ini)
+		return sbx_err_set(err, EINVAL, "the record holds no resolved profile");
+	sbx_profile_vars_from_process(&vars);
+	r = sbx_profile_load_string(cfg, ini, "record.json profile", &vars, err);
+	if (r < 0)
+		return sbx_err_wrap(err, "the sandbox's profile");
+	for (size_t i = 0; r == 0 && i < a->env.n; i++)
+		r = sbx_profile_set(cfg, "env", strchr(a->env.v[i], '=') ? "set" : "pass",
+				    a->env.v[i], err);
+	if (r < 0)
+		return sbx_err_wrap(err, "option -e");
+	/* A policy file is compiled here, on the host, before any jail. */
+	r = sbx_seccomp_validate(cfg->seccomp, err);
+	return r;
+}
+
+void exec_build_env(const struct sbx_config *cfg, const json_t *rec,
+		    const struct sbx_jail_ids *ids, bool tty, bool proxy, struct sbx_strv *env)
+{
+	const char *spec = json_string_value(json_object_get(json_object_get(rec, "rootfs"), "spec"));
+	struct sbx_strv extra = { 0 };
+
+	if (proxy)
+		sbx_proxy_env(SBX_PROXY_DEFAULT_PORT, &extra);
+	sbx_jail_build_env(cfg, ids, !spec || strcmp(spec, "host") == 0, tty, extra.v, env);
+	sbx_strv_free(&extra);
+}
+
+/* The sandbox's workdir: -w, the profile's, else the recorded one (run's
+ * cwd, used only if it exists inside). */
+void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg, const json_t *rec,
+		  const char **workdir, const char **host_cwd)
+{
+	*workdir = a->workdir ? a->workdir : cfg->workdir;
+	*host_cwd = json_string_value(json_object_get(rec, "workdir"));
+}
+
+int exec_pipes(bool tty, int out[2], int errp[2], struct sbx_err *err)
+{
+	if (tty)
+		return 0;
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+		return sbx_err_set(err, errno, "cannot create the output pipes");
+	return 0;
+}
+
+/* Append {"event": "exec", ...} to log.jsonl (O_APPEND, one write). */
+void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, const char *mode,
+		    int status, pid_t pid, const char *error)
+{
+	struct sbx_log log;
+	json_t *cmd = json_array();
+	int fd;
+
+	fd = openat(sb->dirfd, "log.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		return;
+	for (size_t i = 0; a->argv[i]; i++)
+		json_array_append_new(cmd, sbx_json_string_lossy(a->argv[i], strlen(a->argv[i])));
+	sbx_log_init(&log);
+	sbx_log_add_fd(&log, fd);
+	sbx_log_event(&log, "exec",
+		      json_pack("{s:o, s:s, s:i, s:o, s:o, s:i}", "command", cmd, "mode", mode,
+				"status", status, "pid", pid > 0 ? json_integer(pid) : json_null(),
+				"error", error ? json_string(error) : json_null(), "host_pid",
+				(int)getpid()));
+	sbx_log_free(&log);
+	close(fd);
+}
+
+/* stdio must exist, or the sync socket could land on 0..2. */
+static void stdio_open(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			(void)open("/dev/null", O_RDWR);
+}
+
+/* ---- into a running sandbox ---- */
+
+static int supervise(struct sbx_jail *j, int out_r, int err_r, struct sbx_err *err)
+{
+	struct sbx_jail_io io = { .out_r = out_r, .err_r = err_r, .log_fd = -1,
+				  .time_ms = SBX_UNSET };
+	struct sbx_jail_result res;
+	int r = sbx_jail_supervise(j, &io, &res, err);
+
+	if (r < 0)
+		return r;
+	return sbx_jail_exit_code(j, &res);
+}
+
+int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], struct sbx_err *err)
+{
+	int r;
+
+	sbx_closep(&out[1]);
+	sbx_closep(&errp[1]);
+	r = supervise(j, out[0], errp[0], err);
+	sbx_closep(&out[0]);
+	sbx_closep(&errp[0]);
+	return r;
+}
+
+static int enter_running(struct exec_ctx *x, struct sbx_err *err)
+{
+	const json_t *rec = x->sb.record;
+	struct sbx_enter_opts o = { .cfg = &x->cfg, .target = &x->target, .cg = &x->cg,
+				    .argv = x->args.argv, .tty = x->args.tty, .out_fd = -1,
+				    .err_fd = -1 };
+	int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	int r;
+
+	r = sbx_enter_find_init(rec, x->sb.dirfd, &x->cfg, &x->target, err);
+	if (r < 0)
+		return sbx_err_wrap(err, "sandbox '%s'", x->sb.id);
+	r = sbx_cgroup_from_json(&x->cg, x->sb.id, json_object_get(rec, "cgroup"), &x->cfg, err);
+	if (r < 0)
+		return r;
+	exec_build_env(&x->cfg, rec, &x->target.ids, x->args.tty, x->cfg.net == SBX_NET_PROXY,
+		       &x->env);
+	o.envp = x->env.v;
+	exec_workdir(&x->args, &x->cfg, rec, &o.workdir, &o.host_cwd);
+	if (x->args.tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &o.ws) < 0)
+		memset(&o.ws, 0, sizeof(o.ws));
+	r = exec_pipes(x->args.tty, out, errp, err);
+	o.out_fd = out[1];
+	o.err_fd = errp[1];
+	sbx_enter_block_signals();
+	if (r == 0)
+		r = sbx_enter_start(&x->jail, &o, err);
+	if (r < 0) {
+		sbx_closep(&out[0]); sbx_closep(&out[1]);
+		sbx_closep(&errp[0]); sbx_closep(&errp[1]);
+		return r;
+	}
+	x->mode = "running";
+	return exec_run_supervised(&x->jail, out, errp, err);
+}
+
+/* ---- dispatch ---- */
+
+static int open_sandbox(struct exec_ctx *x, struct sbx_err *err)
+{
+	char id[SBX_ID_LEN + 1];
+	int r;
+
+	r = sbx_cmd_state(&x->st, false, err);
+	if (r == 0)
+		r = sbx_sandbox_find(&x->st, x->args.sandbox, id, err);
+	if (r == -ENOENT)
+		return sbx_err_set(err, ENOENT, "no sandbox '%s' (see 'sbx ps -a')", x->args.sandbox);
+	if (r == 0)
+		r = sbx_sandbox_open(&x->st, id, false, &x->sb, err);
+	if (r == 0 && !x->sb.record)
+		r = sbx_err_set(err, EINVAL, "sandbox '%s' has no usable record: %s", id,
+				x->sb.record_error ? x->sb.record_error : "missing");
+	return r;
+}
+
+static int exec_dispatch(struct exec_ctx *x, struct sbx_err *err)
+{
+	int code = 0;
+	const char *state;
+	int r;
+
+	r = open_sandbox(x, err);
+	if (r < 0)
+		return r;
+	state = sbx_sandbox_state(&x->sb, &code);
+	if (!strcmp(state, "lost"))
+		return sbx_err_set(err, ESRCH,
+				   "sandbox '%s' is lost (its supervisor died): nothing to enter; "
+				   "'sbx destroy --stale' removes it", x->sb.id);
+	if (!strcmp(state, "unknown"))
+		return sbx_err_set(err, EINVAL, "sandbox '%s' is in an unknown state", x->sb.id);
+	r = exec_load_config(x->sb.record, &x->args, &x->cfg, err);
+	if (r < 0)
+		return r;
+	if (!strcmp(state, "running") || !strcmp(state, "created"))
+		return enter_running(x, err);
+	return exec_kept(x, err);
+}
+
+static void ctx_init(struct exec_ctx *x)
+{
+	memset(x, 0, sizeof(*x));
+	sbx_config_init(&x->cfg);
+	sbx_jail_init(&x->jail);
+	sbx_enter_target_init(&x->target);
+	x->sb.dirfd = x->sb.lockfd = -1;
+	x->st.state_fd = x->st.sandboxes_fd = -1;
+	x->mode = "none";
+}
+
+static void ctx_free(struct exec_ctx *x)
+{
+	sbx_jail_free(&x->jail);
+	sbx_enter_target_free(&x->target);
+	sbx_cgroup_free(&x->cg);
+	sbx_strv_free(&x->env);
+	sbx_config_free(&x->cfg);
+	sbx_sandbox_close(&x->sb);
+	sbx_state_close(&x->st);
+	exec_args_free(&x->args);
+}
 
 int cmd_exec(int argc, char **argv)
 {
-	if (sbx_cmd_wants_help(argc, argv, usage))
+	struct exec_ctx x;
+	struct sbx_err err = { 0 };
+	int r;
+
+	ctx_init(&x);
+	signal(SIGPIPE, SIG_IGN);
+	stdio_open();
+	r = exec_parse_args(argc, argv, &x.args, &err);
+	if (r > 0) {
+		ctx_free(&x);
 		return 0;
-	sbx_errorf("'exec' is not implemented yet");
-	return SBX_EXIT_FAIL;
+	}
+	if (r == 0)
+		r = exec_dispatch(&x, &err);
+	if (r < 0) {
+		sbx_print_err(&err);
+		if (x.sb.dirfd >= 0 && x.sb.record)
+			exec_log_event(&x.sb, &x.args, x.mode, SBX_EXIT_SBX, -1, err.msg);
+		r = SBX_EXIT_SBX;
+	} else if (x.sb.dirfd >= 0) {
+		exec_log_event(&x.sb, &x.args, x.mode, r, x.jail.cmd_pid, NULL);
+	}
+	ctx_free(&x);
+	return r;
 }

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd/exec.h - sbx exec: shared by exec.c (options, running sandboxes) and
+ * exec_kept.c (a new jail over a kept, exited sandbox's writable layer). */
+#ifndef SBX_CMD_EXEC_H
+#define SBX_CMD_EXEC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "config.h"
+#include "enter.h"
+#include "jail.h"
+#include "limits.h"
+#include "state.h"
+
+struct exec_args {
+	bool tty;
+	struct sbx_strv env;	/* -e NAME[=VAL], in order */
+	const char *workdir;	/* -w */
+	const char *sandbox;	/* id, prefix or name */
+	char **argv;		/* the command (NULL-terminated) */
+};
+
+/* Parse `sbx exec` options (no side effects; unit-testable).  0, or
+ * -EINVAL with err set; 1 when --help was printed. */
+int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *err);
+void exec_args_free(struct exec_args *a);
+
+struct exec_ctx {
+	struct exec_args args;
+	struct sbx_state st;
+	struct sbx_sandbox sb;
+	struct sbx_config cfg;
+	struct sbx_enter_target target;
+	struct sbx_cgroup cg;
+	struct sbx_jail jail;
+	struct sbx_strv env;
+	const char *mode;	/* "running", "new jail" (for the log event) */
+};
+
+/* The sandbox's resolved profile from its record, plus -e; the seccomp
+ * policy compiled (a policy file is read on the host, now). */
+int exec_load_config(const json_t *rec, const struct exec_args *a, struct sbx_config *cfg,
+		     struct sbx_err *err);
+/* The environment the sandbox's command got (without secret values). */
+void exec_build_env(const struct sbx_config *cfg, const json_t *rec,
+		    const struct sbx_jail_ids *ids, bool tty, bool proxy, struct sbx_strv *env);
+void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg, const json_t *rec,
+		  const char **workdir, const char **host_cwd);
+int exec_pipes(bool tty, int out[2], int errp[2], struct sbx_err *err);
+/* Close the write ends, proxy output and signals until the command ends;
+ * its exit status (DESIGN.md) or -errno. */
+int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], struct sbx_err *err);
+void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, const char *mode,
+		    int status, pid_t pid, const char *error);
+
+/* exec_kept.c: into a kept, exited sandbox. */
+int exec_kept(struct exec_ctx *x, struct sbx_err *err);
+
+#endif

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd/exec_kept.c - sbx exec into a kept, exited sandbox: a new jail
+ * (sbx_jail_start) over the same writable layer (the sandbox's upper/ and
+ * work/, and overlays/N/) and the same resolved profile, so a postmortem
+ * runs where the failure happened.  The sandbox's lock is held throughout;
+ * the record, its exit and output.log stay the original run's.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+#include "exec.h"
+#include "lifecycle.h"
+
+static int check_layer(struct exec_ctx *x, struct sbx_err *err)
+{
+	const json_t *rec = x->sb.record;
+	const char *layer = lc_str(rec, "policy.filesystem.writable_layer");
+	struct stat st;
+
+	if (!json_is_true(json_object_get(rec, "kept")))
+		return sbx_err_set(err, ENOENT, "sandbox '%s' has exited and was not kept: "
+				   "nothing to enter", x->sb.id);
+	if (!layer || strcmp(layer, "private") != 0)
+		return sbx_err_set(err, ENOENT, "sandbox '%s' has exited and kept no writable "
+				   "layer: nothing to enter", x->sb.id);
+	if (fstatat(x->sb.dirfd, "upper", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	    fstatat(x->sb.dirfd, "work", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return sbx_err_set(err, ENOENT, "the writable layer of sandbox '%s' is gone",
+				   x->sb.id);
+	return 0;
+}
+
+static int lock_it(struct exec_ctx *x, struct sbx_err *err)
+{
+	struct stat st;
+	int r = sbx_sandbox_lock(&x->sb, false, err);
+
+	if (r == -EWOULDBLOCK || r == -EAGAIN)
+		return sbx_err_set(err, EBUSY, "sandbox '%s' is in use (another command holds "
+				   "its lock)", x->sb.id);
+	if (r < 0)
+		return r;
+	/* Destroyed between finding and locking it? */
+	if (fstatat(x->sb.dirfd, "record.json", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return sbx_err_set(err, ENOENT, "sandbox '%s' was removed", x->sb.id);
+	return 0;
+}
+
+static int rootfs_dir(struct exec_ctx *x, const char **dir, struct sbx_err *err)
+{
+	const char *spec = lc_str(x->sb.record, "rootfs.spec");
+	struct stat st;
+
+	*dir = NULL;
+	if (!spec || !strcmp(spec, "host"))
+		return 0;
+	*dir = lc_str(x->sb.record, "rootfs.dir");
+	if (!*dir || (*dir)[0] != '/')
+		return sbx_err_set(err, EINVAL, "the record of sandbox '%s' names no image "
+				   "directory", x->sb.id);
+	if (stat(*dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return sbx_err_set(err, ENOENT, "the image of sandbox '%s' ('%s') is gone from "
+				   "the cache", x->sb.id, *dir);
+	return 0;
+}
+
+static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *err)
+{
+	const struct sbx_config *cfg = &x->cfg;
+	int r;
+
+	r = check_layer(x, err);
+	if (r == 0)
+		r = lock_it(x, err);
+	if (r == 0)
+		r = rootfs_dir(x, &o->rootfs_dir, err);
+	if (r == 0)
+		r = sbx_enter_ids(cfg, x->sb.record, -1, &o->ids, err);
+	if (r == 0 && (cfg->memory != SBX_UNSET || cfg->pids != SBX_UNSET ||
+		       cfg->cpus_milli != SBX_UNSET))
+		r = sbx_cgroup_create(&x->cg, x->sb.id, cfg, err);
+	if (r < 0)
+		return r;
+	exec_build_env(cfg, x->sb.record, &o->ids, x->args.tty, false, &x->env);
+	o->envp = x->env.v;
+	exec_workdir(&x->args, cfg, x->sb.record, &o->workdir, &o->host_cwd);
+	if (x->args.tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &o->ws) < 0)
+		memset(&o->ws, 0, sizeof(o->ws));
+	return 0;
+}
+
+int exec_kept(struct exec_ctx *x, struct sbx_err *err)
+{
+	struct sbx_jail_opts o = { .cfg = &x->cfg, .id = x->sb.id, .sandbox_dir = x->sb.dir,
+				   .argv = x->args.argv, .cg = &x->cg, .out_fd = -1,
+				   .err_fd = -1, .tty = x->args.tty };
+	int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	struct sbx_err e2 = { 0 };
+	int r;
+
+	r = prepare(x, &o, err);
+	if (r == 0)
+		r = exec_pipes(x->args.tty, out, errp, err);
+	o.out_fd = out[1];
+	o.err_fd = errp[1];
+	if (r == 0)
+		r = sbx_jail_start(&x->jail, &o, err);
+	if (r < 0) {
+		sbx_closep(&out[0]); sbx_closep(&out[1]);
+		sbx_closep(&errp[0]); sbx_closep(&errp[1]);
+	} else {
+		x->mode = "new jail";
+		r = exec_run_supervised(&x->jail, out, errp, err);
+	}
+	if (x->cg.version > 0 && sbx_cgroup_destroy(&x->cg, &e2) < 0)
+		sbx_print_err(&e2);
+	return r;
+}

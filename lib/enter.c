@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/enter.c - join a running jail (`sbx exec`): find and verify its init,
+ * then a helper that leaves every host fd behind, joins the jail's cgroup
+ * and namespaces and forks the command, which becomes the sandbox's user
+ * through the jail's own command side (sbx_jail_exec_command).  See
+ * lib/enter.h for the picture and the security argument.
+ */
+#include "enter.h"
+#include "jail_int.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "state.h"
+
+void sbx_enter_target_init(struct sbx_enter_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->init_pid = -1;
+	t->pidfd = -1;
+}
+
+void sbx_enter_target_free(struct sbx_enter_target *t)
+{
+	sbx_closep(&t->pidfd);
+	sbx_enter_target_init(t);
+}
+
+/* ---- finding init ---- */
+
+/* The numbers of line "Key:" of /proc/PID/status: count, and the last one. */
+static int status_nums(pid_t pid, const char *key, long *last)
+{
+	char path[64];
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0, kl = strlen(key);
+	int n = 0;
+
+	*last = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *p = line + kl + 1, *end;
+
+		if (strncmp(line, key, kl) != 0 || line[kl] != ':')
+			continue;
+		for (;;) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			*last = v;
+			n++;
+			p = end;
+		}
+		break;
+	}
+	return n;
+}
+
+/* Does pid hold an fd open on the file *f (same dev and inode)? */
+static bool holds_file(pid_t pid, const struct stat *f)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	bool hit = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!hit && (de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st, 0) == 0)
+			hit = st.st_dev == f->st_dev && st.st_ino == f->st_ino;
+	}
+	closedir(d);
+	return hit;
+}
+
+static bool start_matches(pid_t pid, const json_t *start)
+{
+	uint64_t now;
+
+	return json_is_integer(start) && sbx_proc_starttime(pid, &now) == 0 &&
+	       (uint64_t)json_integer_value(start) == now;
+}
+
+/* Without init_start: pid 1 of a child pid namespace, child of the verified
+ * supervisor (its start time, or it holds the sandbox's lock file). */
+static bool init_by_parent(const json_t *rec, int dirfd, pid_t pid)
+{
+	json_int_t sup = json_integer_value(json_object_get(rec, "supervisor_pid"));
+	const json_t *sup_start = json_object_get(rec, "supervisor_start");
+	long last, ppid;
+	struct stat lock;
+
+	if (status_nums(pid, "NSpid", &last) < 2 || last != 1)
+		return false;
+	if (sup <= 1 || sup > (1 << 30) || status_nums(pid, "PPid", &ppid) != 1 || ppid != sup)
+		return false;
+	if (json_is_integer(sup_start))
+		return start_matches((pid_t)sup, sup_start);
+	if (fstatat(dirfd, "lock", &lock, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lock.st_mode))
+		return false;
+	return holds_file((pid_t)sup, &lock);
+}
+
+/* The first line of /proc/PID/{uid,gid}_map: inside, outside, count. */
+static int read_map(pid_t pid, const char *which, unsigned long v[3], struct sbx_err *err)
+{
+	char path[64];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, which);
+	f = fopen(path, "re");
+	if (!f)
+		return sbx_err_set(err, errno, "cannot read '%s'", path);
+	if (fscanf(f, "%lu %lu %lu", &v[0], &v[1], &v[2]) != 3)
+		return sbx_err_set(err, EINVAL, "'%s' maps nothing", path);
+	return 0;
+}
+
+/* Cross-check with record.policy.user when the record has it already. */
+static int check_policy_user(const json_t *record, const struct sbx_jail_ids *ids,
+			     struct sbx_err *err)
+{
+	const json_t *u = json_object_get(json_object_get(record, "policy"), "user");
+	const json_t *uid = json_object_get(u, "uid"), *huid = json_object_get(u, "host_uid");
+
+	if (!u)
+		return 0;
+	if (!json_is_integer(uid) || !json_is_integer(huid) ||
+	    json_integer_value(uid) != (json_int_t)ids->uid ||
+	    json_integer_value(huid) != (json_int_t)ids->host_uid)
+		return sbx_err_set(err, EPERM,
+				   "the sandbox's command runs as uid %lld (host uid %lld), this "
+				   "would be %u (host uid %u): was it started by another user?",
+				   (long long)json_integer_value(uid),
+				   (long long)json_integer_value(huid), ids->uid, ids->host_uid);
+	return 0;
+}
+
+int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init,
+		  struct sbx_jail_ids *ids, struct sbx_err *err)
+{
+	unsigned long um[3], gm[3];
+	int r;
+
+	r = sbx_jail_ids_resolve(cfg, ids, err);
+	if (r < 0 || init <= 0)
+		return r < 0 ? r : check_policy_user(record, ids, err);
+	r = read_map(init, "uid_map", um, err);
+	if (r == 0)
+		r = read_map(init, "gid_map", gm, err);
+	if (r < 0)
+		return r;
+	if ((um[2] > 1) != ids->range)
+		return sbx_err_set(err, EPERM, "the jail was started %s: enter it as %s",
+				   um[2] > 1 ? "by root" : "by an ordinary user",
+				   um[2] > 1 ? "root" : "that user");
+	if (!ids->range) {
+		/* A user's jail maps exactly one id: the command's. */
+		if (um[1] != ids->outer_uid || gm[1] != ids->outer_gid)
+			return sbx_err_set(err, EPERM, "the jail belongs to host uid %lu", um[1]);
+		ids->uid = (uid_t)um[0];
+		ids->gid = (gid_t)gm[0];
+		ids->host_root = ids->uid == 0 ? ids->outer_uid : (uid_t)-1;
+	}
+	return check_policy_user(record, ids, err);
+}
+
+static int ns_flags(const struct sbx_config *cfg)
+{
+	int f = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+		CLONE_NEWCGROUP;
+
+	/* A host-network jail has the host's netns: nothing to join. */
+	if (cfg->net != SBX_NET_HOST)
+		f |= CLONE_NEWNET;
+	return f;
+}
+
+int sbx_enter_find_init(const json_t *record, int sandbox_dirfd, const struct sbx_config *cfg,
+			struct sbx_enter_target *t, struct sbx_err *err)
+{
+	json_int_t pid = json_integer_value(json_object_get(record, "init_pid"));
+	const json_t *start = json_object_get(record, "init_start");
+	_cleanup_close_ int pidfd = -1;
+	int r;
+
+	if (pid <= 1 || pid > (1 << 30))
+		return sbx_err_set(err, ESRCH, "the record names no jail init (still starting?)");
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pidfd < 0)
+		return sbx_err_set(err, errno == ESRCH ? ESRCH : errno,
+				   "the jail's init (pid %lld) is gone", (long long)pid);
+	/* Verify what /proc/PID is, then that the pidfd's process is still
+	 * alive: then it still owns PID, so it is the process verified. */
+	if (json_is_integer(start) ? !start_matches((pid_t)pid, start)
+				   : !init_by_parent(record, sandbox_dirfd, (pid_t)pid))
+		return sbx_err_set(err, ESRCH,
+				   "pid %lld is not the jail's init any more (the jail is gone)",
+				   (long long)pid);
+	r = sbx_enter_ids(cfg, record, (pid_t)pid, &t->ids, err);
+	if (r == 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 && errno == ESRCH)
+		r = sbx_err_set(err, ESRCH, "the jail's init (pid %lld) is gone", (long long)pid);
+	if (r < 0)
+		return r;
+	t->ns_flags = ns_flags(cfg);
+	t->init_pid = (pid_t)pid;
+	t->pidfd = steal_fd(&pidfd);
+	return 0;
+}
+
+/* ---- the helper (a fork of sbx exec) ---- */
+
+enum { H_SOCK, H_PIDFD, H_OUT, H_ERR, H_N };
+
+/*
+ * Keep fds[] (moved to 3, 4, ...) and stdio; close every other fd, so no
+ * host file, directory or socket of sbx's goes along into the jail.
+ */
+static int keep_only(int fds[H_N], struct sbx_err *err)
+{
+	int tmp[H_N];
+
+	for (int i = 0; i < H_N; i++) {
+		tmp[i] = fds[i] < 0 ? -1 : fcntl(fds[i], F_DUPFD_CLOEXEC, 3 + H_N);
+		if (fds[i] >= 0 && tmp[i] < 0)
+			return sbx_err_set(err, errno, "cannot move a descriptor");
+	}
+	for (int i = 0; i < H_N; i++) {
+		if (tmp[i] < 0) {
+			close(3 + i);
+			fds[i] = -1;
+		} else if (dup3(tmp[i], 3 + i, O_CLOEXEC) < 0) {
+			return sbx_err_set(err, errno, "cannot move a descriptor");
+		} else {
+			fds[i] = 3 + i;
+		}
+	}
+	if (close_range(3 + H_N, ~0U, 0) < 0)
+		return sbx_err_set(err, errno, "cannot close the descriptors sbx holds");
+	return 0;
+}
+
+static void rearm_pdeathsig(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(1);
+}
+
+/* Until execve nothing of this process may be inspected by the jail. */
+static void not_dumpable(int sock)
+{
+	struct sbx_err e = { 0 };
+
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0) {
+		sbx_err_set(&e, errno, "cannot make the entering process non-dumpable");
+		sbx_jail_die(sock, &e, 125);
+	}
+}
+
+static int join(const struct sbx_enter_opts *o, int fds[H_N], pid_t parent,
+		struct sbx_err *err)
+{
+	int r;
+
+	if (o->cg && o->cg->version > 0) {
+		r = sbx_cgroup_attach(o->cg, getpid(), err);
+		if (r < 0)
+			return sbx_err_wrap(err, "cannot join the sandbox's cgroup");
+	}
+	if (setns(fds[H_PIDFD], o->target->ns_flags) < 0)
+		return sbx_err_set(err, errno, "cannot join the jail's namespaces");
+	close(fds[H_PIDFD]);
+	fds[H_PIDFD] = -1;
+	/* Host root is nobody in a root-started jail: be the jail's root, as
+	 * its init is, so what the command side creates (the pty) is owned by
+	 * an id the jail maps.  (A user's jail maps our own uid already.) */
+	if (o->target->ids.range && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
+		return sbx_err_set(err, errno, "cannot become the jail's root");
+	/* Joining the user namespace changed our credentials, which resets
+	 * dumpable to fs.suid_dumpable and clears the parent-death signal. */
+	not_dumpable(fds[H_SOCK]);
+	rearm_pdeathsig(parent);
+	/* setns(CLONE_NEWNS) put root and cwd at the jail's root; say it. */
+	if (chdir("/") < 0)
+		return sbx_err_set(err, errno, "cannot change to the jail's root");
+	return 0;
+}
+
+static void __attribute__((noreturn)) run_command(const struct sbx_enter_opts *o,
+						  const int fds[H_N])
+{
+	struct sbx_jail_cmd c = {
+		.cfg = o->cfg, .ids = &o->target->ids, .cg = o->cg, .argv = o->argv,
+		.envp = o->envp, .workdir = o->workdir, .host_cwd = o->host_cwd,
+		.out_fd = fds[H_OUT], .err_fd = fds[H_ERR], .tty = o->tty, .ws = o->ws,
+		.report_fd = fds[H_SOCK],
+	};
+
+	sbx_jail_exec_command(&c);
+}
+
+/* Forward signals to the command, reap it, report its status, exit. */
+static void __attribute__((noreturn)) wait_command(int sock, pid_t cmd)
+{
+	struct sbx_jail_msg m = { .type = SBX_MSG_STATUS };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++)
+		sigaddset(&set, sbx_jail_fwd_signals[i]);
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si), st;
+
+		if (sig != SIGCHLD && sig > 0) {
+			kill(cmd, sig);
+			continue;
+		}
+		if (waitpid(cmd, &st, WNOHANG) == cmd) {
+			m.value = st;
+			(void)sbx_jail_send(sock, &m, NULL, 0);
+			_exit(0);
+		}
+	}
+}
+
+static void __attribute__((noreturn)) helper_main(const struct sbx_enter_opts *o, int sock,
+						  pid_t parent)
+{
+	int fds[H_N] = { sock, o->target->pidfd, o->out_fd, o->err_fd };
+	struct sbx_err err = { 0 };
+	sigset_t set;
+	pid_t cmd;
+
+	not_dumpable(sock);
+	rearm_pdeathsig(parent);
+	prctl(PR_SET_NAME, "sbx-exec", 0, 0, 0);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (keep_only(fds, &err) < 0 || join(o, fds, parent, &err) < 0)
+		sbx_jail_die(fds[H_SOCK] >= 0 ? fds[H_SOCK] : sock, &err, 125);
+	cmd = fork();
+	if (cmd < 0) {
+		sbx_err_set(&err, errno, "cannot fork in the jail (is it ending?)");
+		sbx_jail_die(fds[H_SOCK], &err, 125);
+	}
+	if (cmd == 0)
+		run_command(o, fds);
+	sbx_closep(&fds[H_OUT]);
+	sbx_closep(&fds[H_ERR]);
+	wait_command(fds[H_SOCK], cmd);
+}
+
+/* ---- sbx exec's side ---- */
+
+/* Read messages until EXEC, EXEC_FAIL or ERROR (or the helper's death). */
+static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
+{
+	struct sbx_jail_msg m;
+	int fds[4];
+	size_t nfds;
+
+	for (;;) {
+		ssize_t n = sbx_jail_recv(j->sync_fd, &m, fds, SBX_ARRAY_SIZE(fds), &nfds);
+
+		if (n <= 0)
+			return sbx_err_set(err, n < 0 ? (int)-n : ECHILD,
+					   "the process entering the jail died");
+		if (m.type == SBX_MSG_PTY && nfds == 1 && j->pty_fd < 0) {
+			j->pty_fd = fds[0];
+			continue;
+		}
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		switch (m.type) {
+		case SBX_MSG_ERROR:
+			return sbx_err_set(err, m.errnum, "%s", m.text);
+		case SBX_MSG_EXEC_FAIL:
+			j->exec_errno = m.errnum ? m.errnum : ENOENT;
+			return 0;
+		case SBX_MSG_EXEC:
+			j->exec_ok = true;
+			j->cmd_pid = m.value;
+			j->t_seccomp = m.ts[SBX_TS_SECCOMP1] > m.ts[SBX_TS_SECCOMP0]
+					       ? (double)(m.ts[SBX_TS_SECCOMP1] - m.ts[SBX_TS_SECCOMP0]) / 1e6
+					       : 0.0;
+			return 0;
+		default:
+			break;
+		}
+	}
+}
+
+int sbx_enter_start(struct sbx_jail *j, const struct sbx_enter_opts *o, struct sbx_err *err)
+{
+	uint64_t t0 = sbx_now_ns();
+	pid_t parent = getpid();
+	int sv[2];
+	int r;
+
+	if (!o->target || o->target->pidfd < 0)
+		return sbx_err_set(err, EINVAL, "no jail to enter");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return sbx_err_set(err, errno, "cannot create the sync socket");
+	fflush(NULL);
+	j->init_pid = fork();
+	if (j->init_pid < 0) {
+		r = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return sbx_err_set(err, r, "cannot fork");
+	}
+	if (j->init_pid == 0) {
+		close(sv[0]);
+		helper_main(o, sv[1], parent);
+	}
+	close(sv[1]);
+	j->sync_fd = sv[0];
+	j->pidfd = (int)syscall(SYS_pidfd_open, j->init_pid, 0);
+	if (j->pidfd < 0)
+		r = sbx_err_set(err, errno, "cannot open a pidfd of the entering process");
+	else
+		r = wait_exec(j, err);
+	j->t_namespaces = sbx_ms_since(t0);
+	if (r < 0) {
+		kill(j->init_pid, SIGKILL);
+		(void)waitpid(j->init_pid, NULL, 0);
+		j->init_pid = -1;
+	}
+	return r;
+}
+
+void sbx_enter_block_signals(void)
+{
+	sigset_t fwd;
+
+	sigemptyset(&fwd);
+	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++)
+		sigaddset(&fwd, sbx_jail_fwd_signals[i]);
+	sigprocmask(SIG_BLOCK, &fwd, NULL);
+}
