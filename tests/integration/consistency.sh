@@ -136,6 +136,27 @@ for f in "$TAP_ROOT"/profiles/*.ini; do
 	ok $? "profile '$p' is described in sbx-profile(5)"
 done
 
+# README: every command, built-in profile and profile key is named, and
+# every `sbx run -p NAME` it shows names a real profile.
+README=$TAP_ROOT/README.md
+miss=
+for c in $cmds; do grep -q "sbx $c\b" "$README" || miss="$miss $c"; done
+ok $((${#miss} != 0)) "README shows every command${miss:+ (missing:$miss)}"
+miss=
+for p in $listed; do grep -q "\`$p\`" "$README" || miss="$miss $p"; done
+ok $((${#miss} != 0)) "README names every built-in profile${miss:+ (missing:$miss)}"
+miss=
+while read -r s k; do
+	[ -z "$k" ] || [ "$k" = "*" ] && continue
+	grep -q "\`$k\`" "$README" || miss="$miss [$s]$k"
+done <<<"$keys"
+ok $((${#miss} != 0)) "README's key summary names every profile key${miss:+ (missing:$miss)}"
+bad=
+for p in $(grep -oE 'sbx run -p +[a-z0-9_-]+' "$README" | awk '{print $NF}' | sort -u); do
+	grep -qx "$p" <<<"$listed" || bad="$bad $p"
+done
+ok $((${#bad} != 0)) "every 'sbx run -p NAME' in README names a built-in profile${bad:+ (unknown:$bad)}"
+
 # Exit statuses: the run/exec table of sbx(1) has each status of DESIGN.md.
 for s in 124 125 126 127 "128+"; do
 	grep -q "^\.B $s\|^\.BR $s" "$MAN/sbx.1"
