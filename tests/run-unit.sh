@@ -45,7 +45,7 @@ count() {
 		local why="exit $rc"
 		[ "$rc" -eq 124 ] && why="timed out after ${TIMEOUT}s"
 		[ "$rc" -eq 99 ] && why="exit 99: a sanitizer stopped it"
-		echo "not ok - $label: $p passed, $f failed ($why, log $log)"
+		echo "not ok - $label: $p passed, $f failed ($why, log ${log#"$ROOT"/})"
 		# The failing cases, then the end of the log for context.
 		sed -n 's/^\[  FAILED  \] \([^0-9].*\)/#   failed: \1/p' "$log"  | sort -u
 		tail -n 15 "$log" | sed 's/^/#   /'
