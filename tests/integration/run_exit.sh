@@ -106,6 +106,17 @@ for mode in root user; do
 	! pgrep -f "die-$mode-$$" >/dev/null && ! pgrep -f "sleep 3[01]$" -U 100000,65534 >/dev/null
 	ok $? "$mode: SIGKILL of sbx takes the whole jail with it"
 
+	# init holds nothing of the supervisor's: stdio and its sync socket only.
+	as_mode $mode "$SBX" run -q --name "fds-$mode" --rootfs "$IMG" -- sleep 2 &
+	pid=$!
+	sleep 0.7
+	ipid=$(python3 -c 'import json,sys,glob; print([json.load(open(f)).get("init_pid") for f in glob.glob(sys.argv[1] + "/sandboxes/*/record.json") if json.load(open(f)).get("name") == sys.argv[2]][0])' "$BASE/state-$mode" "fds-$mode" 2>/dev/null)
+	nfd=$(ls /proc/"$ipid"/fd 2>/dev/null | wc -l)
+	targets=$(ls -l /proc/"$ipid"/fd 2>/dev/null | grep -c 'sbx\|state\|cache\|record\|log')
+	wait $pid
+	[ -n "$ipid" ] && [ "$nfd" -le 4 ] && [ "$nfd" -ge 1 ] && [ "$targets" -eq 0 ]
+	ok $? "$mode: the jail's init holds only stdio and its socket ($nfd fds, pid $ipid)"
+
 	# Run log, --log-json, record and output.log of a kept sandbox.
 	capture as_mode $mode "$SBX" run --keep --log-json "$BASE/log-$mode.jsonl" --rootfs "$IMG" -- sh -c 'echo captured-output; exit 5'
 	id=$(printf '%s\n' "$err" | sed -n 's/^sbx: sandbox \([0-9a-f]*\).*/\1/p' | head -1)
