@@ -22,44 +22,63 @@
 #include "seccomp.h"
 
 #define OUTPUT_CAP (8ULL << 20)
-#define GRACE_MS 2000
+#define GRACE_MS   2000
 
 static const char usage[] =
-	"usage: sbx run [options] [--] CMD [ARG...]\n"
-	"\n"
-	"Run CMD in a new ephemeral sandbox built from a profile.\n"
-	"\n"
-	"  -p, --profile NAME|FILE   isolation profile (default: default)\n"
-	"      --rootfs host|TARBALL|DIR  root filesystem\n"
-	"  -n, --name NAME           name the sandbox\n"
-	"      --keep                keep the sandbox's state after the run\n"
-	"      --rm                  always remove it (overrides persist)\n"
-	"  -e, --env NAME[=VAL]      pass NAME from the caller, or set it\n"
-	"      --bind SRC[:DST]      bind a host path read-write (nosuid,nodev)\n"
-	"      --ro-bind SRC[:DST]   bind a host path read-only\n"
-	"      --overlay SRC[:DST]   copy-on-write view of a host directory\n"
-	"      --tmpfs DST[:SIZE]    a private tmpfs\n"
-	"      --net MODE            none | loopback | proxy | host\n"
-	"      --allow HOST[:PORT]   allow a destination through the proxy\n"
-	"      --memory SIZE         memory limit (e.g. 512m)\n"
-	"      --pids N              process limit\n"
-	"      --cpus N              cpu limit (e.g. 1.5)\n"
-	"      --time DURATION       wall-clock limit (e.g. 90s): exit 124\n"
-	"  -w, --workdir DIR         working directory inside\n"
-	"  -u, --user UID[:GID]|root user inside (never root on the host)\n"
-	"      --hostname NAME       hostname inside\n"
-	"  -t, --tty                 allocate a pseudo-terminal\n"
-	"  -q, --quiet               no run log on stderr\n"
-	"      --log-json FILE       write the run log as JSON lines to FILE\n"
-	"\n"
-	"Exit status: the command's own, 128+N if killed by signal N, 124 on\n"
-	"timeout, 125 if sbx failed, 126 not executable, 127 not found.\n";
+    "usage: sbx run [options] [--] CMD [ARG...]\n"
+    "\n"
+    "Run CMD in a new ephemeral sandbox built from a profile.\n"
+    "\n"
+    "  -p, --profile NAME|FILE   isolation profile (default: default)\n"
+    "      --rootfs host|TARBALL|DIR  root filesystem\n"
+    "  -n, --name NAME           name the sandbox\n"
+    "      --keep                keep the sandbox's state after the run\n"
+    "      --rm                  always remove it (overrides persist)\n"
+    "  -e, --env NAME[=VAL]      pass NAME from the caller, or set it\n"
+    "      --bind SRC[:DST]      bind a host path read-write (nosuid,nodev)\n"
+    "      --ro-bind SRC[:DST]   bind a host path read-only\n"
+    "      --overlay SRC[:DST]   copy-on-write view of a host directory\n"
+    "      --tmpfs DST[:SIZE]    a private tmpfs\n"
+    "      --net MODE            none | loopback | proxy | host\n"
+    "      --allow HOST[:PORT]   allow a destination through the proxy\n"
+    "      --memory SIZE         memory limit (e.g. 512m)\n"
+    "      --pids N              process limit\n"
+    "      --cpus N              cpu limit (e.g. 1.5)\n"
+    "      --time DURATION       wall-clock limit (e.g. 90s): exit 124\n"
+    "  -w, --workdir DIR         working directory inside\n"
+    "  -u, --user UID[:GID]|root user inside (never root on the host)\n"
+    "      --hostname NAME       hostname inside\n"
+    "  -t, --tty                 allocate a pseudo-terminal\n"
+    "  -q, --quiet               no run log on stderr\n"
+    "      --log-json FILE       write the run log as JSON lines to FILE\n"
+    "\n"
+    "Exit status: the command's own, 128+N if killed by signal N, 124 on\n"
+    "timeout, 125 if sbx failed, 126 not executable, 127 not found.\n";
 
 enum {
-	O_PROFILE = 'p', O_NAME = 'n', O_ENV = 'e', O_WORKDIR = 'w', O_USER = 'u', O_TTY = 't',
-	O_QUIET = 'q', O_HELP = 'h',
-	O_ROOTFS = 256, O_KEEP, O_RM, O_BIND, O_ROBIND, O_OVERLAY, O_TMPFS, O_NET, O_ALLOW,
-	O_MEMORY, O_PIDS, O_CPUS, O_TIME, O_HOSTNAME, O_LOGJSON,
+	O_PROFILE = 'p',
+	O_NAME = 'n',
+	O_ENV = 'e',
+	O_WORKDIR = 'w',
+	O_USER = 'u',
+	O_TTY = 't',
+	O_QUIET = 'q',
+	O_HELP = 'h',
+	O_ROOTFS = 256,
+	O_KEEP,
+	O_RM,
+	O_BIND,
+	O_ROBIND,
+	O_OVERLAY,
+	O_TMPFS,
+	O_NET,
+	O_ALLOW,
+	O_MEMORY,
+	O_PIDS,
+	O_CPUS,
+	O_TIME,
+	O_HOSTNAME,
+	O_LOGJSON,
 };
 
 /* Options that are profile keys: option -> section, key. */
@@ -67,47 +86,47 @@ static const struct {
 	int opt;
 	const char *section, *key;
 } key_opts[] = {
-	{ O_ROOTFS, "sandbox", "rootfs" },	{ O_WORKDIR, "sandbox", "workdir" },
-	{ O_USER, "sandbox", "user" },		{ O_HOSTNAME, "sandbox", "hostname" },
-	{ O_TTY, "sandbox", "tty" },		{ O_BIND, "filesystem", "bind" },
-	{ O_ROBIND, "filesystem", "ro-bind" },	{ O_OVERLAY, "filesystem", "overlay" },
-	{ O_TMPFS, "filesystem", "tmpfs" },	{ O_NET, "network", "mode" },
-	{ O_ALLOW, "network", "allow" },	{ O_MEMORY, "limits", "memory" },
-	{ O_PIDS, "limits", "pids" },		{ O_CPUS, "limits", "cpus" },
-	{ O_TIME, "limits", "time" },
+    {O_ROOTFS, "sandbox", "rootfs"},	 {O_WORKDIR, "sandbox", "workdir"},
+    {O_USER, "sandbox", "user"},	 {O_HOSTNAME, "sandbox", "hostname"},
+    {O_TTY, "sandbox", "tty"},		 {O_BIND, "filesystem", "bind"},
+    {O_ROBIND, "filesystem", "ro-bind"}, {O_OVERLAY, "filesystem", "overlay"},
+    {O_TMPFS, "filesystem", "tmpfs"},	 {O_NET, "network", "mode"},
+    {O_ALLOW, "network", "allow"},	 {O_MEMORY, "limits", "memory"},
+    {O_PIDS, "limits", "pids"},		 {O_CPUS, "limits", "cpus"},
+    {O_TIME, "limits", "time"},
 };
 
 static const struct option long_opts[] = {
-	{ "profile", required_argument, NULL, O_PROFILE },
-	{ "rootfs", required_argument, NULL, O_ROOTFS },
-	{ "name", required_argument, NULL, O_NAME },
-	{ "keep", no_argument, NULL, O_KEEP },
-	{ "rm", no_argument, NULL, O_RM },
-	{ "env", required_argument, NULL, O_ENV },
-	{ "bind", required_argument, NULL, O_BIND },
-	{ "ro-bind", required_argument, NULL, O_ROBIND },
-	{ "overlay", required_argument, NULL, O_OVERLAY },
-	{ "tmpfs", required_argument, NULL, O_TMPFS },
-	{ "net", required_argument, NULL, O_NET },
-	{ "allow", required_argument, NULL, O_ALLOW },
-	{ "memory", required_argument, NULL, O_MEMORY },
-	{ "pids", required_argument, NULL, O_PIDS },
-	{ "cpus", required_argument, NULL, O_CPUS },
-	{ "time", required_argument, NULL, O_TIME },
-	{ "workdir", required_argument, NULL, O_WORKDIR },
-	{ "user", required_argument, NULL, O_USER },
-	{ "hostname", required_argument, NULL, O_HOSTNAME },
-	{ "tty", no_argument, NULL, O_TTY },
-	{ "quiet", no_argument, NULL, O_QUIET },
-	{ "log-json", required_argument, NULL, O_LOGJSON },
-	{ "help", no_argument, NULL, O_HELP },
-	{ NULL, 0, NULL, 0 },
+    {"profile", required_argument, NULL, O_PROFILE},
+    {"rootfs", required_argument, NULL, O_ROOTFS},
+    {"name", required_argument, NULL, O_NAME},
+    {"keep", no_argument, NULL, O_KEEP},
+    {"rm", no_argument, NULL, O_RM},
+    {"env", required_argument, NULL, O_ENV},
+    {"bind", required_argument, NULL, O_BIND},
+    {"ro-bind", required_argument, NULL, O_ROBIND},
+    {"overlay", required_argument, NULL, O_OVERLAY},
+    {"tmpfs", required_argument, NULL, O_TMPFS},
+    {"net", required_argument, NULL, O_NET},
+    {"allow", required_argument, NULL, O_ALLOW},
+    {"memory", required_argument, NULL, O_MEMORY},
+    {"pids", required_argument, NULL, O_PIDS},
+    {"cpus", required_argument, NULL, O_CPUS},
+    {"time", required_argument, NULL, O_TIME},
+    {"workdir", required_argument, NULL, O_WORKDIR},
+    {"user", required_argument, NULL, O_USER},
+    {"hostname", required_argument, NULL, O_HOSTNAME},
+    {"tty", no_argument, NULL, O_TTY},
+    {"quiet", no_argument, NULL, O_QUIET},
+    {"log-json", required_argument, NULL, O_LOGJSON},
+    {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
 };
 
 static void add_set(struct run_args *a, const char *section, const char *key, const char *value)
 {
 	a->sets = sbx_xrealloc(a->sets, (a->n_sets + 1) * sizeof(*a->sets));
-	a->sets[a->n_sets++] = (struct run_set){ section, key, sbx_xstrdup(value) };
+	a->sets[a->n_sets++] = (struct run_set){section, key, sbx_xstrdup(value)};
 }
 
 static bool key_opt(struct run_args *a, int opt, const char *arg)
@@ -130,15 +149,32 @@ static void env_opt(struct run_args *a, const char *arg)
 static int other_opt(struct run_args *a, int opt, const char *arg, struct sbx_err *err)
 {
 	switch (opt) {
-	case O_PROFILE: a->profile = arg; return 0;
-	case O_NAME: a->name = arg; return 0;
-	case O_KEEP: a->keep = true; return 0;
-	case O_RM: a->rm = true; return 0;
-	case O_QUIET: a->quiet = true; return 0;
-	case O_LOGJSON: a->log_json = arg; return 0;
-	case O_ENV: env_opt(a, arg); return 0;
-	case O_HELP: fputs(usage, stdout); return 1;
-	default: return sbx_err_set(err, EINVAL, "run: unknown option (see 'sbx run --help')");
+	case O_PROFILE:
+		a->profile = arg;
+		return 0;
+	case O_NAME:
+		a->name = arg;
+		return 0;
+	case O_KEEP:
+		a->keep = true;
+		return 0;
+	case O_RM:
+		a->rm = true;
+		return 0;
+	case O_QUIET:
+		a->quiet = true;
+		return 0;
+	case O_LOGJSON:
+		a->log_json = arg;
+		return 0;
+	case O_ENV:
+		env_opt(a, arg);
+		return 0;
+	case O_HELP:
+		fputs(usage, stdout);
+		return 1;
+	default:
+		return sbx_err_set(err, EINVAL, "run: unknown option (see 'sbx run --help')");
 	}
 }
 
@@ -157,8 +193,8 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 
 			return sbx_err_set(err, EINVAL, "run: %s '%s' (see 'sbx run --help')",
 					   opt == ':' || (optopt && strchr("pnewu", optopt))
-						   ? "option needs a value"
-						   : "unknown option",
+					       ? "option needs a value"
+					       : "unknown option",
 					   bad ? bad : "?");
 		}
 		if (key_opt(a, opt, optarg))
@@ -170,7 +206,9 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 	if (a->keep && a->rm)
 		return sbx_err_set(err, EINVAL, "run: --keep and --rm contradict each other");
 	if (optind >= argc)
-		return sbx_err_set(err, EINVAL, "run: no command given (usage: sbx run [options] [--] CMD [ARG...])");
+		return sbx_err_set(
+		    err, EINVAL,
+		    "run: no command given (usage: sbx run [options] [--] CMD [ARG...])");
 	a->argv = argv + optind;
 	/* main's argv strings are contiguous, from argv[0] to our last one. */
 	{
@@ -226,10 +264,10 @@ static int load_config(struct run_ctx *c, struct sbx_err *err)
 static int prepare_image(struct run_ctx *c, struct sbx_err *err)
 {
 	struct sbx_image_opts o = {
-		.cache_dir = c->st.cache_dir,
-		.max_bytes = c->cfg.image_size == SBX_UNSET ? 0 : c->cfg.image_size,
-		.max_entries = c->cfg.image_entries == SBX_UNSET ? 0 : c->cfg.image_entries,
-		.preserve_owner = geteuid() == 0,
+	    .cache_dir = c->st.cache_dir,
+	    .max_bytes = c->cfg.image_size == SBX_UNSET ? 0 : c->cfg.image_size,
+	    .max_entries = c->cfg.image_entries == SBX_UNSET ? 0 : c->cfg.image_entries,
+	    .preserve_owner = geteuid() == 0,
 	};
 	uint64_t t0 = sbx_now_ns();
 	int r;
@@ -245,12 +283,11 @@ static int prepare_image(struct run_ctx *c, struct sbx_err *err)
 
 /* An overlay upper must look like its lower's root: same mode, owned by the
  * lower's owner as the jail sees it. */
-static int make_layer(struct run_ctx *c, const char *dir, const char *lower,
-		      struct sbx_err *err)
+static int make_layer(struct run_ctx *c, const char *dir, const char *lower, struct sbx_err *err)
 {
 	_cleanup_free_ char *up = sbx_xasprintf("%s/upper", dir);
 	_cleanup_free_ char *wk = sbx_xasprintf("%s/work", dir);
-	struct stat st = { .st_mode = 0755 };
+	struct stat st = {.st_mode = 0755};
 	uid_t uid = c->ids.host_root == (uid_t)-1 ? geteuid() : c->ids.host_root;
 	gid_t gid = c->ids.range ? (gid_t)SBX_JAIL_HOST_BASE : getegid();
 
@@ -290,8 +327,8 @@ static int open_logs(struct run_ctx *c, struct sbx_err *err)
 			     O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	sbx_log_add_fd(&c->log, c->jsonl_fd);
 	if (c->args.log_json) {
-		c->log_json_fd = open(c->args.log_json, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-				      0644);
+		c->log_json_fd =
+		    open(c->args.log_json, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (c->log_json_fd < 0)
 			return sbx_err_set(err, errno, "cannot open '%s'", c->args.log_json);
 		sbx_log_add_fd(&c->log, c->log_json_fd);
@@ -341,12 +378,20 @@ static void after_go(struct sbx_jail *j, void *data)
 
 static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err *err)
 {
-	struct sbx_strv env = { 0 }, extra = { 0 };
+	struct sbx_strv env = {0}, extra = {0};
 	struct sbx_jail_opts o = {
-		.cfg = &c->cfg, .id = c->sb.id, .rootfs_dir = c->rootfs_dir,
-		.sandbox_dir = c->sb.dir, .argv = c->args.argv, .workdir = c->cfg.workdir,
-		.host_cwd = c->cwd, .ids = c->ids, .cg = &c->cg, .out_fd = -1, .err_fd = -1,
-		.tty = c->cfg.tty,
+	    .cfg = &c->cfg,
+	    .id = c->sb.id,
+	    .rootfs_dir = c->rootfs_dir,
+	    .sandbox_dir = c->sb.dir,
+	    .argv = c->args.argv,
+	    .workdir = c->cfg.workdir,
+	    .host_cwd = c->cwd,
+	    .ids = c->ids,
+	    .cg = &c->cg,
+	    .out_fd = -1,
+	    .err_fd = -1,
+	    .tty = c->cfg.tty,
 	};
 	int r;
 
@@ -383,10 +428,13 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 
 static int run_jail(struct run_ctx *c, struct sbx_err *err)
 {
-	int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	struct sbx_jail_io io = { .log_cap = OUTPUT_CAP, .time_ms = c->cfg.time_ms,
-				  .grace_ms = GRACE_MS, .cg = &c->cg, .event = run_event_cb,
-				  .event_data = c };
+	int out[2] = {-1, -1}, errp[2] = {-1, -1};
+	struct sbx_jail_io io = {.log_cap = OUTPUT_CAP,
+				 .time_ms = c->cfg.time_ms,
+				 .grace_ms = GRACE_MS,
+				 .cg = &c->cg,
+				 .event = run_event_cb,
+				 .event_data = c};
 	int r;
 
 	c->output_fd = openat(c->sb.dirfd, "output.log",
@@ -405,7 +453,7 @@ static int run_jail(struct run_ctx *c, struct sbx_err *err)
 		io.out_r = io.err_r = -1;
 	}
 	{
-		struct sbx_err e2 = { 0 };
+		struct sbx_err e2 = {0};
 		int r2 = sbx_jail_supervise(&c->jail, &io, &c->res, r < 0 ? &e2 : err);
 
 		if (r == 0)
@@ -455,14 +503,14 @@ static void decide_keep(struct run_ctx *c)
 	} else {
 		c->kept = false;
 		c->keep_reason = c->cfg.persist == SBX_PERSIST_NEVER
-					 ? "persist = never"
-					 : "persist = on-failure and the command succeeded";
+				     ? "persist = never"
+				     : "persist = on-failure and the command succeeded";
 	}
 }
 
 static void teardown(struct run_ctx *c)
 {
-	struct sbx_err e = { 0 };
+	struct sbx_err e = {0};
 
 	sbx_jail_free(&c->jail);
 	run_extras_free(c);
@@ -502,7 +550,7 @@ static void ctx_init(struct run_ctx *c)
 int cmd_run(int argc, char **argv)
 {
 	struct run_ctx c;
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	int r;
 
 	ctx_init(&c);

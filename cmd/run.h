@@ -29,8 +29,8 @@ struct run_args {
 	const char *log_json;
 	struct run_set *sets;
 	size_t n_sets;
-	char **argv;		/* the payload command (NULL-terminated) */
-	char *title;		/* sbx's own argv strings (for init's title) */
+	char **argv; /* the payload command (NULL-terminated) */
+	char *title; /* sbx's own argv strings (for init's title) */
 	size_t title_len;
 };
 
@@ -51,17 +51,17 @@ struct run_ctx {
 	struct sbx_jail jail;
 	struct sbx_jail_result res;
 	struct sbx_usage usage;
-	char *rootfs_dir;	/* NULL: host */
+	char *rootfs_dir; /* NULL: host */
 	char *cwd;
 	double t_image;
 	int exit_code;
-	const char *reason;	/* exited | signaled | timeout | oom | error */
-	char *error;		/* set-up error message */
+	const char *reason; /* exited | signaled | timeout | oom | error */
+	char *error;	    /* set-up error message */
 	bool kept;
 	const char *keep_reason;
 	int log_json_fd, jsonl_fd;
-	char phases[256];	/* human timings line being built */
-	int output_fd;		/* output.log */
+	char phases[256]; /* human timings line being built */
+	int output_fd;	  /* output.log */
 	/* run_net.c */
 	struct sbx_secrets secrets;
 	struct sbx_redact redact;
@@ -72,7 +72,7 @@ struct run_ctx {
 	uint64_t net_allowed, net_denied;
 	struct sbx_seccomp_audit audit;
 	bool auditing;
-	int oom_fd;		/* cgroup v1 OOM eventfd */
+	int oom_fd; /* cgroup v1 OOM eventfd */
 	bool oom_seen;
 };
 

@@ -29,9 +29,11 @@ int run_extras_prepare(struct run_ctx *c, struct sbx_strv *extra, struct sbx_err
 
 		if (v->inject != SBX_SECRET_AS_FILE)
 			continue;
-		c->files[c->n_files++] = (struct sbx_jail_file){
-			.dir = "/run/secrets", .name = v->name, .data = v->value, .len = v->len,
-			.mode = 0400 };
+		c->files[c->n_files++] = (struct sbx_jail_file){.dir = "/run/secrets",
+								.name = v->name,
+								.data = v->value,
+								.len = v->len,
+								.mode = 0400};
 	}
 	if (c->secrets.n > 0) {
 		sbx_redact_init(&c->redact, &c->secrets);
@@ -63,7 +65,7 @@ static int on_proxy(int fd, void *data)
 static int on_seccomp(int fd, void *data)
 {
 	struct run_ctx *c = data;
-	struct sbx_err e = { 0 };
+	struct sbx_err e = {0};
 	int r = sbx_seccomp_audit_handle(fd, &c->audit, &e);
 
 	return r < 0 ? -1 : 0;
@@ -86,7 +88,7 @@ static int on_oom(int fd, void *data)
 static void watch(struct sbx_jail_io *io, int fd, int (*fn)(int, void *), void *data)
 {
 	if (fd >= 0 && io->n_watch < SBX_JAIL_MAX_WATCH)
-		io->watch[io->n_watch++] = (struct sbx_jail_watch){ fd, fn, data };
+		io->watch[io->n_watch++] = (struct sbx_jail_watch){fd, fn, data};
 }
 
 /* After the jail started: serve the proxy listener and the seccomp fd. */
@@ -109,7 +111,7 @@ int run_extras_started(struct run_ctx *c, struct sbx_jail_io *io, struct sbx_err
 	if (c->auditing)
 		watch(io, c->jail.seccomp_fd, on_seccomp, c);
 	if (c->cg.version == 1 && c->cfg.memory != SBX_UNSET) {
-		struct sbx_err e = { 0 };
+		struct sbx_err e = {0};
 
 		c->oom_fd = sbx_cgroup_oom_fd(&c->cg, &e);
 		watch(io, c->oom_fd, on_oom, c);
@@ -133,15 +135,16 @@ void run_extras_finish(struct run_ctx *c)
 		c->net_allowed = st.allowed;
 		c->net_denied = st.denied;
 	}
-	json_array_foreach(c->log.events, i, ev)
-		if (!strcmp(json_string_value(json_object_get(ev, "event")) ?: "", "net"))
-			json_array_append(net, ev);
+	json_array_foreach(c->log.events, i,
+			   ev) if (!strcmp(json_string_value(json_object_get(ev, "event")) ?: "",
+					   "net")) json_array_append(net, ev);
 	json_object_set_new(c->sb.record, "network_events", net);
 	if (c->auditing) {
 		for (size_t k = 0; k < c->audit.n; k++)
 			sbx_log_event(&c->log, "seccomp",
 				      sbx_seccomp_audit_entry_json(&c->audit.entries[k]));
-		json_object_set_new(c->sb.record, "seccomp_events", sbx_seccomp_audit_json(&c->audit));
+		json_object_set_new(c->sb.record, "seccomp_events",
+				    sbx_seccomp_audit_json(&c->audit));
 	}
 	if (c->redacting && c->output_fd >= 0)
 		(void)sbx_redact_flush(&c->redact, write_fd, &c->output_fd);

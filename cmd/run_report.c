@@ -109,7 +109,8 @@ void run_human(const json_t *ev, void *data)
 		human_exit(ev);
 		if (c->cfg.net == SBX_NET_PROXY)
 			hline("network: %llu connections allowed, %llu denied",
-			      (unsigned long long)c->net_allowed, (unsigned long long)c->net_denied);
+			      (unsigned long long)c->net_allowed,
+			      (unsigned long long)c->net_denied);
 	} else if (!strcmp(type, "kept")) {
 		hline("kept sandbox %s (%s): sbx inspect %s; sbx destroy %s", jstr(ev, "id"),
 		      jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));
@@ -140,10 +141,10 @@ static json_t *user_json(struct run_ctx *c)
 static json_t *network_json(struct run_ctx *c)
 {
 	static const char *const what[] = {
-		"none (own network namespace, only a down lo)",
-		"loopback (own network namespace, lo up, nothing else)",
-		"proxy (only the allowlist proxy)",
-		"HOST NETWORK (the jail shares the host's network)",
+	    "none (own network namespace, only a down lo)",
+	    "loopback (own network namespace, lo up, nothing else)",
+	    "proxy (only the allowlist proxy)",
+	    "HOST NETWORK (the jail shares the host's network)",
 	};
 	json_t *allow = json_array();
 
@@ -160,8 +161,9 @@ static void secrets_summary(struct run_ctx *c, char *sum, size_t len)
 	snprintf(sum, len, "none");
 	for (size_t i = 0; i < c->cfg.n_secrets; i++) {
 		const struct sbx_secret *s = &c->cfg.secrets[i];
-		int w = snprintf(sum + n, len - n, "%s%s (%s)", i ? ", " : "", s->name,
-				 s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/" : "env var");
+		int w =
+		    snprintf(sum + n, len - n, "%s%s (%s)", i ? ", " : "", s->name,
+			     s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/" : "env var");
 
 		if (w > 0 && (size_t)w < len - n)
 			n += (size_t)w;
@@ -179,23 +181,25 @@ static json_t *fs_json(struct run_ctx *c)
 		n = (size_t)snprintf(sum, sizeof(sum), "host root read-only");
 	else
 		n = (size_t)snprintf(sum, sizeof(sum), "image %s, %s", c->cfg.rootfs,
-				     c->cfg.rootfs_writable ? "writable layer private to this sandbox"
-							    : "read-only");
+				     c->cfg.rootfs_writable
+					 ? "writable layer private to this sandbox"
+					 : "read-only");
 	for (size_t i = 0; i < c->cfg.n_mounts; i++) {
 		const struct sbx_mount *m = &c->cfg.mounts[i];
 		const char *k = sbx_mount_kind_name(m->kind);
 
-		json_array_append_new(mounts, json_pack("{s:s, s:s?, s:s}", "kind", k, "src", m->src,
-							"dst", m->dst));
+		json_array_append_new(
+		    mounts, json_pack("{s:s, s:s?, s:s}", "kind", k, "src", m->src, "dst", m->dst));
 		if (m->kind == SBX_MNT_BIND || m->kind == SBX_MNT_RO_BIND) {
-			char *s = sbx_xasprintf("%s (%s)", m->src, m->kind == SBX_MNT_BIND ? "bind rw"
-											   : "bind ro");
+			char *s = sbx_xasprintf("%s (%s)", m->src,
+						m->kind == SBX_MNT_BIND ? "bind rw" : "bind ro");
 			json_array_append_new(shared, json_string(s));
 			if (n < sizeof(sum))
 				n += (size_t)snprintf(sum + n, sizeof(sum) - n, "; shared: %s", s);
 			free(s);
 		} else if (m->kind == SBX_MNT_OVERLAY && n < sizeof(sum)) {
-			n += (size_t)snprintf(sum + n, sizeof(sum) - n, "; %s copy-on-write", m->dst);
+			n += (size_t)snprintf(sum + n, sizeof(sum) - n, "; %s copy-on-write",
+					      m->dst);
 		}
 	}
 	if (json_array_size(shared) == 0 && n < sizeof(sum))
@@ -235,9 +239,11 @@ void run_log_policy(struct run_ctx *c)
 	if (c->cg.why[0])
 		sbx_log_event(&c->log, "warning", json_pack("{s:s}", "message", c->cg.why));
 	if (c->cfg.disk != SBX_UNSET)
-		sbx_log_event(&c->log, "warning",
-			      json_pack("{s:s}", "message",
-					"[limits] disk is not enforced: the writable layer is not size-capped"));
+		sbx_log_event(
+		    &c->log, "warning",
+		    json_pack(
+			"{s:s}", "message",
+			"[limits] disk is not enforced: the writable layer is not size-capped"));
 }
 
 /* ---- record ---- */
@@ -273,13 +279,15 @@ static json_t *profile_json(struct run_ctx *c)
 void run_record_start(struct run_ctx *c)
 {
 	json_t *r = c->sb.record;
-	struct sbx_err e = { 0 };
+	struct sbx_err e = {0};
 
 	json_object_set_new(r, "state", json_string("running"));
 	json_object_set_new(r, "supervisor_pid", json_integer(getpid()));
 	json_object_set_new(r, "command", argv_json(c->args.argv));
-	json_object_set_new(r, "workdir", c->cfg.workdir ? json_string(c->cfg.workdir)
-							 : sbx_json_string_lossy(c->cwd ? c->cwd : "/", strlen(c->cwd ? c->cwd : "/")));
+	json_object_set_new(r, "workdir",
+			    c->cfg.workdir ? json_string(c->cfg.workdir)
+					   : sbx_json_string_lossy(c->cwd ? c->cwd : "/",
+								   strlen(c->cwd ? c->cwd : "/")));
 	json_object_set_new(r, "profile", profile_json(c));
 	json_object_set_new(r, "rootfs",
 			    json_pack("{s:s, s:s?, s:s?, s:b}", "spec",
@@ -292,8 +300,8 @@ void run_record_start(struct run_ctx *c)
 	if (sbx_sandbox_save(&c->sb, &e) < 0)
 		sbx_print_err(&e);
 	sbx_log_event(&c->log, "start",
-		      json_pack("{s:s, s:o, s:s?}", "id", c->sb.id, "command", argv_json(c->args.argv),
-				"profile", c->cfg.profile_name));
+		      json_pack("{s:s, s:o, s:s?}", "id", c->sb.id, "command",
+				argv_json(c->args.argv), "profile", c->cfg.profile_name));
 }
 
 static void phase(struct run_ctx *c, json_t *t, const char *name, double ms)
@@ -312,8 +320,9 @@ void run_log_timings(struct run_ctx *c)
 	phase(c, t, "mounts", j->t_mounts);
 	phase(c, t, "seccomp", j->t_seccomp);
 	phase(c, t, "exec", j->t_exec);
-	json_object_set_new(t, "total", json_real(c->t_image + j->t_namespaces + j->t_mounts +
-						  j->t_seccomp + j->t_exec));
+	json_object_set_new(
+	    t, "total",
+	    json_real(c->t_image + j->t_namespaces + j->t_mounts + j->t_seccomp + j->t_exec));
 	json_object_set_new(c->sb.record, "timings_ms", t);
 }
 
@@ -346,17 +355,17 @@ static json_t *exit_json(struct run_ctx *c)
 	const struct sbx_jail_result *r = &c->res;
 	bool sig = r->have_status && WIFSIGNALED(r->status);
 
-	return json_pack("{s:i, s:s, s:o, s:o, s:o}", "status", c->exit_code, "reason", c->reason,
-			 "code",
-			 r->have_status && WIFEXITED(r->status) ? json_integer(WEXITSTATUS(r->status))
-								: json_null(),
-			 "signal",
-			 sig ? json_integer(WTERMSIG(r->status))
-			     : (!strcmp(c->reason, "oom") || (!r->have_status && !c->error &&
-							      strcmp(c->reason, "timeout"))
-					? json_integer(SIGKILL)
-					: json_null()),
-			 "error", c->error ? json_string(c->error) : json_null());
+	return json_pack(
+	    "{s:i, s:s, s:o, s:o, s:o}", "status", c->exit_code, "reason", c->reason, "code",
+	    r->have_status && WIFEXITED(r->status) ? json_integer(WEXITSTATUS(r->status))
+						   : json_null(),
+	    "signal",
+	    sig ? json_integer(WTERMSIG(r->status))
+		: (!strcmp(c->reason, "oom") ||
+			   (!r->have_status && !c->error && strcmp(c->reason, "timeout"))
+		       ? json_integer(SIGKILL)
+		       : json_null()),
+	    "error", c->error ? json_string(c->error) : json_null());
 }
 
 static json_t *resources_json(struct run_ctx *c)
@@ -375,7 +384,7 @@ void run_record_finish(struct run_ctx *c)
 {
 	json_t *r = c->sb.record;
 	char ts[40];
-	struct sbx_err e = { 0 };
+	struct sbx_err e = {0};
 	json_t *x = exit_json(c);
 	json_t *res = resources_json(c);
 

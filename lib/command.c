@@ -34,7 +34,7 @@ static void reset_signals(void)
 /* A pty in the jail's devpts; the master goes to the supervisor. */
 static int setup_pty(const struct sbx_jail_cmd *c, struct sbx_err *err)
 {
-	struct sbx_jail_msg m = { .type = SBX_MSG_PTY };
+	struct sbx_jail_msg m = {.type = SBX_MSG_PTY};
 	_cleanup_close_ int master = -1;
 	_cleanup_close_ int slave = -1;
 	int unlock = 0;
@@ -88,8 +88,8 @@ static int drop_bounding(const struct sbx_jail_cmd *c, struct sbx_err *err)
 		if (cap_kept(c, cap))
 			continue;
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-			return sbx_err_set(err, errno, "cannot drop capability %d from the bounding set",
-					   cap);
+			return sbx_err_set(err, errno,
+					   "cannot drop capability %d from the bounding set", cap);
 	}
 	if (cap_reset_ambient() < 0 && errno != EINVAL)
 		return sbx_err_set(err, errno, "cannot clear the ambient capabilities");
@@ -145,8 +145,8 @@ static int enter_workdir(const struct sbx_jail_cmd *c, struct sbx_err *err)
 {
 	if (c->workdir) {
 		if (chdir(c->workdir) < 0)
-			return sbx_err_set(err, errno, "cannot change to the working directory '%s'",
-					   c->workdir);
+			return sbx_err_set(
+			    err, errno, "cannot change to the working directory '%s'", c->workdir);
 		return 0;
 	}
 	if (c->host_cwd && chdir(c->host_cwd) == 0)
@@ -223,10 +223,9 @@ static int privileges(const struct sbx_jail_cmd *c, struct sbx_err *err)
 	return r;
 }
 
-static int load_seccomp(const struct sbx_jail_cmd *c, struct sbx_jail_msg *m,
-			struct sbx_err *err)
+static int load_seccomp(const struct sbx_jail_cmd *c, struct sbx_jail_msg *m, struct sbx_err *err)
 {
-	struct sbx_seccomp_opts so = { .policy = c->cfg->seccomp, .notify = c->seccomp_notify };
+	struct sbx_seccomp_opts so = {.policy = c->cfg->seccomp, .notify = c->seccomp_notify};
 	int r;
 
 	m->ts[SBX_TS_SECCOMP0] = sbx_now_ns();
@@ -235,7 +234,7 @@ static int load_seccomp(const struct sbx_jail_cmd *c, struct sbx_jail_msg *m,
 	if (r < 0)
 		return sbx_err_wrap(err, "seccomp");
 	if (c->seccomp_notify && r > 0) {
-		struct sbx_jail_msg n = { .type = SBX_MSG_SECCOMP };
+		struct sbx_jail_msg n = {.type = SBX_MSG_SECCOMP};
 
 		(void)sbx_jail_send(c->report_fd, &n, &r, 1);
 		close(r);
@@ -245,8 +244,8 @@ static int load_seccomp(const struct sbx_jail_cmd *c, struct sbx_jail_msg *m,
 
 void sbx_jail_exec_command(const struct sbx_jail_cmd *c)
 {
-	struct sbx_jail_msg m = { .type = SBX_MSG_EXEC };
-	struct sbx_err err = { 0 };
+	struct sbx_jail_msg m = {.type = SBX_MSG_EXEC};
+	struct sbx_err err = {0};
 	int r;
 
 	m.ts[SBX_TS_GO] = c->ts_go;

@@ -29,7 +29,7 @@ static void wait_go(struct sbx_jail_child *c)
 
 	n = sbx_jail_recv(c->sock, &m, fds, SBX_ARRAY_SIZE(fds), &nfds);
 	if (n <= 0 || m.type != SBX_MSG_GO)
-		_exit(1);	/* the supervisor is gone */
+		_exit(1); /* the supervisor is gone */
 	c->ts[SBX_TS_GO] = sbx_now_ns();
 	c->n_idmap = m.value > 0 && m.value <= SBX_MSG_MAXFDS ? (size_t)m.value : 0;
 	for (size_t i = 0; i < c->n_idmap; i++)
@@ -39,10 +39,10 @@ static void wait_go(struct sbx_jail_child *c)
 
 static int proxy_listener(struct sbx_jail_child *c, struct sbx_err *err)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)c->o->proxy_port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct sbx_jail_msg m = { .type = SBX_MSG_LISTEN, .value = c->o->proxy_port };
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)c->o->proxy_port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sbx_jail_msg m = {.type = SBX_MSG_LISTEN, .value = c->o->proxy_port};
 	_cleanup_close_ int s = -1;
 
 	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -85,11 +85,21 @@ static void run_command(struct sbx_jail_child *c)
 {
 	const struct sbx_jail_opts *o = c->o;
 	struct sbx_jail_cmd cmd = {
-		.cfg = o->cfg, .ids = &o->ids, .cg = o->cg, .argv = o->argv, .envp = o->envp,
-		.workdir = o->workdir, .host_cwd = o->host_cwd, .out_fd = o->out_fd,
-		.err_fd = o->err_fd, .tty = o->tty, .ws = o->ws,
-		.seccomp_notify = o->seccomp_notify, .report_fd = c->sock,
-		.ts_go = c->ts[SBX_TS_GO], .ts_mounted = c->ts[SBX_TS_MOUNTED],
+	    .cfg = o->cfg,
+	    .ids = &o->ids,
+	    .cg = o->cg,
+	    .argv = o->argv,
+	    .envp = o->envp,
+	    .workdir = o->workdir,
+	    .host_cwd = o->host_cwd,
+	    .out_fd = o->out_fd,
+	    .err_fd = o->err_fd,
+	    .tty = o->tty,
+	    .ws = o->ws,
+	    .seccomp_notify = o->seccomp_notify,
+	    .report_fd = c->sock,
+	    .ts_go = c->ts[SBX_TS_GO],
+	    .ts_mounted = c->ts[SBX_TS_MOUNTED],
 	};
 
 	sbx_jail_exec_command(&cmd);
@@ -98,7 +108,7 @@ static void run_command(struct sbx_jail_child *c)
 /* Reap everything; true when the command itself was reaped. */
 static bool reap(struct sbx_jail_child *c, pid_t cmd)
 {
-	struct sbx_jail_msg m = { .type = SBX_MSG_STATUS };
+	struct sbx_jail_msg m = {.type = SBX_MSG_STATUS};
 	int st;
 	pid_t p;
 
@@ -137,10 +147,10 @@ static void __attribute__((noreturn)) supervise_command(struct sbx_jail_child *c
  * all but stdio, the sync socket and the command's output pipes. */
 static void close_inherited(const struct sbx_jail_child *c)
 {
-	int keep[3] = { c->sock, c->o->out_fd, c->o->err_fd };
+	int keep[3] = {c->sock, c->o->out_fd, c->o->err_fd};
 	unsigned int from = 3;
 
-	for (int i = 0; i < 3; i++)	/* sort the three */
+	for (int i = 0; i < 3; i++) /* sort the three */
 		for (int k = i + 1; k < 3; k++)
 			if (keep[k] < keep[i]) {
 				int t = keep[i];
@@ -160,7 +170,7 @@ static void close_inherited(const struct sbx_jail_child *c)
 
 void sbx_jail_init_main(struct sbx_jail_child *c)
 {
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	sigset_t set;
 	pid_t cmd;
 

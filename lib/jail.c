@@ -21,13 +21,12 @@
 
 extern char **environ;
 
-const int sbx_jail_fwd_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
-				     SIGWINCH };
+const int sbx_jail_fwd_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 const size_t sbx_jail_n_fwd_signals = SBX_ARRAY_SIZE(sbx_jail_fwd_signals);
 
 int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
 {
-	struct open_how how = { .flags = (uint64_t)flags | O_CLOEXEC, .resolve = resolve };
+	struct open_how how = {.flags = (uint64_t)flags | O_CLOEXEC, .resolve = resolve};
 
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
@@ -37,8 +36,8 @@ int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
 int sbx_jail_send(int sock, const struct sbx_jail_msg *m, const int *fds, size_t nfds)
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * SBX_MSG_MAXFDS)];
-	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
 	if (nfds > SBX_MSG_MAXFDS)
 		return -E2BIG;
@@ -65,9 +64,9 @@ int sbx_jail_send(int sock, const struct sbx_jail_msg *m, const int *fds, size_t
 ssize_t sbx_jail_recv(int sock, struct sbx_jail_msg *m, int *fds, size_t maxfds, size_t *nfds)
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * SBX_MSG_MAXFDS)];
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+	struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	ssize_t n;
 
 	if (nfds)
@@ -120,7 +119,7 @@ void sbx_jail_die(int sock, const struct sbx_err *err, int code)
 
 int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err)
 {
-	struct pollfd p = { .fd = sock, .events = POLLIN };
+	struct pollfd p = {.fd = sock, .events = POLLIN};
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return sbx_err_set(err, errno, "cannot set the parent-death signal");
@@ -225,7 +224,8 @@ void sbx_jail_build_env(const struct sbx_config *cfg, const struct sbx_jail_ids 
 	for (size_t i = 0; extra && extra[i]; i++)
 		env_put(out, extra[i]);
 	if (!env_has(out, "PATH"))
-		sbx_strv_push(out, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+		sbx_strv_push(out,
+			      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	if (!env_has(out, "HOME")) {
 		if (host_root && home && home[0] == '/')
 			sbx_strv_push_take(out, sbx_xasprintf("HOME=%s", home));
@@ -307,7 +307,7 @@ static int write_id_maps(pid_t pid, const struct sbx_jail_ids *ids, struct sbx_e
  */
 static int idmapped_tree(const char *path, int userns_fd)
 {
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd };
+	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
 	_cleanup_close_ int fd = -1;
 
 	fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
@@ -343,7 +343,7 @@ static void idmap_lowers(const struct sbx_jail_opts *o, pid_t pid, int *fds, siz
 /* SCM_RIGHTS cannot carry -1: send the valid ones and a bitmap of which. */
 static int send_go(int sock, const int *fds, size_t n, struct sbx_err *err)
 {
-	struct sbx_jail_msg m = { .type = SBX_MSG_GO };
+	struct sbx_jail_msg m = {.type = SBX_MSG_GO};
 	int valid[SBX_MSG_MAXFDS];
 	size_t nv = 0;
 	int r;
@@ -364,8 +364,8 @@ static int send_go(int sock, const int *fds, size_t n, struct sbx_err *err)
 
 static pid_t clone_init(int flags, int *pidfd)
 {
-	return (pid_t)syscall(SYS_clone, (unsigned long)flags | CLONE_PIDFD | SIGCHLD, NULL,
-			      pidfd, NULL, 0);
+	return (pid_t)syscall(SYS_clone, (unsigned long)flags | CLONE_PIDFD | SIGCHLD, NULL, pidfd,
+			      NULL, 0);
 }
 
 static void add_warning(struct sbx_jail *j, const char *text)
@@ -467,7 +467,7 @@ static int prepare_child(struct sbx_jail *j, const struct sbx_jail_opts *o, stru
 
 int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx_err *err)
 {
-	struct sbx_jail_child c = { .o = o };
+	struct sbx_jail_child c = {.o = o};
 	uint64_t t0 = sbx_now_ns();
 	sigset_t fwd;
 	int sv[2];

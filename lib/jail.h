@@ -34,17 +34,17 @@
 
 /* Host range the jail's ids map to when sbx runs as root. */
 #define SBX_JAIL_HOST_BASE 100000
-#define SBX_JAIL_ID_COUNT 65536
+#define SBX_JAIL_ID_COUNT  65536
 
 /* Who the command is, inside and on the host. */
 struct sbx_jail_ids {
-	bool range;		/* true: 0..65535 -> HOST_BASE.. (sbx ran as root) */
-	uid_t uid;		/* inside */
+	bool range; /* true: 0..65535 -> HOST_BASE.. (sbx ran as root) */
+	uid_t uid;  /* inside */
 	gid_t gid;
-	uid_t host_uid;		/* the same user seen from the host */
+	uid_t host_uid; /* the same user seen from the host */
 	gid_t host_gid;
-	uid_t host_root;	/* host uid of the jail's uid 0, (uid_t)-1 if unmapped */
-	uid_t outer_uid;	/* the euid of sbx (mapped when !range) */
+	uid_t host_root; /* host uid of the jail's uid 0, (uid_t)-1 if unmapped */
+	uid_t outer_uid; /* the euid of sbx (mapped when !range) */
 	gid_t outer_gid;
 };
 
@@ -54,31 +54,31 @@ int sbx_jail_ids_resolve(const struct sbx_config *cfg, struct sbx_jail_ids *ids,
 
 /* A file the jail gets in a tmpfs (e.g. secrets in /run/secrets). */
 struct sbx_jail_file {
-	const char *dir;	/* absolute dir inside, a fresh tmpfs (e.g. /run/secrets) */
-	const char *name;	/* file name in it */
+	const char *dir;  /* absolute dir inside, a fresh tmpfs (e.g. /run/secrets) */
+	const char *name; /* file name in it */
 	const void *data;
 	size_t len;
-	mode_t mode;		/* owned by the jail user */
+	mode_t mode; /* owned by the jail user */
 };
 
 struct sbx_jail;
 
 struct sbx_jail_opts {
 	const struct sbx_config *cfg;
-	const char *id;			/* sandbox id (default hostname sbx-<id>) */
-	const char *rootfs_dir;		/* image directory, NULL = the host's root */
-	const char *sandbox_dir;	/* STATE/sandboxes/ID: upper/ work/ overlays/ */
-	char *const *argv;		/* the command */
-	char *const *envp;		/* its environment (sbx_jail_build_env) */
-	const char *workdir;		/* inside; NULL = host cwd if visible, else / */
-	const char *host_cwd;		/* for the default workdir */
+	const char *id;		 /* sandbox id (default hostname sbx-<id>) */
+	const char *rootfs_dir;	 /* image directory, NULL = the host's root */
+	const char *sandbox_dir; /* STATE/sandboxes/ID: upper/ work/ overlays/ */
+	char *const *argv;	 /* the command */
+	char *const *envp;	 /* its environment (sbx_jail_build_env) */
+	const char *workdir;	 /* inside; NULL = host cwd if visible, else / */
+	const char *host_cwd;	 /* for the default workdir */
 	struct sbx_jail_ids ids;
-	struct sbx_cgroup *cg;		/* NULL or version 0: no cgroup */
-	int out_fd, err_fd;		/* write ends for the command's stdout/stderr; -1 inherit */
-	bool tty;			/* allocate a pty inside (master comes back) */
-	struct winsize ws;		/* its initial size */
-	int proxy_port;			/* > 0: listen on 127.0.0.1:port in the jail's netns */
-	bool seccomp_notify;		/* ask sbx_seccomp_load for a listener fd */
+	struct sbx_cgroup *cg; /* NULL or version 0: no cgroup */
+	int out_fd, err_fd;    /* write ends for the command's stdout/stderr; -1 inherit */
+	bool tty;	       /* allocate a pty inside (master comes back) */
+	struct winsize ws;     /* its initial size */
+	int proxy_port;	       /* > 0: listen on 127.0.0.1:port in the jail's netns */
+	bool seccomp_notify;   /* ask sbx_seccomp_load for a listener fd */
 	const struct sbx_jail_file *files;
 	size_t n_files;
 	/* sbx's argv strings: init rewrites them to "sbx-init" once the
@@ -94,20 +94,20 @@ struct sbx_jail_opts {
 };
 
 struct sbx_jail {
-	pid_t init_pid;			/* host pid of the jail's init */
-	int pidfd;			/* of init */
-	int sync_fd;			/* SEQPACKET socket to init */
-	int pty_fd;			/* pty master (tty mode) or -1 */
-	int listen_fd;			/* proxy listener inside the netns or -1 */
-	int seccomp_fd;			/* seccomp notify listener or -1 */
-	pid_t cmd_pid;			/* the command's pid inside the jail */
+	pid_t init_pid; /* host pid of the jail's init */
+	int pidfd;	/* of init */
+	int sync_fd;	/* SEQPACKET socket to init */
+	int pty_fd;	/* pty master (tty mode) or -1 */
+	int listen_fd;	/* proxy listener inside the netns or -1 */
+	int seccomp_fd; /* seccomp notify listener or -1 */
+	pid_t cmd_pid;	/* the command's pid inside the jail */
 	/* phase timings, ms */
 	double t_namespaces, t_mounts, t_seccomp, t_exec;
-	bool exec_ok;			/* the command reached execve */
-	int exec_errno;			/* execve failed with this (status 126/127) */
+	bool exec_ok;	/* the command reached execve */
+	int exec_errno; /* execve failed with this (status 126/127) */
 	bool have_status;
-	int status;			/* the command's wait status (have_status) */
-	char *warnings;			/* NUL-separated notes from the child (e.g. no /sys) */
+	int status;	/* the command's wait status (have_status) */
+	char *warnings; /* NUL-separated notes from the child (e.g. no /sys) */
 	size_t warnings_len;
 };
 
@@ -141,29 +141,29 @@ struct sbx_jail_watch {
 #define SBX_JAIL_MAX_WATCH 4
 
 struct sbx_jail_io {
-	int out_r, err_r;	/* read ends of the command's stdout/stderr pipes, or -1 */
-	int log_fd;		/* output.log (capped) or -1 */
-	uint64_t log_cap;	/* bytes */
+	int out_r, err_r; /* read ends of the command's stdout/stderr pipes, or -1 */
+	int log_fd;	  /* output.log (capped) or -1 */
+	uint64_t log_cap; /* bytes */
 	/* instead of writing log_fd directly (e.g. secrets redaction); may be NULL */
 	int (*log_fn)(void *ctx, const void *buf, size_t len);
 	void *log_ctx;
-	uint64_t time_ms;	/* wall-clock limit, SBX_UNSET for none */
-	uint64_t grace_ms;	/* between SIGTERM and SIGKILL */
-	struct sbx_cgroup *cg;	/* killed on timeout, may be NULL */
-	sbx_jail_event_fn event;	/* "signal" (forwarded), "timeout", "kill" */
+	uint64_t time_ms;	 /* wall-clock limit, SBX_UNSET for none */
+	uint64_t grace_ms;	 /* between SIGTERM and SIGKILL */
+	struct sbx_cgroup *cg;	 /* killed on timeout, may be NULL */
+	sbx_jail_event_fn event; /* "signal" (forwarded), "timeout", "kill" */
 	void *event_data;
 	struct sbx_jail_watch watch[SBX_JAIL_MAX_WATCH];
 	size_t n_watch;
 };
 
 struct sbx_jail_result {
-	int status;		/* the command's wait status */
-	bool have_status;	/* false: init died before reporting (killed) */
+	int status;	  /* the command's wait status */
+	bool have_status; /* false: init died before reporting (killed) */
 	bool timed_out;
-	uint64_t output_bytes;	/* bytes of output seen */
-	bool output_truncated;	/* output.log hit the cap */
-	uint64_t cpu_usec;	/* rusage of the jail's init (includes what it reaped) */
-	uint64_t maxrss;	/* bytes, largest process */
+	uint64_t output_bytes; /* bytes of output seen */
+	bool output_truncated; /* output.log hit the cap */
+	uint64_t cpu_usec;     /* rusage of the jail's init (includes what it reaped) */
+	uint64_t maxrss;       /* bytes, largest process */
 	double wall_ms;
 };
 
@@ -187,14 +187,14 @@ struct sbx_jail_cmd {
 	const struct sbx_cgroup *cg;
 	char *const *argv;
 	char *const *envp;
-	const char *workdir;		/* NULL: try host_cwd, then / */
+	const char *workdir; /* NULL: try host_cwd, then / */
 	const char *host_cwd;
-	int out_fd, err_fd;		/* -1 = keep */
+	int out_fd, err_fd; /* -1 = keep */
 	bool tty;
 	struct winsize ws;
 	bool seccomp_notify;
-	int report_fd;			/* SEQPACKET, CLOEXEC */
-	uint64_t ts_go, ts_mounted;	/* phase timestamps (CLOCK_MONOTONIC ns) or 0 */
+	int report_fd;		    /* SEQPACKET, CLOEXEC */
+	uint64_t ts_go, ts_mounted; /* phase timestamps (CLOCK_MONOTONIC ns) or 0 */
 };
 void sbx_jail_exec_command(const struct sbx_jail_cmd *c) __attribute__((noreturn));
 

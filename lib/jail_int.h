@@ -12,28 +12,28 @@
 
 /* Messages on the SEQPACKET sync socket between supervisor and jail. */
 enum sbx_jail_msg_type {
-	SBX_MSG_GO = 1,		/* supervisor -> init: maps written; fds: idmapped lowers */
-	SBX_MSG_ERROR,		/* jail: set-up failed (errnum, text); then _exit(125) */
-	SBX_MSG_WARN,		/* jail: a note for the run log (text) */
-	SBX_MSG_PTY,		/* command: pty master (fd) */
-	SBX_MSG_LISTEN,		/* init: proxy listener in the netns (fd) */
-	SBX_MSG_SECCOMP,	/* command: seccomp notify listener (fd) */
-	SBX_MSG_EXEC,		/* command: about to execve (timestamps) */
-	SBX_MSG_EXEC_FAIL,	/* command: execve failed (errnum, text) */
-	SBX_MSG_STATUS,		/* init: the command's wait status (value) */
+	SBX_MSG_GO = 1,	   /* supervisor -> init: maps written; fds: idmapped lowers */
+	SBX_MSG_ERROR,	   /* jail: set-up failed (errnum, text); then _exit(125) */
+	SBX_MSG_WARN,	   /* jail: a note for the run log (text) */
+	SBX_MSG_PTY,	   /* command: pty master (fd) */
+	SBX_MSG_LISTEN,	   /* init: proxy listener in the netns (fd) */
+	SBX_MSG_SECCOMP,   /* command: seccomp notify listener (fd) */
+	SBX_MSG_EXEC,	   /* command: about to execve (timestamps) */
+	SBX_MSG_EXEC_FAIL, /* command: execve failed (errnum, text) */
+	SBX_MSG_STATUS,	   /* init: the command's wait status (value) */
 };
 
 enum {
-	SBX_TS_GO = 0,		/* init received GO */
-	SBX_TS_MOUNTED,		/* root built and pivoted */
-	SBX_TS_CMD,		/* command forked */
-	SBX_TS_SECCOMP0,	/* seccomp load start */
-	SBX_TS_SECCOMP1,	/* seccomp loaded */
-	SBX_TS_EXEC,		/* right before execve */
+	SBX_TS_GO = 0,	 /* init received GO */
+	SBX_TS_MOUNTED,	 /* root built and pivoted */
+	SBX_TS_CMD,	 /* command forked */
+	SBX_TS_SECCOMP0, /* seccomp load start */
+	SBX_TS_SECCOMP1, /* seccomp loaded */
+	SBX_TS_EXEC,	 /* right before execve */
 	SBX_TS_N
 };
 
-#define SBX_MSG_TEXT 900
+#define SBX_MSG_TEXT   900
 #define SBX_MSG_MAXFDS 64
 
 struct sbx_jail_msg {
@@ -51,7 +51,7 @@ ssize_t sbx_jail_recv(int sock, struct sbx_jail_msg *m, int *fds, size_t maxfds,
 
 /* In the jail: send an error or a warning. */
 void sbx_jail_report(int sock, int type, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 /* Report errno-style failure from err and _exit(code). */
 void sbx_jail_die(int sock, const struct sbx_err *err, int code) __attribute__((noreturn));
 
@@ -59,7 +59,7 @@ void sbx_jail_die(int sock, const struct sbx_err *err, int code) __attribute__((
 struct sbx_jail_child {
 	const struct sbx_jail_opts *o;
 	int sock;
-	int *idmap_fds;		/* received with GO: [0] image, then one per overlay mount */
+	int *idmap_fds; /* received with GO: [0] image, then one per overlay mount */
 	size_t n_idmap;
 	uint64_t ts[SBX_TS_N];
 };

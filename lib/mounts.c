@@ -28,15 +28,15 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#define STAGE "/tmp"
+#define STAGE	  "/tmp"
 #define R_IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
-#define R_STRICT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS)
+#define R_STRICT  (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS)
 
 /* Sources opened before any mount, per [filesystem] entry. */
 struct src {
-	int fd;			/* bind: detached clone; overlay: lower (idmapped or O_PATH) */
-	int upper, work;	/* overlay */
-	bool detached;		/* fd is a detached (idmapped) tree: attach before use */
+	int fd;		 /* bind: detached clone; overlay: lower (idmapped or O_PATH) */
+	int upper, work; /* overlay */
+	bool detached;	 /* fd is a detached (idmapped) tree: attach before use */
 };
 
 struct build {
@@ -44,18 +44,18 @@ struct build {
 	const struct sbx_config *cfg;
 	int rootfd;		/* the new root (after the rootfs is attached) */
 	int host_fd;		/* host root clone (rootfs = host) */
-	int lower, upper, work;	/* rootfs image */
+	int lower, upper, work; /* rootfs image */
 	bool lower_detached;
-	int stage;		/* the staging tmpfs on STAGE */
+	int stage; /* the staging tmpfs on STAGE */
 	struct src *srcs;
 };
 
 static int set_attr(int fd, uint64_t set, bool recursive, const char *what, struct sbx_err *err)
 {
-	struct mount_attr a = { .attr_set = set };
+	struct mount_attr a = {.attr_set = set};
 
-	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a,
-			  sizeof(a)) < 0)
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) <
+	    0)
 		return sbx_err_set(err, errno, "cannot set mount flags of '%s'", what);
 	return 0;
 }
@@ -68,7 +68,7 @@ static int clone_tree(int dirfd, const char *path, uint64_t attrs, struct sbx_er
 
 	fd = open_tree(dirfd, path,
 		       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-			       (path[0] ? 0 : AT_EMPTY_PATH));
+			   (path[0] ? 0 : AT_EMPTY_PATH));
 	if (fd < 0)
 		return sbx_err_set(err, errno, "cannot open '%s' for binding", path);
 	if (attrs) {
@@ -89,8 +89,7 @@ static int open_dir(int dirfd, const char *path, struct sbx_err *err)
 }
 
 /* Overlay upper/work of the rootfs ("upper", "work") or of entry i. */
-static int open_upper_work(int sbfd, const char *prefix, int *upper, int *work,
-			   struct sbx_err *err)
+static int open_upper_work(int sbfd, const char *prefix, int *upper, int *work, struct sbx_err *err)
 {
 	char p[96];
 
@@ -116,7 +115,7 @@ static int capture_mount(struct build *b, int sbfd, size_t i, size_t *next_idmap
 	case SBX_MNT_RO_BIND:
 		s->fd = clone_tree(AT_FDCWD, m->src,
 				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-					   (m->kind == SBX_MNT_RO_BIND ? MOUNT_ATTR_RDONLY : 0),
+				       (m->kind == SBX_MNT_RO_BIND ? MOUNT_ATTR_RDONLY : 0),
 				   err);
 		if (s->fd < 0 && m->optional && -s->fd == ENOENT) {
 			sbx_err_clear(err);
@@ -153,9 +152,8 @@ static int capture(struct build *b, struct sbx_err *err)
 	int r;
 
 	if (!o->rootfs_dir) {
-		b->host_fd = clone_tree(AT_FDCWD, "/",
-					MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-					err);
+		b->host_fd = clone_tree(
+		    AT_FDCWD, "/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
 		if (b->host_fd < 0)
 			return b->host_fd;
 	} else if (b->c->n_idmap > 0 && b->c->idmap_fds[0] >= 0) {
@@ -183,8 +181,7 @@ static int capture(struct build *b, struct sbx_err *err)
 }
 
 /* fsopen/fsconfig/fsmount: a detached mount of a new filesystem. */
-static int new_fs(const char *type, const char *const *opts, uint64_t attrs,
-		  struct sbx_err *err)
+static int new_fs(const char *type, const char *const *opts, uint64_t attrs, struct sbx_err *err)
 {
 	_cleanup_close_ int fsfd = -1;
 	int mfd;
@@ -209,10 +206,10 @@ static int new_fs(const char *type, const char *const *opts, uint64_t attrs,
 	return mfd;
 }
 
-static int attach(int mfd, int target_fd, const char *what, const char *where,
-		  struct sbx_err *err)
+static int attach(int mfd, int target_fd, const char *what, const char *where, struct sbx_err *err)
 {
-	if (move_mount(mfd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+	if (move_mount(mfd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
+	    0)
 		return sbx_err_set(err, errno, "mount of '%s' on '%s'", what, where);
 	return 0;
 }
@@ -243,7 +240,8 @@ static int resolve(int rootfd, const char *path, bool create, bool want_file, ui
 		return pfd;
 	base++;
 	if (want_file) {
-		int f = openat(pfd, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+		int f =
+		    openat(pfd, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
 
 		if (f < 0 && errno != EEXIST)
 			return sbx_err_set(err, errno, "cannot create mount point '%s'", path);
@@ -252,8 +250,8 @@ static int resolve(int rootfd, const char *path, bool create, bool want_file, ui
 	} else if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST) {
 		return sbx_err_set(err, errno, "cannot create mount point '%s'", path);
 	}
-	fd = sbx_openat2(pfd, base, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-						    RESOLVE_NO_MAGICLINKS);
+	fd = sbx_openat2(pfd, base, O_PATH,
+			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0)
 		return sbx_err_set(err, errno, "cannot open mount point '%s'", path);
 	return fd;
@@ -278,8 +276,8 @@ static int overlay_fs(struct build *b, int lower, int upper, int work, uint64_t 
 		      struct sbx_err *err)
 {
 	char lo[32], up[32], wk[32];
-	const char *opts[] = { "lowerdir", lo, "upperdir", up, "workdir", wk, "userxattr", NULL,
-			       NULL };
+	const char *opts[] = {"lowerdir", lo,	       "upperdir", up,	"workdir",
+			      wk,	  "userxattr", NULL,	   NULL};
 
 	snprintf(lo, sizeof(lo), "/proc/self/fd/%d", lower);
 	snprintf(up, sizeof(up), "/proc/self/fd/%d", upper);
@@ -294,7 +292,7 @@ static int overlay_fs(struct build *b, int lower, int upper, int work, uint64_t 
  */
 static int mount_stage(struct build *b, struct sbx_err *err)
 {
-	static const char *const opts[] = { "mode", "0755", "size", "65536", NULL, NULL };
+	static const char *const opts[] = {"mode", "0755", "size", "65536", NULL, NULL};
 	_cleanup_close_ int t = -1;
 	int r;
 
@@ -362,7 +360,8 @@ static int mount_rootfs(struct build *b, struct sbx_err *err)
 	else
 		mfd = clone_tree(b->lower, "", ro, err);
 	if (mfd < 0)
-		return sbx_err_wrap(err, "rootfs '%s'", b->c->o->rootfs_dir ? b->c->o->rootfs_dir : "/");
+		return sbx_err_wrap(err, "rootfs '%s'",
+				    b->c->o->rootfs_dir ? b->c->o->rootfs_dir : "/");
 	t = open_dir(b->stage, "root", err);
 	if (t < 0)
 		return t;
@@ -375,11 +374,11 @@ static int mount_rootfs(struct build *b, struct sbx_err *err)
 	return r;
 }
 
-static const char *const proc_masked[] = { "kcore", "keys", "timer_list", "timer_stats",
-					    "sched_debug", "latency_stats", "kallsyms",
-					    "kpagecount", "kpageflags", "kpagecgroup", "acpi",
-					    "scsi", "asound", "interrupts", "sysvipc" };
-static const char *const proc_readonly[] = { "sys", "sysrq-trigger", "irq", "bus", "fs" };
+static const char *const proc_masked[] = {
+    "kcore",	     "keys",	 "timer_list", "timer_stats", "sched_debug",
+    "latency_stats", "kallsyms", "kpagecount", "kpageflags",  "kpagecgroup",
+    "acpi",	     "scsi",	 "asound",     "interrupts",  "sysvipc"};
+static const char *const proc_readonly[] = {"sys", "sysrq-trigger", "irq", "bus", "fs"};
 
 /* Hide what t refers to: /dev/null on a file, an empty ro tmpfs on a dir. */
 static int mask_fd(int t, const char *label, struct sbx_err *err)
@@ -391,10 +390,11 @@ static int mask_fd(int t, const char *label, struct sbx_err *err)
 	if (fstat(t, &st) < 0)
 		return sbx_err_set(err, errno, "cannot stat '%s'", label);
 	if (S_ISDIR(st.st_mode)) {
-		static const char *const opts[] = { "size", "4096", "mode", "0555", NULL, NULL };
+		static const char *const opts[] = {"size", "4096", "mode", "0555", NULL, NULL};
 
-		mfd = new_fs("tmpfs", opts, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-						    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+		mfd = new_fs("tmpfs", opts,
+			     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				 MOUNT_ATTR_NOEXEC,
 			     err);
 	} else {
 		mfd = clone_tree(AT_FDCWD, "/dev/null", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
@@ -437,7 +437,8 @@ static int mount_proc(struct build *b, struct sbx_err *err)
 		_cleanup_close_ int t = -1;
 		int m;
 
-		t = sbx_openat2(pfd, proc_readonly[i], O_PATH, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+		t = sbx_openat2(pfd, proc_readonly[i], O_PATH,
+				RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
 		if (t < 0)
 			continue;
 		m = clone_tree(t, "", attrs | MOUNT_ATTR_RDONLY, err);
@@ -491,16 +492,16 @@ static int dev_subfs(int devfd, const char *name, const char *type, const char *
 
 static int mount_dev(struct build *b, struct sbx_err *err)
 {
-	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
-	static const char *const links[][2] = { { "ptmx", "pts/ptmx" },
-						{ "fd", "/proc/self/fd" },
-						{ "stdin", "/proc/self/fd/0" },
-						{ "stdout", "/proc/self/fd/1" },
-						{ "stderr", "/proc/self/fd/2" } };
-	static const char *const dev_opts[] = { "mode", "0755", "size", "65536", NULL, NULL };
-	static const char *const pts_opts[] = { "newinstance", NULL, "ptmxmode", "0666",
-						"mode", "0620", NULL, NULL };
-	static const char *const shm_opts[] = { "mode", "1777", NULL, NULL };
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+	static const char *const links[][2] = {{"ptmx", "pts/ptmx"},
+					       {"fd", "/proc/self/fd"},
+					       {"stdin", "/proc/self/fd/0"},
+					       {"stdout", "/proc/self/fd/1"},
+					       {"stderr", "/proc/self/fd/2"}};
+	static const char *const dev_opts[] = {"mode", "0755", "size", "65536", NULL, NULL};
+	static const char *const pts_opts[] = {"newinstance", NULL,   "ptmxmode", "0666",
+					       "mode",	      "0620", NULL,	  NULL};
+	static const char *const shm_opts[] = {"mode", "1777", NULL, NULL};
 	const uint64_t nsn = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
 	_cleanup_close_ int dfd = -1;
 	int r;
@@ -524,9 +525,9 @@ static int mount_dev(struct build *b, struct sbx_err *err)
 /* /sys read-only; absent (with a note) when it cannot be bound. */
 static void mount_sys(struct build *b)
 {
-	const uint64_t attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-			       MOUNT_ATTR_NOEXEC;
-	struct sbx_err e = { 0 };
+	const uint64_t attrs =
+	    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	struct sbx_err e = {0};
 	int m = clone_tree(AT_FDCWD, "/sys", attrs, &e);
 
 	if (m >= 0 && mount_at(b, m, "sysfs", "/sys", false, R_STRICT, &e) == 0)
@@ -539,7 +540,7 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 	const struct sbx_mount *m = &b->cfg->mounts[i];
 	struct src *s = &b->srcs[i];
 	char size[32];
-	const char *tmpfs_opts[] = { "mode", "1777", m->size ? "size" : NULL, size, NULL };
+	const char *tmpfs_opts[] = {"mode", "1777", m->size ? "size" : NULL, size, NULL};
 	_cleanup_close_ int t = -1;
 	int mfd;
 
@@ -564,7 +565,7 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 	case SBX_MNT_MASK:
 		t = sbx_openat2(b->rootfd, m->dst, O_PATH, R_IN_ROOT);
 		if (t < 0)
-			return 0;	/* nothing to hide */
+			return 0; /* nothing to hide */
 		return mask_fd(t, m->dst, err);
 	}
 	return 0;
@@ -577,7 +578,7 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
  */
 static int files_tmpfs(struct build *b, const char *dir, struct sbx_err *err)
 {
-	static const char *const opts[] = { "mode", "0755", "size", "1048576", NULL, NULL };
+	static const char *const opts[] = {"mode", "0755", "size", "1048576", NULL, NULL};
 	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
 	_cleanup_free_ char *parent = NULL;
 	const char *slash = strrchr(dir, '/');
@@ -692,8 +693,14 @@ static int build_steps(struct build *b, struct sbx_err *err)
 
 int sbx_jail_build_root(struct sbx_jail_child *c, struct sbx_err *err)
 {
-	struct build b = { .c = c, .cfg = c->o->cfg, .rootfd = -1, .host_fd = -1, .lower = -1, .stage = -1,
-			   .upper = -1, .work = -1 };
+	struct build b = {.c = c,
+			  .cfg = c->o->cfg,
+			  .rootfd = -1,
+			  .host_fd = -1,
+			  .lower = -1,
+			  .stage = -1,
+			  .upper = -1,
+			  .work = -1};
 	int r;
 
 	b.srcs = sbx_xcalloc(b.cfg->n_mounts + 1, sizeof(*b.srcs));
@@ -706,7 +713,7 @@ int sbx_jail_build_root(struct sbx_jail_child *c, struct sbx_err *err)
 
 int sbx_jail_lo_up(struct sbx_err *err)
 {
-	struct ifreq ifr = { 0 };
+	struct ifreq ifr = {0};
 	_cleanup_close_ int s = -1;
 
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -20,8 +20,18 @@
 #include <sys/wait.h>
 #include <termios.h>
 
-enum { S_PID, S_SYNC, S_SIG, S_TIMER, S_OUT, S_ERR, S_PTY, S_IN, S_EXTRA,
-       S_N = S_EXTRA + SBX_JAIL_MAX_WATCH };
+enum {
+	S_PID,
+	S_SYNC,
+	S_SIG,
+	S_TIMER,
+	S_OUT,
+	S_ERR,
+	S_PTY,
+	S_IN,
+	S_EXTRA,
+	S_N = S_EXTRA + SBX_JAIL_MAX_WATCH
+};
 
 struct sup {
 	struct sbx_jail *j;
@@ -30,7 +40,7 @@ struct sup {
 	struct pollfd p[S_N];
 	bool out_broken, err_broken;
 	bool init_done;
-	int timer_stage;	/* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
+	int timer_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
 	int timer_fd;
 	bool raw;
 	struct termios saved;
@@ -51,7 +61,8 @@ static void tee_log(struct sup *s, const char *buf, size_t n)
 	s->res->output_bytes += n;
 	if (io->log_fd < 0 && !io->log_fn)
 		return;
-	room = io->log_cap > s->res->output_bytes - n ? io->log_cap - (s->res->output_bytes - n) : 0;
+	room =
+	    io->log_cap > s->res->output_bytes - n ? io->log_cap - (s->res->output_bytes - n) : 0;
 	if (room < n)
 		s->res->output_truncated = true;
 	if (room == 0)
@@ -71,11 +82,11 @@ static bool pump(struct sup *s, int idx, int out_fd, bool *broken, bool log)
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return true;
 	if (n <= 0)
-		return false;	/* EOF, or EIO from a pty whose slave is gone */
+		return false; /* EOF, or EIO from a pty whose slave is gone */
 	if (log)
 		tee_log(s, buf, (size_t)n);
 	if (!*broken && sbx_write_all(out_fd, buf, (size_t)n) < 0)
-		*broken = true;	/* reader gone: keep draining into the log */
+		*broken = true; /* reader gone: keep draining into the log */
 	return true;
 }
 
@@ -102,7 +113,7 @@ static void on_signal(struct sup *s)
 static void on_timer(struct sup *s)
 {
 	uint64_t ticks;
-	struct itimerspec its = { 0 };
+	struct itimerspec its = {0};
 
 	if (read(s->p[S_TIMER].fd, &ticks, sizeof(ticks)) < 0)
 		return;
@@ -155,8 +166,9 @@ static void on_init_exit(struct sup *s)
 	int st;
 
 	if (wait4(s->j->init_pid, &st, 0, &ru) == s->j->init_pid) {
-		s->res->cpu_usec = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ULL +
-				   (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+		s->res->cpu_usec =
+		    (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ULL +
+		    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 		s->res->maxrss = (uint64_t)ru.ru_maxrss * 1024;
 	}
 	s->init_done = true;
@@ -164,7 +176,7 @@ static void on_init_exit(struct sup *s)
 	s->p[S_PID].fd = -1;
 	/* The status message, if any, was sent before init exited. */
 	while (s->p[S_SYNC].fd >= 0) {
-		struct pollfd q = { .fd = s->p[S_SYNC].fd, .events = POLLIN };
+		struct pollfd q = {.fd = s->p[S_SYNC].fd, .events = POLLIN};
 
 		if (poll(&q, 1, 0) <= 0)
 			break;
@@ -179,7 +191,7 @@ static int setup_fds(struct sup *s, sigset_t *mask, struct sbx_err *err)
 	const struct sbx_jail_io *io = s->io;
 
 	for (int i = 0; i < S_N; i++)
-		s->p[i] = (struct pollfd){ .fd = -1, .events = POLLIN };
+		s->p[i] = (struct pollfd){.fd = -1, .events = POLLIN};
 	s->p[S_PID].fd = s->j->pidfd;
 	s->p[S_SYNC].fd = s->j->sync_fd;
 	s->p[S_OUT].fd = io->out_r;
@@ -195,7 +207,7 @@ static int setup_fds(struct sup *s, sigset_t *mask, struct sbx_err *err)
 	if (s->p[S_SIG].fd < 0)
 		return sbx_err_set(err, errno, "cannot create a signalfd");
 	if (io->time_ms != SBX_UNSET && io->time_ms > 0) {
-		struct itimerspec its = { 0 };
+		struct itimerspec its = {0};
 
 		its.it_value.tv_sec = (time_t)(io->time_ms / 1000);
 		its.it_value.tv_nsec = (long)(io->time_ms % 1000) * 1000000L;
@@ -253,14 +265,14 @@ static void dispatch(struct sup *s)
 int sbx_jail_supervise(struct sbx_jail *j, const struct sbx_jail_io *io,
 		       struct sbx_jail_result *res, struct sbx_err *err)
 {
-	struct sup s = { .j = j, .io = io, .res = res, .t0 = sbx_now_ns(), .timer_fd = -1 };
+	struct sup s = {.j = j, .io = io, .res = res, .t0 = sbx_now_ns(), .timer_fd = -1};
 	sigset_t mask;
 	int r;
 
 	memset(res, 0, sizeof(*res));
 	r = setup_fds(&s, &mask, err);
-	while (r == 0 && (!s.init_done || s.p[S_OUT].fd >= 0 || s.p[S_ERR].fd >= 0 ||
-			  s.p[S_PTY].fd >= 0)) {
+	while (r == 0 &&
+	       (!s.init_done || s.p[S_OUT].fd >= 0 || s.p[S_ERR].fd >= 0 || s.p[S_PTY].fd >= 0)) {
 		int n = poll(s.p, S_N, -1);
 
 		if (n < 0 && errno != EINTR)
