@@ -102,6 +102,21 @@ if [ ! -x "$SBX" ]; then
 	fail=$((fail + 1))
 fi
 
+# What the suite must not leave behind: processes of the binary under test,
+# mounts that mention sbx, cgroups named sbx-*.  Snapshot now, compare at
+# the end (other sessions on a shared machine may add their own meanwhile,
+# so outside CI a difference is a warning, under CI=true a failure).
+leftovers() {
+	local exe
+	for p in /proc/[0-9]*; do
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		[ "$exe" = "$SBX" ] && [ "${p#/proc/}" != $$ ] && echo "process ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-100)"
+	done
+	awk '$5 ~ /sbx/ {print "mount " $5}' /proc/self/mountinfo
+	find /sys/fs/cgroup -maxdepth 5 -type d -name 'sbx-*' 2>/dev/null | sed 's/^/cgroup /'
+}
+leftovers | sort >"$OUT/leftovers.before"
+
 # 1. Unit tests: run-unit.sh prints its lines and its own summary last.
 echo "# unit tests"
 san_env unit
@@ -187,6 +202,22 @@ for r in "$SAN_DIR"/*; do
 	grep -E '^ +#[0-9]+ 0x[0-9a-f]+ in [^ ]+ ([^ ]*/)?(lib/|cmd/|tests/|sbx\.c)' "$r" | head -n 4 | sed 's/^ */#   /'
 	fail=$((fail + 1))
 done
+
+# 6. Nothing left behind.
+sleep 1
+leftovers | sort >"$OUT/leftovers.after"
+left=$(comm -13 "$OUT/leftovers.before" "$OUT/leftovers.after")
+if [ -z "$left" ]; then
+	echo "ok - no process, mount or cgroup of sbx left behind by the suite"
+	pass=$((pass + 1))
+elif [ "${CI:-}" = true ] || [ "${SBX_TEST_STRICT:-0}" = 1 ]; then
+	echo "not ok - the suite left sbx processes, mounts or cgroups behind"
+	printf '%s\n' "$left" | head -n 20 | sed 's/^/#   /'
+	fail=$((fail + 1))
+else
+	echo "# warning: new sbx processes, mounts or cgroups since the start (another session's, or leftovers; a failure under CI=true):"
+	printf '%s\n' "$left" | head -n 20 | sed 's/^/#   /'
+fi
 
 echo "# $(($(date +%s) - START))s in all; logs in tests/out/"
 if [ "$skip" -gt 0 ]; then
