@@ -38,14 +38,16 @@ peers = {
               "--ro-bind", img, "/", "--proc", "/proc", "--dev", "/dev",
               "--tmpfs", "/tmp", "--", "/bin/true"],
     "unshare": ["unshare", "-Urmpfnui", "true"],
+    # not a peer: what loading the sbx binary alone costs (its libraries)
+    "sbx-load": [sbx, "--version"],
 }
 times = {k: [] for k in peers}
 for k, cmd in peers.items():            # warm-up, and each must work
-    subprocess.run(cmd, check=True)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 for i in range(n):                       # alternating, so drift hits all
     for k, cmd in peers.items():
         t = time.perf_counter()
-        r = subprocess.run(cmd)
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL)
         times[k].append((time.perf_counter() - t) * 1000)
         if r.returncode != 0:
             sys.exit(f"bench: {k} failed with {r.returncode}")
@@ -54,4 +56,5 @@ for k, cmd in peers.items():
     print(f"{k:8s} median {med[k]:7.2f} ms  ({n} runs)  {' '.join(cmd)}")
 print(f"ratio sbx/bwrap   {med['sbx'] / med['bwrap']:.2f}  (target <= 1.0)")
 print(f"ratio sbx/unshare {med['sbx'] / med['unshare']:.2f}")
+print(f"of which loading the binary (sbx --version): {med['sbx-load']:.2f} ms")
 PY
