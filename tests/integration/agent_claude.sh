@@ -1,0 +1,159 @@
+#!/bin/bash
+# tests/integration/agent_claude.sh - Claude Code, the real CLI from the npm
+# registry, under `sbx run -p claude`:
+#
+#   - @anthropic-ai/claude-code is installed with `npm install --prefix` into
+#     tests/out/npm-cache/claude-code (reused when already there; SBX_NPM_DIR
+#     overrides the place).  Skipped, saying so, only when npm cannot reach
+#     its registry.
+#   - `claude --version` inside the jail prints the installed version, exit 0.
+#   - ANTHROPIC_API_KEY (a fake value) reaches the jail as the profile's
+#     secret, is redacted in output.log and is in no file of the state dir.
+#   - claude started interactively under a pty (tmux, `sbx run -t`) tries its
+#     API host; the run log (--log-json and the kept sandbox's log.jsonl via
+#     `sbx inspect --json`) records CONNECT api.anthropic.com:443 allowed by
+#     the profile (the upstream connect fails here: no internet).
+#
+# As the caller (root), and as nobody (setpriv) when run as root.
+. "$(dirname "$0")/../lib/tap.sh"
+
+NPM_DIR=${SBX_NPM_DIR:-$TAP_ROOT/tests/out/npm-cache/claude-code}
+CLAUDE=$NPM_DIR/node_modules/.bin/claude
+PKG=$NPM_DIR/node_modules/@anthropic-ai/claude-code/package.json
+
+# ensure_cmd CMD PKG: install the Debian package PKG when CMD is missing.
+ensure_cmd() {
+	command -v "$1" >/dev/null && return 0
+	[ "$(id -u)" = 0 ] || return 1
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" \
+		>/dev/null 2>&1
+	command -v "$1" >/dev/null
+}
+
+# 1. The CLI, from the npm registry (once; reused from the cache dir).
+if ! "$CLAUDE" --version >/dev/null 2>&1; then
+	if ! ensure_cmd npm npm; then
+		echo "1..0 # SKIP npm is not installed (apt-get install npm) and we are not root"
+		exit 77
+	fi
+	mkdir -p "$NPM_DIR"
+	if ! timeout 600 npm install --prefix "$NPM_DIR" --no-audit --no-fund \
+		@anthropic-ai/claude-code >"$TAP_TMP/npm.log" 2>&1; then
+		if ! timeout 60 npm ping >>"$TAP_TMP/npm.log" 2>&1; then
+			echo "1..0 # SKIP npm registry unreachable ($(npm config get registry))"
+			exit 77
+		fi
+		sed 's/^/# npm: /' "$TAP_TMP/npm.log" | tail -n 20
+		ok 1 "npm install @anthropic-ai/claude-code (the registry answers npm ping)"
+		done_testing
+	fi
+fi
+ver=$(jq -r .version "$PKG" 2>/dev/null)
+[ -n "$ver" ] && [ "$ver" != null ] && "$CLAUDE" --version >/dev/null 2>&1
+ok $? "claude-code $ver installed in ${NPM_DIR#"$TAP_ROOT"/}"
+
+if ! ensure_cmd tmux tmux; then
+	echo "# tmux missing and not root: the interactive part is skipped"
+fi
+
+# claude_mode MODE: the whole check, as root (MODE=root) or nobody (user).
+claude_mode() {
+	local mode=$1 T=$TAP_TMP/$1 pre='' key state sock id dir i lines ev
+	mkdir -p "$T/proj" "$T/home/.claude" "$T/state"
+	if [ "$mode" = user ]; then
+		chown -R 65534:65534 "$T"
+		pre="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --"
+	fi
+	state=$T/state
+	key="sk-ant-api03-sbxtest-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')-AA"
+	# run ARGS...: sbx run -p claude from the project dir, private HOME and
+	# state, the fake key in the environment.
+	run() {
+		(cd "$T/proj" && env HOME="$T/home" SBX_STATE_DIR="$state" \
+			SBX_CACHE_DIR="$T/cache" ANTHROPIC_API_KEY="$key" \
+			$pre "$SBX" run -p claude "$@")
+	}
+
+	capture run --keep -n version -- "$CLAUDE" --version
+	[ "$rc" = 0 ] && [ "$out" = "$ver (Claude Code)" ]
+	ok $? "$mode: sbx run -p claude -- claude --version prints '$ver (Claude Code)', exit 0"
+	[ "$rc" = 0 ] || diag "rc=$rc out=$out err=$(tail -n 3 <<<"$err")"
+	grep -q '^sbx: secrets: ANTHROPIC_API_KEY' <<<"$err" && ! grep -qF "$key" <<<"$err"
+	ok $? "$mode: the run log names the secret ANTHROPIC_API_KEY, not its value"
+
+	# The profile hands the key in as an env secret; output.log redacts it.
+	capture run -q --keep -n secret -- sh -c 'echo "key=$ANTHROPIC_API_KEY"'
+	[ "$rc" = 0 ] && [ "$out" = "key=$key" ]
+	ok $? "$mode: the fake ANTHROPIC_API_KEY is in the jail's environment"
+	dir=$(ls -d "$state"/sandboxes/*/ 2>/dev/null | while read -r d; do
+		grep -q '"name": *"secret"' "$d/record.json" 2>/dev/null && echo "$d"; done)
+	[ -n "$dir" ] && grep -qx 'key=\[secret ANTHROPIC_API_KEY\]' "$dir/output.log"
+	ok $? "$mode: output.log has [secret ANTHROPIC_API_KEY] in place of the value"
+
+	# Interactive, under a pty: tmux runs sbx run -t, claude draws its UI
+	# and tries api.anthropic.com through the proxy.
+	if ! command -v tmux >/dev/null; then
+		skip "$mode: claude under a pty tries its API host" "tmux missing"
+	else
+		sock=$T/tmux.sock
+		tmux -S "$sock" new-session -d -x 120 -y 40 \
+			"cd '$T/proj' && env HOME='$T/home' SBX_STATE_DIR='$state' SBX_CACHE_DIR='$T/cache' \
+ANTHROPIC_API_KEY='$key' TERM=xterm-256color $pre '$SBX' run -p claude -t --keep -n tui \
+--log-json '$T/tui.jsonl' -- '$CLAUDE' 2>'$T/tui.err'; echo \$? >'$T/tui.rc'; sleep 120"
+		# Up to 60 s for the attempt to show in the run log.
+		for ((i = 0; i < 120; i++)); do
+			grep -q '"host":"api.anthropic.com"' "$T/tui.jsonl" 2>/dev/null && break
+			sleep 0.5
+		done
+		# Claude gives up by itself once the API is unreachable; if it
+		# still waits, interrupt it (the jail gets the signal).
+		for ((i = 0; i < 40; i++)); do [ -s "$T/tui.rc" ] && break; sleep 0.5; done
+		tmux -S "$sock" capture-pane -p >"$T/pane.txt" 2>/dev/null
+		if [ ! -s "$T/tui.rc" ]; then
+			tmux -S "$sock" send-keys C-c 2>/dev/null
+			sleep 1
+			tmux -S "$sock" send-keys C-c 2>/dev/null
+			for ((i = 0; i < 40; i++)); do [ -s "$T/tui.rc" ] && break; sleep 0.5; done
+		fi
+		tmux -S "$sock" kill-server 2>/dev/null
+		for ((i = 0; i < 20; i++)); do [ -s "$T/tui.rc" ] && break; sleep 0.5; done
+		grep -q 'Claude Code' "$T/pane.txt"
+		ok $? "$mode: claude draws its interface on the pty (sbx run -t)"
+		[ $? = 0 ] || diag "pane: $(tr -s ' \n' ' ' <"$T/pane.txt" | head -c 400)"
+		grep -v '^$' "$T/pane.txt" | tail -n 4 | sed 's/^/# pane: /'
+
+		ev=$(jq -c 'select(.event == "net" and .host == "api.anthropic.com")' \
+			"$T/tui.jsonl" 2>/dev/null | head -n 1)
+		[ -n "$ev" ] && jq -e '.port == 443 and .allowed == true and .method == "CONNECT"' \
+			<<<"$ev" >/dev/null
+		ok $? "$mode: --log-json records CONNECT api.anthropic.com:443, allowed by the profile"
+		diag "event: $ev"
+		id=$(jq -r 'select(.event == "start") | .id' "$T/tui.jsonl" 2>/dev/null)
+		capture env SBX_STATE_DIR="$state" "$SBX" inspect --json "${id:-none}"
+		[ "$rc" = 0 ] && jq -e '[.network_events[] | select(.host == "api.anthropic.com"
+			and .port == 443 and .allowed == true)] | length >= 1' <<<"$out" >/dev/null
+		ok $? "$mode: the kept sandbox's record (inspect --json) has the same event"
+		# Other hosts claude tried, for the profile's allowlist.
+		jq -r 'select(.event == "net") | "# net: \(.method) \(.host):\(.port) allowed=\(.allowed) \(.reason)"' \
+			"$T/tui.jsonl" 2>/dev/null | sort -u
+		grep -Eq '^sbx: network: [1-9][0-9]* connections? allowed' "$T/tui.err"
+		ok $? "$mode: the footer counts the allowed connection"
+		[ $? = 0 ] || diag "footer: $(grep 'network:' "$T/tui.err")"
+	fi
+
+	# The value is in no file under the state dir (records, logs, output,
+	# the writable layers of all three sandboxes), nor in the run logs.
+	[ "$(ls "$state/sandboxes" | wc -l)" -ge 2 ] &&
+		! grep -rqsaF "$key" "$state" "$T/tui.jsonl" "$T/tui.err"
+	ok $? "$mode: the key's value is in no file under the state dir nor in the run logs"
+	env SBX_STATE_DIR="$state" $pre "$SBX" destroy --all >/dev/null 2>&1
+	return 0
+}
+
+claude_mode "$(id -un)"
+if [ "$(id -u)" = 0 ]; then
+	claude_mode user
+else
+	skip "as nobody" "not root (setpriv needs root)"
+fi
+done_testing
