@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -27,11 +28,15 @@ void sbx_enter_target_init(struct sbx_enter_target *t)
 	memset(t, 0, sizeof(*t));
 	t->init_pid = -1;
 	t->pidfd = -1;
+	for (int i = 0; i < SBX_ENTER_NNS; i++)
+		t->nsfd[i] = -1;
 }
 
 void sbx_enter_target_free(struct sbx_enter_target *t)
 {
 	sbx_closep(&t->pidfd);
+	for (int i = 0; i < SBX_ENTER_NNS; i++)
+		sbx_closep(&t->nsfd[i]);
 	sbx_enter_target_init(t);
 }
 
@@ -184,15 +189,129 @@ int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init
 	return check_policy_user(record, ids, err);
 }
 
-static int ns_flags(const struct sbx_config *cfg)
-{
-	int f = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-		CLONE_NEWCGROUP;
+/* ---- the jail's namespaces, as nsfs fds ---- */
 
-	/* A host-network jail has the host's netns: nothing to join. */
-	if (cfg->net != SBX_NET_HOST)
-		f |= CLONE_NEWNET;
-	return f;
+/* pidfs ioctls (linux/pidfd.h, 6.11) and nsfs ones (linux/nsfs.h, 6.10)
+ * the build's kernel headers may not have yet. */
+#define SBX_PIDFS_IOCTL 0xFF
+#define SBX_PIDFD_GET_NS(n) _IO(SBX_PIDFS_IOCTL, (n))
+#define SBX_NSIO 0xb7
+#define SBX_NS_GET_USERNS _IO(SBX_NSIO, 0x1)
+#define SBX_NS_GET_TGID_FROM_PIDNS _IOR(SBX_NSIO, 0x7, int)
+
+/* In the order they are joined: the user namespace first. */
+static const struct {
+	int flag;
+	int pidfs_nr;	/* PIDFD_GET_<NS>_NAMESPACE */
+	const char *name;
+} ns_kinds[SBX_ENTER_NNS] = {
+	{ CLONE_NEWUSER, 9, "user" },	{ CLONE_NEWNS, 3, "mnt" },  { CLONE_NEWPID, 5, "pid" },
+	{ CLONE_NEWIPC, 2, "ipc" },	{ CLONE_NEWUTS, 10, "uts" }, { CLONE_NEWNET, 4, "net" },
+	{ CLONE_NEWCGROUP, 1, "cgroup" },
+};
+enum { NS_USER = 0, NS_PID = 2, NS_NET = 5 };
+
+static bool same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+static int ns_fds_of(int pidfd, const struct sbx_config *cfg, int fds[SBX_ENTER_NNS])
+{
+	for (int i = 0; i < SBX_ENTER_NNS; i++) {
+		/* A host-network jail has the host's netns: nothing to join. */
+		if (i == NS_NET && cfg->net == SBX_NET_HOST)
+			continue;
+		fds[i] = ioctl(pidfd, SBX_PIDFD_GET_NS(ns_kinds[i].pidfs_nr), 0);
+		if (fds[i] < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static void close_all(int fds[SBX_ENTER_NNS])
+{
+	for (int i = 0; i < SBX_ENTER_NNS; i++)
+		sbx_closep(&fds[i]);
+}
+
+/*
+ * Namespaces that came from a jail process are the jail's: pid 1 of the
+ * pid namespace is init, the user namespace owns that pid namespace, and
+ * it owns every other one.
+ */
+static bool ns_verified(const int fds[SBX_ENTER_NNS], pid_t init)
+{
+	_cleanup_close_ int owner = -1;
+	int one;
+
+	if (fds[NS_PID] < 0 || fds[NS_USER] < 0)
+		return false;
+	one = ioctl(fds[NS_PID], SBX_NS_GET_TGID_FROM_PIDNS, 1);
+	if (one != init)
+		return false;
+	owner = ioctl(fds[NS_PID], SBX_NS_GET_USERNS);
+	if (owner < 0 || !same_file(owner, fds[NS_USER]))
+		return false;
+	for (int i = 0; i < SBX_ENTER_NNS; i++) {
+		_cleanup_close_ int o = -1;
+
+		if (i == NS_USER || fds[i] < 0)
+			continue;
+		o = ioctl(fds[i], SBX_NS_GET_USERNS);
+		if (o < 0 || !same_file(o, owner))
+			return false;
+	}
+	return true;
+}
+
+/* From a child of init (init itself is not dumpable: unprivileged callers
+ * may not look at it), verified. */
+static int ns_fds_via_child(struct sbx_enter_target *t, const struct sbx_config *cfg,
+			    struct sbx_err *err)
+{
+	char path[64];
+	_cleanup_fclose_ FILE *f = NULL;
+	long child;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)t->init_pid,
+		 (int)t->init_pid);
+	f = fopen(path, "re");
+	while (f && fscanf(f, "%ld", &child) == 1) {
+		_cleanup_close_ int cfd = (int)syscall(SYS_pidfd_open, (pid_t)child, 0);
+		int fds[SBX_ENTER_NNS] = { -1, -1, -1, -1, -1, -1, -1 };
+
+		if (cfd < 0 || ns_fds_of(cfd, cfg, fds) < 0 || !ns_verified(fds, t->init_pid)) {
+			close_all(fds);
+			continue;
+		}
+		memcpy(t->nsfd, fds, sizeof(fds));
+		t->via_child = true;
+		return 0;
+	}
+	return sbx_err_set(err, EACCES,
+			   "cannot reach the jail's namespaces: its init cannot be inspected "
+			   "without privilege and none of its processes can be");
+}
+
+static int open_namespaces(struct sbx_enter_target *t, const struct sbx_config *cfg,
+			   struct sbx_err *err)
+{
+	int r = ns_fds_of(t->pidfd, cfg, t->nsfd);
+
+	if (r == 0)
+		return ns_verified(t->nsfd, t->init_pid)
+			       ? 0 : sbx_err_set(err, ESRCH, "the jail's namespaces do not match");
+	close_all(t->nsfd);
+	if (r == -ENOTTY || r == -EINVAL)
+		return sbx_err_set(err, -r, "entering a jail needs Linux 6.11 or later "
+				   "(PIDFD_GET_*_NAMESPACE)");
+	if (r != -EACCES && r != -EPERM)
+		return sbx_err_set(err, -r, "cannot open the namespaces of the jail's init");
+	return ns_fds_via_child(t, cfg, err);
 }
 
 int sbx_enter_find_init(const json_t *record, int sandbox_dirfd, const struct sbx_config *cfg,
@@ -221,15 +340,14 @@ int sbx_enter_find_init(const json_t *record, int sandbox_dirfd, const struct sb
 		r = sbx_err_set(err, ESRCH, "the jail's init (pid %lld) is gone", (long long)pid);
 	if (r < 0)
 		return r;
-	t->ns_flags = ns_flags(cfg);
 	t->init_pid = (pid_t)pid;
 	t->pidfd = steal_fd(&pidfd);
-	return 0;
+	return open_namespaces(t, cfg, err);
 }
 
 /* ---- the helper (a fork of sbx exec) ---- */
 
-enum { H_SOCK, H_PIDFD, H_OUT, H_ERR, H_N };
+enum { H_SOCK, H_OUT, H_ERR, H_NS, H_N = H_NS + SBX_ENTER_NNS };
 
 /*
  * Keep fds[] (moved to 3, 4, ...) and stdio; close every other fd, so no
@@ -287,10 +405,14 @@ static int join(const struct sbx_enter_opts *o, int fds[H_N], pid_t parent,
 		if (r < 0)
 			return sbx_err_wrap(err, "cannot join the sandbox's cgroup");
 	}
-	if (setns(fds[H_PIDFD], o->target->ns_flags) < 0)
-		return sbx_err_set(err, errno, "cannot join the jail's namespaces");
-	close(fds[H_PIDFD]);
-	fds[H_PIDFD] = -1;
+	for (int i = 0; i < SBX_ENTER_NNS; i++) {
+		if (fds[H_NS + i] < 0)
+			continue;
+		if (setns(fds[H_NS + i], ns_kinds[i].flag) < 0)
+			return sbx_err_set(err, errno, "cannot join the jail's %s namespace",
+					   ns_kinds[i].name);
+		sbx_closep(&fds[H_NS + i]);
+	}
 	/* Host root is nobody in a root-started jail: be the jail's root, as
 	 * its init is, so what the command side creates (the pty) is owned by
 	 * an id the jail maps.  (A user's jail maps our own uid already.) */
@@ -348,11 +470,13 @@ static void __attribute__((noreturn)) wait_command(int sock, pid_t cmd)
 static void __attribute__((noreturn)) helper_main(const struct sbx_enter_opts *o, int sock,
 						  pid_t parent)
 {
-	int fds[H_N] = { sock, o->target->pidfd, o->out_fd, o->err_fd };
+	int fds[H_N] = { sock, o->out_fd, o->err_fd };
 	struct sbx_err err = { 0 };
 	sigset_t set;
 	pid_t cmd;
 
+	for (int i = 0; i < SBX_ENTER_NNS; i++)
+		fds[H_NS + i] = o->target->nsfd[i];
 	not_dumpable(sock);
 	rearm_pdeathsig(parent);
 	prctl(PR_SET_NAME, "sbx-exec", 0, 0, 0);
@@ -420,7 +544,7 @@ int sbx_enter_start(struct sbx_jail *j, const struct sbx_enter_opts *o, struct s
 	int sv[2];
 	int r;
 
-	if (!o->target || o->target->pidfd < 0)
+	if (!o->target || o->target->nsfd[NS_USER] < 0 || o->target->nsfd[NS_PID] < 0)
 		return sbx_err_set(err, EINVAL, "no jail to enter");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return sbx_err_set(err, errno, "cannot create the sync socket");

@@ -6,11 +6,13 @@
  * no_new_privs and seccomp policy as the sandbox's command.
  *
  *   sbx exec (host)                    helper (fork of sbx exec)
- *   sbx_enter_find_init(): pidfd of init
+ *   sbx_enter_find_init(): pidfd of init,
+ *     an nsfs fd of each of its namespaces
  *   sbx_enter_start(): fork ----------> non-dumpable, every fd but stdio,
- *                                       the sync socket and the output pipes
- *                                       closed, attach to the cgroup,
- *                                       setns(pidfd, all namespaces),
+ *                                       the sync socket, the output pipes
+ *                                       and the namespace fds closed,
+ *                                       attach to the cgroup,
+ *                                       setns() user, then the others,
  *                                       non-dumpable again, fork ->
  *                                         command (pid 2+ of the jail):
  *                                         sbx_jail_exec_command()
@@ -18,6 +20,17 @@
  *     <---- EXEC / EXEC_FAIL / ERROR
  *   sbx_jail_supervise() on the helper as if it were init, then
  *   sbx_jail_exit_code().
+ *
+ * The namespace fds come from init's pidfd (PIDFD_GET_*_NAMESPACE).  That
+ * needs ptrace access to init, which root has but the ordinary user who
+ * started the jail does not (init is not dumpable).  Then they come from
+ * one of init's children (the sandbox's command, a process of that user)
+ * and are verified instead of trusted: pid 1 of its pid namespace must be
+ * the verified init (NS_GET_TGID_FROM_PIDNS), its user namespace the one
+ * that owns that pid namespace, and every other namespace owned by that
+ * user namespace (one the jail's processes, without CAP_SYS_ADMIN in it,
+ * could not have made).  A jail whose processes are all non-dumpable can
+ * so refuse `sbx exec` by its ordinary user; it cannot misdirect it.
  *
  * The helper is not in the jail's pid namespace (setns only moves its
  * children), so the jail cannot even name it; the command is, and is not
@@ -39,11 +52,14 @@
 #include "limits.h"
 #include "util.h"
 
+#define SBX_ENTER_NNS 7
+
 /* The running jail, as the record describes it and the kernel confirms it. */
 struct sbx_enter_target {
 	pid_t init_pid;		/* host pid of the jail's init */
 	int pidfd;		/* of that init, verified (O_CLOEXEC) */
-	int ns_flags;		/* CLONE_NEW* to join */
+	int nsfd[SBX_ENTER_NNS];	/* user, mnt, pid, ipc, uts, net, cgroup; -1: keep ours */
+	bool via_child;		/* the fds came from a (verified) child of init */
 	struct sbx_jail_ids ids;	/* the sandbox command's ids */
 };
 
@@ -57,9 +73,10 @@ void sbx_enter_target_free(struct sbx_enter_target *t);
  * record its start time must match; without it, init must be a pid
  * namespace's pid 1 whose parent is the recorded supervisor, itself
  * verified by supervisor_start or by holding the sandbox's lock file open.
- * Also fills the namespaces to join (all but the network namespace of a
- * `mode = host` sandbox) and the command's ids (sbx_enter_ids).
- * -ESRCH when init is gone.
+ * Also opens the namespaces to join (all but the network namespace of a
+ * `mode = host` sandbox; see above for where they come from) and fills
+ * the command's ids (sbx_enter_ids).  -ESRCH when init is gone, -EACCES
+ * when no namespace of the jail could be had.
  */
 int sbx_enter_find_init(const json_t *record, int sandbox_dirfd, const struct sbx_config *cfg,
 			struct sbx_enter_target *t, struct sbx_err *err);
