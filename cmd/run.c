@@ -374,6 +374,7 @@ static void after_go(struct sbx_jail *j, void *data)
 	json_object_set_new(c->sb.record, "init_pid", json_integer(j->init_pid));
 	run_record_start(c);
 	run_log_policy(c);
+	run_record_save_async(c);
 }
 
 static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err *err)
@@ -512,6 +513,7 @@ static void teardown(struct run_ctx *c)
 {
 	struct sbx_err e = {0};
 
+	run_record_join(c);
 	sbx_jail_free(&c->jail);
 	run_extras_free(c);
 	sbx_closep(&c->output_fd);

@@ -4,6 +4,7 @@
 #define SBX_CMD_RUN_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "config.h"
@@ -85,6 +86,8 @@ void run_extras_free(struct run_ctx *c);
 /* run_report.c */
 void run_human(const json_t *ev, void *data);
 void run_record_start(struct run_ctx *c);
+void run_record_save_async(struct run_ctx *c);
+void run_record_join(struct run_ctx *c);
 void run_log_policy(struct run_ctx *c);
 void run_log_timings(struct run_ctx *c);
 void run_log_warnings(struct run_ctx *c);

@@ -3,6 +3,7 @@
  * cmd/run_report.c - what `sbx run` says: run-log events (JSON lines to
  * log.jsonl and --log-json, human "sbx:" lines on stderr) and record.json.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -279,7 +280,6 @@ static json_t *profile_json(struct run_ctx *c)
 void run_record_start(struct run_ctx *c)
 {
 	json_t *r = c->sb.record;
-	struct sbx_err e = {0};
 
 	json_object_set_new(r, "state", json_string("running"));
 	json_object_set_new(r, "supervisor_pid", json_integer(getpid()));
@@ -297,11 +297,52 @@ void run_record_start(struct run_ctx *c)
 	json_object_set_new(r, "cgroup", sbx_cgroup_json(&c->cg));
 	json_object_set_new(r, "network_events", json_array());
 	json_object_set_new(r, "seccomp_events", json_array());
-	if (sbx_sandbox_save(&c->sb, &e) < 0)
-		sbx_print_err(&e);
 	sbx_log_event(&c->log, "start",
 		      json_pack("{s:s, s:o, s:s?}", "id", c->sb.id, "command",
 				argv_json(c->args.argv), "profile", c->cfg.profile_name));
+}
+
+/*
+ * The running record is saved (tmp file, fsync, rename, fsync) by a thread
+ * while the jail starts and runs: the disk's latency is not added to the
+ * start-up.  The thread works on a copy; run_record_join() waits for it
+ * before the record is touched again.
+ */
+static void *save_thread(void *arg)
+{
+	struct run_ctx *c = arg;
+
+	c->saver_rc = sbx_sandbox_save(&c->saver_sb, &c->saver_err);
+	return NULL;
+}
+
+void run_record_save_async(struct run_ctx *c)
+{
+	c->saver_sb = c->sb;
+	c->saver_sb.record = json_deep_copy(c->sb.record);
+	c->saver_sb.name = NULL;
+	c->saver_sb.dir = NULL;
+	if (pthread_create(&c->saver, NULL, save_thread, c) == 0) {
+		c->saving = true;
+		return;
+	}
+	c->saver_rc = sbx_sandbox_save(&c->saver_sb, &c->saver_err);
+	json_decref(c->saver_sb.record);
+	c->saver_sb.record = NULL;
+}
+
+void run_record_join(struct run_ctx *c)
+{
+	if (c->saving) {
+		pthread_join(c->saver, NULL);
+		c->saving = false;
+		json_decref(c->saver_sb.record);
+		c->saver_sb.record = NULL;
+	}
+	if (c->saver_rc < 0) {
+		sbx_print_err(&c->saver_err);
+		c->saver_rc = 0;
+	}
 }
 
 static void phase(struct run_ctx *c, json_t *t, const char *name, double ms)
