@@ -105,10 +105,25 @@ _sbx_value()
 
 _sbx()
 {
-	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local cword=$COMP_CWORD sbx cmd= cmdi=0 i w valued npos=0 posi=0
-	local -a words=("${COMP_WORDS[@]}")
+	local cur prev cword=0 sbx cmd= cmdi=0 i w valued npos=0 posi=0
+	local -a words=()
 	COMPREPLY=()
+
+	# Bash splits --opt=value at '=' (COMP_WORDBREAKS): drop the '=' so the
+	# value follows its option as a word of its own.
+	for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
+		w=${COMP_WORDS[i]}
+		if [[ $w == = ]] && ((i > 0)) && [[ ${COMP_WORDS[i - 1]} == --* ]]; then
+			if ((i == COMP_CWORD)); then
+				words+=("")
+				cword=$((${#words[@]} - 1))
+			fi
+			continue
+		fi
+		words+=("$w")
+		((i == COMP_CWORD)) && cword=$((${#words[@]} - 1))
+	done
+	cur=${words[cword]} prev=${words[cword - 1]}
 	sbx=$(_sbx_bin)
 
 	# The subcommand: the first word that is neither an option nor its value.

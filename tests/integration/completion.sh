@@ -92,6 +92,15 @@ ok $? "sbx run --net <TAB> offers the four modes"
 r=$(comp run --net p)
 [ "$r" = proxy ]
 ok $? "sbx run --net p<TAB> completes to proxy"
+r=$(comp run --net = p)
+[ "$r" = proxy ]
+ok $? "sbx run --net=p<TAB> (split at '=' by bash) completes to proxy"
+r=$(comp run --net =)
+[ "$r" = "$(printf 'host\nloopback\nnone\nproxy')" ]
+ok $? "sbx run --net=<TAB> offers the four modes"
+r=$(comp run --net = none l)
+has "$r" ls
+ok $? "after --net=none the payload command is completed"
 profiles=$("$SBX" profile list 2>/dev/null | awk 'NF {print $1}')
 ok $((${#profiles} == 0)) "sbx profile list names the built-in profiles"
 r=$(comp run -p "")
