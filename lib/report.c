@@ -17,6 +17,7 @@ static const char css[] =
 	"summary{cursor:pointer;padding:10px 14px;font-weight:600;font-size:15px}"
 	".body{padding:0 14px 12px}table{border-collapse:collapse;width:100%}"
 	"td,th{text-align:left;padding:3px 8px;border-bottom:1px solid #eef0f3;vertical-align:top}"
+	"td:last-child{overflow-wrap:anywhere}"
 	"th{background:#f0f2f5}td.k{width:190px;color:#56606b}"
 	"pre{background:#0f1419;color:#e6e6e6;padding:10px;overflow:auto;max-height:520px;"
 	"white-space:pre-wrap;word-break:break-all}.A{color:#17803d}.C{color:#a66a00}"
@@ -98,7 +99,8 @@ static void esc_json(FILE *f, const json_t *v)
 		fputs(json_is_true(v) ? "yes" : "no", f);
 		return;
 	}
-	t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+	t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER |
+			      JSON_REAL_PRECISION(10));
 	esc(f, t);
 	free(t);
 }
@@ -344,10 +346,12 @@ static void sec_changes(FILE *f, const struct sbx_sandbox *sb)
 static void sec_raw(FILE *f, const json_t *r)
 {
 	char *t = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	const json_t *ini = jget(r, "profile.ini");
 
 	open_section(f, "Resolved profile", false);
 	fputs("<pre>", f);
-	esc_json(f, jget(r, "profile.ini"));
+	if (json_is_string(ini))
+		sbx_html_escape(f, json_string_value(ini), json_string_length(ini), true);
 	fputs("</pre>", f);
 	close_section(f);
 	open_section(f, "Record (record.json)", false);
