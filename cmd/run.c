@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -303,18 +304,46 @@ static int make_layer(struct run_ctx *c, const char *dir, const char *lower, str
 	return 0;
 }
 
+/*
+ * [limits] disk: as root, the writable layers live in a tmpfs of that size
+ * mounted on STATE/sandboxes/ID/disk (kept with the sandbox; destroy
+ * unmounts it).  Unprivileged, nothing can cap them: the run log says so.
+ */
+static int mount_disk(struct run_ctx *c, struct sbx_err *err)
+{
+	_cleanup_free_ char *opts = NULL;
+
+	if (c->cfg.disk == SBX_UNSET || geteuid() != 0)
+		return 0;
+	c->layer_dir = sbx_xasprintf("%s/disk", c->sb.dir);
+	opts = sbx_xasprintf("size=%llu,mode=0700", (unsigned long long)c->cfg.disk);
+	if (mkdir(c->layer_dir, 0700) < 0 ||
+	    mount("sbx-disk", c->layer_dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		return sbx_err_set(err, errno,
+				   "cannot mount the size-capped writable layer on '%s'",
+				   c->layer_dir);
+	if (mount(NULL, c->layer_dir, NULL, MS_PRIVATE, NULL) < 0)
+		return sbx_err_set(err, errno, "cannot make '%s' private", c->layer_dir);
+	c->disk_mounted = true;
+	return 0;
+}
+
 static int prepare_layers(struct run_ctx *c, struct sbx_err *err)
 {
-	int r = 0;
+	int r = mount_disk(c, err);
 
+	if (r < 0)
+		return r;
+	if (!c->layer_dir)
+		c->layer_dir = sbx_xstrdup(c->sb.dir);
 	if (c->rootfs_dir && c->cfg.rootfs_writable)
-		r = make_layer(c, c->sb.dir, c->rootfs_dir, err);
+		r = make_layer(c, c->layer_dir, c->rootfs_dir, err);
 	for (size_t i = 0; r == 0 && i < c->cfg.n_mounts; i++) {
 		_cleanup_free_ char *d = NULL;
 
 		if (c->cfg.mounts[i].kind != SBX_MNT_OVERLAY)
 			continue;
-		d = sbx_xasprintf("%s/overlays/%zu", c->sb.dir, i);
+		d = sbx_xasprintf("%s/overlays/%zu", c->layer_dir, i);
 		r = make_layer(c, d, c->cfg.mounts[i].src, err);
 	}
 	return r;
@@ -522,6 +551,8 @@ static void teardown(struct run_ctx *c)
 	sbx_cgroup_free(&c->cg);
 	if (c->sb.dirfd >= 0 && c->sb.record) {
 		run_record_finish(c);
+		if (!c->kept && c->disk_mounted && sbx_sandbox_unmount_all(&c->sb, NULL, &e) < 0)
+			sbx_print_err(&e);
 		if (!c->kept && sbx_sandbox_remove(&c->st, &c->sb, &e) < 0)
 			sbx_print_err(&e);
 	}
@@ -532,6 +563,7 @@ static void teardown(struct run_ctx *c)
 	sbx_state_close(&c->st);
 	sbx_config_free(&c->cfg);
 	free(c->rootfs_dir);
+	free(c->layer_dir);
 	free(c->cwd);
 	free(c->error);
 	run_args_free(&c->args);

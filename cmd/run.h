@@ -52,7 +52,9 @@ struct run_ctx {
 	struct sbx_jail jail;
 	struct sbx_jail_result res;
 	struct sbx_usage usage;
-	char *rootfs_dir; /* NULL: host */
+	char *rootfs_dir;  /* NULL: host */
+	char *layer_dir;   /* upper/ work/ overlays/: the sandbox dir, or its disk/ */
+	bool disk_mounted; /* disk/ is a size-capped tmpfs ([limits] disk) */
 	char *cwd;
 	double t_image;
 	int exit_code;
@@ -75,6 +77,12 @@ struct run_ctx {
 	bool auditing;
 	int oom_fd; /* cgroup v1 OOM eventfd */
 	bool oom_seen;
+	/* the running record, saved by a thread (run_record_save_async) */
+	pthread_t saver;
+	bool saving;
+	struct sbx_sandbox saver_sb;
+	struct sbx_err saver_err;
+	int saver_rc;
 };
 
 /* run_net.c */

@@ -171,6 +171,33 @@ static void secrets_summary(struct run_ctx *c, char *sum, size_t len)
 	}
 }
 
+/* policy.filesystem.layers: every overlay whose upper is in the sandbox. */
+static json_t *layers_json(struct run_ctx *c)
+{
+	const char *pre = c->disk_mounted ? "disk/" : "";
+	json_t *a = json_array();
+
+	if (c->rootfs_dir && c->cfg.rootfs_writable) {
+		char *up = sbx_xasprintf("%supper", pre);
+
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "target", "/", "upper", up,
+						   "lower", c->rootfs_dir));
+		free(up);
+	}
+	for (size_t i = 0; i < c->cfg.n_mounts; i++) {
+		const struct sbx_mount *m = &c->cfg.mounts[i];
+		char *up;
+
+		if (m->kind != SBX_MNT_OVERLAY)
+			continue;
+		up = sbx_xasprintf("%soverlays/%zu/upper", pre, i);
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "target", m->dst, "upper", up,
+						   "lower", m->src));
+		free(up);
+	}
+	return a;
+}
+
 static json_t *fs_json(struct run_ctx *c)
 {
 	json_t *shared = json_array();
@@ -205,10 +232,12 @@ static json_t *fs_json(struct run_ctx *c)
 	}
 	if (json_array_size(shared) == 0 && n < sizeof(sum))
 		snprintf(sum + n, sizeof(sum) - n, "; nothing shared with the host read-write");
-	return json_pack("{s:s, s:s?, s:o, s:o, s:s}", "writable_layer",
-			 c->rootfs_dir && c->cfg.rootfs_writable ? "private" : "none", "upper",
-			 c->rootfs_dir && c->cfg.rootfs_writable ? "upper" : NULL, "shared", shared,
-			 "mounts", mounts, "summary", sum);
+	return json_pack(
+	    "{s:s, s:s?, s:o, s:o, s:s, s:o}", "writable_layer",
+	    c->rootfs_dir && c->cfg.rootfs_writable ? "private" : "none", "upper",
+	    c->rootfs_dir && c->cfg.rootfs_writable ? (c->disk_mounted ? "disk/upper" : "upper")
+						    : NULL,
+	    "shared", shared, "mounts", mounts, "summary", sum, "layers", layers_json(c));
 }
 
 static json_t *caps_json(const struct sbx_config *cfg)
@@ -239,12 +268,12 @@ void run_log_policy(struct run_ctx *c)
 	sbx_log_event(&c->log, "limits", json_pack("{s:s}", "summary", lim));
 	if (c->cg.why[0])
 		sbx_log_event(&c->log, "warning", json_pack("{s:s}", "message", c->cg.why));
-	if (c->cfg.disk != SBX_UNSET)
+	if (c->cfg.disk != SBX_UNSET && !c->disk_mounted)
 		sbx_log_event(
 		    &c->log, "warning",
 		    json_pack(
 			"{s:s}", "message",
-			"[limits] disk is not enforced: the writable layer is not size-capped"));
+			"[limits] disk is not enforced: only root can cap the writable layer"));
 }
 
 /* ---- record ---- */
