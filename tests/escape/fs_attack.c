@@ -201,38 +201,35 @@ static void oldroot(const char *name, const char *hostpath, const char *magic)
 }
 
 /* CVE-2014-3519 style: guess handles of the host's root filesystem. */
-static void handle(const char *name, const char *magic)
+static void handle(const char *name)
 {
 	struct {
 		struct file_handle fh;
 		unsigned char buf[MAX_HANDLE_SZ];
 	} h;
-	int mnt = -1, e1, opened = 0, leak = 0, e2 = 0;
+	int mnt = -1, e1, opened = 0, e2 = 0;
 
 	h.fh.handle_bytes = MAX_HANDLE_SZ;
 	e1 = name_to_handle_at(AT_FDCWD, "/", &h.fh, &mnt, 0) ? errno : 0;
 	int mfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!e1 || h.fh.handle_bytes == 0) {
-		if (e1) { /* fabricate an ext4-like handle: inode 2, gen 0 */
-			h.fh.handle_bytes = 8;
-			h.fh.handle_type = 1;
-			memset(h.buf, 0, 8);
+	if (e1) { /* fabricate an ext4-like handle: inode 2, generation 0 */
+		h.fh.handle_bytes = 8;
+		h.fh.handle_type = 1;
+		memset(h.buf, 0, 8);
+	}
+	for (unsigned ino = 2; ino < 64; ino++) {
+		if (h.fh.handle_bytes >= 4)
+			memcpy(h.fh.f_handle, &ino, 4);
+		int fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			e2 = errno;
+			continue;
 		}
-		for (unsigned ino = 2; ino < 64; ino++) {
-			if (h.fh.handle_bytes >= 4)
-				memcpy(h.fh.f_handle, &ino, 4);
-			int fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_CLOEXEC);
-			if (fd < 0) {
-				e2 = errno;
-				continue;
-			}
-			opened++;
-			leak |= holds_magic(fd, "", magic);
-			close(fd);
-		}
+		opened++;
+		close(fd);
 	}
 	close(mfd);
-	verdict(!opened && !leak, nm(name), "name_to_handle_at: %s; open_by_handle_at: %s (%d opened)",
+	verdict(!opened, nm(name), "name_to_handle_at: %s; open_by_handle_at: %s (%d opened)",
 		err_name(e1), err_name(e2), opened);
 }
 
@@ -377,7 +374,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(a, "oldroot") && argc == 5)
 		oldroot(argv[2], argv[3], argv[4]);
 	else if (!strcmp(a, "handle") && argc == 4)
-		handle(argv[2], argv[3]);
+		handle(argv[2]);
 	else if (!strcmp(a, "mknod") && argc == 3)
 		do_mknod(argv[2]);
 	else if (!strcmp(a, "devopen") && argc >= 4)

@@ -1,0 +1,766 @@
+#!/bin/bash
+# tests/escape/run.sh - the escape battery: attacks on `sbx run` written as
+# a hostile jail (and a hostile tarball) would make them, each followed by a
+# check of the HOST.  See tests/escape/README.md for the list, the classes,
+# the CVEs they follow and what "contained" means for each.
+#
+#   tests/escape/run.sh            as root: every attack as root, the same
+#                                  attacks again with sbx run by nobody
+#   ESCAPE_MODES="root"            only one of the two halves ("root user")
+#   ESCAPE_ONLY="fs tar"           only these groups (see GROUPS below)
+#   ESCAPE_RACE_ITER=N             runs of the mount-target race (default 40)
+#   ESCAPE_KEEP=1                  keep the scratch directory (tests/out/)
+#
+# Output: TAP, one line per attack and mode ("ok N - contained root:fs/x" or
+# "not ok N - ESCAPED user:tar/y: what happened"), then exactly
+#   escape: N attacks, N contained, N escaped
+# Exit 0 only when nothing escaped; 77 when not run as root.
+#
+# An attack's verdict combines the lines the attack programs print inside
+# the jail (tests/escape/*_attack.c, seccomp_probe) with the driver's own
+# checks of the host (files, mounts, processes, links, ipc); an attack that
+# never reports counts as escaped ("no verdict"), so a crashed probe fails.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+ROOT=$PWD
+ESC=$ROOT/tests/escape
+SBX=${SBX:-$ROOT/sbx}
+case "$SBX" in /*) ;; *) SBX=$ROOT/$SBX ;; esac
+MODES=${ESCAPE_MODES:-root user}
+GROUPS_ALL="fs fshost caps tar mnt race proc seccomp net state tty res"
+ONLY=${ESCAPE_ONLY:-$GROUPS_ALL}
+RACE_ITER=${ESCAPE_RACE_ITER:-40}
+PY=/usr/bin/python3
+T0=$(date +%s)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP the escape battery needs root (it runs the unprivileged half through setpriv)"
+	exit 77
+fi
+[ -x "$SBX" ] || {
+	echo "Bail out! no sbx binary at $SBX (run make)"
+	exit 1
+}
+BINS="fs_attack proc_attack caps_attack net_attack res_attack tty_attack seccomp_probe"
+# shellcheck disable=SC2046
+make -s -C "$ROOT" $(for b in $BINS; do printf 'tests/escape/%s ' "$b"; done) >/dev/null || {
+	echo "Bail out! cannot build the attack programs"
+	exit 1
+}
+
+# --- scratch space -------------------------------------------------------
+# Not under /tmp or /var/tmp: those are the jail's own tmpfs, and with the
+# host root as rootfs the jail must see (read-only) what lives here.
+mkdir -p "$ROOT/tests/out"
+BASE=$(mktemp -d "$ROOT/tests/out/escape.XXXXXX") || exit 1
+chmod 0755 "$BASE"
+RESD=$BASE/results
+HV=$BASE/hv # the host's victims: nothing in here may ever change
+MAGIC=sbx-escape-magic-$$-$RANDOM$RANDOM
+PIDS_TO_KILL=()
+cleanup() {
+	local p
+	for p in "${PIDS_TO_KILL[@]}"; do kill "$p" 2>/dev/null; done
+	for m in $MODES; do as_mode "$m" "$SBX" destroy --all >/dev/null 2>&1; done
+	ipcrm -m "${HOST_SHMID:-x}" 2>/dev/null
+	if [ "${ESCAPE_KEEP:-0}" = 1 ]; then echo "# kept $BASE"; else rm -rf "$BASE"; fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+mkdir -p "$RESD" "$HV"/{ro,rootw,secret,tsym,mnt/{proc,dev,tmp,sys,bindt},race-victim,bin,run} \
+	"$BASE"/{wd-root,wd-user,home/run,race/src,race/shared,bsrc}
+echo "$MAGIC" >"$HV/magic"
+echo ro-sentinel >"$HV/ro/sentinel"
+echo rootw-sentinel >"$HV/rootw/sentinel"
+echo "secret $MAGIC" >"$HV/secret/key"
+echo "tfile $MAGIC" >"$HV/tfile"
+echo nullfile >"$HV/mnt/nullfile"
+echo payload >"$BASE/bsrc/payload"
+echo payload >"$BASE/race/src/payload"
+# Only sbx stands between the jail and these: the host modes allow it all.
+chmod 0777 "$HV/ro" "$HV/rootw" "$HV/tsym" "$HV/mnt"/* "$HV/race-victim" "$BASE/race/shared" \
+	"$BASE"/wd-* "$BASE/race" "$BASE/race/src"
+chmod 0666 "$HV/ro/sentinel" "$HV/rootw/sentinel" "$HV/tfile" "$HV/mnt/nullfile"
+chmod 0644 "$HV/secret/key" "$HV/magic"
+chown 65534:65534 "$BASE/home" "$BASE/home/run"
+
+# Set-uid and file-capability copies of the capability probe on the host.
+cp "$ESC/caps_attack" "$HV/bin/suid" && chmod 6755 "$HV/bin/suid"
+cp "$ESC/caps_attack" "$HV/bin/fcap" && setcap cap_sys_admin,cap_setuid,cap_dac_override+ep "$HV/bin/fcap"
+
+# --- images --------------------------------------------------------------
+x_files=()
+for b in $BINS; do x_files+=("$ESC/$b:/x/$b"); done
+mkdir -p "$BASE/img"
+"$ROOT/tests/lib/mkrootfs.sh" "$BASE/img/base.tar" "${x_files[@]}" >/dev/null || {
+	echo "Bail out! mkrootfs failed"
+	exit 1
+}
+IMG=$BASE/img/base.tar
+"$ESC/hostile_tars.sh" "$IMG" "$BASE/img" "$HV" || {
+	echo "Bail out! hostile_tars.sh failed"
+	exit 1
+}
+# A directory rootfs keeps what an unpacker drops: a setuid-root and a
+# file-capability binary, device nodes.
+RDIR=$BASE/rootdir
+mkdir -p "$RDIR" && tar -C "$RDIR" --numeric-owner -xpf "$IMG"
+mkdir -p "$RDIR/evil" "$RDIR/ro" "$RDIR/mnt/t"
+cp "$HV/bin/suid" "$RDIR/x/suid" && chmod 6755 "$RDIR/x/suid"
+cp "$ESC/caps_attack" "$RDIR/x/fcap" && setcap cap_sys_admin,cap_setuid+ep "$RDIR/x/fcap"
+mknod -m 0666 "$RDIR/evil/mem" c 1 1
+mknod -m 0666 "$RDIR/evil/sda" b 8 0
+# The main image: busybox, the attack programs, /ro and /mnt/t to bind on.
+(cd "$BASE" && mkdir -p add/ro add/mnt/t && tar -C add --numeric-owner --owner=0 --group=0 -rf "$IMG" ./ro ./mnt)
+chmod -R a+rX "$BASE/img"
+
+# --- how sbx is run ------------------------------------------------------
+# root: a private state/cache; user: nobody, with the XDG defaults under a
+# home of its own (as an ordinary user would have them).
+state_of() { if [ "$1" = root ]; then echo "$BASE/state-root"; else echo "$BASE/home/.local/state/sbx"; fi; }
+cache_of() { if [ "$1" = root ]; then echo "$BASE/cache-root"; else echo "$BASE/home/.cache/sbx"; fi; }
+as_mode() {
+	local mode=$1
+	shift
+	if [ "$mode" = root ]; then
+		(cd "$BASE/wd-root" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
+	else
+		(cd "$BASE/wd-user" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE/home" USER=nobody "$@")
+	fi
+}
+# jailrun ARGS...: `sbx run -q ARGS` in $MODE; sets $out, $rc, $err.
+jailrun() {
+	local ef=$RESD/.err.$BASHPID
+	out=$(as_mode "$MODE" timeout -k 5 120 "$SBX" run -q "$@" 2>"$ef")
+	rc=$?
+	err=$(head -c 600 "$ef")
+	rm -f "$ef"
+}
+
+# --- verdicts ------------------------------------------------------------
+# Lines "contained MODE:CLASS/NAME (detail)" / "ESCAPED MODE:CLASS/NAME: what"
+# in $RES (one file per group and mode); a name's verdict is ESCAPED if
+# any of its lines is.
+jail() { # jail OUTPUT [SUFFIX]: the jail's own verdict lines
+	printf '%s\n' "$1" | sed -nE "s#^(contained|ESCAPED) ([a-z]+/[A-Za-z0-9_.-]+)#\1 $MODE:\2${2:-}#p" >>"$RES"
+}
+hostfail() { # hostfail NAME WHAT: the host check of NAME failed
+	echo "ESCAPED $MODE:$1: host: $2" >>"$RES"
+}
+verdict() { # verdict NAME STATUS DETAIL: a host-side verdict (0 = contained)
+	if [ "$2" -eq 0 ]; then echo "contained $MODE:$1 ($3)"; else echo "ESCAPED $MODE:$1: $3"; fi >>"$RES"
+}
+expect() { # expect NAME...: every one must have reported
+	local n
+	for n; do
+		grep -qE "^(contained|ESCAPED) $MODE:$n( |:|$)" "$RES" ||
+			echo "ESCAPED $MODE:$n: no verdict (the attack did not report; sbx rc=$rc: ${err:0:200})" >>"$RES"
+	done
+}
+# Host state that no attack may change.
+sig_hv() { (cd "$HV" && find . -printf '%p %y %m %n %U %s\n' | sort && find . -type f -exec cat {} + | md5sum); }
+host_mounts() { grep -cF "$BASE" /proc/self/mountinfo; }
+check_mounts() { # check_mounts NAME: no host mount under the scratch dir
+	local n
+	n=$(host_mounts)
+	[ "$n" -eq 0 ] || hostfail "$1" "$n mounts under $BASE in the host's mountinfo"
+}
+sentinel() { # sentinel UID: a host process with an identifiable cmdline
+	setpriv --reuid="$1" --regid="$1" --clear-groups -- bash -c 'exec -a sbxsentinel sleep 100000' \
+		</dev/null >/dev/null 2>&1 &
+	echo $!
+}
+
+HOST_MOUNTINFO=$(awk '{print $5, $9}' /proc/self/mountinfo | sort)
+HOSTNAME0=$(cat /proc/sys/kernel/hostname)
+SWAP0=$(cat /proc/sys/vm/swappiness)
+CORE0=$(cat /proc/sys/kernel/core_pattern)
+MODPROBE0=$(cat /proc/sys/kernel/modprobe 2>/dev/null)
+THP0=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
+NET0=$(ip -o link | sed 's/ qlen.*//'; ip -o addr; ip route; ip -6 route)
+S_ROOT=$(sentinel 0)
+S_100K=$(sentinel 100000)
+S_NOBODY=$(sentinel 65534)
+SENTINELS="$S_ROOT $S_100K $S_NOBODY"
+PIDS_TO_KILL+=($SENTINELS)
+sleep 0.1
+sentinels_alive() { local p; for p in $SENTINELS; do grep -q sbxsentinel "/proc/$p/cmdline" 2>/dev/null || return 1; done; }
+
+# Host listeners: TCP on 127.0.0.1 and on the host's own address, an
+# abstract Unix socket, and pathname sockets (a root one like the system
+# bus, 0666; one owned by nobody, 0600, like its session bus).
+PORT=$((20000 + RANDOM % 20000))
+HOSTIP=$(ip -o -4 addr show scope global | awk '{sub("/.*", "", $4); print $4; exit}')
+ABSTRACT=sbx-escape-$$
+$PY - "$PORT" "${HOSTIP:-127.0.0.1}" "$ABSTRACT" "$HV/run/sock" "$BASE/home/run/sock" \
+	"$BASE/listener.log" <<'PY' &
+import os, select, socket, sys
+port, ip, abstract, p1, p2, log = sys.argv[1:]
+port = int(port)
+ls = []
+for addr in {"127.0.0.1", ip}:
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port)); s.listen(16); ls.append(s)
+u = socket.socket(socket.AF_UNIX); u.bind("\0" + abstract); u.listen(16); ls.append(u)
+for p, own, mode in ((p1, 0, 0o666), (p2, 65534, 0o600)):
+    u = socket.socket(socket.AF_UNIX); u.bind(p); os.chown(p, own, own); os.chmod(p, mode)
+    u.listen(16); ls.append(u)
+open(log, "a").write("ready\n")
+while True:
+    r, _, _ = select.select(ls, [], [])
+    for s in r:
+        c, a = s.accept()
+        open(log, "a").write("ACCEPT %r on %r\n" % (a, s.getsockname()))
+        c.close()
+PY
+PIDS_TO_KILL+=($!)
+for _ in $(seq 50); do grep -q ready "$BASE/listener.log" 2>/dev/null && break; sleep 0.1; done
+
+HOST_SIG=$(sig_hv)
+
+# Host SysV shm segment the jail must not find.
+HOST_SHMID=$(ipcmk -M 4096 2>/dev/null | grep -oE '[0-9]+$')
+HOST_SHMKEY=$(ipcs -m | awk -v id="$HOST_SHMID" '$2 == id {print $1}')
+HOST_SHMKEY=$((HOST_SHMKEY))
+IPC0=$(ipcs -m -q -s | grep -E '^0x' | awk '{print $1, $2}' | sort)
+
+# ==========================================================================
+# Groups.  Each runs with $MODE and $RES set and writes verdict lines.
+# ==========================================================================
+
+# Filesystem: ro binds, remounts, umounts, the old root, handles, mknod,
+# device nodes, /proc and /sys.
+grp_fs() {
+	jailrun --rootfs "$IMG" --ro-bind "$HV/ro:/ro" -- /bin/sh -c "
+		/x/fs_attack ro-write ro-bind-write /ro/sentinel
+		/x/fs_attack remount ro-bind-remount /ro /ro/sentinel
+		if mount -o remount,rw /ro 2>/dev/null || mount -o remount,bind,rw /ro 2>/dev/null ||
+			echo pwned 2>/dev/null >>/ro/sentinel; then
+			echo 'ESCAPED fs/ro-bind-remount-shell: busybox mount -o remount,rw /ro or the write worked'
+		else echo 'contained fs/ro-bind-remount-shell (mount -o remount,rw refused)'; fi
+		/x/fs_attack setattr ro-bind-mount-setattr /ro /ro/sentinel
+		/x/fs_attack umount umount-ro-bind /ro
+		/x/fs_attack umount umount-proc-mask /proc/kcore
+		/x/fs_attack umount umount-proc-sys /proc/sys
+		/x/fs_attack oldroot old-root $HV/magic $MAGIC
+		/x/fs_attack handle open-by-handle $MAGIC
+		/x/fs_attack mknod mknod
+		/x/fs_attack procsys"
+	jail "$out"
+	[ "$(cat "$HV/ro/sentinel")" = ro-sentinel ] && [ "$(ls -A "$HV/ro")" = sentinel ] ||
+		hostfail fs/ro-bind-write "$HV/ro changed: $(ls -A "$HV/ro" | tr '\n' ' ')"
+	[ "$(cat /proc/sys/kernel/hostname)" = "$HOSTNAME0" ] || hostfail fs/proc-sys-hostname "hostname is now $(cat /proc/sys/kernel/hostname)"
+	[ "$(cat /proc/sys/vm/swappiness)" = "$SWAP0" ] || hostfail fs/proc-sys-vm-swappiness "vm.swappiness changed"
+	[ "$(cat /proc/sys/kernel/core_pattern)" = "$CORE0" ] || hostfail fs/proc-sys-core-pattern "core_pattern is now $(cat /proc/sys/kernel/core_pattern)"
+	[ "$(cat /proc/sys/kernel/modprobe 2>/dev/null)" = "$MODPROBE0" ] || hostfail fs/proc-sys-modprobe "modprobe changed"
+	[ "$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)" = "$THP0" ] || hostfail fs/sys-write "THP setting changed"
+	[ ! -e /proc/sys/fs/binfmt_misc/pwn ] || hostfail fs/binfmt-misc-register "binfmt 'pwn' registered"
+	check_mounts fs/umount-ro-bind
+	expect fs/ro-bind-write fs/ro-bind-remount fs/ro-bind-remount-shell fs/ro-bind-mount-setattr \
+		fs/umount-ro-bind fs/umount-proc-mask fs/umount-proc-sys fs/old-root fs/open-by-handle \
+		fs/mknod fs/proc-kcore fs/proc-kallsyms fs/proc-sysrq-trigger fs/proc-sys-hostname \
+		fs/proc-sys-vm-swappiness fs/proc-sys-core-pattern fs/proc-sys-modprobe \
+		fs/binfmt-misc-register fs/sys-write fs/proc-pid1-mem fs/proc-pid1-environ fs/proc-keys \
+		fs/kmsg-read
+}
+
+# The host root as rootfs (the default profile): read-only, masks hold.
+grp_fshost() {
+	printf '[sandbox]\nextends = default\nrootfs = host\n[filesystem]\nmask = %s\n' "$HV/secret" \
+		>"$BASE/mask-$MODE.ini"
+	chmod 0644 "$BASE/mask-$MODE.ini"
+	jailrun -p "$BASE/mask-$MODE.ini" -- /bin/sh -c "
+		$ESC/fs_attack umount umount-mask $HV/secret $HV/secret/key $MAGIC
+		$ESC/fs_attack ro-write host-root-write $HV/rootw/sentinel
+		$ESC/fs_attack remount host-root-remount / $HV/rootw/sentinel
+		$ESC/fs_attack setattr host-root-mount-setattr / $HV/rootw/sentinel
+		if cat $HV/secret/key 2>/dev/null | grep -q $MAGIC; then echo 'ESCAPED fs/mask-read: the masked file is readable';
+		else echo 'contained fs/mask-read (masked file not readable)'; fi"
+	jail "$out"
+	[ "$(cat "$HV/rootw/sentinel")" = rootw-sentinel ] && [ "$(ls -A "$HV/rootw")" = sentinel ] ||
+		hostfail fs/host-root-write "$HV/rootw changed"
+	check_mounts fs/umount-mask
+	expect fs/umount-mask fs/host-root-write fs/host-root-remount fs/host-root-mount-setattr fs/mask-read
+}
+
+# Capabilities, setuid and file-capability binaries (image, rootfs dir,
+# host), user namespaces.
+grp_caps() {
+	jailrun --rootfs "$IMG" -- /x/caps_attack caps
+	jail "$out"
+	expect caps/five-sets-zero caps/capset-raise caps/ambient-and-no-new-privs caps/unshare-newuser \
+		caps/unshare-namespaces
+	jailrun --rootfs "$IMG" -u 1000:1000 -- /x/caps_attack caps
+	jail "$out" -uid1000
+	expect caps/five-sets-zero-uid1000 caps/setuid-root-uid1000 caps/unshare-newuser-uid1000
+	# A rootfs directory keeps setuid bits, file capabilities and device
+	# nodes: nosuid/nodev and no_new_privs must still hold.
+	local u
+	for u in "" 1000:1000; do
+		jailrun --rootfs "$RDIR" ${u:+-u "$u"} -- /bin/sh -c "
+			/x/caps_attack exec setuid-dir-rootfs /x/suid
+			/x/caps_attack exec filecap-dir-rootfs /x/fcap
+			/x/fs_attack devopen dir-rootfs-device-node /evil/mem /evil/sda"
+		jail "$out" "${u:+-uid1000}"
+		expect "caps/setuid-dir-rootfs${u:+-uid1000}" "caps/filecap-dir-rootfs${u:+-uid1000}" \
+			"fs/dir-rootfs-device-node${u:+-uid1000}"
+		jailrun ${u:+-u "$u"} -- /bin/sh -c "
+			$ESC/caps_attack exec setuid-host $HV/bin/suid
+			$ESC/caps_attack exec filecap-host $HV/bin/fcap"
+		jail "$out" "${u:+-uid1000}"
+		expect "caps/setuid-host${u:+-uid1000}" "caps/filecap-host${u:+-uid1000}"
+	done
+}
+
+# Hostile tarballs end to end: refused (125, a clear error) or run with the
+# class contained, and the host unchanged.
+tar_case() { # tar_case NAME TARBALL [RUN ARGS...] -- JAIL SCRIPT
+	local name=$1 tb=$2 before
+	shift 2
+	before=$(sig_hv)
+	jailrun --rootfs "$tb" "$@"
+	jail "$out"
+	case $rc in
+	0 | 125) ;;
+	*) hostfail "tar/$name" "sbx run exited $rc: ${err:0:200}" ;;
+	esac
+	[ "$rc" -ne 125 ] || printf '%s' "$err" | grep -q '^sbx: ' || hostfail "tar/$name" "exit 125 without an sbx: error"
+	[ "$(sig_hv)" = "$before" ] || hostfail "tar/$name" "$HV changed: $(diff <(echo "$before") <(sig_hv) | head -3 | tr '\n' ' ')"
+	[ -z "$(find "$BASE" -path "$BASE/hv" -prune -o \( -name 'escaped-*' -o -name 'tar-dotdot*' -o -name 'tar-abs*' \) -print 2>/dev/null | grep -v "$BASE/img/")" ] ||
+		hostfail "tar/$name" "an entry landed outside the image"
+	check_mounts "tar/$name"
+	verdict "tar/$name" 0 "rc=$rc${err:+: $(printf '%s' "$err" | head -n 1 | cut -c1-120)}"
+}
+grp_tar() {
+	local I=$BASE/img u=
+	[ "$MODE" = root ] && u="-u 1000:1000"
+	tar_case dotdot "$I/tar-dotdot.tar" -- /bin/sh -c 'ls / >/dev/null'
+	tar_case absolute "$I/tar-abs.tar" -- /bin/true
+	tar_case symlink-then-file "$I/tar-symlink-file.tar" -- /bin/sh -c 'echo pwned > /lnk/pwned5; echo pwned > /lnk2/pwned6; true'
+	tar_case symlink-then-dir "$I/tar-symlink-dir.tar" -- /bin/sh -c 'echo pwned > /dd/pwned7; true'
+	tar_case symlink-then-regular "$I/tar-symlink-over.tar" -- /bin/sh -c 'echo pwned >> /f; echo pwned >> /g; true'
+	tar_case hardlink-outside "$I/tar-hardlink.tar" -- /bin/sh -c \
+		'for f in /h /h2 /h3 /hs /s; do echo pwned >> $f; done 2>/dev/null; true'
+	tar_case device-node "$I/tar-device.tar" -- /x/fs_attack devopen tar-device-node /dev/mem /dev/kmsg /evil/sda /evil/mem
+	expect fs/tar-device-node
+	# shellcheck disable=SC2086
+	tar_case setuid-file "$I/tar-setuid.tar" $u -- /x/caps_attack exec tar-setuid /x/suid
+	expect caps/tar-setuid
+	tar_case file-capability "$I/tar-fcap.tar" $u -- /x/caps_attack exec tar-fcap /x/fcap
+	expect caps/tar-fcap
+	# Bombs must be refused with a clear error and leave no half image.
+	local c
+	c=$(cache_of "$MODE")
+	jailrun --rootfs "$I/tar-bomb-header.tar" -- /bin/true
+	[ "$rc" -eq 125 ] && ! find "$c" -name huge | grep -q .
+	verdict tar/bomb-declared-1TiB $? "rc=$rc: $(printf '%s' "$err" | head -n 1 | cut -c1-120)"
+	printf '[sandbox]\nextends = default\n[limits]\nimage-size = 64m\nimage-entries = 1000\n' >"$BASE/bomb-$MODE.ini"
+	chmod 0644 "$BASE/bomb-$MODE.ini"
+	jailrun -p "$BASE/bomb-$MODE.ini" --rootfs "$I/tar-bomb-gzip.tar.gz" -- /bin/true
+	[ "$rc" -eq 125 ] && ! find "$c" -name zeros | grep -q . && [ "$(du -sm "$c" | cut -f1)" -lt 60 ]
+	verdict tar/bomb-gzip-256MiB $? "image-size 64m: rc=$rc: $(printf '%s' "$err" | head -n 1 | cut -c1-120)"
+	jailrun -p "$BASE/bomb-$MODE.ini" --rootfs "$I/tar-bomb-entries.tar" -- /bin/true
+	[ "$rc" -eq 125 ] && ! find "$c" -name many | grep -q .
+	verdict tar/bomb-5000-entries $? "image-entries 1000: rc=$rc: $(printf '%s' "$err" | head -n 1 | cut -c1-120)"
+}
+
+# Mount targets that are symlinks out of the new root.
+mnt_case() { # mnt_case NAME TARBALL [RUN ARGS...]
+	local name=$1 tb=$2 before
+	shift 2
+	before=$(sig_hv)
+	jailrun --rootfs "$tb" "$@" -- /bin/sh -c \
+		'for p in /proc /dev /tmp /sys /mnt/t /mnt; do echo pwned > $p/pwned-marker; done 2>/dev/null; echo x > /dev/null; true'
+	local bad=
+	[ "$(sig_hv)" = "$before" ] || bad="$HV changed: $(diff <(echo "$before") <(sig_hv) | grep '^>' | head -3 | tr '\n' ' ')"
+	[ "$(host_mounts)" -eq 0 ] || bad="$bad a mount under $BASE on the host"
+	case $rc in 0 | 125) ;; *) bad="$bad sbx exited $rc" ;; esac
+	[ -z "$bad" ]
+	verdict "fs/$name" $? "${bad:-rc=$rc${err:+: $(printf '%s' "$err" | head -n 1 | cut -c1-110)}}"
+}
+grp_mnt() {
+	local I=$BASE/img
+	mnt_case symlink-proc-absolute "$I/mnt-proc-abs.tar"
+	mnt_case symlink-proc-relative "$I/mnt-proc-rel.tar"
+	mnt_case symlink-dev-absolute "$I/mnt-dev-abs.tar"
+	mnt_case symlink-dev-null-and-pts "$I/mnt-devnull.tar"
+	mnt_case symlink-tmp-absolute "$I/mnt-tmp-abs.tar"
+	mnt_case symlink-sys-absolute "$I/mnt-sys-abs.tar"
+	mnt_case symlink-bind-target-absolute "$I/mnt-bind-abs.tar" --bind "$BASE/bsrc:/mnt/t"
+	mnt_case symlink-bind-target-relative "$I/mnt-bind-rel.tar" --bind "$BASE/bsrc:/mnt/t"
+	mnt_case symlink-bind-target-parent "$I/mnt-bind-parent.tar" --bind "$BASE/bsrc:/mnt/t"
+	mnt_case symlink-ro-bind-target "$I/mnt-bind-abs.tar" --ro-bind "$BASE/bsrc:/mnt/t"
+	mnt_case symlink-tmpfs-target "$I/mnt-bind-abs.tar" --tmpfs /mnt/t:1m
+	mnt_case symlink-overlay-target "$I/mnt-bind-rel.tar" --overlay "$BASE/bsrc:/mnt/t"
+}
+
+# A bind target in a writable bind, flipped between a directory and
+# symlinks out of the root by a host racer while sbx starts.
+grp_race() {
+	local R=$BASE/race-$MODE i racer n0=0 n125=0 nother=0 before
+	mkdir -p "$R/shared" "$R/src" && chmod 0777 "$R" "$R/shared" && echo payload >"$R/src/payload"
+	chmod 0755 "$R/src"
+	before=$(sig_hv)
+	(
+		cd "$R/shared" || exit
+		while :; do
+			ln -sfn "$HV/race-victim" flip.l1 && mv -T flip.l1 flip 2>/dev/null
+			rm -rf flip.d && mkdir flip.d && chmod 0777 flip.d
+			rm -rf flip 2>/dev/null; mv -T flip.d flip 2>/dev/null
+			ln -sfn "../../../../../../../../..$HV/race-victim" flip.l2 && { rm -rf flip; mv -T flip.l2 flip; } 2>/dev/null
+			rm -rf flip.d && mkdir flip.d && chmod 0777 flip.d && { rm -rf flip; mv -T flip.d flip; } 2>/dev/null
+		done
+	) &
+	racer=$!
+	for i in $(seq "$RACE_ITER"); do
+		jailrun --rootfs "$IMG" --bind "$R/shared:/mnt" --bind "$R/src:/mnt/flip" -- /bin/sh -c \
+			"echo m$i > /mnt/flip/marker-$i 2>/dev/null; ls /mnt/flip >/dev/null 2>&1; true"
+		case $rc in 0) n0=$((n0 + 1)) ;; 125) n125=$((n125 + 1)) ;; *) nother=$((nother + 1)) ;; esac
+	done
+	kill "$racer" 2>/dev/null
+	wait "$racer" 2>/dev/null
+	local bad=
+	[ "$(sig_hv)" = "$before" ] || bad="$HV/race-victim changed: $(ls -A "$HV/race-victim" | head -3 | tr '\n' ' ')"
+	[ "$(host_mounts)" -eq 0 ] || bad="$bad a mount under $BASE on the host"
+	[ "$nother" -eq 0 ] || bad="$bad $nother runs exited neither 0 nor 125"
+	[ -z "$bad" ]
+	verdict fs/symlink-race-bind-target $? "${bad:-$RACE_ITER runs: $n0 ran, $n125 refused (125)}"
+}
+
+# Processes: ptrace & co. of pid 1 and every other visible process, host
+# pids, kill(-1).
+grp_proc() {
+	jailrun --rootfs "$IMG" -- /bin/sh -c "/x/proc_attack trace; /x/proc_attack hostpid $SENTINELS $$ 1 2; /x/proc_attack killall"
+	jail "$out"
+	sleep 0.2
+	sentinels_alive
+	verdict proc/kill-minus-1 $? "host sentinels (uid 0, 100000, 65534) alive after kill(-1, SIGKILL); sbx rc=$rc"
+	expect proc/ptrace-pid1-and-helpers proc/process-vm-rw-pid1-and-helpers proc/proc-pid-mem \
+		proc/pidfd-getfd proc/setns-pid1-and-helpers proc/signal-host-pids
+}
+
+# seccomp: every check of the seccomp engineer's probe is an attack.
+grp_seccomp() {
+	jailrun --rootfs "$IMG" -- /x/seccomp_probe
+	printf '%s\n' "$out" | awk -v m="$MODE" '
+		function slug(s) { gsub(/[^A-Za-z0-9_.-]+/, "_", s); sub(/_+$/, "", s); return s }
+		/^contained / { sub(/^contained /, ""); print "contained " m ":seccomp/" slug($0); next }
+		/^ESCAPED / { sub(/^ESCAPED /, ""); i = index($0, ": ");
+			print "ESCAPED " m ":seccomp/" slug(substr($0, 1, i - 1)) ": " substr($0, i + 2) }' >>"$RES"
+	local sum
+	sum=$(printf '%s\n' "$out" | grep -E '^seccomp_probe: ' | tail -n 1)
+	printf '%s\n' "$sum" | grep -qE ' 0 escaped, 0 failed$' && [ "$rc" -eq 0 ]
+	verdict seccomp/probe-complete $? "rc=$rc: ${sum:-no summary}"
+	[ "$(grep -c " $MODE:seccomp/" "$RES")" -ge 60 ] ||
+		hostfail seccomp/probe-complete "fewer than 60 seccomp checks reported"
+}
+
+# Network: raw/packet/vsock, rtnetlink, host listeners, host Unix sockets.
+grp_net() {
+	local acc0
+	acc0=$(grep -c ACCEPT "$BASE/listener.log")
+	jailrun --rootfs "$IMG" -- /bin/sh -c "
+		/x/net_attack sockets
+		/x/net_attack netlink
+		/x/net_attack tcp host-loopback-listener 127.0.0.1 $PORT
+		/x/net_attack tcp host-address-listener ${HOSTIP:-127.0.0.1} $PORT
+		/x/net_attack abstract host-abstract-socket $ABSTRACT"
+	jail "$out"
+	jailrun --rootfs "$IMG" --net loopback -- /bin/sh -c "
+		/x/net_attack tcp host-loopback-listener-loopback-mode 127.0.0.1 $PORT
+		/x/net_attack tcp host-address-listener-loopback-mode ${HOSTIP:-127.0.0.1} $PORT
+		/x/net_attack abstract host-abstract-socket-loopback-mode $ABSTRACT
+		/x/net_attack netlink"
+	jail "$out" -loopback-mode
+	# The host root (default profile) shows the host's Unix sockets.
+	local sock=$HV/run/sock
+	[ "$MODE" = user ] && sock=$BASE/home/run/sock
+	jailrun -- "$ESC/net_attack" unixpath host-unix-socket-path "$sock"
+	jail "$out"
+	local net1
+	net1=$(ip -o link | sed 's/ qlen.*//'; ip -o addr; ip route; ip -6 route)
+	[ "$net1" = "$NET0" ] || hostfail net/netlink-route-link "the host's links, addresses or routes changed"
+	[ "$(grep -c ACCEPT "$BASE/listener.log")" -eq "$acc0" ] ||
+		hostfail net/host-loopback-listener "a host listener accepted: $(grep ACCEPT "$BASE/listener.log" | tail -n 1)"
+	expect net/raw-socket net/packet-socket net/vsock-socket net/netlink-route-link \
+		net/host-loopback-listener net/host-address-listener net/host-abstract-socket \
+		net/host-loopback-listener-loopback-mode net/host-abstract-socket-loopback-mode \
+		net/host-unix-socket-path
+}
+
+# State: the jail's own record and other sandboxes, planted symlinks for
+# inspect/export/destroy, pid reuse.
+grp_state() {
+	local st
+	st=$(state_of "$MODE")
+	# A kept sandbox whose output holds a secret.
+	jailrun --keep -n "esc-a-$MODE" -- /bin/sh -c "echo other-sandbox-$MAGIC; exit 3"
+	local rec
+	rec=$(find "$st/sandboxes" -name record.json 2>/dev/null | head -n 1)
+	local rsum
+	rsum=$(md5sum "$rec" 2>/dev/null)
+	jailrun -- /bin/sh -c "
+		ls $st/sandboxes 2>/dev/null | grep -q . && echo 'ESCAPED state/state-dir-hidden: the jail lists $st/sandboxes'
+		ls $(cache_of "$MODE")/images 2>/dev/null | grep -q . && echo 'ESCAPED state/state-dir-hidden: the jail lists the image cache'
+		echo 'contained state/state-dir-hidden (not listable)'
+		if cat $st/sandboxes/*/output.log $st/sandboxes/*/record.json 2>/dev/null | grep -q other-sandbox-$MAGIC; then
+			echo 'ESCAPED state/read-other-sandbox: another sandbox output.log is readable from the jail'
+		else echo 'contained state/read-other-sandbox (not readable)'; fi
+		for r in $st/sandboxes/*/record.json $st/sandboxes/*/log.jsonl; do echo '{}' 2>/dev/null >\"\$r\"; done
+		echo 'contained state/edit-own-record (host record compared)'"
+	jail "$out"
+	[ -z "$rec" ] || [ "$(md5sum "$rec")" = "$rsum" ] || hostfail state/edit-own-record "a record.json changed"
+	expect state/state-dir-hidden state/read-other-sandbox state/edit-own-record
+
+	# Planted symlinks, a fifo, a deep tree, odd names; then inspect, export
+	# and destroy on the host.
+	local before pw0
+	before=$(sig_hv)
+	pw0=$(md5sum /etc/passwd)
+	jailrun --keep -n "esc-c-$MODE" --rootfs "$IMG" -- /bin/sh -c "
+		ln -s $HV/tfile /x1; ln -s /etc/passwd /x2; ln -s $HV/tsym /d1; ln -s $HV /hvlink
+		ln -s ../../../../../../..$HV/tfile /x3; mkdir -p /victims; ln -s $HV/tsym /victims/tsym
+		mkfifo /fifo; mkfifo /victims/fifo2
+		mkdir -p /deep; cd /deep; i=0; while [ \$i -lt 300 ]; do mkdir d; cd d; i=\$((i+1)); done; cd /
+		printf x > \"/odd
+name\"; printf x > \"\$(printf '/bad\\377utf8')\"
+		rm -rf /etc; ln -s / /etc; exit 1"
+	local c=esc-c-$MODE t0 r
+	as_mode "$MODE" timeout -k 2 30 "$SBX" inspect --changes "$c" >"$BASE/changes-$MODE.txt" 2>&1
+	r=$?
+	[ "$r" -ne 124 ] && [ "$r" -ne 137 ] && grep -q x1 "$BASE/changes-$MODE.txt"
+	verdict state/planted-symlink-inspect $? "inspect --changes rc=$r, $(wc -l <"$BASE/changes-$MODE.txt") lines"
+	as_mode "$MODE" timeout -k 2 30 "$SBX" inspect --json "$c" >/dev/null 2>&1
+	r=$?
+	[ "$r" -ne 124 ] && [ "$r" -ne 137 ]
+	verdict state/planted-fifo-deep-tree-no-hang $? "inspect --json rc=$r"
+	rm -f "$BASE/wd-$MODE/exp.tar"
+	as_mode "$MODE" timeout -k 2 30 "$SBX" export "$c" -o exp.tar >/dev/null 2>"$BASE/export-$MODE.err"
+	r=$?
+	local bad=
+	[ "$r" -eq 124 ] || [ "$r" -eq 137 ] && bad="export hung"
+	if [ -f "$BASE/wd-$MODE/exp.tar" ]; then
+		grep -qa "tfile $MAGIC" "$BASE/wd-$MODE/exp.tar" && bad="$bad the host file's content is in the export"
+		grep -qa '^daemon:' "$BASE/wd-$MODE/exp.tar" && bad="$bad the host /etc/passwd is in the export"
+		bsdtar -tvf "$BASE/wd-$MODE/exp.tar" 2>/dev/null | grep -qE '^l.* x1 -> ' || bad="$bad x1 not exported as a symlink"
+	fi
+	[ -z "$bad" ]
+	verdict state/planted-symlink-export $? "${bad:-export rc=$r, symlinks exported as symlinks}"
+	as_mode "$MODE" timeout -k 2 30 "$SBX" destroy "$c" >/dev/null 2>&1
+	r=$?
+	bad=
+	[ "$(sig_hv)" = "$before" ] || bad="$HV changed"
+	[ "$(md5sum /etc/passwd)" = "$pw0" ] || bad="$bad /etc/passwd changed"
+	[ -e "$ROOT/sbx" ] && [ -d "$HV/tsym" ] || bad="$bad host paths gone"
+	[ "$r" -eq 0 ] || bad="$bad destroy rc=$r"
+	[ -z "$bad" ]
+	verdict state/planted-symlink-destroy $? "${bad:-destroy rc=$r, host targets intact}"
+	[ "$(sig_hv)" = "$before" ] && [ "$(md5sum /etc/passwd)" = "$pw0" ] ||
+		hostfail state/planted-symlink-inspect "a host target changed"
+
+	# Pid reuse: a kept sandbox's record now names a live host process.
+	jailrun --keep -n "esc-d-$MODE" --rootfs "$IMG" -- /bin/sh -c 'exit 3'
+	local victim_uid=0 sp drec
+	[ "$MODE" = user ] && victim_uid=65534
+	sp=$(sentinel "$victim_uid")
+	PIDS_TO_KILL+=("$sp")
+	sleep 0.1
+	drec=$(grep -l "\"esc-d-$MODE\"" "$st"/sandboxes/*/record.json 2>/dev/null | head -n 1)
+	if [ -n "$drec" ]; then
+		$PY - "$drec" "$sp" <<'PY'
+import json, os, sys
+p, pid = sys.argv[1], int(sys.argv[2])
+st = os.stat(p)
+r = json.load(open(p))
+for k in ("init_pid", "supervisor_pid"):
+    r[k] = pid
+r["state"] = "running"
+open(p, "w").write(json.dumps(r, indent=2))
+os.chown(p, st.st_uid, st.st_gid)
+PY
+		as_mode "$MODE" timeout -k 2 30 "$SBX" destroy --stale >/dev/null 2>&1
+		as_mode "$MODE" timeout -k 2 30 "$SBX" destroy "esc-d-$MODE" >/dev/null 2>&1
+		r=$?
+		sleep 0.2
+		grep -q sbxsentinel "/proc/$sp/cmdline" 2>/dev/null
+		verdict state/pid-reuse-destroy $? "destroy (rc=$r) of a record naming host pid $sp (uid $victim_uid)"
+	else
+		verdict state/pid-reuse-destroy 1 "no record for esc-d-$MODE (run rc=$rc: ${err:0:150})"
+	fi
+	kill "$sp" 2>/dev/null
+}
+
+# Terminal: TIOCSTI, TIOCLINUX, the controlling tty, with sbx run in a pty
+# (the caller's terminal), with and without -t.  Whatever is pushed into the
+# caller's terminal is then read and run by the caller's shell.
+grp_tty() {
+	local pwn=$HV/tiocsti-pwned-$MODE t
+	for t in "" -t; do
+		local sfx=${t:+-with-t}
+		out=$(MODE=$MODE "$PY" - "$BASE" "$MODE" "$SBX" "$IMG" "$pwn" "$t" <<'PY'
+import os, pty, select, sys, time
+base, mode, sbx, img, pwn, t = sys.argv[1:]
+env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TERM": "xterm"}
+pre = []
+if mode == "root":
+    env.update(SBX_STATE_DIR=base + "/state-root", SBX_CACHE_DIR=base + "/cache-root")
+    wd = base + "/wd-root"
+else:
+    env.update(HOME=base + "/home")
+    wd = base + "/wd-user"
+    pre = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--"]
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(wd)
+    st = os.fstat(0)
+    dev = "%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
+    run = " ".join([sbx, "run", "-q"] + ([t] if t else []) + ["--rootfs", img, "--"])
+    script = (run + " /x/tty_attack tiocsti 'touch " + pwn + "\n'; " +
+              run + " /x/tty_attack tioclinux; " +
+              run + " /x/tty_attack ctty " + dev + "; " +
+              "read -t 2 x; echo \"READ:[$x]\"; [ -n \"$x\" ] && eval \"$x\"; echo TTY-DONE")
+    os.execvpe(pre[0] if pre else "sh", pre + ["sh", "-c", script], env)
+buf, end = b"", time.time() + 60
+while time.time() < end and b"TTY-DONE" not in buf:
+    r, _, _ = select.select([fd], [], [], 0.5)
+    if r:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        buf += d
+os.waitpid(pid, 0)
+sys.stdout.write(buf.decode("utf-8", "replace").replace("\r", ""))
+PY
+)
+		jail "$out" "$sfx"
+		local read_line
+		read_line=$(printf '%s\n' "$out" | grep -o 'READ:\[.*\]' | head -n 1)
+		[ ! -e "$pwn" ] && [ "$read_line" = "READ:[]" ]
+		verdict "tty/tiocsti-caller-shell$sfx" $? "the caller's shell read '${read_line:-nothing}' after the run"
+		[ ! -e "$pwn" ] || hostfail "tty/tiocsti$sfx" "the injected command ran on the host"
+		rm -f "$pwn"
+		expect "tty/tiocsti$sfx" "tty/tioclinux$sfx" "tty/steal-ctty$sfx"
+	done
+}
+
+# Resources: fork bomb, memory, disk (writable layer, tmpfs), fds, cpu
+# under a time limit, orphans and zombies, SysV ipc; the host keeps working.
+grp_res() {
+	local t0 host_ok
+	jailrun --rootfs "$IMG" --pids 64 -- /x/res_attack forkbomb 20000 3 &
+	local bomb=$!
+	sleep 1.5
+	t0=$(date +%s%N)
+	timeout 5 sh -c 'echo ok' >/dev/null && sentinels_alive
+	host_ok=$?
+	verdict res/host-responsive-during-fork-bomb "$host_ok" "a host command ran in $((($(date +%s%N) - t0) / 1000000)) ms"
+	wait "$bomb"
+	jailrun --rootfs "$IMG" --pids 64 -- /x/res_attack forkbomb 20000 0
+	jail "$out"
+	expect res/fork-bomb
+	jailrun --rootfs "$IMG" --memory 64m -- /x/res_attack memhog 64
+	jail "$out"
+	[ "$rc" -eq 137 ] || printf '%s\n' "$out" | grep -q '^contained res/memory-hog'
+	verdict res/memory-hog $? "--memory 64m: rc=$rc"
+	printf '[sandbox]\nextends = default\n[limits]\ndisk = 32m\n' >"$BASE/disk-$MODE.ini"
+	chmod 0644 "$BASE/disk-$MODE.ini"
+	jailrun -p "$BASE/disk-$MODE.ini" --rootfs "$IMG" -- /x/res_attack fill disk-fill-writable-layer /fill 32
+	jail "$out"
+	expect res/disk-fill-writable-layer
+	jailrun --rootfs "$IMG" --tmpfs /big:16m -- /x/res_attack fill disk-fill-tmpfs /big/fill 16
+	jail "$out"
+	expect res/disk-fill-tmpfs
+	jailrun --rootfs "$IMG" -- /x/res_attack fds
+	jail "$out"
+	expect res/fd-exhaustion
+	t0=$(date +%s)
+	jailrun --rootfs "$IMG" --time 2s -- /x/res_attack spin
+	local secs=$(($(date +%s) - t0))
+	[ "$rc" -eq 124 ] && [ "$secs" -le 20 ]
+	verdict res/cpu-spin-time-limit $? "--time 2s: rc=$rc after ${secs}s"
+	local tag=sbxorph$$${MODE:0:1}
+	jailrun --rootfs "$IMG" -- /x/res_attack orphans "$tag"
+	sleep 0.5
+	local left zombies uid_left
+	left=$(pgrep -x "$tag" | wc -l)
+	zombies=$(ps -eo stat=,comm= | awk '$1 ~ /^Z/ && $2 == "res_attack"' | wc -l)
+	uid_left=
+	[ "$MODE" = root ] && uid_left=$(ps -o pid=,comm= -u 100000 | grep -v sbxsentinel | grep -v sleep | head -n 3 | tr '\n' ' ')
+	[ "$left" -eq 0 ] && [ "$zombies" -eq 0 ] && [ -z "$uid_left" ]
+	verdict res/orphans-and-zombies $? "after the run: $left daemons, $zombies zombies${uid_left:+, uid 100000: $uid_left}"
+	pkill -KILL -x "$tag" 2>/dev/null
+	jailrun --rootfs "$IMG" -- /x/res_attack ipc "${HOST_SHMKEY:-1}" "${HOST_SHMID:-0}"
+	jail "$out"
+	local ipc1
+	ipc1=$(ipcs -m -q -s | grep -E '^0x' | awk '{print $1, $2}' | sort)
+	[ "$ipc1" = "$IPC0" ] || hostfail res/ipc-exhaustion "the host's SysV ipc objects changed"
+	expect res/ipc-host-shm res/ipc-exhaustion
+	sentinels_alive
+	verdict res/host-sentinels-survive $? "host sentinels alive after the resource attacks"
+}
+
+# ==========================================================================
+# Run: the groups of both modes, a few at a time; resources and the tty
+# group alone at the end (they load the machine and time things).
+# ==========================================================================
+run_group() { # run_group N GROUP MODE
+	local MODE=$3 RES=$RESD/$1-$2-$3
+	: >"$RES"
+	"grp_$2"
+}
+n=0
+JOBS=${ESCAPE_JOBS:-3}
+GROUP_PIDS=()
+running() { local p c=0; for p in "${GROUP_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && c=$((c + 1)); done; echo $c; }
+for g in fs fshost caps tar mnt race proc seccomp net state; do
+	case " $ONLY " in *" $g "*) ;; *) continue ;; esac
+	for m in $MODES; do
+		n=$((n + 1))
+		while [ "$(running)" -ge "$JOBS" ]; do sleep 0.2; done
+		run_group "$(printf %02d $n)" "$g" "$m" &
+		GROUP_PIDS+=($!)
+	done
+done
+for p in "${GROUP_PIDS[@]}"; do wait "$p"; done
+for g in tty res; do
+	case " $ONLY " in *" $g "*) ;; *) continue ;; esac
+	for m in $MODES; do
+		n=$((n + 1))
+		run_group "$(printf %02d $n)" "$g" "$m"
+	done
+done
+
+# Whole-run host checks.
+MODE=host RES=$RESD/99-host
+: >"$RES"
+[ "$(sig_hv)" = "$HOST_SIG" ]
+verdict host/victims-unchanged $? "every file under $HV as before"
+[ "$(awk '{print $5, $9}' /proc/self/mountinfo | sort)" = "$HOST_MOUNTINFO" ]
+verdict host/mountinfo-unchanged $? "the host's /proc/self/mountinfo as before"
+sentinels_alive
+verdict host/sentinels-alive $? "sentinels of uid 0, 100000 and 65534 alive"
+
+# --- report --------------------------------------------------------------
+cat "$RESD"/[0-9]* | awk '
+	{ verb = $1; rest = substr($0, length(verb) + 2)
+	  name = rest; sub(/ .*$/, "", name); sub(/:$/, "", name)
+	  if (!(name in seen)) { seen[name] = 1; order[++n] = name }
+	  if (verb == "ESCAPED") { if (!(name in esc)) esc[name] = rest }
+	  else if (!(name in ok)) ok[name] = rest }
+	END {
+	  c = 0; e = 0
+	  for (i = 1; i <= n; i++) {
+	    k = order[i]
+	    if (k in esc) { e++; printf "not ok %d - ESCAPED %s\n", i, esc[k] }
+	    else { c++; printf "ok %d - contained %s\n", i, ok[k] }
+	  }
+	  printf "1..%d\n", n
+	  printf "# %d seconds\n", '"$(($(date +%s) - T0))"'
+	  printf "escape: %d attacks, %d contained, %d escaped\n", n, c, e
+	  exit e > 0
+	}'
