@@ -69,21 +69,21 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 		case 'w': a->workdir = optarg; break;
 		case 'h': fputs(usage, stdout); return 1;
 		default:
-			return sbx_err_set(err, EINVAL, "exec: %s '%s' (see 'sbx exec --help')",
+			return sbx_err_set(err, 0, "exec: %s '%s' (see 'sbx exec --help')",
 					   opt == ':' || (optopt && strchr("ew", optopt))
 						   ? "option needs a value" : "unknown option",
 					   argv[optind - 1] ? argv[optind - 1] : "?");
 		}
 	}
 	if (optind >= argc)
-		return sbx_err_set(err, EINVAL, "exec: no sandbox given (usage: sbx exec [options] SANDBOX [--] CMD...)");
+		return sbx_err_set(err, 0, "exec: no sandbox given (usage: sbx exec [options] SANDBOX [--] CMD...)");
 	a->sandbox = argv[optind++];
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
 	if (optind >= argc)
-		return sbx_err_set(err, EINVAL, "exec: no command given (usage: sbx exec [options] SANDBOX [--] CMD...)");
+		return sbx_err_set(err, 0, "exec: no command given (usage: sbx exec [options] SANDBOX [--] CMD...)");
 	if (a->workdir && a->workdir[0] != '/')
-		return sbx_err_set(err, EINVAL, "exec: the working directory '%s' is not absolute",
+		return sbx_err_set(err, 0, "exec: the working directory '%s' is not absolute",
 				   a->workdir);
 	a->argv = argv + optind;
 	return 0;
@@ -250,7 +250,7 @@ static int open_sandbox(struct exec_ctx *x, struct sbx_err *err)
 	if (r == 0)
 		r = sbx_sandbox_find(&x->st, x->args.sandbox, id, err);
 	if (r == -ENOENT)
-		return sbx_err_set(err, ENOENT, "no sandbox '%s' (see 'sbx ps -a')", x->args.sandbox);
+		return sbx_err_set(err, 0, "no sandbox '%s' (see 'sbx ps -a')", x->args.sandbox);
 	if (r == 0)
 		r = sbx_sandbox_open(&x->st, id, false, &x->sb, err);
 	if (r == 0 && !x->sb.record)
@@ -270,11 +270,11 @@ static int exec_dispatch(struct exec_ctx *x, struct sbx_err *err)
 		return r;
 	state = sbx_sandbox_state(&x->sb, &code);
 	if (!strcmp(state, "lost"))
-		return sbx_err_set(err, ESRCH,
+		return sbx_err_set(err, 0,
 				   "sandbox '%s' is lost (its supervisor died): nothing to enter; "
 				   "'sbx destroy --stale' removes it", x->sb.id);
 	if (!strcmp(state, "unknown"))
-		return sbx_err_set(err, EINVAL, "sandbox '%s' is in an unknown state", x->sb.id);
+		return sbx_err_set(err, 0, "sandbox '%s' is in an unknown state", x->sb.id);
 	r = exec_load_config(x->sb.record, &x->args, &x->cfg, err);
 	if (r < 0)
 		return r;
@@ -327,8 +327,13 @@ int cmd_exec(int argc, char **argv)
 		if (x.sb.dirfd >= 0 && x.sb.record)
 			exec_log_event(&x.sb, &x.args, x.mode, SBX_EXIT_SBX, -1, err.msg);
 		r = SBX_EXIT_SBX;
-	} else if (x.sb.dirfd >= 0) {
-		exec_log_event(&x.sb, &x.args, x.mode, r, x.jail.cmd_pid, NULL);
+	} else {
+		if (x.jail.exec_errno)
+			sbx_errorf("'%s': %s", x.args.argv[0],
+				   x.jail.exec_errno == ENOENT ? "command not found"
+							       : strerror(x.jail.exec_errno));
+		if (x.sb.dirfd >= 0)
+			exec_log_event(&x.sb, &x.args, x.mode, r, x.jail.cmd_pid, NULL);
 	}
 	ctx_free(&x);
 	return r;

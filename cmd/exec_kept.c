@@ -22,14 +22,14 @@ static int check_layer(struct exec_ctx *x, struct sbx_err *err)
 	struct stat st;
 
 	if (!json_is_true(json_object_get(rec, "kept")))
-		return sbx_err_set(err, ENOENT, "sandbox '%s' has exited and was not kept: "
+		return sbx_err_set(err, 0, "sandbox '%s' has exited and was not kept: "
 				   "nothing to enter", x->sb.id);
 	if (!layer || strcmp(layer, "private") != 0)
-		return sbx_err_set(err, ENOENT, "sandbox '%s' has exited and kept no writable "
+		return sbx_err_set(err, 0, "sandbox '%s' has exited and kept no writable "
 				   "layer: nothing to enter", x->sb.id);
 	if (fstatat(x->sb.dirfd, "upper", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
 	    fstatat(x->sb.dirfd, "work", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-		return sbx_err_set(err, ENOENT, "the writable layer of sandbox '%s' is gone",
+		return sbx_err_set(err, 0, "the writable layer of sandbox '%s' is gone",
 				   x->sb.id);
 	return 0;
 }
@@ -40,13 +40,13 @@ static int lock_it(struct exec_ctx *x, struct sbx_err *err)
 	int r = sbx_sandbox_lock(&x->sb, false, err);
 
 	if (r == -EWOULDBLOCK || r == -EAGAIN)
-		return sbx_err_set(err, EBUSY, "sandbox '%s' is in use (another command holds "
+		return sbx_err_set(err, 0, "sandbox '%s' is in use (another command holds "
 				   "its lock)", x->sb.id);
 	if (r < 0)
 		return r;
 	/* Destroyed between finding and locking it? */
 	if (fstatat(x->sb.dirfd, "record.json", &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return sbx_err_set(err, ENOENT, "sandbox '%s' was removed", x->sb.id);
+		return sbx_err_set(err, 0, "sandbox '%s' was removed", x->sb.id);
 	return 0;
 }
 
@@ -60,10 +60,10 @@ static int rootfs_dir(struct exec_ctx *x, const char **dir, struct sbx_err *err)
 		return 0;
 	*dir = lc_str(x->sb.record, "rootfs.dir");
 	if (!*dir || (*dir)[0] != '/')
-		return sbx_err_set(err, EINVAL, "the record of sandbox '%s' names no image "
+		return sbx_err_set(err, 0, "the record of sandbox '%s' names no image "
 				   "directory", x->sb.id);
 	if (stat(*dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		return sbx_err_set(err, ENOENT, "the image of sandbox '%s' ('%s') is gone from "
+		return sbx_err_set(err, 0, "the image of sandbox '%s' ('%s') is gone from "
 				   "the cache", x->sb.id, *dir);
 	return 0;
 }

@@ -292,7 +292,7 @@ static int ns_fds_via_child(struct sbx_enter_target *t, const struct sbx_config 
 		t->via_child = true;
 		return 0;
 	}
-	return sbx_err_set(err, EACCES,
+	return sbx_err_set(err, 0,
 			   "cannot reach the jail's namespaces: its init cannot be inspected "
 			   "without privilege and none of its processes can be");
 }
@@ -304,7 +304,7 @@ static int open_namespaces(struct sbx_enter_target *t, const struct sbx_config *
 
 	if (r == 0)
 		return ns_verified(t->nsfd, t->init_pid)
-			       ? 0 : sbx_err_set(err, ESRCH, "the jail's namespaces do not match");
+			       ? 0 : sbx_err_set(err, 0, "the jail's namespaces do not match its init");
 	close_all(t->nsfd);
 	if (r == -ENOTTY || r == -EINVAL)
 		return sbx_err_set(err, -r, "entering a jail needs Linux 6.11 or later "
@@ -323,21 +323,22 @@ int sbx_enter_find_init(const json_t *record, int sandbox_dirfd, const struct sb
 	int r;
 
 	if (pid <= 1 || pid > (1 << 30))
-		return sbx_err_set(err, ESRCH, "the record names no jail init (still starting?)");
+		return sbx_err_set(err, 0, "the record names no jail init (still starting?)");
 	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 	if (pidfd < 0)
-		return sbx_err_set(err, errno == ESRCH ? ESRCH : errno,
-				   "the jail's init (pid %lld) is gone", (long long)pid);
+		return sbx_err_set(err, errno == ESRCH ? 0 : errno,
+				   "cannot open the jail's init (pid %lld)%s", (long long)pid,
+				   errno == ESRCH ? ": it is gone" : "");
 	/* Verify what /proc/PID is, then that the pidfd's process is still
 	 * alive: then it still owns PID, so it is the process verified. */
 	if (json_is_integer(start) ? !start_matches((pid_t)pid, start)
 				   : !init_by_parent(record, sandbox_dirfd, (pid_t)pid))
-		return sbx_err_set(err, ESRCH,
+		return sbx_err_set(err, 0,
 				   "pid %lld is not the jail's init any more (the jail is gone)",
 				   (long long)pid);
 	r = sbx_enter_ids(cfg, record, (pid_t)pid, &t->ids, err);
 	if (r == 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 && errno == ESRCH)
-		r = sbx_err_set(err, ESRCH, "the jail's init (pid %lld) is gone", (long long)pid);
+		r = sbx_err_set(err, 0, "the jail's init (pid %lld) is gone", (long long)pid);
 	if (r < 0)
 		return r;
 	t->init_pid = (pid_t)pid;

@@ -1,0 +1,245 @@
+#!/bin/bash
+# tests/integration/exec_basic.sh - sbx exec into a running sandbox (the
+# same namespaces as its command, no capabilities, no_new_privs, seccomp,
+# its uid; only stdio fds, a cwd inside; exit statuses; -e -w -t; signals),
+# into a kept exited sandbox (a new jail over its writable layer, the
+# record's exit untouched), and the error paths (unknown, ambiguous, lost,
+# no writable layer kept, a forged init_pid).  As root and as nobody.
+. "$(dirname "$0")/../lib/tap.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
+	exit 77
+fi
+
+BASE=$TAP_TMP/base
+mkdir -p "$BASE" && chmod 0777 "$BASE"
+cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+IMG=$BASE/busybox.tar.gz
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" >/dev/null || { echo "Bail out! mkrootfs failed"; exit 1; }
+chmod 0644 "$IMG"
+WD=$BASE/wd
+mkdir -p "$WD" && chmod 0777 "$WD"
+
+as_mode() {
+	local mode=$1
+	shift
+	if [ "$mode" = root ]; then
+		(cd "$WD" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" \
+			SBX_TEST_PASS=passed-in SBX_TEST_HOSTONLY=leak "$@")
+	else
+		(cd "$WD" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_TEST_PASS=passed-in SBX_TEST_HOSTONLY=leak \
+			SBX_STATE_DIR="$BASE/state-$mode" SBX_CACHE_DIR="$BASE/cache-$mode" "$@")
+	fi
+}
+
+# start_sleeper MODE NAME: a running sandbox; sets $ID and $RUNPID.
+start_sleeper() {
+	as_mode "$1" "$SBX" run -q --keep -n "$2" --rootfs "$IMG" -- sleep 300 >/dev/null 2>&1 &
+	RUNPID=$!
+	ID=""
+	for _ in $(seq 100); do
+		ID=$(as_mode "$1" "$SBX" ps | awk -v n="$2" '$2 == n && $3 == "running" {print $1}')
+		[ -n "$ID" ] && break
+		sleep 0.1
+	done
+}
+
+record() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" \
+	"$BASE/state-$1/sandboxes/$2/record.json" "$3"; }
+
+for mode in root user; do
+	start_sleeper $mode "live-$mode"
+	[ -n "$ID" ]
+	ok $? "$mode: a running sandbox to enter (sbx ps shows it running)"
+	INIT=$(record $mode "$ID" 'r["init_pid"]')
+	CMDPID=$(cat /proc/"$INIT"/task/"$INIT"/children 2>/dev/null | awk '{print $1}')
+
+	capture as_mode $mode "$SBX" exec "live-$mode" hostname
+	[ $rc -eq 0 ] && [ "$out" = "sbx-${ID:0:8}" ]
+	ok $? "$mode: exec by name runs hostname in the jail's uts namespace ($out, rc $rc: $err)"
+
+	capture as_mode $mode "$SBX" exec "${ID:0:5}" cat /proc/self/status
+	st=$out
+	for k in CapInh CapPrm CapEff CapBnd CapAmb; do
+		printf '%s\n' "$st" | grep -qx "$k:[[:space:]]*0000000000000000" || { echo "# $k not zero"; false; }
+	done
+	ok $? "$mode: exec by id prefix: all five capability sets are zero"
+	printf '%s\n' "$st" | grep -qx 'NoNewPrivs:[[:space:]]*1' && printf '%s\n' "$st" | grep -qx 'Seccomp:[[:space:]]*2'
+	ok $? "$mode: no_new_privs is set and a seccomp filter is loaded (Seccomp: 2)"
+	capture as_mode $mode "$SBX" exec "$ID" sh -c 'grep -E "^(Uid|Gid):" /proc/self/status; grep -E "^(Uid|Gid):" /proc/2/status'
+	[ $rc -eq 0 ] && [ "$(printf '%s\n' "$out" | sed -n 1,2p)" = "$(printf '%s\n' "$out" | sed -n 3,4p)" ]
+	ok $? "$mode: same uid and gid as the sandbox's command ($(echo $out))"
+	want_uid=$([ $mode = root ] && echo 100000 || echo 65534)
+	capture as_mode $mode "$SBX" exec "$ID" sleep 3
+	[ $rc -eq 0 ]
+	ok $? "$mode: exec sleep 3 exits 0"
+
+	capture as_mode $mode "$SBX" exec "$ID" sh -c 'for n in cgroup ipc mnt net pid user uts; do echo "$n $(readlink /proc/self/ns/$n) $(readlink /proc/2/ns/$n)"; done'
+	[ $rc -eq 0 ] && [ "$(lines "$out")" -eq 7 ] &&
+		! printf '%s\n' "$out" | awk '$2 != $3 || $2 == "" {bad=1} END {exit !bad}'
+	ok $? "$mode: the exec'd process's 7 namespaces equal the sandbox command's"
+	if [ -n "$CMDPID" ]; then
+		hostns=""
+		for n in cgroup ipc mnt net pid user uts; do
+			hostns="$hostns$n $(readlink /proc/$CMDPID/ns/$n)"$'\n'
+		done
+		capture as_mode $mode "$SBX" exec "$ID" sh -c 'for n in cgroup ipc mnt net pid user uts; do echo "$n $(readlink /proc/self/ns/$n)"; done'
+		[ "$out"$'\n' = "$hostns" ] && ! printf '%s' "$hostns" | grep -q "$(readlink /proc/self/ns/mnt)"
+		ok $? "$mode: ... and, seen from the host, the sandbox's command's (not the host's)"
+	else
+		ok 1 "$mode: the sandbox's command found from the host (init $INIT)"
+	fi
+
+	capture as_mode $mode "$SBX" exec "$ID" ls /proc/self/fd
+	[ $rc -eq 0 ] && [ "$(echo $out)" = "0 1 2 3" ]
+	ok $? "$mode: the exec'd process has only stdio (+ ls's own dir fd): $(echo $out)"
+	capture as_mode $mode "$SBX" exec "$ID" ls -l /proc/self/fd
+	[ "$(printf '%s\n' "$out" | grep -cE ' [0-2] -> (pipe:|/dev/null$)')" -eq 3 ]
+	ok $? "$mode: fds 0-2 are pipes or /dev/null ($(echo $out | tr -s ' '))"
+
+	capture as_mode $mode "$SBX" exec -w /tmp "$ID" sh -c 'readlink /proc/self/cwd; stat -c %i /proc/self/cwd/; stat -c %i /tmp/; readlink /proc/self/root'
+	set -- $out
+	[ $rc -eq 0 ] && [ "$1" = /tmp ] && [ "$2" = "$3" ] && [ "$4" = / ]
+	ok $? "$mode: -w /tmp: cwd is the jail's /tmp, root the jail's / ($(echo $out))"
+	capture as_mode $mode "$SBX" exec "$ID" sh -c 'readlink /proc/self/cwd; ls -di /proc/self/cwd/ /proc/1/cwd/ 2>/dev/null | wc -l; ls /proc/self/cwd/ >/dev/null && echo listable'
+	[ $rc -eq 0 ] && [ "$(printf '%s\n' "$out" | sed -n 1p)" = "$WD" ] && [[ $out == *listable* ]]
+	ok $? "$mode: default cwd is the sandbox's workdir, inside the jail ($(echo $out))"
+	capture as_mode $mode "$SBX" exec "$ID" sh -c 'ls / | tr "\n" " "'
+	[[ $out == *bin*proc*tmp* ]] && [[ $out != *work* || -d /work ]]
+	ok $? "$mode: / is the jail's root ($out)"
+
+	capture as_mode $mode "$SBX" exec "$ID" sh -c 'exit 3'
+	[ $rc -eq 3 ]
+	ok $? "$mode: exit status passes through (3, got $rc)"
+	capture as_mode $mode "$SBX" exec "$ID" no-such-command
+	[ $rc -eq 127 ] && [ "$err" = "sbx: 'no-such-command': command not found" ]
+	ok $? "$mode: command not found: 127 ($rc: $err)"
+	capture as_mode $mode "$SBX" exec "$ID" /etc/passwd
+	[ $rc -eq 126 ]
+	ok $? "$mode: not executable: 126 (got $rc)"
+	capture as_mode $mode "$SBX" exec "$ID" sh -c 'kill -9 $$'
+	[ $rc -eq 137 ]
+	ok $? "$mode: killed by SIGKILL: 137 (got $rc)"
+
+	capture as_mode $mode "$SBX" exec -e FOO=bar -e SBX_TEST_PASS "$ID" env
+	printf '%s\n' "$out" | grep -qx FOO=bar && printf '%s\n' "$out" | grep -qx SBX_TEST_PASS=passed-in &&
+		! printf '%s\n' "$out" | grep -q SBX_TEST_HOSTONLY
+	ok $? "$mode: -e NAME=VAL sets, -e NAME passes, the rest of the host env stays out"
+	capture as_mode $mode "$SBX" exec "$ID" -- sh -c 'echo "$0 $1"' a b
+	[ "$out" = "a b" ]
+	ok $? "$mode: '--' ends exec's options ($out)"
+
+	capture as_mode $mode script -qec "$SBX exec -t $ID sh -c 'tty; exit 5'" /dev/null
+	[ $rc -eq 5 ] && [[ $out == */dev/pts/* ]]
+	ok $? "$mode: -t gives a pty of the jail's devpts and the status ($rc: $(echo $out | tr -d '\r'))"
+
+	# Signals reach the command: SIGTERM to sbx exec -> 143.
+	as_mode $mode "$SBX" exec "$ID" sleep 30 >/dev/null 2>&1 &
+	epid=$!
+	sleep 0.5
+	# the sbx exec process itself (as_mode adds a subshell, and setpriv execs)
+	target=$(pgrep -f "$SBX exec $ID sleep 30" | head -1)
+	kill -TERM "$target"
+	wait $epid
+	erc=$?
+	[ $erc -eq 143 ]
+	ok $? "$mode: SIGTERM to sbx exec reaches the command (exit $erc)"
+
+	capture as_mode $mode "$SBX" inspect --json "$ID"
+	grep -c '"event":"exec"' "$BASE/state-$mode/sandboxes/$ID/log.jsonl" | grep -qv '^0$' &&
+		grep '"event":"exec"' "$BASE/state-$mode/sandboxes/$ID/log.jsonl" | grep -q '"mode":"running"'
+	ok $? "$mode: exec events are appended to log.jsonl"
+
+	# A forged record: init_pid naming a host process of the same user.
+	as_mode $mode sleep 61 &
+	disown $!
+	sleep 0.3
+	decoy=$(pgrep -f '^sleep 61$' | tail -1)
+	cp "$BASE/state-$mode/sandboxes/$ID/record.json" "$BASE/rec.bak"
+	python3 - "$BASE/state-$mode/sandboxes/$ID/record.json" "$decoy" <<'PY'
+import json, sys
+p = sys.argv[1]; r = json.load(open(p)); r["init_pid"] = int(sys.argv[2]); r.pop("init_start", None)
+json.dump(r, open(p, "w"))
+PY
+	capture as_mode $mode "$SBX" exec "$ID" cat /proc/self/status
+	[ $rc -eq 125 ] && [[ $err == *"not the jail's init"* ]]
+	ok $? "$mode: a record whose init_pid names another process is refused: 125 ($err)"
+	cp "$BASE/rec.bak" "$BASE/state-$mode/sandboxes/$ID/record.json"
+	kill $decoy 2>/dev/null
+	as_mode $mode "$SBX" destroy "$ID" >/dev/null
+	wait $RUNPID 2>/dev/null
+
+	# A kept, exited sandbox: a new jail over its writable layer.
+	capture as_mode $mode "$SBX" run -q --keep -n "kept-$mode" --rootfs "$IMG" -- \
+		sh -c 'echo evidence > /failed.txt; rm /etc/hostname; exit 4'
+	[ $rc -eq 4 ]
+	ok $? "$mode: a kept failing run (exit $rc)"
+	capture as_mode $mode "$SBX" exec "kept-$mode" sh -c 'cat /failed.txt; ls /etc/hostname 2>&1; grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status'
+	[ $rc -eq 0 ] && printf '%s\n' "$out" | grep -qx evidence &&
+		printf '%s\n' "$out" | grep -q 'No such file' &&
+		printf '%s\n' "$out" | grep -qx 'CapEff:[[:space:]]*0000000000000000' &&
+		printf '%s\n' "$out" | grep -qx 'Seccomp:[[:space:]]*2'
+	ok $? "$mode: exec into the kept sandbox sees what the failed run wrote and deleted, confined ($(echo $out))"
+	capture as_mode $mode "$SBX" exec "kept-$mode" sh -c 'echo later > /after.txt; exit 6'
+	[ $rc -eq 6 ]
+	ok $? "$mode: its exit status passes through (6, got $rc)"
+	capture as_mode $mode "$SBX" exec "kept-$mode" cat /after.txt
+	[ "$out" = later ]
+	ok $? "$mode: writes land in the same writable layer ($out)"
+	KID=$(as_mode $mode "$SBX" ps -a | awk -v n="kept-$mode" '$2 == n {print $1}')
+	[ "$(record $mode "$KID" 'r["exit"]["status"], r["state"]')" = "(4, 'exited')" ] &&
+		as_mode $mode "$SBX" ps -a | grep -q " kept-$mode .*exited 4 " &&
+		[ "$(grep -c '"event":"exec".*"mode":"new jail"' "$BASE/state-$mode/sandboxes/$KID/log.jsonl")" -eq 3 ] &&
+		[ "$(grep -c '"event":"exit"' "$BASE/state-$mode/sandboxes/$KID/log.jsonl")" -eq 1 ]
+	ok $? "$mode: the record still holds the run's exit 4; log.jsonl got 3 exec events"
+	capture as_mode $mode "$SBX" exec "kept-$mode" sh -c 'grep " / " /proc/self/mountinfo | grep -c overlay; ps | wc -l'
+	[ $rc -eq 0 ] && [ "$(printf '%s\n' "$out" | sed -n 1p)" -ge 1 ]
+	ok $? "$mode: the new jail's root is the overlay ($(echo $out))"
+
+	# Error paths: 125 and one line naming the problem.
+	capture as_mode $mode "$SBX" exec no-such-sandbox true
+	[ $rc -eq 125 ] && [ "$(lines "$err")" -eq 1 ] && [[ $err == "sbx: "*no-such-sandbox* ]]
+	ok $? "$mode: unknown sandbox: 125 ($err)"
+	for _ in $(seq 40); do
+		as_mode $mode "$SBX" run -q --keep --rootfs "$IMG" -- true >/dev/null 2>&1
+		dup=$(as_mode $mode "$SBX" ps -a | awk 'NR > 1 {print substr($1, 1, 1)}' | sort | uniq -d | head -1)
+		[ -n "$dup" ] && break
+	done
+	capture as_mode $mode "$SBX" exec "$dup" true
+	[ -n "$dup" ] && [ $rc -eq 125 ] && [[ $err == *ambiguous* || $err == *candidates* || $err == *matches* ]] &&
+		[ "$(printf '%s\n' "$err" | grep -o "$dup[0-9a-f]\{11\}" | sort -u | wc -l)" -ge 2 ]
+	ok $? "$mode: ambiguous prefix '$dup': 125, lists the candidates ($err)"
+	capture as_mode $mode "$SBX" run -q --keep -n "hostroot-$mode" --rootfs host -- sh -c 'exit 2'
+	capture as_mode $mode "$SBX" exec "hostroot-$mode" true
+	[ $rc -eq 125 ] && [[ $err == *"no writable layer"* ]]
+	ok $? "$mode: exited sandbox without a kept writable layer: 125 ($err)"
+	capture as_mode $mode "$SBX" exec
+	[ $rc -eq 125 ] && [[ $err == *"no sandbox given"* ]]
+	ok $? "$mode: no sandbox: 125 ($err)"
+	capture as_mode $mode "$SBX" exec "kept-$mode"
+	[ $rc -eq 125 ] && [[ $err == *"no command"* ]]
+	ok $? "$mode: no command: 125 ($err)"
+
+	# Lost: the supervisor SIGKILLed, the jail died with it.
+	as_mode $mode "$SBX" run -q --keep -n "lost-$mode" --rootfs "$IMG" -- sleep 8765 >/dev/null 2>&1 &
+	for _ in $(seq 100); do
+		as_mode $mode "$SBX" ps | grep -q " lost-$mode .*running" && break
+		sleep 0.1
+	done
+	LID=$(as_mode $mode "$SBX" ps | awk -v n="lost-$mode" '$2 == n {print $1}')
+	sup=$(record $mode "$LID" 'r["supervisor_pid"]')
+	kill -KILL "$sup"
+	wait
+	sleep 0.3
+	capture as_mode $mode "$SBX" exec "lost-$mode" true
+	[ $rc -eq 125 ] && [[ $err == *lost* ]] && ! pgrep -f 'sleep 8765' >/dev/null
+	ok $? "$mode: lost sandbox: 125 ($err)"
+
+	as_mode $mode "$SBX" destroy --all >/dev/null 2>&1
+	as_mode $mode "$SBX" destroy --stale >/dev/null 2>&1
+done
+
+done_testing
