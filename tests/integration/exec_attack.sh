@@ -1,0 +1,147 @@
+#!/bin/bash
+# tests/integration/exec_attack.sh - a hostile jail against `sbx exec`
+# (runc CVE-2016-9962, CVE-2019-5736, CVE-2024-21626).  The sandbox's
+# command is tests/escape/exec_watch: it watches /proc and at once tries
+# to ptrace every new process and to open its /proc/PID/exe, cwd, root,
+# environ, mem and fd/N, while `sbx exec` runs 50 times from a host
+# directory holding a marker file.  Nothing it gets may be the host's: not
+# the sbx binary, not the marker directory or any host directory above what
+# it opened, not sbx's state.  The exec'd processes have only stdio fds.
+# As root and as nobody.
+. "$(dirname "$0")/../lib/tap.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
+	exit 77
+fi
+WATCH=$TAP_ROOT/tests/escape/exec_watch
+if [ ! -x "$WATCH" ]; then
+	make -C "$TAP_ROOT" -s tests/escape/exec_watch >/dev/null 2>&1 ||
+		{ echo "Bail out! tests/escape/exec_watch is not built"; exit 1; }
+fi
+
+BASE=$TAP_TMP/base
+mkdir -p "$BASE" && chmod 0777 "$BASE"
+cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+IMG=$BASE/busybox.tar.gz
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" "$WATCH:/exec_watch" >/dev/null ||
+	{ echo "Bail out! mkrootfs failed"; exit 1; }
+chmod 0644 "$IMG"
+WD=$BASE/wd
+mkdir -p "$WD" && chmod 0777 "$WD"
+MARK=host-marker-$$-$RANDOM
+N=${EXEC_ATTACK_N:-50}
+
+as_mode() {
+	local mode=$1 dir=$2
+	shift 2
+	if [ "$mode" = root ]; then
+		(cd "$dir" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
+	else
+		(cd "$dir" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_STATE_DIR="$BASE/state-$mode" SBX_CACHE_DIR="$BASE/cache-$mode" "$@")
+	fi
+}
+
+devino() { stat -L -c '%d:%i' "$1"; }
+
+# The detector works: outside any jail, against a process whose cwd is the
+# marked directory, it reports the escape.
+CTL=$BASE/control
+mkdir -p "$CTL" && touch "$CTL/$MARK"
+(cd "$CTL" && exec sleep 30) &
+ctl=$!
+(cd "$BASE" && "$WATCH" 1 /nonexistent "$MARK") >"$BASE/control.out" 2>&1
+kill $ctl 2>/dev/null
+wait $ctl 2>/dev/null
+grep -q "^ESCAPE cwd $ctl:" "$BASE/control.out"
+ok $? "control: the attacker reports a process whose cwd is the marked host directory"
+
+# A policy that lets the jail ptrace: then only sbx exec's own protection
+# (non-dumpable until execve, no host fds, no host cwd) stands in the way.
+printf 'allow ptrace\nallow process_vm_readv\n' >"$BASE/ptrace.policy"
+printf '[sandbox]\nextends = default\n\n[security]\nseccomp = %s\n' "$BASE/ptrace.policy" \
+	>"$BASE/ptrace.ini"
+chmod 0644 "$BASE/ptrace.policy" "$BASE/ptrace.ini"
+
+for run in root:default user:default root:ptrace user:ptrace; do
+	mode=${run%%:*}
+	pol=${run#*:}
+	prof=()
+	[ "$pol" = ptrace ] && prof=(-p "$BASE/ptrace.ini")
+	EX=$BASE/execcwd-$mode
+	mkdir -p "$EX" && chmod 0777 "$EX" && touch "$EX/$MARK"
+	OUT=$BASE/attack-$mode.out
+	as_mode $mode "$WD" "$SBX" run -q --keep -n "atk-$mode" "${prof[@]}" --rootfs "$IMG" -- \
+		/exec_watch 300 /tmp/stop "$MARK" >"$OUT" 2>"$BASE/attack-$mode.err" &
+	runpid=$!
+	for _ in $(seq 100); do grep -q '^READY' "$OUT" 2>/dev/null && break; sleep 0.1; done
+	grep -q '^READY' "$OUT"
+	ok $? "$mode/$pol: the attacker runs as the sandbox's command and is watching"
+	ID=$(as_mode $mode "$WD" "$SBX" ps | awk -v n="atk-$mode" '$2 == n {print $1}')
+
+	fails=0
+	fdbad=""
+	for i in $(seq "$N"); do
+		case $((i % 5)) in
+		0) as_mode $mode "$EX" "$SBX" exec "atk-$mode" sh -c 'sleep 0.05' </dev/null >/dev/null 2>&1 ;;
+		1) as_mode $mode "$EX" "$SBX" exec -w /tmp "atk-$mode" true </dev/null >/dev/null 2>&1 ;;
+		2)
+			fds=$(as_mode $mode "$EX" "$SBX" exec "atk-$mode" ls /proc/self/fd </dev/null 2>/dev/null)
+			[ "$(echo $fds)" = "0 1 2 3" ] || fdbad="$fdbad [$(echo $fds)]"
+			;;
+		3) as_mode $mode "$EX" "$SBX" exec -e X=1 "atk-$mode" cat /proc/self/status </dev/null >/dev/null 2>&1 ;;
+		4) as_mode $mode "$EX" script -qec "$SBX exec -t atk-$mode true" /dev/null </dev/null >/dev/null 2>&1 ;;
+		esac
+		[ $? -eq 0 ] || fails=$((fails + 1))
+	done
+	[ $fails -eq 0 ]
+	ok $? "$mode/$pol: $N sbx exec while the attacker watches all succeed ($fails failed)"
+	[ -z "$fdbad" ]
+	ok $? "$mode/$pol: each exec'd process had only fds 0 1 2 (+ ls's dir fd)${fdbad:+:$fdbad}"
+
+	as_mode $mode "$EX" "$SBX" exec "atk-$mode" touch /tmp/stop </dev/null
+	wait $runpid
+	runrc=$?
+	grep -q '^DONE' "$OUT" && [ $runrc -eq 0 ]
+	ok $? "$mode/$pol: the attacker finished ($(grep '^DONE' "$OUT"), run exit $runrc)"
+
+	ctlline=$(grep '^CONTROL' "$OUT")
+	want=no
+	[ "$pol" = ptrace ] && want=yes
+	[[ $ctlline == "CONTROL ptrace=$want opens=2" ]]
+	ok $? "$mode/$pol: inside the jail the probes work on the attacker's own child, ptrace $([ $want = yes ] && echo allowed || echo "refused by seccomp") ($ctlline)"
+	saw=$(grep -c '^SAW ' "$OUT")
+	[ "$saw" -ge $((N * 3 / 5)) ]
+	ok $? "$mode/$pol: the attacker saw most exec'd processes ($saw new processes of $N)"
+	pre=$(grep -c '^SAW [0-9]* sbx-exec$' "$OUT")
+	[ "$pre" -ge 1 ]
+	ok $? "$mode/$pol: it caught $pre of them before their execve (comm sbx-exec) and attacked them there"
+	! grep -q '^ESCAPE' "$OUT"
+	ok $? "$mode/$pol: no directory it opened leads to the marked host directory$(grep -m3 '^ESCAPE' "$OUT" | tr '\n' ' ')"
+
+	# Host objects that must never show up in what it got.
+	declare -A host=()
+	for f in "$SBX" "$TAP_ROOT/sbx" "$EX" "$BASE" "$WD" "$TAP_TMP" / /tmp /root /proc \
+		"$BASE/state-$mode" "$BASE/state-$mode/sandboxes" "$BASE/state-$mode/sandboxes/$ID" \
+		"$BASE/cache-$mode"; do
+		[ -e "$f" ] && host[$(devino "$f")]=$f
+	done
+	leaks=""
+	while read -r tag what pid comm di rest; do
+		[[ $di == *:* ]] && [ -n "${host[$di]:-}" ] && leaks="$leaks $what($pid,$comm)=${host[$di]}"
+	done < <(grep '^GOT ' "$OUT")
+	while read -r tag what pid level di; do
+		[[ $di == *:* ]] && [ -n "${host[$di]:-}" ] && leaks="$leaks $what($pid)^$level=${host[$di]}"
+	done < <(grep '^UP ' "$OUT")
+	[ -z "$leaks" ]
+	ok $? "$mode/$pol: nothing it opened (or any parent of it) is a host object${leaks:+:$leaks}"
+	early=$(grep -cE '^GOT [^ ]+ [0-9]+ sbx-exec ' "$OUT")
+	diag "$mode/$pol: $early probes of processes seen as sbx-exec succeeded (after their execve: the jail's own busybox; a host object there fails the check above)"
+	diag "$mode/$pol: ptrace/process_vm_readv succeeded $(grep -cE '^GOT (ptrace|process_vm)' "$OUT") times (on exec'd processes after their execve), $(grep -c '^GOT ' "$OUT") things opened (all after execve: the jail's own), $(grep '^DONE' "$OUT")"
+	unset host
+	as_mode $mode "$WD" "$SBX" destroy --all >/dev/null 2>&1
+done
+
+done_testing
