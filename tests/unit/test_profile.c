@@ -679,8 +679,8 @@ static void test_builtin_contents(void **state)
 	assert_true(has_mount(&c, SBX_MNT_MASK, "/home/u/.ssh"));
 	assert_true(has_mount(&c, SBX_MNT_MASK, "/home/u/.aws"));
 	assert_true(has_mount(&c, SBX_MNT_MASK, "/home/u/.git-credentials"));
-	assert_true(has_mount(&c, SBX_MNT_MASK, "/run/user/1000"));	/* session sockets */
-	assert_true(has_mount(&c, SBX_MNT_MASK, "/run/docker.sock"));
+	assert_true(has_mount(&c, SBX_MNT_TMPFS, "/run"));	/* host sockets hidden */
+	assert_true(has_mount(&c, SBX_MNT_RO_BIND, "/run/systemd/resolve"));
 	sbx_config_free(&c);
 
 	assert_null(load(&c, "claude"));
@@ -689,7 +689,7 @@ static void test_builtin_contents(void **state)
 	assert_true(has_mount(&c, SBX_MNT_BIND, "/home/u/.claude"));
 	assert_true(has_mount(&c, SBX_MNT_OVERLAY, "/home/u"));	/* copy-on-write home */
 	assert_true(has_mount(&c, SBX_MNT_MASK, "/home/u/.ssh"));
-	assert_true(has_mount(&c, SBX_MNT_MASK, "/run/docker.sock"));
+	assert_true(has_mount(&c, SBX_MNT_TMPFS, "/run"));
 	assert_true(sbx_strv_contains(&c.allow, "api.anthropic.com"));
 	assert_true(sbx_strv_contains(&c.allow, "registry.npmjs.org"));
 	assert_int_equal(c.n_secrets, 1);
