@@ -259,6 +259,34 @@ static int open_sandbox(struct exec_ctx *x, struct sbx_err *err)
 	return r;
 }
 
+/* A run saves init_pid once its jail exists: give one that is starting a
+ * moment (3 s) to get there. */
+static int wait_started(struct exec_ctx *x, const char **state, struct sbx_err *err)
+{
+	char id[SBX_ID_LEN + 1];
+	int code = 0;
+
+	memcpy(id, x->sb.id, sizeof(id));
+	for (int i = 0; i < 30; i++) {
+		int r;
+
+		if (strcmp(*state, "running") != 0 && strcmp(*state, "created") != 0)
+			return 0;
+		if (json_integer_value(json_object_get(x->sb.record, "init_pid")) > 0)
+			return 0;
+		usleep(100 * 1000);
+		sbx_sandbox_close(&x->sb);
+		r = sbx_sandbox_open(&x->st, id, false, &x->sb, err);
+		if (r < 0)
+			return r;
+		if (!x->sb.record)
+			return sbx_err_set(err, 0, "sandbox '%s' has no usable record: %s", id,
+					   x->sb.record_error ? x->sb.record_error : "missing");
+		*state = sbx_sandbox_state(&x->sb, &code);
+	}
+	return 0;
+}
+
 static int exec_dispatch(struct exec_ctx *x, struct sbx_err *err)
 {
 	int code = 0;
@@ -269,6 +297,9 @@ static int exec_dispatch(struct exec_ctx *x, struct sbx_err *err)
 	if (r < 0)
 		return r;
 	state = sbx_sandbox_state(&x->sb, &code);
+	r = wait_started(x, &state, err);
+	if (r < 0)
+		return r;
 	if (!strcmp(state, "lost"))
 		return sbx_err_set(err, 0,
 				   "sandbox '%s' is lost (its supervisor died): nothing to enter; "

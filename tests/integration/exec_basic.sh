@@ -172,6 +172,35 @@ PY
 	as_mode $mode "$SBX" destroy "$ID" >/dev/null
 	wait $RUNPID 2>/dev/null
 
+	# Limits: the exec'd process joins the sandbox's cgroup (before setns).
+	as_mode $mode "$SBX" run -q --keep -n "lim-$mode" --memory 64m --pids 64 --rootfs "$IMG" -- \
+		sleep 300 >/dev/null 2>&1 &
+	limrun=$!
+	for _ in $(seq 100); do
+		as_mode $mode "$SBX" ps | grep -q " lim-$mode .*running" && break
+		sleep 0.1
+	done
+	LIM=$(as_mode $mode "$SBX" ps | awk -v n="lim-$mode" '$2 == n {print $1}')
+	cgv=$(record $mode "$LIM" 'r["cgroup"]["version"]')
+	if [ "$cgv" != 0 ]; then
+		as_mode $mode "$SBX" exec "lim-$mode" sleep 4.5 >/dev/null 2>&1 &
+		sleep 1
+		hp=$(pgrep -xf 'sleep 4.5' | head -1)
+		inall=yes
+		for d in $(record $mode "$LIM" '" ".join(r["cgroup"]["paths"])'); do
+			procs=$(cat "$d/cgroup.procs" "$d"/*/cgroup.procs 2>/dev/null)
+			printf '%s\n' "$procs" | grep -qx "$hp" || inall="no ($d)"
+		done
+		capture as_mode $mode "$SBX" exec "lim-$mode" cat /proc/self/cgroup
+		[ -n "$hp" ] && [ "$inall" = yes ] && ! printf '%s\n' "$out" | grep -qv ':/$'
+		ok $? "$mode: the exec'd process is in the sandbox's cgroup v$cgv, at its cgroup namespace's root ($inall; $(echo $out))"
+		wait $!
+	else
+		diag "$mode: sandbox without a cgroup (none usable for this user): the cgroup join is covered as root"
+	fi
+	as_mode $mode "$SBX" destroy "$LIM" >/dev/null
+	wait $limrun 2>/dev/null
+
 	# A kept, exited sandbox: a new jail over its writable layer.
 	capture as_mode $mode "$SBX" run -q --keep -n "kept-$mode" --rootfs "$IMG" -- \
 		sh -c 'echo evidence > /failed.txt; rm /etc/hostname; exit 4'
