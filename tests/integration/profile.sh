@@ -163,6 +163,56 @@ capture "$SBX" profile show sub/img.ini
 	printf '%s\n' "$out" | grep -Fqx "memory = 1g"
 ok $? "rootfs = img in sub/img.ini is $W/sub/img; inline comments are dropped"
 
+# ---- the default profile hides the host's Unix sockets in /run (docker.sock,
+# D-Bus, /run/user...): a read-only root alone would let the jail connect.
+# Creating a socket in /run needs root; a control socket elsewhere on the
+# read-only host root must stay reachable, so the check can fail.
+if [ "$(id -u)" -eq 0 ] && command -v python3 >/dev/null; then
+	sockdir=$TAP_ROOT/tests/out/profile-sock.$$
+	mkdir -p "$sockdir"
+	hidden=/run/sbx-test-$$.sock ctl=$sockdir/ctl.sock
+	python3 - "$hidden" "$ctl" <<'PY' &
+import os, socket, sys, select
+socks = []
+for path in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(path)
+    os.chmod(path, 0o777)
+    s.listen(8)
+    socks.append(s)
+end = 30
+while end > 0:
+    r, _, _ = select.select(socks, [], [], 1)
+    end -= 1
+    for s in r:
+        c, _ = s.accept()
+        c.send(b"HELLO")
+        c.close()
+PY
+	server=$!
+	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$ctl" ] && [ -S "$hidden" ] && break; sleep 0.2; done
+	probe='import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1]); print("reached")
+except OSError as e:
+    print("refused", e.errno)'
+	capture "$SBX" run -q -p default -- python3 -c "$probe" "$ctl"
+	[ "$out" = "reached" ]
+	ok $? "control: a socket elsewhere on the host root is reachable ($out $err)"
+	capture "$SBX" run -q -p default -- python3 -c "$probe" "$hidden"
+	[ "$out" = "refused 2" ]
+	ok $? "default profile: a host socket in /run is hidden ($out $err)"
+	capture "$SBX" run -q -p agent -- python3 -c "$probe" "$hidden"
+	[ "$out" = "refused 2" ]
+	ok $? "agent profile: a host socket in /run is hidden ($out $err)"
+	kill "$server" 2>/dev/null
+	wait "$server" 2>/dev/null
+	rm -rf "$sockdir" "$hidden"
+else
+	skip "default profile hides host sockets in /run" "needs root to create a socket in /run"
+fi
+
 # ---- usage errors: exit 2
 for args in "" "check" "show" "show a b" "bogus" "list extra" "list --bogus" "show --json x"; do
 	# shellcheck disable=SC2086
