@@ -238,7 +238,8 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, cha
 		st = &local;
 	memset(st, 0, sizeof(*st));
 	*out_dir = NULL;
-	fd = open(rootfs, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a fifo given as rootfs must not hang us. */
+	fd = open(rootfs, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &sb) < 0)
 		return sbx_err_set(err, errno, "cannot open rootfs '%s'", rootfs);
 	if (S_ISDIR(sb.st_mode))

@@ -44,16 +44,15 @@
 #include <fcntl.h>
 #include <linux/limits.h> /* PATH_MAX (lib/limits.h shadows <limits.h>) */
 #include <linux/openat2.h>
-#include <openssl/evp.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "image.h"
+#include "fault.h"
+#include "image_int.h"
 
 #define DEFAULT_MAX_BYTES (16ULL << 30)
 #define DEFAULT_MAX_ENTRIES 1000000ULL
-#define READ_BUF_SIZE (1U << 20)
 #define FATAL (-(1 << 30)) /* err already filled */
 
 struct fixup {
@@ -75,11 +74,7 @@ struct unpack {
 	struct sbx_err local_err;
 	uint64_t max_bytes, max_entries;
 	mode_t umask;
-	/* The archive source (fd mode). */
-	int fd;
-	unsigned char *buf;
-	EVP_MD_CTX *md;
-	uint64_t done, total, next_progress, hash_ns;
+	struct sbx_image_src src;
 	/* Last parent directory resolved (pdir NULL: none). */
 	char *pdir;
 	int pdir_fd;
@@ -659,54 +654,6 @@ static void empty_dir(int root)
 	closedir(d);
 }
 
-static void feed(struct unpack *u, const void *p, size_t n)
-{
-	uint64_t t0 = sbx_now_ns();
-
-	EVP_DigestUpdate(u->md, p, n);
-	u->hash_ns += sbx_now_ns() - t0;
-	u->done += n;
-	if (u->o->progress && u->done >= u->next_progress) {
-		u->o->progress(u->done, u->total, u->o->cb_data);
-		u->next_progress = u->done + (4U << 20);
-	}
-}
-
-static la_ssize_t read_cb(struct archive *a, void *data, const void **buf)
-{
-	struct unpack *u = data;
-	ssize_t n;
-
-	do
-		n = read(u->fd, u->buf, READ_BUF_SIZE);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		archive_set_error(a, errno, "cannot read the archive");
-		return -1;
-	}
-	feed(u, u->buf, (size_t)n);
-	*buf = u->buf;
-	return n;
-}
-
-static struct archive *new_reader(void)
-{
-	struct archive *a = archive_read_new();
-
-	if (!a)
-		abort();
-	archive_read_support_format_tar(a);
-	archive_read_support_filter_gzip(a);
-	archive_read_support_filter_bzip2(a);
-	archive_read_support_filter_xz(a);
-	archive_read_support_filter_lzma(a);
-	archive_read_support_filter_lzip(a);
-	archive_read_support_filter_zstd(a);
-	archive_read_support_filter_lz4(a);
-	archive_read_support_filter_compress(a);
-	return a;
-}
-
 static int run(struct unpack *u)
 {
 	int r;
@@ -726,6 +673,7 @@ static int run(struct unpack *u)
 		r = do_entry(u, e);
 		if (r < 0)
 			return r;
+		sbx_fault_point("during-unpack");
 	}
 	return apply_fixups(u);
 }
@@ -736,44 +684,32 @@ static void unpack_init(struct unpack *u, int dest, const struct sbx_image_opts 
 	static const struct sbx_image_opts none;
 
 	*u = (struct unpack){ .root = dest, .o = opts ? opts : &none, .st = st, .err = err,
-			      .fd = -1, .pdir_fd = -1 };
+			      .pdir_fd = -1 };
 	if (!err)
 		u->err = &u->local_err;
 	memset(st, 0, sizeof(*st));
 	u->max_bytes = u->o->max_bytes ? u->o->max_bytes : DEFAULT_MAX_BYTES;
 	u->max_entries = u->o->max_entries ? u->o->max_entries : DEFAULT_MAX_ENTRIES;
 	u->umask = read_umask();
-	u->md = EVP_MD_CTX_new();
-	if (!u->md || !EVP_DigestInit_ex(u->md, EVP_sha256(), NULL))
+	u->a = archive_read_new();
+	if (!u->a)
 		abort();
-	u->a = new_reader();
 }
 
-/* Finish: hash, timings, cleanup; empties dest on failure. */
-static int unpack_finish(struct unpack *u, int r, uint64_t t0)
+static int unpack(struct unpack *u, int fd, const void *mem, size_t len)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
+	uint64_t t0 = sbx_now_ns();
+	int r;
 
-	if (r == 0 && u->fd >= 0) { /* hash what follows the end of the archive */
-		ssize_t n;
-
-		while ((n = read(u->fd, u->buf, READ_BUF_SIZE)) != 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				r = sbx_err_set(u->err, errno, "cannot read the archive");
-				break;
-			}
-			feed(u, u->buf, (size_t)n);
-		}
-	}
-	if (r == 0 && u->o->progress)
-		u->o->progress(u->done, u->total, u->o->cb_data);
-	EVP_DigestFinal_ex(u->md, md, &mdlen);
-	for (unsigned int i = 0; i < mdlen && i < 32; i++)
-		snprintf(u->st->sha256 + 2 * i, 3, "%02x", md[i]);
-	EVP_MD_CTX_free(u->md);
+	sbx_image_src_init(&u->src, fd, mem, len, u->o);
+	if (sbx_image_src_open(&u->src, u->a) != ARCHIVE_OK)
+		r = archive_fail(u, "cannot read archive");
+	else
+		r = run(u);
+	if (r == FATAL)
+		r = -(u->err->errnum ? u->err->errnum : EIO);
+	if (sbx_image_src_finish(&u->src, r == 0, u->st->sha256, u->err) < 0 && r == 0)
+		r = -(u->err->errnum ? u->err->errnum : EIO);
 	archive_read_free(u->a);
 	forget_parent(u);
 	if (u->pdir_fd >= 0)
@@ -781,11 +717,11 @@ static int unpack_finish(struct unpack *u, int r, uint64_t t0)
 	for (size_t i = 0; i < u->nfix; i++)
 		free(u->fix[i].path);
 	free(u->fix);
-	free(u->buf);
 	if (r < 0)
 		empty_dir(u->root);
-	u->st->hash_ms = (double)u->hash_ns / 1e6;
-	u->st->unpack_ms = sbx_ms_since(t0) - u->st->hash_ms;
+	/* Hashing overlaps the unpack when a thread decompresses. */
+	u->st->hash_ms = (double)u->src.hash_ns / 1e6;
+	u->st->unpack_ms = sbx_ms_since(t0) - (u->src.threaded ? 0 : u->st->hash_ms);
 	return r;
 }
 
@@ -794,24 +730,9 @@ int sbx_image_unpack_fd(int archive_fd, int dest_dirfd, const struct sbx_image_o
 {
 	struct sbx_image_stats local;
 	struct unpack u;
-	struct stat sb;
-	uint64_t t0 = sbx_now_ns();
-	int r;
 
 	unpack_init(&u, dest_dirfd, opts, st ? st : &local, err);
-	u.fd = archive_fd;
-	u.buf = sbx_xmalloc(READ_BUF_SIZE);
-	if (fstat(archive_fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		u.total = (uint64_t)sb.st_size;
-		(void)posix_fadvise(archive_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	}
-	if (archive_read_open(u.a, &u, NULL, read_cb, NULL) != ARCHIVE_OK)
-		r = archive_fail(&u, "cannot read archive");
-	else
-		r = run(&u);
-	if (r == FATAL)
-		r = -(u.err->errnum ? u.err->errnum : EIO);
-	return unpack_finish(&u, r, t0);
+	return unpack(&u, archive_fd, NULL, 0);
 }
 
 int sbx_image_unpack_mem(const void *buf, size_t len, int dest_dirfd,
@@ -820,17 +741,7 @@ int sbx_image_unpack_mem(const void *buf, size_t len, int dest_dirfd,
 {
 	struct sbx_image_stats local;
 	struct unpack u;
-	uint64_t t0 = sbx_now_ns();
-	int r;
 
 	unpack_init(&u, dest_dirfd, opts, st ? st : &local, err);
-	u.total = len;
-	feed(&u, buf, len);
-	if (archive_read_open_memory(u.a, buf, len) != ARCHIVE_OK)
-		r = archive_fail(&u, "cannot read archive");
-	else
-		r = run(&u);
-	if (r == FATAL)
-		r = -(u.err->errnum ? u.err->errnum : EIO);
-	return unpack_finish(&u, r, t0);
+	return unpack(&u, -1, buf ? buf : "", len);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_image.c - libFuzzer harness for the image unpacker
- * (lib/image_unpack.c): each input is an in-memory archive unpacked by
+ * (lib/image_unpack.c, lib/image_read.c): each input is an in-memory archive unpacked by
  * sbx_image_unpack_mem() into a fresh scratch directory, which is removed
  * again.  Besides ASan/UBSan findings, it aborts when an input makes the
  * unpacker touch anything next to the scratch directory (a sentinel file
@@ -10,7 +10,8 @@
  * Build and run (clang from Debian; lib/builtin_profiles.c is not needed):
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
- *       tests/fuzz/fuzz_image.c lib/image_unpack.c lib/util.c lib/rmtree.c \
+ *       tests/fuzz/fuzz_image.c lib/image_unpack.c lib/image_read.c \
+ *       lib/util.c lib/rmtree.c \
  *       $(pkg-config --cflags --libs libarchive libcrypto) -o fuzz_image
  *   mkdir -p /tmp/fuzz-image-corpus
  *   ./fuzz_image -max_total_time=120 -rss_limit_mb=2048 -timeout=20 \

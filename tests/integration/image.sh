@@ -174,6 +174,10 @@ capture "$SBX" image unpack "$TAP_TMP/text"
 [ "$rc" = 1 ] && [[ $err == "sbx: cannot unpack '$TAP_TMP/text': cannot read archive"* ]] &&
 	[ -z "$(find "$SBX_CACHE_DIR/images" -maxdepth 1 -name '.tmp-*')" ]
 ok $? "a file that is not an archive: one clear error ($err)"
+mkfifo "$TAP_TMP/fifo"
+capture timeout 10 "$SBX" image unpack "$TAP_TMP/fifo"
+[ "$rc" = 1 ] && [[ $err == *"neither a directory nor a tarball"* ]]
+ok $? "a fifo as rootfs is refused at once ($err)"
 capture "$SBX" image
 [ "$rc" = 2 ]
 ok $? "image without a subcommand is a usage error"
@@ -183,5 +187,25 @@ ok $? "unknown image subcommand is a usage error"
 capture "$SBX" image unpack --max-size lots "$TAP_TMP/normal.tar"
 [ "$rc" = 2 ] && [[ $err == *lots* ]]
 ok $? "bad --max-size is a usage error"
+
+# ---- the progress bar: only on a terminal, only for a large tarball ----
+if command -v script >/dev/null; then
+	truncate -s 70M "$TAP_TMP/zeros" && tar -C "$TAP_TMP" -cf "$TAP_TMP/big.tar" zeros && rm -f "$TAP_TMP/zeros"
+	tty_out=$(script -qec "'$SBX' image unpack --no-cache '$TAP_TMP/big.tar'" /dev/null 2>&1)
+	rc=$?
+	[ "$rc" = 0 ] && [[ $tty_out == *"unpacking"*"100%"* ]] && [[ $tty_out == *$'\e[36m'* ]]
+	ok $? "progress bar drawn (in colour) when stderr is a terminal"
+	tty_out=$(NO_COLOR=1 script -qec "'$SBX' image unpack --no-cache '$TAP_TMP/big.tar'" /dev/null 2>&1)
+	[[ $tty_out == *"unpacking"*"100%"* ]] && [[ $tty_out != *$'\e['* ]]
+	ok $? "NO_COLOR: the bar has no escape sequences"
+	capture "$SBX" image unpack --no-cache "$TAP_TMP/big.tar"
+	[ "$rc" = 0 ] && [[ $err != *unpacking* ]]
+	ok $? "no progress bar when stderr is not a terminal"
+	tty_out=$(script -qec "'$SBX' image unpack --no-cache '$TAP_TMP/normal.tar'" /dev/null 2>&1)
+	[[ $tty_out != *unpacking* ]]
+	ok $? "no progress bar for a small tarball"
+else
+	skip "progress bar" "script(1) missing"
+fi
 
 done_testing
