@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "cmd.h"
+#include "fault.h"
 #include "profile.h"
 #include "run.h"
 
@@ -342,6 +343,7 @@ static void *save_thread(void *arg)
 	struct run_ctx *c = arg;
 
 	c->saver_rc = sbx_sandbox_save(&c->saver_sb, &c->saver_err);
+	sbx_fault_point("after-record");
 	return NULL;
 }
 

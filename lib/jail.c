@@ -5,6 +5,7 @@
  * layers to init, and wait until the command is exec'd or set-up failed.
  */
 #include "jail_int.h"
+#include "fault.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -419,6 +420,7 @@ static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 			j->exec_errno = m.errnum ? m.errnum : ENOENT;
 			return 0;
 		case SBX_MSG_EXEC:
+			sbx_fault_point("before-exec");
 			j->exec_ok = true;
 			j->cmd_pid = m.value;
 			j->t_mounts = ts_ms(m.ts[SBX_TS_GO], m.ts[SBX_TS_MOUNTED]);
@@ -495,7 +497,9 @@ int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx
 	}
 	close(sv[1]);
 	j->sync_fd = sv[0];
+	sbx_fault_point("after-clone");
 	r = prepare_child(j, o, err);
+	sbx_fault_point("during-mounts");
 	j->t_namespaces = sbx_ms_since(t0);
 	if (r == 0 && o->after_go)
 		o->after_go(j, o->after_go_data);

@@ -7,6 +7,7 @@
  * jail), and collect the command's wait status and init's rusage.
  */
 #include "jail_int.h"
+#include "fault.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -271,6 +272,7 @@ int sbx_jail_supervise(struct sbx_jail *j, const struct sbx_jail_io *io,
 
 	memset(res, 0, sizeof(*res));
 	r = setup_fds(&s, &mask, err);
+	sbx_fault_point("during-run");
 	while (r == 0 &&
 	       (!s.init_done || s.p[S_OUT].fd >= 0 || s.p[S_ERR].fd >= 0 || s.p[S_PTY].fd >= 0)) {
 		int n = poll(s.p, S_N, -1);
