@@ -44,6 +44,7 @@
 #include <fcntl.h>
 #include <linux/limits.h> /* PATH_MAX (lib/limits.h shadows <limits.h>) */
 #include <linux/openat2.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -165,17 +166,59 @@ static void unsplit(char *path, const char *name)
 		path[strlen(path)] = '/';
 }
 
+/*
+ * Without openat2 (kernel < 5.6, valgrind): one component at a time with
+ * O_NOFOLLOW, each checked to be a directory on the same filesystem.
+ */
+static int open_walk(int dirfd, const char *path, int flags)
+{
+	_cleanup_free_ char *copy = sbx_xstrdup(path);
+	struct stat top, sb;
+	int cur = dirfd;
+	char *save = NULL;
+
+	if (fstat(dirfd, &top) < 0)
+		return -errno;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		bool last = !save || !*save;
+		int fd = openat(cur, c, (last ? flags : O_PATH) | O_DIRECTORY | O_NOFOLLOW |
+					       O_CLOEXEC);
+		int e = errno;
+
+		if (cur != dirfd)
+			close(cur);
+		if (fd < 0)
+			return -e;
+		if (fstat(fd, &sb) < 0 || !S_ISDIR(sb.st_mode) || sb.st_dev != top.st_dev) {
+			e = S_ISLNK(sb.st_mode) ? ELOOP : S_ISDIR(sb.st_mode) ? EXDEV : ENOTDIR;
+			close(fd);
+			return -e;
+		}
+		if (last)
+			return fd;
+		cur = fd;
+	}
+	return -EINVAL;
+}
+
 /* Open path below dirfd without following any symlink or leaving it. */
 static int open_beneath(int dirfd, const char *path, int flags)
 {
+	static _Atomic bool no_openat2;
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC | O_DIRECTORY),
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
 			   RESOLVE_NO_XDEV,
 	};
-	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	long fd;
 
-	return fd < 0 ? -errno : (int)fd;
+	if (!no_openat2) {
+		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		if (fd >= 0 || errno != ENOSYS)
+			return fd < 0 ? -errno : (int)fd;
+		no_openat2 = true;
+	}
+	return open_walk(dirfd, path, flags);
 }
 
 /* Create the missing directories of dir (0755, like tar), one at a time. */
@@ -610,7 +653,8 @@ static int apply_fixups(struct unpack *u)
 {
 	bool root_done = false;
 
-	qsort(u->fix, u->nfix, sizeof(*u->fix), cmp_fixup);
+	if (u->nfix)
+		qsort(u->fix, u->nfix, sizeof(*u->fix), cmp_fixup);
 	for (size_t i = 0; i <= u->nfix; i++) {
 		struct fixup rootfix = { .path = (char *)"", .mode = 0755 };
 		struct fixup *f = i < u->nfix ? &u->fix[i] : &rootfix;

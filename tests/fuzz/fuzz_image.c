@@ -9,9 +9,10 @@
  *
  * Build and run (clang from Debian; lib/builtin_profiles.c is not needed):
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+ *       -D_GNU_SOURCE -Ilib \
  *       tests/fuzz/fuzz_image.c lib/image_unpack.c lib/image_read.c \
- *       lib/util.c lib/rmtree.c \
+ *       lib/util.c lib/rmtree.c lib/fault.c \
  *       $(pkg-config --cflags --libs libarchive libcrypto) -o fuzz_image
  *   mkdir -p /tmp/fuzz-image-corpus
  *   ./fuzz_image -max_total_time=120 -rss_limit_mb=2048 -timeout=20 \
