@@ -1,0 +1,187 @@
+#!/bin/bash
+# tests/integration/html_report.sh - `sbx inspect --html` opened in headless
+# Chromium (Debian's chromium package): a kept sandbox that exited 3 after
+# an allowed and a denied proxy request and a few file changes renders with
+# its exit status, network events and change list; the page makes no
+# request outside itself (checked in Chromium's net log, with a control page
+# that does, so the check is known to see requests) and has no external
+# src/href/url(); screenshots are kept as artifacts:
+#
+#   tests/out/html_report.png        the page as opened (1280x2000)
+#   tests/out/html_report_lower.png  the top sections folded: network
+#                                    events, output and changes in view
+#
+# Chromium is big (~100 MB installed), so it is not in tests/deps.sh: as root
+# this test installs it when missing; otherwise it is skipped, saying so.
+# The report of a sandbox run by nobody (setpriv) is checked too.
+. "$(dirname "$0")/../lib/tap.sh"
+export SBX_STATE_DIR=$TAP_TMP/state SBX_CACHE_DIR=$TAP_TMP/cache
+OUT=$TAP_ROOT/tests/out
+mkdir -p "$OUT"
+
+if ! command -v chromium >/dev/null; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "1..0 # SKIP chromium is not installed and we are not root (apt-get install chromium)"
+		exit 77
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
+		>"$TAP_TMP/apt.log" 2>&1 || { apt-get update -qq >/dev/null 2>&1 &&
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
+			>"$TAP_TMP/apt.log" 2>&1; }
+fi
+command -v chromium >/dev/null
+ok $? "chromium is installed ($(chromium --version 2>/dev/null))"
+[ $? = 0 ] || { tail -n 5 "$TAP_TMP/apt.log" | sed 's/^/# /'; done_testing; }
+
+# chrome ARGS... URL: headless Chromium, no network of its own, every name
+# unresolvable, a fresh profile; stderr to $TAP_TMP/chrome.err.
+chrome() {
+	local ud
+	ud=$(mktemp -d "$TAP_TMP/chrome.XXXXXX")
+	HOME=$ud timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic \
+		--no-first-run --disable-background-networking --disable-component-update \
+		--disable-sync --user-data-dir="$ud" --host-resolver-rules="MAP * ~NOTFOUND" \
+		"$@" 2>"$TAP_TMP/chrome.err"
+}
+
+# page_requests NETLOG: the URLs the page itself asked the network for
+# (requests whose isolation key is the file:// page; Chromium's own
+# background requests have none), one a line.
+page_requests() {
+	python3 - "$1" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+start = d["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+for e in d["events"]:
+    p = e.get("params", {})
+    if e["type"] == start and "file://" in p.get("network_isolation_key", "") \
+            and not p.get("url", "").startswith(("file:", "data:", "about:", "blob:")):
+        print(p["url"])
+EOF
+}
+
+# png_size FILE: "WxH" of a PNG, or nothing.
+png_size() {
+	python3 -c 'import struct,sys
+d = open(sys.argv[1], "rb").read(24)
+if d[:8] == b"\x89PNG\r\n\x1a\n": print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1" 2>/dev/null
+}
+
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$TAP_TMP/rootfs.tar.gz" >/dev/null 2>&1
+ok $? "busybox rootfs fixture built"
+
+# A server on host loopback the jail may reach through the proxy.
+mkdir -p "$TAP_TMP/www"
+echo "hello from the host" >"$TAP_TMP/www/index.html"
+python3 -c 'import http.server, functools, sys
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
+open(sys.argv[2], "w").write(str(s.server_address[1]))
+s.serve_forever()' "$TAP_TMP/www" "$TAP_TMP/port.tmp" >/dev/null 2>&1 &
+srv=$!
+trap 'kill $srv 2>/dev/null; rm -rf "$TAP_TMP"' EXIT
+for ((i = 0; i < 50; i++)); do [ -s "$TAP_TMP/port.tmp" ] && break; sleep 0.1; done
+port=$(cat "$TAP_TMP/port.tmp")
+
+inside="wget -q -O - http://127.0.0.1:$port/; wget -q -O - http://denied.example/ || echo denied;
+mkdir -p /srv/data; echo x >/srv/data/new.txt; echo y >>/etc/passwd; rm /etc/hostname;
+echo 'to stderr' >&2; exit 3"
+# make_report WHO PRE...: a kept sandbox run by PRE (nothing or setpriv),
+# its report in $TAP_TMP/WHO.html.
+make_report() {
+	local who=$1 st=$TAP_TMP/$1-state
+	shift
+	mkdir -p "$st" "$TAP_TMP/$who-cache" && chmod 0777 "$st" "$TAP_TMP/$who-cache"
+	(cd "$TAP_TMP" && "$@" env SBX_STATE_DIR="$st" SBX_CACHE_DIR="$TAP_TMP/$who-cache" "$SBX" run \
+		-q --keep -n report --rootfs "$TAP_TMP/rootfs.tar.gz" --net proxy \
+		--allow "127.0.0.1:$port" -w / -- sh -c "$inside" >"$TAP_TMP/$who.out" 2>&1)
+	echo $? >"$TAP_TMP/$who.rc"
+	"$@" env SBX_STATE_DIR="$st" "$SBX" inspect --html "$st/$who.html" report &&
+		cp "$st/$who.html" "$TAP_TMP/$who.html"
+}
+
+make_report root
+rc=$?
+[ "$(cat "$TAP_TMP/root.rc")" = 3 ] && [ "$rc" = 0 ] && [ -s "$TAP_TMP/root.html" ] &&
+	grep -q 'hello from the host' "$TAP_TMP/root.out"
+ok $? "a kept sandbox exited 3 after proxy requests; inspect --html wrote the report"
+[ $? = 0 ] || diag "$(cat "$TAP_TMP/root.out")"
+H=$TAP_TMP/root.html
+
+# Static: nothing in the page points outside it.
+! grep -Eiq "(src|href|action|poster|srcset|data)[[:space:]]*=[[:space:]]*[\"']?[[:space:]]*([a-z]+:)?//" "$H" &&
+	! grep -Eiq "url\([[:space:]]*[\"']?[[:space:]]*([a-z]+:)?//|@import" "$H"
+ok $? "the HTML has no external src/href/action/url()/@import"
+grep -q "Content-Security-Policy\" content=\"default-src 'none'" "$H"
+ok $? "the page forbids every load of its own with a CSP default-src 'none'"
+
+# Rendered: the DOM after scripts ran holds the exit status, the changes and
+# the network events; the net log shows no request made by the page.
+chrome --log-net-log="$TAP_TMP/report.netlog" --net-log-capture-mode=Everything \
+	--dump-dom "file://$H" >"$TAP_TMP/dom.html"
+rc=$?
+[ "$rc" = 0 ] && grep -q '<span class="st">exited 3</span>' "$TAP_TMP/dom.html" &&
+	grep -q '"status":3' "$TAP_TMP/dom.html"
+ok $? "Chromium renders it; the header and the summary show exit status 3"
+[ "$rc" = 0 ] || diag "chromium rc=$rc: $(tail -n 3 "$TAP_TMP/chrome.err")"
+missing=
+for p in /srv/data/new.txt /etc/passwd /etc/hostname /srv/data; do
+	grep -q "<code>$p</code>" "$TAP_TMP/dom.html" || missing="$missing $p"
+done
+[ -z "$missing" ] && grep -q '6 changes' "$TAP_TMP/dom.html"
+ok $? "the rendered change list has the added, changed and deleted paths${missing:+ (missing:$missing)}"
+grep -q '<td class="deny">DENY</td><td>denied.example</td><td>80</td>' "$TAP_TMP/dom.html" &&
+	grep -q "<td class=\"allow\">ALLOW</td><td>127.0.0.1</td><td>$port</td>" "$TAP_TMP/dom.html"
+ok $? "the rendered network events show the allowed and the denied request"
+reqs=$(page_requests "$TAP_TMP/report.netlog")
+[ -s "$TAP_TMP/report.netlog" ] && [ -z "$reqs" ]
+ok $? "Chromium's net log has no request made by the page${reqs:+: $reqs}"
+
+# The control: a page with an external image and stylesheet is seen.
+printf '<!DOCTYPE html><img src="http://ext.example/a.png"><link rel=stylesheet href="https://cdn.example/x.css">' \
+	>"$TAP_TMP/control.html"
+chrome --log-net-log="$TAP_TMP/control.netlog" --net-log-capture-mode=Everything \
+	--dump-dom "file://$TAP_TMP/control.html" >/dev/null
+reqs=$(page_requests "$TAP_TMP/control.netlog")
+grep -q 'ext.example/a.png' <<<"$reqs" && grep -q 'cdn.example/x.css' <<<"$reqs"
+ok $? "the net-log check sees the requests of a control page that makes them"
+
+# Nothing widens the page past a 1280 px window (long run-log lines wrap):
+# a copy of the page records its scroll width where --dump-dom shows it.
+sed 's|</body>|<script>document.body.setAttribute("data-sw",document.documentElement.scrollWidth)</script></body>|' \
+	"$H" >"$TAP_TMP/width.html"
+sw=$(chrome --window-size=1280,2000 --dump-dom "file://$TAP_TMP/width.html" |
+	grep -o 'data-sw="[0-9]*"' | grep -o '[0-9]*')
+[ -n "$sw" ] && [ "$sw" -le 1280 ]
+ok $? "the page fits a 1280 px wide window (scroll width ${sw:-unknown})"
+
+# Screenshots, kept as artifacts.
+rm -f "$OUT/html_report.png" "$OUT/html_report_lower.png"
+chrome --screenshot="$OUT/html_report.png" --window-size=1280,2000 "file://$H" >/dev/null
+[ "$(png_size "$OUT/html_report.png")" = 1280x2000 ] && [ "$(stat -c %s "$OUT/html_report.png")" -gt 20000 ]
+ok $? "screenshot kept: tests/out/html_report.png (1280x2000)"
+sed -e 's/<details open><summary>\(Summary\|Policy answers\|Timeline\)</<details><summary>\1</' \
+	-e 's/<details><summary>Output</<details open><summary>Output</' "$H" >"$TAP_TMP/lower.html"
+chrome --screenshot="$OUT/html_report_lower.png" --window-size=1280,1100 \
+	"file://$TAP_TMP/lower.html" >/dev/null
+[ "$(png_size "$OUT/html_report_lower.png")" = 1280x1100 ]
+ok $? "screenshot kept: tests/out/html_report_lower.png (network events, output, changes)"
+cp "$H" "$OUT/html_report.html"
+
+# The report of a sandbox nobody ran.
+if [ "$(id -u)" = 0 ]; then
+	chmod 0755 "$TAP_TMP"
+	chmod 0644 "$TAP_TMP/rootfs.tar.gz"
+	make_report nobody setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --
+	rc=$?
+	chrome --dump-dom "file://$TAP_TMP/nobody.html" >"$TAP_TMP/dom2.html"
+	[ "$(cat "$TAP_TMP/nobody.rc")" = 3 ] && [ "$rc" = 0 ] &&
+		grep -q '<span class="st">exited 3</span>' "$TAP_TMP/dom2.html" &&
+		grep -q '<code>/srv/data/new.txt</code>' "$TAP_TMP/dom2.html" &&
+		grep -q '<td class="deny">DENY</td><td>denied.example</td>' "$TAP_TMP/dom2.html"
+	ok $? "nobody: the report of its sandbox renders with exit 3, changes and network events"
+	[ $? = 0 ] || diag "rc=$rc run=$(cat "$TAP_TMP/nobody.rc") $(tail -n 3 "$TAP_TMP/nobody.out")"
+else
+	skip "the report of a sandbox nobody ran" "not root (setpriv needs root)"
+fi
+done_testing
