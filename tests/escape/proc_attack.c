@@ -19,7 +19,26 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
-/* Visible pids other than ours and our parent's. */
+static pid_t ppid_of(pid_t p)
+{
+	char path[64], buf[4096], *s;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", p);
+	if (slurp(path, buf, sizeof(buf)) <= 0 || !(s = strstr(buf, "PPid:")))
+		return 0;
+	return atoi(s + 5);
+}
+
+/* Is p the attacker's own: itself or one of its ancestors below pid 1? */
+static int own(pid_t p)
+{
+	for (pid_t a = getpid(); a > 1; a = ppid_of(a))
+		if (a == p)
+			return 1;
+	return 0;
+}
+
+/* Visible pids that are not the attacker's own: sbx's init, helpers. */
 static int others(pid_t *pids, int max)
 {
 	DIR *d = opendir("/proc");
@@ -28,7 +47,7 @@ static int others(pid_t *pids, int max)
 
 	while (d && (de = readdir(d)) && n < max) {
 		pid_t p = atoi(de->d_name);
-		if (p > 0 && p != getpid())
+		if (p > 0 && !own(p))
 			pids[n++] = p;
 	}
 	if (d)
