@@ -187,6 +187,17 @@ ok $? "root: a file bigger than fsize fails (rc $rc)"
 capture as_mode user "$SBX" run -q -p "$BASE/fsize.ini" --rootfs "$IMG" -- sh -c 'dd if=/dev/zero of=/tmp/big bs=1024 count=4096 2>/dev/null'
 [ "$rc" -ne 0 ] && [ "$rc" -ne 125 ]
 ok $? "user: a file bigger than fsize fails (rc $rc)"
+printf '[limits]\ndisk = 2m\n' >"$BASE/disk.ini"
+capture as_mode root "$SBX" run -q --rm -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'dd if=/dev/zero of=/big bs=1024 count=4096 2>&1; rm /big; echo small > /small && cat /small'
+[[ "$out" == *"No space left"* ]] && [[ "$out" == *small ]] && ! grep -q "$BASE.*sbx-disk" /proc/self/mountinfo
+ok $? "root: [limits] disk caps the writable layer (ENOSPC), its tmpfs is gone after the run"
+capture as_mode root "$SBX" run -q --keep --name disk-kept -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo x > /etc/newfile'
+grep -q "$BASE.*sbx-disk" /proc/self/mountinfo && as_mode root "$SBX" inspect --changes disk-kept | grep -q '^A /etc/newfile$' &&
+	as_mode root "$SBX" destroy disk-kept >/dev/null && ! grep -q "$BASE.*sbx-disk" /proc/self/mountinfo
+ok $? "root: a kept size-capped layer is inspectable and destroy unmounts it"
+capture as_mode user "$SBX" run -p "$BASE/disk.ini" --rootfs "$IMG" -- true
+[ "$rc" -eq 0 ] && [[ "$err" == *"disk is not enforced"* ]]
+ok $? "user: [limits] disk unenforceable unprivileged, and the run log says so"
 ids=$(sed -n 's/.*"event":"start","id":"\([0-9a-f]*\)".*/\1/p' "$BASE/limits.jsonl")
 left=0
 for id in $ids; do
@@ -195,4 +206,6 @@ done
 [ -n "$ids" ] && [ $left -eq 0 ]
 ok $? "root: no cgroup left by the limited runs ($(echo $ids))"
 
+as_mode root "$SBX" destroy --all >/dev/null 2>&1
+as_mode user "$SBX" destroy --all >/dev/null 2>&1
 done_testing
