@@ -480,6 +480,18 @@ int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx
 		sigaddset(&fwd, sbx_jail_fwd_signals[i]);
 	/* Blocked until the supervisor's signalfd takes them (the command unblocks). */
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
+	/*
+	 * An ignored signal never reaches a signalfd: a shell starts background
+	 * jobs with SIGINT and SIGQUIT ignored, yet `kill -INT` of sbx must
+	 * reach the command.  Only SIGHUP keeps an inherited SIG_IGN (nohup).
+	 */
+	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++) {
+		struct sigaction sa;
+		int sig = sbx_jail_fwd_signals[i];
+
+		if (sig != SIGHUP && sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			signal(sig, SIG_DFL);
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return sbx_err_set(err, errno, "cannot create the jail's sync socket");
 	fflush(NULL);

@@ -95,6 +95,17 @@ for mode in root user; do
 	[ "$rc" -eq 42 ]
 	ok $? "$mode: SIGTERM to sbx is forwarded to the command (exit $rc)"
 
+	# SIGINT reaches the command even though a non-interactive shell starts
+	# background jobs with SIGINT ignored.
+	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c "trap 'exit 41' INT; while :; do sleep 0.05; done; : int-$mode-$$" &
+	pid=$!
+	sleep 0.7
+	kill -INT "$(pgrep -o -f "int-$mode-$$")"
+	{ wait $pid; } 2>/dev/null
+	rc=$?
+	[ "$rc" -eq 41 ]
+	ok $? "$mode: SIGINT to a background sbx is forwarded to the command (exit $rc)"
+
 	# SIGKILL of sbx: the whole jail dies with it (parent-death signal, pid ns).
 	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c "sleep 30 & sleep 31; : die-$mode-$$" &
 	pid=$!
