@@ -92,7 +92,7 @@ static void setattr(const char *name, const char *dir, const char *file)
 {
 	struct mount_attr attr = { .attr_clr = MOUNT_ATTR_RDONLY };
 	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	int e1 = fd < 0 ? errno : 0, e2 = 0, e3 = 0, w;
+	int e1 = fd < 0 ? errno : 0, e2 = 0, e3 = e1, w;
 
 	/* On the mount itself, then on a clone moved over it. */
 	if (syscall(SYS_mount_setattr, AT_FDCWD, dir, 0, &attr, sizeof(attr)) < 0)
