@@ -413,7 +413,7 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 	    .cfg = &c->cfg,
 	    .id = c->sb.id,
 	    .rootfs_dir = c->rootfs_dir,
-	    .sandbox_dir = c->sb.dir,
+	    .sandbox_dir = c->layer_dir,
 	    .argv = c->args.argv,
 	    .workdir = c->cfg.workdir,
 	    .host_cwd = c->cwd,
