@@ -13,7 +13,8 @@
 # ", N skipped" when some were). Exits non-zero on any failure.
 #
 # Environment: SBX (binary under test), SBX_TEST_TIMEOUT (seconds per test
-# file, default 300), SBX_TEST_JOBS (integration files run at once,
+# file, default 300; a file may set its own with a "# sbx-test-timeout: N"
+# line near its top), SBX_TEST_JOBS (integration files run at once,
 # default 1), ONLY=PATTERN (run only integration files matching the shell
 # pattern, e.g. ONLY='*run*'), VERBOSE=1 (print every case).
 set -u
@@ -59,7 +60,7 @@ tap() {
 		why="skipped: $(grep -Ei '^(1\.\.0|ok).*#[[:space:]]*skip|skip' "$log" | head -n 1)"
 	elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		f=$((f + 1))
-		why="timed out after ${TIMEOUT}s"
+		why="timed out after $(file_timeout "$file")s"
 	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=$((f + 1))
 		why="exit $rc without a failing case"
@@ -85,13 +86,22 @@ tap() {
 	fi
 }
 
-# run_file LABEL LOG CMD...: run one test file with the timeout.
+# file_timeout FILE: the file's own "# sbx-test-timeout: N" (seconds, in
+# its first 30 lines) if it has one, else SBX_TEST_TIMEOUT.
+file_timeout() {
+	local t
+	t=$(head -n 30 "$1" | sed -n 's/^# *sbx-test-timeout: *\([0-9][0-9]*\).*/\1/p' | head -n 1)
+	echo "${t:-$TIMEOUT}"
+}
+
+# run_file LABEL LOG CMD...: run one test file with its timeout.
 run_file() {
 	local label=$1 log=$2 t0 rc
 	shift 2
 	t0=$(date +%s)
 	san_env "$(basename "$log" .log)"
-	timeout -k 10 "$TIMEOUT" "$@" </dev/null >"$log" 2>&1
+	FILE_TIMEOUT=$(file_timeout "$label")
+	timeout -k 10 "$FILE_TIMEOUT" "$@" </dev/null >"$log" 2>&1
 	rc=$?
 	tap "$label" "$log" "$rc" $(($(date +%s) - t0))
 }
@@ -154,7 +164,7 @@ else
 		(
 			t0=$(date +%s)
 			san_env "$(basename "$log" .log)"
-			timeout -k 10 "$TIMEOUT" bash "$t" </dev/null >"$log" 2>&1
+			timeout -k 10 "$(file_timeout "$t")" bash "$t" </dev/null >"$log" 2>&1
 			echo "$? $(($(date +%s) - t0))" >"$log.status"
 		) &
 	done
