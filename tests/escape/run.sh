@@ -477,6 +477,11 @@ grp_proc() {
 	verdict proc/kill-minus-1 $? "host sentinels (uid 0, 100000, 65534) alive after kill(-1, SIGKILL); sbx rc=$rc"
 	expect proc/ptrace-pid1-and-helpers proc/process-vm-rw-pid1-and-helpers proc/proc-pid-mem \
 		proc/pidfd-getfd proc/setns-pid1-and-helpers proc/signal-host-pids
+	# In proxy mode sbx runs a helper for the jail: the same attacks.
+	jailrun --rootfs "$IMG" --net proxy --allow example.invalid -- /x/proc_attack trace
+	jail "$out" -proxy-mode
+	expect proc/ptrace-pid1-and-helpers-proxy-mode proc/proc-pid-mem-proxy-mode \
+		proc/pidfd-getfd-proxy-mode proc/setns-pid1-and-helpers-proxy-mode
 }
 
 # seccomp: every check of the seccomp engineer's probe is an attack.
@@ -639,7 +644,23 @@ grp_tty() {
 	local pwn=$HV/tiocsti-pwned-$MODE t
 	for t in "" -t; do
 		local sfx=${t:+-with-t}
-		out=$(MODE=$MODE "$PY" - "$BASE" "$MODE" "$SBX" "$IMG" "$pwn" "$t" <<'PY'
+		out=$(tty_harness "$pwn" "$t")
+		jail "$out" "$sfx"
+		local read_line
+		read_line=$(printf '%s\n' "$out" | grep -o 'READ:\[.*\]' | head -n 1)
+		[ ! -e "$pwn" ] && [ "$read_line" = "READ:[]" ]
+		verdict "tty/tiocsti-caller-shell$sfx" $? "the caller's shell read '${read_line:-nothing}' after the run"
+		[ ! -e "$pwn" ] || hostfail "tty/tiocsti$sfx" "the injected command ran on the host"
+		rm -f "$pwn"
+		expect "tty/tiocsti$sfx" "tty/tioclinux$sfx" "tty/steal-ctty$sfx"
+	done
+}
+# tty_harness PWNFILE -t|""|control: run the three tty attacks with a pty
+# as the caller's terminal, then let the caller's shell read and run what
+# the terminal holds; prints everything the terminal showed.
+tty_harness() {
+	local pwn=$1 t=$2
+	TTY_ATTACK=$ESC/tty_attack "$PY" - "$BASE" "$MODE" "$SBX" "$IMG" "$pwn" "$t" <<'PY'
 import os, pty, select, sys, time
 base, mode, sbx, img, pwn, t = sys.argv[1:]
 env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TERM": "xterm"}
@@ -657,11 +678,14 @@ if pid == 0:
     st = os.fstat(0)
     dev = "%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
     run = " ".join([sbx, "run", "-q"] + ([t] if t else []) + ["--rootfs", img, "--"])
-    script = (run + " /x/tty_attack tiocsti 'touch " + pwn + "\n'; " +
-              run + " /x/tty_attack tioclinux; " +
-              run + " /x/tty_attack ctty " + dev + "; " +
+    if t == "control":  # no sbx at all: the attack on an unconfined host
+        run = ""
+    prog = os.environ["TTY_ATTACK"] if t == "control" else "/x/tty_attack"
+    script = (run + " " + prog + " tiocsti 'touch " + pwn + "\n'; " +
+              run + " " + prog + " tioclinux; " +
+              (run + " " + prog + " ctty " + dev + "; " if t != "control" else "") +
               "read -t 2 x; echo \"READ:[$x]\"; [ -n \"$x\" ] && eval \"$x\"; echo TTY-DONE")
-    os.execvpe(pre[0] if pre else "sh", pre + ["sh", "-c", script], env)
+    os.execvpe(pre[0] if pre else "bash", pre + ["bash", "-c", script], env)
 buf, end = b"", time.time() + 60
 while time.time() < end and b"TTY-DONE" not in buf:
     r, _, _ = select.select([fd], [], [], 0.5)
@@ -676,16 +700,6 @@ while time.time() < end and b"TTY-DONE" not in buf:
 os.waitpid(pid, 0)
 sys.stdout.write(buf.decode("utf-8", "replace").replace("\r", ""))
 PY
-)
-		jail "$out" "$sfx"
-		local read_line
-		read_line=$(printf '%s\n' "$out" | grep -o 'READ:\[.*\]' | head -n 1)
-		[ ! -e "$pwn" ] && [ "$read_line" = "READ:[]" ]
-		verdict "tty/tiocsti-caller-shell$sfx" $? "the caller's shell read '${read_line:-nothing}' after the run"
-		[ ! -e "$pwn" ] || hostfail "tty/tiocsti$sfx" "the injected command ran on the host"
-		rm -f "$pwn"
-		expect "tty/tiocsti$sfx" "tty/tioclinux$sfx" "tty/steal-ctty$sfx"
-	done
 }
 
 # Resources: fork bomb, memory, disk (writable layer, tmpfs), fds, cpu
@@ -776,6 +790,48 @@ for g in tty res; do
 	done
 done
 
+# Controls: the same probes run unconfined on the host must see an escape,
+# or a "contained" above proves nothing.  (Only harmless ones: nothing that
+# would stop host processes, touch host routes or make device nodes.)
+CTL=$BASE/controls
+: >"$CTL"
+control() { # control NAME CMD...: CMD's output must hold an ESCAPED line
+	local name=$1 o
+	shift
+	o=$("$@" 2>&1)
+	if printf '%s\n' "$o" | grep -q '^ESCAPED '; then
+		echo "ok - control: $name sees an unconfined host" >>"$CTL"
+	else
+		echo "not ok - control: $name saw nothing on an unconfined host: $(printf '%s' "$o" | head -n 2 | tr '\n' ' ')" >>"$CTL"
+	fi
+}
+case " $ONLY " in *" fs "*)
+	mkdir -p "$BASE/ctl" && echo x >"$BASE/ctl/f"
+	control fs/ro-write "$ESC/fs_attack" ro-write ctl "$BASE/ctl/f"
+	control fs/old-root "$ESC/fs_attack" oldroot ctl "$HV/magic" "$MAGIC"
+	control fs/proc-kallsyms sh -c "$ESC/fs_attack procsys | grep kallsyms"
+	;; esac
+case " $ONLY " in *" caps "*)
+	control caps/five-sets-zero "$ESC/caps_attack" caps
+	control caps/setuid-host setpriv --reuid=1000 --regid=1000 --clear-groups -- "$ESC/caps_attack" exec ctl "$HV/bin/suid"
+	control caps/filecap-host setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all -- "$ESC/caps_attack" exec ctl "$HV/bin/fcap"
+	;; esac
+case " $ONLY " in *" net "*)
+	control net/raw-packet-vsock "$ESC/net_attack" sockets
+	control net/host-loopback-listener "$ESC/net_attack" tcp ctl 127.0.0.1 "$PORT"
+	control net/host-abstract-socket "$ESC/net_attack" abstract ctl "$ABSTRACT"
+	control net/host-unix-socket-run "$ESC/net_attack" unixpath ctl "$RUNDIR/sock-root"
+	;; esac
+case " $ONLY " in *" res "*)
+	control res/disk-fill "$ESC/res_attack" fill ctl "$BASE/ctl/fill" 1
+	;; esac
+case " $ONLY " in *" tty "*)
+	mkdir -p "$BASE/ctl"
+	MODE=root control tty/tiocsti tty_harness "$BASE/ctl/tiocsti-ctl" control
+	[ -e "$BASE/ctl/tiocsti-ctl" ] && echo "ok - control: the tty harness's caller shell runs what TIOCSTI pushed" >>"$CTL" ||
+		echo "not ok - control: TIOCSTI on an unconfined host did not reach the caller's shell" >>"$CTL"
+	;; esac
+
 # Whole-run host checks.
 MODE=host RES=$RESD/99-host
 : >"$RES"
@@ -788,6 +844,8 @@ sentinels_alive
 verdict host/sentinels-alive $? "sentinels of uid 0, 100000 and 65534 alive"
 
 # --- report --------------------------------------------------------------
+cat "$CTL"
+CTL_FAILED=$(grep -c '^not ok' "$CTL")
 cat "$RESD"/[0-9]* | awk '
 	{ verb = $1; rest = substr($0, length(verb) + 2)
 	  name = rest; sub(/ .*$/, "", name); sub(/:$/, "", name)
@@ -806,3 +864,6 @@ cat "$RESD"/[0-9]* | awk '
 	  printf "escape: %d attacks, %d contained, %d escaped\n", n, c, e
 	  exit e > 0
 	}'
+BATTERY=$?
+[ "$CTL_FAILED" -eq 0 ] || echo "# $CTL_FAILED controls failed: the probes could not see an unconfined host"
+[ "$BATTERY" -eq 0 ] && [ "$CTL_FAILED" -eq 0 ]
