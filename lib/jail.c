@@ -124,6 +124,9 @@ int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err)
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return sbx_err_set(err, errno, "cannot set the parent-death signal");
+	/* The id change also reset dumpable to fs.suid_dumpable. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return sbx_err_set(err, errno, "cannot make init non-dumpable");
 	/* The supervisor never sends while we set up: readable means EOF. */
 	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
 		_exit(1);

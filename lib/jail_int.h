@@ -77,7 +77,8 @@ extern const int sbx_jail_fwd_signals[];
 extern const size_t sbx_jail_n_fwd_signals;
 
 /*
- * PR_SET_PDEATHSIG(SIGKILL) again (credential changes clear it), then make
+ * PR_SET_PDEATHSIG(SIGKILL) and non-dumpable again (credential changes
+ * reset both), then make
  * sure the supervisor did not die before: its end of sock would be closed.
  */
 int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err);
