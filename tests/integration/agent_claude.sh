@@ -58,7 +58,7 @@ fi
 
 # claude_mode MODE: the whole check, as root (MODE=root) or nobody (user).
 claude_mode() {
-	local mode=$1 T=$TAP_TMP/$1 pre='' key state sock id dir i lines ev
+	local mode=$1 T=$TAP_TMP/$1 pre='' key state sock id dir i ev
 	mkdir -p "$T/proj" "$T/home/.claude" "$T/state"
 	if [ "$mode" = user ]; then
 		chown -R 65534:65534 "$T"
