@@ -128,9 +128,9 @@ as_mode() {
 	local mode=$1
 	shift
 	if [ "$mode" = root ]; then
-		(cd "$BASE/wd-root" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
+		(cd "${JR_CWD:-$BASE/wd-root}" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
 	else
-		(cd "$BASE/wd-user" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+		(cd "${JR_CWD:-$BASE/wd-user}" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
 			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE/home" USER=nobody "$@")
 	fi
 }
@@ -558,6 +558,21 @@ grp_state() {
 	jail "$out"
 	[ -z "$rec" ] || [ "$(md5sum "$rec")" = "$rsum" ] || hostfail state/edit-own-record "a record.json changed"
 	expect state/state-dir-hidden state/read-other-sandbox state/edit-own-record
+	# The same from a working directory that holds the state directory (a
+	# developer's $HOME; root in /var/lib): the default profile's
+	# copy-on-write view of it must not show the records either.
+	local JR_CWD=$BASE/home
+	[ "$MODE" = root ] && JR_CWD=$BASE
+	jailrun -- /bin/sh -c "
+		if ls \$PWD/${st#"$JR_CWD"/}/sandboxes 2>/dev/null | grep -q .; then
+			echo 'ESCAPED state/state-dir-hidden-in-cwd: the jail lists \$PWD/${st#"$JR_CWD"/}/sandboxes'
+		else echo 'contained state/state-dir-hidden-in-cwd (not listable)'; fi
+		if cat \$PWD/${st#"$JR_CWD"/}/sandboxes/*/output.log 2>/dev/null | grep -q other-sandbox-$MAGIC; then
+			echo 'ESCAPED state/read-other-sandbox-in-cwd: another sandbox output.log is readable'
+		else echo 'contained state/read-other-sandbox-in-cwd (not readable)'; fi"
+	jail "$out"
+	expect state/state-dir-hidden-in-cwd state/read-other-sandbox-in-cwd
+	JR_CWD=
 
 	# Planted symlinks, a fifo, a deep tree, odd names; then inspect, export
 	# and destroy on the host.
