@@ -44,6 +44,14 @@ struct sbx_image_stats {
  * For a tarball, unpack it into the cache if needed (temporary dir, then
  * rename, so a crash leaves no half image and concurrent callers both
  * succeed).  *out_dir is malloc'd.
+ *
+ * The image is CACHE/images/<sha256> when opts->preserve_owner (files owned
+ * as in the tarball), else CACHE/images/<sha256>-u<euid> (files owned by the
+ * caller); it is used only when owned by the caller's euid.  A second use of
+ * the same file (same dev, inode, size, mtime, ctime) neither hashes nor
+ * unpacks: st->cached is true.  Errors: -ENOENT etc. for the path, -EINVAL
+ * for something neither a directory nor a regular file, and those of
+ * sbx_image_unpack_fd(), wrapped as "cannot unpack 'PATH': ...".
  */
 int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts,
 		      char **out_dir, struct sbx_image_stats *st, struct sbx_err *err);
@@ -53,6 +61,16 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts,
  * directory dest_dirfd, containing every hostile-tarball class (absolute
  * paths, "..", symlink and hardlink escapes, devices, setuid, bombs).
  * Used by sbx_image_prepare() and directly by tests and the fuzzer.
+ *
+ * Policy (details in lib/image_unpack.c): refused entries (absolute, "..",
+ * through a symlink, hardlink out of the image or to a non-file, device,
+ * fifo, socket) are skipped, reported to opts->warn and counted in
+ * st->skipped; setuid/setgid bits are cleared (st->cleared, a warning).
+ * Only tar archives (any compression libarchive implements) are read.
+ * Fails with -EFBIG past opts->max_bytes, -E2BIG past opts->max_entries,
+ * or the error of a corrupt archive or a write; on failure the destination
+ * is emptied again.  st->sha256 is the SHA-256 of all the bytes of the
+ * file; st->hash_ms runs in parallel with the unpack for compressed files.
  */
 int sbx_image_unpack_fd(int archive_fd, int dest_dirfd, const struct sbx_image_opts *opts,
 			struct sbx_image_stats *st, struct sbx_err *err);
