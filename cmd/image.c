@@ -41,7 +41,8 @@ struct image_args {
 	const char *src, *dest;
 };
 
-/* Parse argv (argv[0] "image", argv[1] the subcommand); 0 or exit status. */
+/* Parse argv (argv[0] "image", argv[1] the subcommand): 0, an exit status,
+ * or -1 when --help was printed. */
 static int parse_args(int argc, char **argv, struct image_args *a)
 {
 	static const struct option longopts[] = {
@@ -49,6 +50,7 @@ static int parse_args(int argc, char **argv, struct image_args *a)
 		{ "no-cache", no_argument, NULL, 'n' },
 		{ "max-size", required_argument, NULL, 's' },
 		{ "max-entries", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sbx_err err = { 0 };
@@ -73,6 +75,7 @@ static int parse_args(int argc, char **argv, struct image_args *a)
 		case 'n': a->no_cache = true; break;
 		case 's': r = sbx_parse_size(optarg, &a->max_bytes, &err); break;
 		case 'e': r = sbx_parse_u64(optarg, &a->max_entries, &err); break;
+		case 'h': fputs(usage, stdout); return -1;
 		default: return SBX_EXIT_USAGE;
 		}
 		if (r < 0) {
@@ -227,7 +230,7 @@ int cmd_image(int argc, char **argv)
 		return 0;
 	r = parse_args(argc, argv, &a);
 	if (r)
-		return r;
+		return r < 0 ? SBX_EXIT_OK : r;
 	o.max_bytes = a.max_bytes;
 	o.max_entries = a.max_entries;
 	o.no_cache = a.no_cache;
