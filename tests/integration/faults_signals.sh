@@ -1,0 +1,158 @@
+#!/bin/bash
+# tests/integration/faults_signals.sh - signals and exit statuses through
+# `sbx run`, as root and as nobody:
+#   - SIGINT, SIGTERM and SIGHUP sent to sbx reach the command (its trap
+#     records the signal and exits with a code of its own, which sbx
+#     returns), and log.jsonl has a `signal` event naming each;
+#   - every exit status 0..255 of the command is sbx's exit status;
+#   - a command killed by signal N makes sbx exit 128+N, and the record
+#     says signaled, with the signal.
+. "$(dirname "$0")/../lib/tap.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
+	exit 77
+fi
+
+BASE=$TAP_TMP/base
+mkdir -p "$BASE" && chmod 0777 "$BASE"
+cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+TARBALL=$BASE/busybox.tar.gz
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$TARBALL" >/dev/null 2>&1 || {
+	echo "Bail out! cannot build the busybox rootfs"
+	exit 1
+}
+chmod 0644 "$TARBALL"
+
+as_mode() {
+	local mode=$1
+	shift
+	if [ "$mode" = root ]; then
+		env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@"
+	else
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@"
+	fi
+}
+
+# as_mode_exec MODE CMD...: as_mode, but replacing the calling (sub)shell,
+# so that `as_mode_exec ... &` makes $! the pid of CMD itself.
+as_mode_exec() {
+	local mode=$1
+	shift
+	if [ "$mode" = root ]; then
+		exec env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@"
+	else
+		exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@"
+	fi
+}
+
+# sandbox_dir MODE NAME: the state directory of the sandbox called NAME.
+sandbox_dir() {
+	local id
+	id=$(as_mode "$1" "$SBX" ps -a --json | python3 -c '
+import json, sys
+for s in json.load(sys.stdin):
+    if s.get("name") == sys.argv[1]:
+        print(s["id"])' "$2")
+	[ -n "$id" ] && echo "$BASE/state-$1/sandboxes/$id"
+}
+
+# json_get FILE EXPR: evaluate a python expression on the JSON in FILE (d).
+json_get() {
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>&1
+}
+
+# Terminating signals (not STOP/TSTP/TTIN/TTOU, not CHLD/CONT/URG/WINCH,
+# which do not end a process by default), including real-time ones.
+DEATH_SIGNALS="1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 24 25 26 27 29 30 31 34 40 50 64"
+if [ -x /bin/dash ]; then
+	KILLER=(--rootfs host -- /bin/dash)
+else
+	KILLER=(--rootfs "$TARBALL" -- sh)
+	DEATH_SIGNALS=${DEATH_SIGNALS/ 3 / }
+fi
+
+for mode in root user; do
+	who=root
+	[ "$mode" = user ] && who=nobody
+	mkdir -p "$BASE/state-$mode" "$BASE/cache-$mode"
+	[ "$mode" = user ] && chown 65534:65534 "$BASE/state-$mode" "$BASE/cache-$mode"
+	capture as_mode "$mode" "$SBX" run -q --rm --rootfs "$TARBALL" -- echo warm
+	[ "$rc" -eq 0 ] && [ "$out" = warm ]
+	ok $? "as $who: the busybox image runs (cached for the loops) ($rc: $err)"
+
+	# 1. INT, TERM, HUP to sbx reach the command's trap.
+	code=40
+	for sig in INT TERM HUP; do
+		code=$((code + 1))
+		name=sig-$sig-$mode
+		out_f=$TAP_TMP/$name.out
+		# Job control on: a background job of a script would otherwise
+		# start with SIGINT and SIGQUIT ignored.
+		set -m
+		as_mode_exec "$mode" "$SBX" run -q --keep -n "$name" --rootfs "$TARBALL" -- \
+			sh -c "trap 'echo got-$sig; exit $code' $sig; echo ready; while :; do sleep 0.05; done" \
+			>"$out_f" 2>&1 &
+		pid=$!
+		set +m
+		for _ in $(seq 200); do
+			grep -q ready "$out_f" && break
+			sleep 0.05
+		done
+		comm=$(cat /proc/$pid/comm 2>/dev/null)
+		kill -s "$sig" "$pid"
+		# Not forever, if the signal got lost.
+		(sleep 20 && kill -KILL "$pid") 2>/dev/null &
+		killer=$!
+		wait "$pid"
+		rc=$?
+		kill "$killer" 2>/dev/null
+		wait "$killer" 2>/dev/null
+		[ "$comm" = sbx ] || diag "the background pid $pid was '$comm', not sbx"
+		dir=$(sandbox_dir "$mode" "$name")
+		ev=
+		[ -n "$dir" ] && ev=$(grep -c "\"event\":\"signal\".*\"name\":\"$sig\"" "$dir/log.jsonl")
+		st=
+		[ -n "$dir" ] && st=$(json_get "$dir/record.json" 'd["exit"]["status"], d["exit"]["reason"], d["exit"]["code"]')
+		[ "$rc" -eq "$code" ] && grep -q "got-$sig" "$out_f" && [ "$ev" = 1 ] && [ "$st" = "($code, 'exited', $code)" ]
+		ok $? "as $who: SIG$sig to sbx reaches the command (exit $rc, want $code; output '$(tr '\n' ' ' <"$out_f")'; signal events: ${ev:-none}; record exit $st)"
+	done
+
+	# 2. Every exit status passes through.
+	bad=
+	for n in $(seq 0 255); do
+		as_mode "$mode" "$SBX" run -q --rm --rootfs "$TARBALL" -- sh -c "exit $n" >/dev/null 2>&1
+		rc=$?
+		[ "$rc" -eq "$n" ] || bad="$bad $n->$rc"
+	done
+	[ -z "$bad" ]
+	ok $? "as $who: exit status 0..255 of the command is sbx's exit status${bad:+ (wrong:$bad)}"
+
+	# 3. Death by signal N: 128+N.  busybox sh ignores SIGQUIT even
+	# with -c, so the host's dash kills itself (in the host root).
+	bad=
+	for n in $DEATH_SIGNALS; do
+		as_mode "$mode" "$SBX" run -q --rm "${KILLER[@]}" -c "kill -$n \$\$; sleep 5" >/dev/null 2>&1
+		rc=$?
+		[ "$rc" -eq $((128 + n)) ] || bad="$bad $n->$rc"
+	done
+	[ -z "$bad" ]
+	ok $? "as $who: a command killed by signal N ($(echo "$DEATH_SIGNALS" | wc -w) signals) makes sbx exit 128+N${bad:+ (wrong:$bad)}"
+
+	for n in 6 11 15; do
+		name=death-$n-$mode
+		as_mode "$mode" "$SBX" run -q --keep -n "$name" --rootfs "$TARBALL" -- sh -c "kill -$n \$\$" >/dev/null 2>&1
+		rc=$?
+		dir=$(sandbox_dir "$mode" "$name")
+		st=
+		[ -n "$dir" ] && st=$(json_get "$dir/record.json" 'd["exit"]["status"], d["exit"]["reason"], d["exit"]["signal"]')
+		[ "$rc" -eq $((128 + n)) ] && [ "$st" = "($((128 + n)), 'signaled', $n)" ]
+		ok $? "as $who: killed by signal $n: exit $rc, record exit $st"
+	done
+	as_mode "$mode" "$SBX" destroy --all >/dev/null 2>&1
+done
+done_testing
