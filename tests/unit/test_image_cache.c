@@ -12,6 +12,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sys/file.h>
+
 #include "image_fixture.h"
 
 /* ---- the cache ---- */
@@ -187,15 +189,26 @@ static void test_prepare_crash_leftovers(void **state)
 	assert_false(access(q, F_OK) == 0);
 	/* Fresh: left alone (it could be an unpack in progress). */
 	assert_int_equal(count_tmp(), 1);
-	/* Old and unlocked: removed by the next unpack. */
+	/* Old and unlocked: removed by the next unpack.  Old but locked (an
+	 * unpack still running): kept. */
 	assert_int_equal(utimensat(AT_FDCWD, p, old, 0), 0);
-	free(d);
+	pathf(q, "%s/images/.tmp-busy", cache);
+	assert_int_equal(mkdir(q, 0700), 0);
+	assert_int_equal(utimensat(AT_FDCWD, q, old, 0), 0);
 	{
+		int busy = open(q, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		const struct ent e2[] = { { "other", 'f', 0, "o", 0 } };
 		const char *t2 = make_tar("other.tar", e2, 1, 0);
 
+		assert_true(busy >= 0);
+		assert_int_equal(flock(busy, LOCK_EX), 0);
+		free(d);
 		d = prepare(t2, &st);
 		assert_false(st.cached);
+		assert_int_equal(count_tmp(), 1);
+		assert_int_equal(access(q, F_OK), 0);
+		close(busy);
+		assert_int_equal(rmdir(q), 0);
 	}
 	assert_int_equal(count_tmp(), 0);
 	free(d);
