@@ -102,7 +102,6 @@ static void test_image(void **state)
 	fuzz_image_init(NULL, NULL);
 	regress = replay_dir("regress", "image", fuzz_image_one);
 	n = regress + replay_dir("corpus", "image", fuzz_image_one);
-	close(base_fd);
 	assert_int_equal(sbx_rm_rf_at(AT_FDCWD, tmp), 0);
 	assert_true(regress > 0);
 	assert_true(n > regress);
