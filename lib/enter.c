@@ -11,9 +11,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -396,6 +398,45 @@ static void not_dumpable(int sock)
 	}
 }
 
+/*
+ * Take the command's ids here, outside the jail's pid namespace, keeping
+ * every capability (in the jail's user namespace): the command side's
+ * set_ids() is then a no-op, and a change of ids, which makes a process
+ * dumpable again when fs.suid_dumpable is 1, never happens where the jail
+ * can see it.  (Host root is nobody in a root-started jail until then; a
+ * user's jail maps our own uid, so nothing changes there.)
+ */
+static int become_ids(const struct sbx_jail_ids *ids, struct sbx_err *err)
+{
+	cap_t caps = NULL;
+	int r = 0;
+
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return sbx_err_set(err, errno, "cannot keep capabilities");
+	if (ids->range && setgroups(0, NULL) < 0)
+		r = sbx_err_set(err, errno, "cannot clear the supplementary groups");
+	else if (setresgid(ids->gid, ids->gid, ids->gid) < 0)
+		r = sbx_err_set(err, errno, "cannot become gid %u", ids->gid);
+	else if (setresuid(ids->uid, ids->uid, ids->uid) < 0)
+		r = sbx_err_set(err, errno, "cannot become uid %u", ids->uid);
+	prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+	if (r < 0)
+		return r;
+	/* A uid other than 0 lost the effective set: raise it from permitted. */
+	caps = cap_get_proc();
+	for (cap_value_t c = 0; caps && c < (cap_value_t)cap_max_bits(); c++) {
+		cap_flag_value_t v = CAP_CLEAR;
+
+		if (cap_get_flag(caps, c, CAP_PERMITTED, &v) == 0)
+			cap_set_flag(caps, CAP_EFFECTIVE, 1, &c, v);
+	}
+	if (!caps || cap_set_proc(caps) < 0)
+		r = sbx_err_set(err, errno, "cannot keep the capabilities the jail set-up needs");
+	if (caps)
+		cap_free(caps);
+	return r;
+}
+
 static int join(const struct sbx_enter_opts *o, int fds[H_N], pid_t parent,
 		struct sbx_err *err)
 {
@@ -414,13 +455,11 @@ static int join(const struct sbx_enter_opts *o, int fds[H_N], pid_t parent,
 					   ns_kinds[i].name);
 		sbx_closep(&fds[H_NS + i]);
 	}
-	/* Host root is nobody in a root-started jail: be the jail's root, as
-	 * its init is, so what the command side creates (the pty) is owned by
-	 * an id the jail maps.  (A user's jail maps our own uid already.) */
-	if (o->target->ids.range && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
-		return sbx_err_set(err, errno, "cannot become the jail's root");
-	/* Joining the user namespace changed our credentials, which resets
-	 * dumpable to fs.suid_dumpable and clears the parent-death signal. */
+	r = become_ids(&o->target->ids, err);
+	if (r < 0)
+		return r;
+	/* Joining the user namespace and changing ids reset dumpable to
+	 * fs.suid_dumpable and cleared the parent-death signal. */
 	not_dumpable(fds[H_SOCK]);
 	rearm_pdeathsig(parent);
 	/* setns(CLONE_NEWNS) put root and cwd at the jail's root; say it. */

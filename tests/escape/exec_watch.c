@@ -136,7 +136,9 @@ static void traced(int pid, const char *how, const char *comm)
 	char what[48];
 
 	n_got++;
-	waitpid(pid, NULL, __WALL);
+	/* Wait for the stop, but never hang on one tracee (1 s at most). */
+	for (int i = 0; i < 1000 && waitpid(pid, NULL, __WALL | WNOHANG) == 0; i++)
+		usleep(1000);
 	snprintf(what, sizeof(what), "%s-exe", how);
 	{
 		char p[64];
