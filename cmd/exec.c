@@ -15,7 +15,9 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "cmd.h"
 #include "exec.h"
@@ -169,6 +171,52 @@ void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, con
 	close(fd);
 }
 
+/*
+ * The jail may reopen what the command's stdin is through /proc/PID/fd/0:
+ * harmless for a pipe, a socket or a terminal, not for a host file (it
+ * could be reopened for writing) or directory (a way out).  A directory
+ * is refused; a file or block device is copied through a pipe by a host
+ * process (killed at the end).
+ */
+static int stdin_guard(struct exec_ctx *x, struct sbx_err *err)
+{
+	struct stat st;
+	int p[2];
+
+	if (fstat(STDIN_FILENO, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return sbx_err_set(err, 0, "standard input is a directory: not handing it to the jail");
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return 0;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return sbx_err_set(err, errno, "cannot create the stdin pipe");
+	x->stdin_pump = fork();
+	if (x->stdin_pump < 0) {
+		close(p[0]);
+		close(p[1]);
+		return sbx_err_set(err, errno, "cannot fork the stdin copier");
+	}
+	if (x->stdin_pump == 0) {
+		char buf[65536];
+		ssize_t n;
+
+		close(p[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0)
+			if (sbx_write_all(p[1], buf, (size_t)n) < 0)
+				break;
+		_exit(0);
+	}
+	close(p[1]);
+	if (dup2(p[0], STDIN_FILENO) < 0) {
+		close(p[0]);
+		return sbx_err_set(err, errno, "cannot use the stdin pipe");
+	}
+	close(p[0]);
+	return 0;
+}
+
 /* stdio must exist, or the sync socket could land on 0..2. */
 static void stdio_open(void)
 {
@@ -307,6 +355,8 @@ static int exec_dispatch(struct exec_ctx *x, struct sbx_err *err)
 	if (!strcmp(state, "unknown"))
 		return sbx_err_set(err, 0, "sandbox '%s' is in an unknown state", x->sb.id);
 	r = exec_load_config(x->sb.record, &x->args, &x->cfg, err);
+	if (r == 0 && !x->args.tty)
+		r = stdin_guard(x, err);
 	if (r < 0)
 		return r;
 	if (!strcmp(state, "running") || !strcmp(state, "created"))
@@ -327,6 +377,10 @@ static void ctx_init(struct exec_ctx *x)
 
 static void ctx_free(struct exec_ctx *x)
 {
+	if (x->stdin_pump > 0) {
+		kill(x->stdin_pump, SIGKILL);
+		waitpid(x->stdin_pump, NULL, 0);
+	}
 	sbx_jail_free(&x->jail);
 	sbx_enter_target_free(&x->target);
 	sbx_cgroup_free(&x->cg);

@@ -100,6 +100,14 @@ for mode in root user; do
 	[ "$(printf '%s\n' "$out" | grep -cE ' [0-2] -> (pipe:|/dev/null$)')" -eq 3 ]
 	ok $? "$mode: fds 0-2 are pipes or /dev/null ($(echo $out | tr -s ' '))"
 
+	echo "host file content" >"$BASE/stdin.txt" && chmod 0644 "$BASE/stdin.txt"
+	capture as_mode $mode "$SBX" exec "$ID" sh -c 'ls -l /proc/self/fd/0; cat' <"$BASE/stdin.txt"
+	[ $rc -eq 0 ] && [[ $out == *"-> pipe:"* ]] && [[ $out == *"host file content"* ]]
+	ok $? "$mode: a host file on stdin reaches the command through a pipe, not as the file ($(echo $out))"
+	capture as_mode $mode "$SBX" exec "$ID" true <"$BASE"
+	[ $rc -eq 125 ] && [[ $err == *"standard input is a directory"* ]]
+	ok $? "$mode: a host directory on stdin is refused: 125 ($err)"
+
 	capture as_mode $mode "$SBX" exec -w /tmp "$ID" sh -c 'readlink /proc/self/cwd; stat -c %i /proc/self/cwd/; stat -c %i /tmp/; readlink /proc/self/root'
 	set -- $out
 	[ $rc -eq 0 ] && [ "$1" = /tmp ] && [ "$2" = "$3" ] && [ "$4" = / ]
@@ -154,7 +162,7 @@ for mode in root user; do
 	ok $? "$mode: exec events are appended to log.jsonl"
 
 	# A forged record: init_pid naming a host process of the same user.
-	as_mode $mode sleep 61 &
+	as_mode $mode sleep 61 2>/dev/null &
 	disown $!
 	sleep 0.3
 	decoy=$(pgrep -f '^sleep 61$' | tail -1)
