@@ -94,15 +94,54 @@ file_timeout() {
 	echo "${t:-$TIMEOUT}"
 }
 
+# Every process a test file starts carries SBX_TEST_MARK=<mark of the file>
+# in its environment (the jail's own processes have a cleared environment,
+# but they die with their sbx supervisor).  What still runs when the file
+# has ended (or timed out: a supervisor that made its own process group
+# escapes timeout's kill) is killed and counted as a failure of that file.
+MARK_BASE="sbx-test-$$-$RANDOM"
+stragglers() { # stragglers MARK: pids whose environment carries the mark
+	local p
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" = "$$" ] && continue
+		{ tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "SBX_TEST_MARK=$1" && echo "${p#/proc/}"
+	done
+}
+# reap MARK LOG: kill the file's stragglers; note them in its log.
+reap() {
+	local pids p
+	pids=$(stragglers "$1")
+	[ -z "$pids" ] && return 0
+	sleep 1
+	pids=$(stragglers "$1")
+	[ -z "$pids" ] && return 0
+	{
+		echo "not ok - the test left processes running (killed now: TERM, then KILL):"
+		for p in $pids; do
+			echo "#   $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-120)"
+		done
+	} >>"$2"
+	# TERM first, so a supervisor can take its jail and cgroup down.
+	# shellcheck disable=SC2086
+	kill -TERM $pids 2>/dev/null
+	sleep 2
+	pids=$(stragglers "$1")
+	# shellcheck disable=SC2086
+	[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+	return 0
+}
+
 # run_file LABEL LOG CMD...: run one test file with its timeout.
 run_file() {
-	local label=$1 log=$2 t0 rc
+	local label=$1 log=$2 t0 rc mark
 	shift 2
 	t0=$(date +%s)
 	san_env "$(basename "$log" .log)"
 	FILE_TIMEOUT=$(file_timeout "$label")
-	timeout -k 10 "$FILE_TIMEOUT" "$@" </dev/null >"$log" 2>&1
+	mark=$MARK_BASE-$(basename "$log" .log)
+	SBX_TEST_MARK=$mark timeout -k 10 "$FILE_TIMEOUT" "$@" </dev/null >"$log" 2>&1
 	rc=$?
+	reap "$mark" "$log"
 	tap "$label" "$log" "$rc" $(($(date +%s) - t0))
 }
 
@@ -164,8 +203,11 @@ else
 		(
 			t0=$(date +%s)
 			san_env "$(basename "$log" .log)"
-			timeout -k 10 "$(file_timeout "$t")" bash "$t" </dev/null >"$log" 2>&1
-			echo "$? $(($(date +%s) - t0))" >"$log.status"
+			mark=$MARK_BASE-$(basename "$log" .log)
+			SBX_TEST_MARK=$mark timeout -k 10 "$(file_timeout "$t")" bash "$t" </dev/null >"$log" 2>&1
+			rc=$?
+			reap "$mark" "$log"
+			echo "$rc $(($(date +%s) - t0))" >"$log.status"
 		) &
 	done
 	wait
