@@ -639,15 +639,14 @@ name\"; printf x > \"\$(printf '/bad\\377utf8')\"
 		hostfail state/planted-symlink-inspect "a host target changed"
 
 	# Pid reuse: a kept sandbox's record now names a live host process.
-	jailrun --keep -n "esc-d-$MODE" --rootfs "$IMG" -- /bin/sh -c 'exit 3'
-	local victim_uid=0 sp drec
+	local victim_uid=0 sp n drec derr
 	[ "$MODE" = user ] && victim_uid=65534
 	sp=$(sentinel "$victim_uid")
 	PIDS_TO_KILL+=("$sp")
-	sleep 0.1
-	drec=$(grep -l "\"esc-d-$MODE\"" "$st"/sandboxes/*/record.json 2>/dev/null | head -n 1)
-	if [ -n "$drec" ]; then
-		$PY - "$drec" "$sp" <<'PY'
+	for n in d e; do
+		jailrun --keep -n "esc-$n-$MODE" --rootfs "$IMG" -- /bin/sh -c 'exit 3'
+		drec=$(grep -l "\"esc-$n-$MODE\"" "$st"/sandboxes/*/record.json 2>/dev/null | head -n 1)
+		[ -n "$drec" ] && $PY - "$drec" "$sp" <<'PY'
 import json, os, sys
 p, pid = sys.argv[1], int(sys.argv[2])
 st = os.stat(p)
@@ -658,15 +657,18 @@ r["state"] = "running"
 open(p, "w").write(json.dumps(r, indent=2))
 os.chown(p, st.st_uid, st.st_gid)
 PY
-		as_mode "$MODE" timeout -k 2 30 "$SBX" destroy --stale >/dev/null 2>&1
-		as_mode "$MODE" timeout -k 2 30 "$SBX" destroy "esc-d-$MODE" >/dev/null 2>&1
-		r=$?
-		sleep 0.2
-		grep -q sbxsentinel "/proc/$sp/cmdline" 2>/dev/null
-		verdict state/pid-reuse-destroy $? "destroy (rc=$r) of a record naming host pid $sp (uid $victim_uid)"
-	else
-		verdict state/pid-reuse-destroy 1 "no record for esc-d-$MODE (run rc=$rc: ${err:0:150})"
-	fi
+	done
+	sleep 0.1
+	derr=$(as_mode "$MODE" timeout -k 2 30 "$SBX" destroy "esc-d-$MODE" 2>&1 >/dev/null)
+	r=$?
+	sleep 0.2
+	grep -q sbxsentinel "/proc/$sp/cmdline" 2>/dev/null && [ "$r" -ne 124 ]
+	verdict state/pid-reuse-destroy $? "host pid $sp (uid $victim_uid) alive after destroy (rc=$r${derr:+: ${derr:0:120}})"
+	derr=$(as_mode "$MODE" timeout -k 2 30 "$SBX" destroy --stale 2>&1 >/dev/null)
+	r=$?
+	sleep 0.2
+	grep -q sbxsentinel "/proc/$sp/cmdline" 2>/dev/null && [ "$r" -ne 124 ]
+	verdict state/pid-reuse-destroy-stale $? "host pid $sp alive after destroy --stale (rc=$r${derr:+: ${derr:0:120}})"
 	kill "$sp" 2>/dev/null
 }
 
