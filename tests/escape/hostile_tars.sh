@@ -20,7 +20,8 @@
 #   tar-bomb-entries.tar  5000 empty files
 #   mnt-*.tar             mount targets that are symlinks to HOSTDIR/mnt/*:
 #                         /proc, /dev, /dev/null, /tmp, /sys (absolute), /proc
-#                         and /mnt/t (relative ../..), /mnt/t (absolute)
+#                         and /mnt/t (relative ../..), /mnt/t (absolute), /run,
+#                         /run/secrets (where file secrets are written)
 set -eu
 exec /usr/bin/python3 - "$@" <<'PY'
 import gzip, io, os, sys, tarfile
@@ -124,4 +125,7 @@ write("mnt-sys-abs.tar", [node("sys", tarfile.SYMTYPE, hv + "/mnt/sys")], skip=(
 write("mnt-bind-abs.tar", [d("mnt"), node("mnt/t", tarfile.SYMTYPE, hv + "/mnt/bindt")])
 write("mnt-bind-rel.tar", [d("mnt"), node("mnt/t", tarfile.SYMTYPE, up + hv[1:] + "/mnt/bindt")])
 write("mnt-bind-parent.tar", [node("mnt", tarfile.SYMTYPE, hv + "/mnt")])
+write("mnt-run-abs.tar", [node("run", tarfile.SYMTYPE, hv + "/mnt/run")], skip=("run",))
+write("mnt-secrets-abs.tar", [d("run"), node("run/secrets", tarfile.SYMTYPE, hv + "/mnt/secrets")],
+      skip=("run",))
 PY

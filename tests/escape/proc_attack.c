@@ -148,6 +148,45 @@ static void trace(void)
 			close(fd);
 		}
 	verdict(k == 0, "proc/setns-pid1-and-helpers", "%s%d processes tried", what, n);
+
+	/* CVE-2019-5736: the binary behind sbx's own processes. */
+	k = 0;
+	what[0] = 0;
+	for (int i = 0; i < n; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/%d/exe", pids[i]);
+		int fd = open(p, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ETXTBSY)
+			k += snprintf(what + k, sizeof(what) - k, "%s reachable (ETXTBSY); ", p);
+		if (fd >= 0) {
+			k += snprintf(what + k, sizeof(what) - k, "opened %s for writing; ", p);
+			close(fd);
+		}
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			k += snprintf(what + k, sizeof(what) - k, "opened %s; ", p);
+			close(fd);
+		}
+	}
+	verdict(k == 0, "proc/pid-exe", "%s%d processes tried", what, n);
+
+	/* Only stdio may be inherited from sbx. */
+	k = 0;
+	what[0] = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		int fd = atoi(de->d_name);
+		if (de->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
+			continue;
+		char l[64], t[256] = "";
+		snprintf(l, sizeof(l), "/proc/self/fd/%d", fd);
+		(void)!readlink(l, t, sizeof(t) - 1);
+		k += snprintf(what + k, sizeof(what) - k, "fd %d -> %s; ", fd, t);
+	}
+	if (d)
+		closedir(d);
+	verdict(k == 0, "proc/inherited-fds", "%s", k ? what : "only stdio");
 }
 
 static void hostpid(int n, char **pids)

@@ -72,7 +72,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-mkdir -p "$RESD" "$HV"/{ro,rootw,secret,tsym,mnt/{proc,dev,tmp,sys,bindt},race-victim,bin,run} \
+mkdir -p "$RESD" "$HV"/{ro,rootw,secret,tsym,mnt/{proc,dev,tmp,sys,bindt,run,secrets},race-victim,bin,run} \
 	"$BASE"/{wd-root,wd-user,home/run,race/src,race/shared,bsrc}
 echo "$MAGIC" >"$HV/magic"
 echo ro-sentinel >"$HV/ro/sentinel"
@@ -305,12 +305,15 @@ grp_fshost() {
 		$ESC/fs_attack remount host-root-remount / $HV/rootw/sentinel
 		$ESC/fs_attack setattr host-root-mount-setattr / $HV/rootw/sentinel
 		if cat $HV/secret/key 2>/dev/null | grep -q $MAGIC; then echo 'ESCAPED fs/mask-read: the masked file is readable';
-		else echo 'contained fs/mask-read (masked file not readable)'; fi"
+		else echo 'contained fs/mask-read (masked file not readable)'; fi
+		if head -c 1 /etc/shadow 2>/dev/null | grep -q .; then echo 'ESCAPED fs/host-shadow-read: /etc/shadow is readable';
+		else echo 'contained fs/host-shadow-read (/etc/shadow not readable)'; fi"
 	jail "$out"
 	[ "$(cat "$HV/rootw/sentinel")" = rootw-sentinel ] && [ "$(ls -A "$HV/rootw")" = sentinel ] ||
 		hostfail fs/host-root-write "$HV/rootw changed"
 	check_mounts fs/umount-mask
-	expect fs/umount-mask fs/host-root-write fs/host-root-remount fs/host-root-mount-setattr fs/mask-read
+	expect fs/umount-mask fs/host-root-write fs/host-root-remount fs/host-root-mount-setattr fs/mask-read \
+		fs/host-shadow-read
 
 	# Copy-on-write views (the working directory of the default profile, an
 	# --overlay) never write the host directory; a file made setuid root
@@ -450,6 +453,16 @@ grp_mnt() {
 	mnt_case symlink-ro-bind-target "$I/mnt-bind-abs.tar" --ro-bind "$BASE/bsrc:/mnt/t"
 	mnt_case symlink-tmpfs-target "$I/mnt-bind-abs.tar" --tmpfs /mnt/t:1m
 	mnt_case symlink-overlay-target "$I/mnt-bind-rel.tar" --overlay "$BASE/bsrc:/mnt/t"
+	# File secrets are written under /run/secrets: a symlinked /run or
+	# /run/secrets must not take them (or a tmpfs) to the host.
+	printf '[sandbox]\nextends = default\n[secrets]\nESC_TOKEN = env:ESC_TOKEN as file\n' >"$BASE/secret-$MODE.ini"
+	chmod 0644 "$BASE/secret-$MODE.ini"
+	local JR_ENV="ESC_TOKEN=token-$MAGIC"
+	mnt_case symlink-run-secrets-parent "$I/mnt-run-abs.tar" -p "$BASE/secret-$MODE.ini"
+	mnt_case symlink-run-secrets "$I/mnt-secrets-abs.tar" -p "$BASE/secret-$MODE.ini"
+	JR_ENV=
+	! grep -rqs "token-$MAGIC" "$HV" "$BASE/bsrc"
+	verdict fs/secret-file-stays-inside $? "the secret's value is nowhere under $HV"
 }
 
 # A bind target in a writable bind, flipped between a directory and
@@ -494,7 +507,7 @@ grp_proc() {
 	sentinels_alive
 	verdict proc/kill-minus-1 $? "host sentinels (uid 0, 100000, 65534) alive after kill(-1, SIGKILL); sbx rc=$rc"
 	expect proc/ptrace-pid1-and-helpers proc/process-vm-rw-pid1-and-helpers proc/proc-pid-mem \
-		proc/pidfd-getfd proc/setns-pid1-and-helpers proc/signal-host-pids
+		proc/pidfd-getfd proc/setns-pid1-and-helpers proc/signal-host-pids proc/pid-exe proc/inherited-fds
 	# In proxy mode sbx runs a helper for the jail: the same attacks.
 	jailrun --rootfs "$IMG" --net proxy --allow example.invalid -- /x/proc_attack trace
 	jail "$out" -proxy-mode
@@ -687,7 +700,7 @@ grp_tty() {
 		verdict "tty/tiocsti-caller-shell$sfx" $? "the caller's shell read '${read_line:-nothing}' after the run"
 		[ ! -e "$pwn" ] || hostfail "tty/tiocsti$sfx" "the injected command ran on the host"
 		rm -f "$pwn"
-		expect "tty/tiocsti$sfx" "tty/tioclinux$sfx" "tty/steal-ctty$sfx"
+		expect "tty/tiocsti$sfx" "tty/tioclinux$sfx" "tty/steal-ctty$sfx" "tty/host-pts$sfx"
 	done
 }
 # tty_harness PWNFILE -t|""|control: run the three tty attacks with a pty

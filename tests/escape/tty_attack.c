@@ -14,6 +14,7 @@
 #include "esc.h"
 
 #include <sys/ioctl.h>
+#include <dirent.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
 
@@ -101,6 +102,28 @@ static void ctty(const char *dev)
 		n <= 0 ? "the child died" : k ? strchr(buf, ' ') + 1 : "caller's terminal not taken");
 }
 
+/* The host's ptys: none of the caller's terminal is reachable by path. */
+static void host_pts(const char *dev)
+{
+	unsigned maj = 0, min = 0;
+	char what[256] = "";
+	int k = 0;
+
+	sscanf(dev, "%u:%u", &maj, &min);
+	for (int i = 0; i < 256; i++) {
+		char p[32];
+		struct stat st;
+		snprintf(p, sizeof(p), "/dev/pts/%d", i);
+		int fd = open(p, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && major(st.st_rdev) == maj && minor(st.st_rdev) == min)
+			k += snprintf(what + k, sizeof(what) - k, "%s is the caller's tty; ", p);
+		close(fd);
+	}
+	verdict(k == 0, "tty/host-pts", "%s", k ? what : "the caller's pty is not in the jail's devpts");
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -108,8 +131,10 @@ int main(int argc, char **argv)
 		tiocsti(argv[2]);
 	else if (argc == 2 && !strcmp(argv[1], "tioclinux"))
 		tioclinux();
-	else if (argc == 3 && !strcmp(argv[1], "ctty"))
+	else if (argc == 3 && !strcmp(argv[1], "ctty")) {
+		host_pts(argv[2]);
 		ctty(argv[2]);
+	}
 	else {
 		fprintf(stderr, "tty_attack: bad usage\n");
 		return 2;
