@@ -95,7 +95,7 @@ int cmd_ps(int argc, char **argv)
 	struct sbx_err err = { 0 };
 	struct sbx_strv ids = { 0 };
 	struct ps_opts o;
-	json_t *arr = json_array();
+	json_t *arr;
 	bool tty = isatty(STDOUT_FILENO);
 	int rc = SBX_EXIT_OK;
 
@@ -103,6 +103,7 @@ int cmd_ps(int argc, char **argv)
 		return 0;
 	if (parse_opts(argc, argv, &o) < 0)
 		return SBX_EXIT_USAGE;
+	arr = json_array();
 	if (sbx_cmd_state(&st, false, &err) < 0 || sbx_sandbox_list(&st, &ids, &err) < 0) {
 		sbx_print_err(&err);
 		json_decref(arr);
