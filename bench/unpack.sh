@@ -38,6 +38,8 @@ SBX=${SBX:-$PWD/sbx}
 command -v bsdtar >/dev/null || { echo "bench/unpack.sh: bsdtar missing (libarchive-tools)" >&2; exit 1; }
 [ -n "$WORK" ] || WORK=$(mktemp -d /var/tmp/sbx-bench-unpack.XXXXXX)
 mkdir -p "$WORK"
+exec 9>"$WORK/.lock"
+flock -n 9 || { echo "bench/unpack.sh: another run is using $WORK" >&2; exit 1; }
 cleanup() { [ "$KEEP" = 1 ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 export SBX_CACHE_DIR=$WORK/cache SBX_STATE_DIR=$WORK/state
