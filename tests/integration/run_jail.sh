@@ -69,6 +69,13 @@ for mode in root user; do
 	[ "$rc" -ne 0 ] && [ "$out" != key ]
 	ok $? "$mode: ~/.ssh stays masked under a later overlay of ~ (rc $rc)"
 
+	# init is not dumpable (even after becoming the jail's root, with
+	# fs.suid_dumpable=1): its memory, fds, environment and exe are closed
+	# to the jail, also to -u root.
+	capture as_mode $mode "$SBX" run -q -u root --rootfs "$IMG" -- sh -c 'cat /proc/1/environ; ls /proc/1/fd; readlink /proc/1/exe; head -c 1 /proc/1/mem; grep -c . /proc/1/maps'
+	[ -z "$out" ] || [ "$out" = 0 ]
+	ok $? "$mode: the jail cannot read init's environ, fds, exe, mem or maps ($(echo $out | head -c 80))"
+
 	# Hostname.
 	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- hostname
 	[[ "$out" =~ ^sbx-[0-9a-f]{8}$ ]]
