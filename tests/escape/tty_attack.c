@@ -6,8 +6,10 @@
  *	tty_attack tiocsti TEXT      push TEXT into every terminal fd it has
  *	tty_attack tioclinux         TIOCLINUX paste/selection/console subcodes
  *	tty_attack ctty DEV          steal the controlling terminal: setsid +
- *	                             TIOCSCTTY on inherited fds, open /dev/tty;
- *	                             DEV = the caller's tty as MAJOR:MINOR
+ *	                             TIOCSCTTY on inherited fds, open /dev/tty,
+ *	                             open every /dev/pts/N; DEV = the caller's
+ *	                             tty as MAJOR:MINOR:FSDEV (st_rdev, and
+ *	                             st_dev: pty numbers repeat in every devpts)
  *
  * Prints "contained tty/NAME" or "ESCAPED tty/NAME: ..." (see esc.h).
  */
@@ -17,6 +19,23 @@
 #include <dirent.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
+
+static unsigned cmaj, cmin;
+static unsigned long long cdev;
+
+/* Is this open file the caller's terminal (same devpts instance too)? */
+static int is_caller_tty(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == cmaj &&
+	       minor(st.st_rdev) == cmin && (unsigned long long)st.st_dev == cdev;
+}
+
+static void parse_dev(const char *dev)
+{
+	sscanf(dev, "%u:%u:%llu", &cmaj, &cmin, &cdev);
+}
 
 static void tiocsti(const char *text)
 {
@@ -54,12 +73,10 @@ static void tioclinux(void)
 	verdict(k == 0, "tty/tioclinux", "%s", k ? what : "TIOCLINUX refused");
 }
 
-static void ctty(const char *dev)
+static void ctty(void)
 {
-	unsigned maj = 0, min = 0;
 	int p[2];
 
-	sscanf(dev, "%u:%u", &maj, &min);
 	if (pipe(p) < 0)
 		return;
 	pid_t c = fork();
@@ -68,27 +85,20 @@ static void ctty(const char *dev)
 		int k = 0;
 		setsid();
 		for (int fd = 0; fd < 3; fd++) {
-			struct stat st;
-			if (fstat(fd, &st) < 0 || !isatty(fd))
+			if (!isatty(fd))
 				continue;
 			int a = ioctl(fd, TIOCSCTTY, 0), b = ioctl(fd, TIOCSCTTY, 1);
-			if ((a == 0 || b == 0) && major(st.st_rdev) == maj && minor(st.st_rdev) == min)
+			if ((a == 0 || b == 0) && is_caller_tty(fd))
 				k += snprintf(what + k, sizeof(what) - k,
 					      "fd %d: caller's tty became ours; ", fd);
 		}
 		int t = open("/dev/tty", O_RDWR | O_CLOEXEC);
-		struct stat st;
-		if (t >= 0 && fstat(t, &st) == 0 && major(st.st_rdev) == maj &&
-		    minor(st.st_rdev) == min)
+		if (t >= 0 && is_caller_tty(t))
 			k += snprintf(what + k, sizeof(what) - k, "/dev/tty is the caller's tty; ");
 		/* The tty's session: still the caller's, never ours. */
 		pid_t sid = -1;
-		if (ioctl(0, TIOCGSID, &sid) == 0 && sid == getsid(0) && isatty(0)) {
-			struct stat s0;
-			fstat(0, &s0);
-			if (major(s0.st_rdev) == maj && minor(s0.st_rdev) == min)
-				k += snprintf(what + k, sizeof(what) - k, "caller's tty in our session; ");
-		}
+		if (isatty(0) && is_caller_tty(0) && ioctl(0, TIOCGSID, &sid) == 0 && sid == getsid(0))
+			k += snprintf(what + k, sizeof(what) - k, "caller's tty in our session; ");
 		dprintf(p[1], "%d %s", k, what);
 		_exit(0);
 	}
@@ -103,21 +113,18 @@ static void ctty(const char *dev)
 }
 
 /* The host's ptys: none of the caller's terminal is reachable by path. */
-static void host_pts(const char *dev)
+static void host_pts(void)
 {
-	unsigned maj = 0, min = 0;
 	char what[256] = "";
 	int k = 0;
 
-	sscanf(dev, "%u:%u", &maj, &min);
 	for (int i = 0; i < 256; i++) {
 		char p[32];
-		struct stat st;
 		snprintf(p, sizeof(p), "/dev/pts/%d", i);
 		int fd = open(p, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			continue;
-		if (fstat(fd, &st) == 0 && major(st.st_rdev) == maj && minor(st.st_rdev) == min)
+		if (is_caller_tty(fd))
 			k += snprintf(what + k, sizeof(what) - k, "%s is the caller's tty; ", p);
 		close(fd);
 	}
@@ -132,8 +139,9 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "tioclinux"))
 		tioclinux();
 	else if (argc == 3 && !strcmp(argv[1], "ctty")) {
-		host_pts(argv[2]);
-		ctty(argv[2]);
+		parse_dev(argv[2]);
+		host_pts();
+		ctty();
 	}
 	else {
 		fprintf(stderr, "tty_attack: bad usage\n");
