@@ -28,9 +28,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#define STAGE	  "/tmp"
-#define R_IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
-#define R_STRICT  (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS)
+#define STAGE	   "/tmp"
+#define STAGE_ALT1 "/mnt"
+#define STAGE_ALT2 "/run"
+#define R_IN_ROOT  (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
+#define R_STRICT   (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS)
 
 /* Sources opened before any mount, per [filesystem] entry. */
 struct src {
@@ -299,9 +301,14 @@ static int mount_stage(struct build *b, struct sbx_err *err)
 	b->stage = new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
 	if (b->stage < 0)
 		return b->stage;
+	/* Any directory of the old root will do (it is covered only in the
+	 * jail's mount namespace): /tmp, or /mnt or /run on odd hosts. */
 	t = open_dir(AT_FDCWD, STAGE, err);
+	if (t < 0 && (t = open(STAGE_ALT1, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		t = open(STAGE_ALT2, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (t < 0)
-		return t;
+		return sbx_err_set(err, errno, "cannot find a staging directory ('%s')", STAGE);
+	sbx_err_clear(err);
 	r = attach(b->stage, t, "tmpfs", STAGE, err);
 	if (r == 0 && mkdirat(b->stage, "root", 0755) < 0)
 		r = sbx_err_set(err, errno, "cannot create '%s/root'", STAGE);
