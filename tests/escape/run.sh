@@ -620,6 +620,8 @@ grp_state() {
 		mkdir -p /deep; cd /deep; i=0; while [ \$i -lt 300 ]; do mkdir d; cd d; i=\$((i+1)); done; cd /
 		printf x > \"/odd
 name\"; printf x > \"\$(printf '/bad\\377utf8')\"
+		printf x > \"\$(printf '/esc\\033]0;pwned\\007\\033[2J\\033[31mred')\"
+		printf x > '/q\"uote\\back'""
 		rm -rf /etc; ln -s / /etc; exit 1"
 	local c=esc-c-$MODE t0 r
 	as_mode "$MODE" timeout -k 2 30 "$SBX" inspect --changes "$c" >"$BASE/changes-$MODE.txt" 2>&1
@@ -630,6 +632,17 @@ name\"; printf x > \"\$(printf '/bad\\377utf8')\"
 	r=$?
 	[ "$r" -ne 124 ] && [ "$r" -ne 137 ]
 	verdict state/planted-fifo-deep-tree-no-hang $? "inspect --json rc=$r"
+	# Names the jail chose never reach the caller's terminal raw (escape
+	# sequences) and never break the JSON.
+	local esc_bytes
+	esc_bytes=$(tr -cd '\033\007' <"$BASE/changes-$MODE.txt" | wc -c)
+	grep -q 'esc' "$BASE/changes-$MODE.txt" && [ "$esc_bytes" -eq 0 ]
+	verdict state/inspect-terminal-escapes $? "inspect --changes: $esc_bytes raw ESC/BEL bytes from a planted name"
+	as_mode "$MODE" timeout -k 2 30 "$SBX" inspect --json --changes "$c" >"$BASE/changes-$MODE.json" 2>&1
+	r=$?
+	$PY -c 'import json, sys; d = json.load(open(sys.argv[1])); s = json.dumps(d); assert "esc" in s and "uote" in s' \
+		"$BASE/changes-$MODE.json" 2>/dev/null
+	verdict state/inspect-json-odd-names $? "inspect --json --changes rc=$r parses, odd names included"
 	rm -f "$BASE/wd-$MODE/exp.tar"
 	as_mode "$MODE" timeout -k 2 30 "$SBX" export "$c" -o exp.tar >/dev/null 2>"$BASE/export-$MODE.err"
 	r=$?
