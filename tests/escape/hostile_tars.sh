@@ -95,7 +95,7 @@ write("tar-device.tar", [node("dev/mem", tarfile.CHRTYPE, major=1, minor=1, mode
 cb = caps_bin()
 write("tar-setuid.tar", [f("x/suid", cb, mode=0o6755)])
 write("tar-fcap.tar", [f("x/fcap", cb, mode=0o755,
-                         pax={"SCHILY.xattr.security.capability": FCAP.decode("latin-1")})])
+                         pax={"SCHILY.xattr.security.capability": FCAP.decode("utf-8", "surrogateescape")})])
 
 # Bombs: a header that declares 1 TiB and nothing after it ...
 with tarfile.open(os.path.join(out, "tar-bomb-header.tar"), "w", format=tarfile.PAX_FORMAT) as t:

@@ -7,7 +7,7 @@
 #   tests/escape/run.sh            as root: every attack as root, the same
 #                                  attacks again with sbx run by nobody
 #   ESCAPE_MODES="root"            only one of the two halves ("root user")
-#   ESCAPE_ONLY="fs tar"           only these groups (see GROUPS below)
+#   ESCAPE_ONLY="fs tar"           only these groups (GROUPS_ALL below)
 #   ESCAPE_RACE_ITER=N             runs of the mount-target race (default 40)
 #   ESCAPE_KEEP=1                  keep the scratch directory (tests/out/)
 #
