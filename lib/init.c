@@ -195,6 +195,9 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	if (c->o->title && c->o->title_len > sizeof("sbx-init")) {
 		memset(c->o->title, 0, c->o->title_len);
 		memcpy(c->o->title, "sbx-init", sizeof("sbx-init"));
+		/* A non-NUL last byte is the kernel's sign of setproctitle():
+		 * /proc/1/cmdline is then just "sbx-init", not a run of NULs. */
+		c->o->title[c->o->title_len - 1] = ' ';
 	}
 	if (c->o->out_fd >= 0)
 		close(c->o->out_fd);

@@ -60,8 +60,8 @@ for mode in root user; do
 	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'cat /proc/1/comm; echo $$'
 	[ "$(printf '%s\n' "$out" | sed -n 1p)" = sbx-init ] && [ "$(printf '%s\n' "$out" | sed -n 2p)" != 1 ]
 	ok $? "$mode: pid 1 is sbx-init, the command is not pid 1 ($(echo $out))"
-	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'tr "\0" " " </proc/1/cmdline'
-	[[ "$out" == sbx-init* ]] && [[ "$out" != *rootfs* ]]
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'tr "\0" "|" </proc/1/cmdline'
+	[ "$out" = "sbx-init|" ]
 	ok $? "$mode: /proc/1/cmdline does not show sbx's command line"
 	# Masks are applied last: a later overlay of a parent does not uncover them.
 	mkdir -p "$BASE/home-$mode/.ssh" && echo key >"$BASE/home-$mode/.ssh/id" && chmod -R a+rwX "$BASE/home-$mode"
