@@ -610,7 +610,7 @@ grp_state() {
 
 	# Planted symlinks, a fifo, a deep tree, odd names; then inspect, export
 	# and destroy on the host.
-	local before pw0
+	local before pw0 derr bad
 	before=$(sig_hv)
 	pw0=$(md5sum /etc/passwd)
 	jailrun --keep -n "esc-c-$MODE" --rootfs "$IMG" -- /bin/sh -c "
@@ -646,7 +646,7 @@ name\"; printf x > \"\$(printf '/bad\\377utf8')\"
 	rm -f "$BASE/wd-$MODE/exp.tar"
 	as_mode "$MODE" timeout -k 2 30 "$SBX" export "$c" -o exp.tar >/dev/null 2>"$BASE/export-$MODE.err"
 	r=$?
-	local bad=
+	bad=
 	[ "$r" -eq 124 ] || [ "$r" -eq 137 ] && bad="export hung"
 	if [ -f "$BASE/wd-$MODE/exp.tar" ]; then
 		grep -qa "tfile $MAGIC" "$BASE/wd-$MODE/exp.tar" && bad="$bad the host file's content is in the export"
@@ -667,8 +667,27 @@ name\"; printf x > \"\$(printf '/bad\\377utf8')\"
 	[ "$(sig_hv)" = "$before" ] && [ "$(md5sum /etc/passwd)" = "$pw0" ] ||
 		hostfail state/planted-symlink-inspect "a host target changed"
 
+	# A kept sandbox's layer is hostile input for the next jail over it:
+	# the jail renames the top of its working directory's mount point (a
+	# plain directory of its upper layer) and leaves a symlink to a host
+	# directory there; `sbx exec` into the kept sandbox builds a new jail
+	# over that layer (exit 0 or 125; nothing mounted or written outside).
+	before=$(sig_hv)
+	jailrun --keep -n "esc-f-$MODE" --rootfs "$IMG" -- /bin/sh -c '
+		top=/$(echo "$PWD" | cut -d/ -f2); cd /
+		mv "$top" "$top.old" && ln -s '"$HV/tsym"' "$top"; exit 1'
+	derr=$(as_mode "$MODE" timeout -k 2 30 "$SBX" exec "esc-f-$MODE" -- /bin/sh -c 'echo pwned > marker; echo pwned > /tmp/marker' 2>&1 >/dev/null)
+	r=$?
+	bad=
+	[ "$(sig_hv)" = "$before" ] || bad="$HV changed: $(ls -A "$HV/tsym" | head -n 3 | tr '\n' ' ')"
+	[ "$(host_mounts)" -eq 0 ] || bad="$bad a mount under $BASE on the host"
+	case $r in 0 | 125) ;; *) bad="$bad exec exited $r" ;; esac
+	[ -z "$bad" ]
+	verdict state/planted-mountpoint-symlink-exec $? "${bad:-exec into the kept layer: rc=$r${derr:+: ${derr:0:100}}}"
+	as_mode "$MODE" "$SBX" destroy "esc-f-$MODE" >/dev/null 2>&1
+
 	# Pid reuse: a kept sandbox's record now names a live host process.
-	local victim_uid=0 sp n drec derr
+	local victim_uid=0 sp n drec
 	[ "$MODE" = user ] && victim_uid=65534
 	sp=$(sentinel "$victim_uid")
 	PIDS_TO_KILL+=("$sp")
