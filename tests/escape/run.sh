@@ -686,6 +686,30 @@ name\"; printf x > \"\$(printf '/bad\\377utf8')\"
 	verdict state/planted-mountpoint-symlink-exec $? "${bad:-exec into the kept layer: rc=$r${derr:+: ${derr:0:100}}}"
 	as_mode "$MODE" "$SBX" destroy "esc-f-$MODE" >/dev/null 2>&1
 
+	# A running jail flips paths of its layer between files/dirs and
+	# symlinks to host files while the host exports and inspects it
+	# (docker cp's CVE-2018-15664): no host content in any export.
+	before=$(sig_hv)
+	jailrun --keep -n "esc-g-$MODE" --time 5s --rootfs "$IMG" -- /bin/sh -c "
+		mkdir -p /race; while :; do
+			echo x > /race/f; mkdir -p /race/d; echo y > /race/d/g
+			rm -f /race/f; ln -s $HV/tfile /race/f
+			rm -rf /race/d; ln -s $HV/secret /race/d; rm -f /race/f /race/d
+		done" &
+	local jr=$! i nexp=0 leaked=0
+	sleep 0.5
+	for i in $(seq 40); do
+		kill -0 "$jr" 2>/dev/null || break
+		rm -f "$BASE/wd-$MODE/race.tar"
+		as_mode "$MODE" timeout -k 2 20 "$SBX" export "esc-g-$MODE" -o race.tar >/dev/null 2>&1 && nexp=$((nexp + 1))
+		grep -qa -e "tfile $MAGIC" -e "secret $MAGIC" "$BASE/wd-$MODE/race.tar" 2>/dev/null && leaked=$((leaked + 1))
+		as_mode "$MODE" timeout -k 2 20 "$SBX" inspect --changes "esc-g-$MODE" >/dev/null 2>&1
+	done
+	wait "$jr"
+	[ "$leaked" -eq 0 ] && [ "$(sig_hv)" = "$before" ]
+	verdict state/export-race-running $? "$nexp exports of a running jail flipping files and symlinks: $leaked held host content"
+	as_mode "$MODE" "$SBX" destroy "esc-g-$MODE" >/dev/null 2>&1
+
 	# Pid reuse: a kept sandbox's record now names a live host process.
 	local victim_uid=0 sp n drec
 	[ "$MODE" = user ] && victim_uid=65534
