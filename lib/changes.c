@@ -14,15 +14,53 @@
 
 #define UDIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
+/*
+ * Without openat2 (valgrind, kernel < 5.6): the directory path one
+ * component at a time, none a symlink (O_NOFOLLOW), none "." or "..".
+ */
+static int open_walk(int dfd, const char *path, int flags)
+{
+	_cleanup_free_ char *copy = sbx_xstrdup(path);
+	char *save = NULL, *c = strtok_r(copy, "/", &save);
+	int cur = dfd;
+
+	if (path[0] == '/' || !c)
+		return -EXDEV;
+	for (; c; c = strtok_r(NULL, "/", &save)) {
+		bool last = !save || !*save;
+		int fd = -EXDEV;
+
+		if (strcmp(c, ".") && strcmp(c, ".."))
+			fd = openat(cur, c, (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW |
+						     O_CLOEXEC);
+		if (fd == -1)
+			fd = -errno; /* a symlink: ELOOP or ENOTDIR */
+		if (cur != dfd)
+			close(cur);
+		if (fd < 0 || last)
+			return fd;
+		cur = fd;
+	}
+	return -EINVAL;
+}
+
 static int openat2_beneath(int dfd, const char *path, int flags)
 {
+	static _Atomic bool no_openat2;
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
-	long r = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	long r;
 
-	return r < 0 ? -errno : (int)r;
+	if (!no_openat2) {
+		r = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+		if (r >= 0 || errno != ENOSYS)
+			return r < 0 ? -errno : (int)r;
+		no_openat2 = true;
+	}
+	/* Callers open directories only (O_DIRECTORY). */
+	return open_walk(dfd, path, flags | O_DIRECTORY);
 }
 
 /* Read xattr `name` of dfd/entry without following it (a single component). */
