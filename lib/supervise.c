@@ -86,8 +86,19 @@ static bool pump(struct sup *s, int idx, int out_fd, bool *broken, bool log)
 		return false; /* EOF, or EIO from a pty whose slave is gone */
 	if (log)
 		tee_log(s, buf, (size_t)n);
-	if (!*broken && sbx_write_all(out_fd, buf, (size_t)n) < 0)
-		*broken = true; /* reader gone: keep draining into the log */
+	if (!*broken && sbx_write_all(out_fd, buf, (size_t)n) < 0) {
+		/* Our reader is gone (`sbx run -- yes | head -1`): so is the
+		 * command's, which then gets SIGPIPE as it would without sbx in
+		 * between.  dup3 keeps the fd number valid for its owner. */
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		*broken = true;
+		if (nul >= 0) {
+			(void)dup3(nul, s->p[idx].fd, O_CLOEXEC);
+			close(nul);
+		}
+		return false;
+	}
 	return true;
 }
 

@@ -85,6 +85,13 @@ for mode in root user; do
 	[ "$sum_in" = "$sum_out" ]
 	ok $? "$mode: stdin to stdout is binary-safe (300 kB)"
 
+	# A reader that goes away stops the command (SIGPIPE), as without sbx.
+	as_mode $mode timeout 20 "$SBX" run -q --rootfs "$IMG" -- yes | head -2 >"$BASE/yes.out"
+	rc=${PIPESTATUS[0]}
+	out=$(cat "$BASE/yes.out")
+	[ "$rc" -eq 141 ] && [ "$out" = "$(printf 'y\ny')" ]
+	ok $? "$mode: 'sbx run -- yes | head -2' ends with SIGPIPE, exit 141 (got $rc)"
+
 	# Signals to sbx reach the command.
 	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c "trap 'exit 42' TERM; sleep 20 & wait; : sig-$mode-$$" &
 	pid=$!
