@@ -395,6 +395,16 @@ static int setup(struct run_ctx *c, struct sbx_err *err)
 
 /* ---- running ---- */
 
+/* stdout and stderr go to the same place (a terminal, `>f 2>&1`): one
+ * pipe for both keeps their order, on screen and in output.log. */
+static bool same_output(void)
+{
+	struct stat a, b;
+
+	return fstat(STDOUT_FILENO, &a) == 0 && fstat(STDERR_FILENO, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* While init builds the root: the record says running (fsync'ed), policy. */
 static void after_go(struct sbx_jail *j, void *data)
 {
@@ -441,11 +451,11 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 	if (o.tty) {
 		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &o.ws) < 0)
 			memset(&o.ws, 0, sizeof(o.ws));
-	} else if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+	} else if (pipe2(out, O_CLOEXEC) < 0 || (!same_output() && pipe2(errp, O_CLOEXEC) < 0)) {
 		r = sbx_err_set(err, errno, "cannot create the output pipes");
 	} else {
 		o.out_fd = out[1];
-		o.err_fd = errp[1];
+		o.err_fd = errp[1] >= 0 ? errp[1] : out[1];
 	}
 	if (r == 0)
 		r = sbx_jail_start(&c->jail, &o, err);

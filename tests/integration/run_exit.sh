@@ -85,6 +85,11 @@ for mode in root user; do
 	[ "$sum_in" = "$sum_out" ]
 	ok $? "$mode: stdin to stdout is binary-safe (300 kB)"
 
+	# stdout and stderr to the same file keep their order.
+	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'for i in 1 2 3 4 5; do echo o$i; echo e$i >&2; done' >"$BASE/both.out" 2>&1
+	[ "$(tr '\n' ' ' <"$BASE/both.out")" = "o1 e1 o2 e2 o3 e3 o4 e4 o5 e5 " ]
+	ok $? "$mode: '>f 2>&1' keeps the order of stdout and stderr"
+
 	# A reader that goes away stops the command (SIGPIPE), as without sbx.
 	as_mode $mode timeout 20 "$SBX" run -q --rootfs "$IMG" -- yes | head -2 >"$BASE/yes.out"
 	rc=${PIPESTATUS[0]}
