@@ -13,6 +13,8 @@
  *	                                 plus zombies, then exit at once
  *	res_attack ipc HOSTKEY HOSTID    the host's SysV shm, then exhaust the
  *	                                 jail's shm, msg, sem and mqueue limits
+ *	res_attack sysflood SECS         blocked syscalls in a tight loop (the
+ *	                                 seccomp audit must stay bounded)
  *
  * Prints "contained res/NAME" or "ESCAPED res/NAME: ..." (see esc.h).
  */
@@ -175,6 +177,25 @@ static void ipc(key_t hostkey, int hostid)
 		shm, msg, sem, mq);
 }
 
+static void sysflood(int secs)
+{
+	time_t end = time(NULL) + secs;
+	long n = 0;
+
+	/* Several blocked syscalls, in threads of its own children too. */
+	for (int c = 0; c < 3; c++)
+		if (fork() == 0)
+			break;
+	while (time(NULL) < end) {
+		for (int i = 0; i < 1000; i++, n++) {
+			syscall(SYS_ptrace, 0x4206, 1, 0, 0);
+			syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, NULL);
+			syscall(SYS_bpf, 0, NULL, 0);
+		}
+	}
+	printf("res_attack: %ld rounds of 3 blocked syscalls\n", n);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -191,6 +212,8 @@ int main(int argc, char **argv)
 			;
 	else if (argc == 3 && !strcmp(argv[1], "orphans"))
 		orphans(argv[2]);
+	else if (argc == 3 && !strcmp(argv[1], "sysflood"))
+		sysflood(atoi(argv[2]));
 	else if (argc == 4 && !strcmp(argv[1], "ipc"))
 		ipc((key_t)atol(argv[2]), atoi(argv[3]));
 	else {

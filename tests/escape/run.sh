@@ -884,6 +884,28 @@ grp_res() {
 	ipc1=$(jail_ipc)
 	[ "$ipc1" = "$IPC0" ] || hostfail res/ipc-exhaustion "the host has new SysV ipc objects of a jail's uid: $(diff <(echo "$IPC0") <(echo "$ipc1") | grep '^>' | head -n 2 | tr '\n' ' ')"
 	expect res/ipc-host-shm res/ipc-exhaustion
+	# The captured output and the run log stay bounded whatever the jail
+	# prints or provokes.
+	local sd
+	sd=$(state_of "$MODE")
+	as_mode "$MODE" timeout -k 5 60 "$SBX" run -q --keep -n "esc-h-$MODE" --rootfs "$IMG" -- \
+		/bin/sh -c 'head -c 67108864 /dev/zero | tr "\0" x; head -c 8388608 /dev/zero | tr "\0" y >&2' \
+		>/dev/null 2>&1
+	local olog sz
+	olog=$(grep -l "\"esc-h-$MODE\"" "$sd"/sandboxes/*/record.json 2>/dev/null | head -n 1)
+	olog=${olog%/record.json}/output.log
+	sz=$(stat -c %s "$olog" 2>/dev/null || echo missing)
+	[ "$sz" != missing ] && [ "$sz" -le $((9 * 1024 * 1024)) ]
+	verdict res/output-log-flood $? "72 MiB printed: output.log is $sz bytes"
+	as_mode "$MODE" "$SBX" destroy "esc-h-$MODE" >/dev/null 2>&1
+	as_mode "$MODE" timeout -k 5 60 "$SBX" run -q --keep -n "esc-i-$MODE" --rootfs "$IMG" -- \
+		/x/res_attack sysflood 3 >/dev/null 2>&1
+	olog=$(grep -l "\"esc-i-$MODE\"" "$sd"/sandboxes/*/record.json 2>/dev/null | head -n 1)
+	olog=${olog%/record.json}/log.jsonl
+	sz=$(stat -c %s "$olog" 2>/dev/null || echo missing)
+	[ "$sz" != missing ] && [ "$sz" -le $((1024 * 1024)) ] && grep -q '"event":"seccomp"' "$olog"
+	verdict res/seccomp-audit-flood $? "3 s of blocked syscalls in 4 processes: log.jsonl is $sz bytes"
+	as_mode "$MODE" "$SBX" destroy "esc-i-$MODE" >/dev/null 2>&1
 	sentinels_alive
 	verdict res/host-sentinels-survive $? "host sentinels alive after the resource attacks"
 }
