@@ -14,7 +14,9 @@
 
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "enter.h"
 #include "state.h"
@@ -97,30 +99,37 @@ static void test_no_init_pid(void **state)
 }
 
 /* A live process that is no pid namespace's init: refused with or
- * without a recorded start time (a wrong one). */
+ * without a recorded start time (a wrong one).  (Under valgrind, which
+ * does not know pidfd_open, the refusal comes earlier: any error will do.) */
 static void test_other_process_refused(void **state)
 {
-	struct sbx_err err = { 0 };
+	struct sbx_err e1 = { 0 }, e2 = { 0 }, e3 = { 0 };
 	pid_t child = fork();
 	uint64_t start = 0;
+	int r1, r2, r3, rs;
+	bool pidfds = syscall(SYS_pidfd_open, getpid(), 0) >= 0 || errno != ENOSYS;
 
 	if (child == 0) {
 		pause();
 		_exit(0);
 	}
 	assert_true(child > 0);
-	assert_int_equal(sbx_proc_starttime(child, &start), 0);
-	assert_true(find(json_pack("{s:i, s:i}", "init_pid", (int)child, "supervisor_pid",
-				   (int)getpid()), &err) < 0);
-	assert_non_null(strstr(err.msg, "not the jail's init"));
-	assert_true(find(json_pack("{s:i, s:I}", "init_pid", (int)child, "init_start",
-				   (json_int_t)start + 1), &err) < 0);
-	assert_non_null(strstr(err.msg, "not the jail's init"));
+	rs = sbx_proc_starttime(child, &start);
+	r1 = find(json_pack("{s:i, s:i}", "init_pid", (int)child, "supervisor_pid", (int)getpid()),
+		  &e1);
+	r2 = find(json_pack("{s:i, s:I}", "init_pid", (int)child, "init_start",
+			    (json_int_t)start + 1), &e2);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	/* Gone: the pid names nothing (or something else) now. */
-	assert_true(find(json_pack("{s:i, s:I}", "init_pid", (int)child, "init_start",
-				   (json_int_t)start), &err) < 0);
+	r3 = find(json_pack("{s:i, s:I}", "init_pid", (int)child, "init_start", (json_int_t)start),
+		  &e3);
+	assert_int_equal(rs, 0);
+	assert_true(r1 < 0 && r2 < 0 && r3 < 0);
+	if (pidfds) {
+		assert_non_null(strstr(e1.msg, "not the jail's init"));
+		assert_non_null(strstr(e2.msg, "not the jail's init"));
+	}
 }
 
 int main(void)
