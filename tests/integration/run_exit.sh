@@ -119,14 +119,18 @@ for mode in root user; do
 	ok $? "$mode: SIGINT to a background sbx is forwarded to the command (exit $rc)"
 
 	# SIGKILL of sbx: the whole jail dies with it (parent-death signal, pid ns).
-	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c "sleep 30 & sleep 31; : die-$mode-$$" &
+	naps=$((300000 + $$))
+	as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c "sleep $naps & sleep $naps; : die-$mode-$$" &
 	pid=$!
 	sleep 0.5
 	sup=$(pgrep -o -f "die-$mode-$$")
 	kill -KILL "$sup"
 	{ wait $pid; } 2>/dev/null
-	sleep 0.3
-	! pgrep -f "die-$mode-$$" >/dev/null && ! pgrep -f "sleep 3[01]$" -U 100000,65534 >/dev/null
+	for i in $(seq 50); do
+		pgrep -f "die-$mode-$$|sleep $naps" >/dev/null || break
+		sleep 0.1
+	done
+	! pgrep -f "die-$mode-$$|sleep $naps" >/dev/null
 	ok $? "$mode: SIGKILL of sbx takes the whole jail with it"
 
 	# init holds nothing of the supervisor's: stdio and its sync socket only.
