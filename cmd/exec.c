@@ -28,27 +28,27 @@
 #include "seccomp.h"
 
 static const char usage[] =
-	"usage: sbx exec [options] SANDBOX [--] CMD [ARG...]\n"
-	"\n"
-	"Run CMD in a sandbox: in a running one, joining its namespaces and\n"
-	"cgroup as the same user, with no capabilities, no_new_privs and its\n"
-	"seccomp policy; in a kept, exited one, in a new jail over its writable\n"
-	"layer and resolved profile (for a postmortem).\n"
-	"\n"
-	"  -t, --tty                 allocate a pseudo-terminal\n"
-	"  -e, --env NAME[=VAL]      pass NAME from the caller, or set it\n"
-	"  -w, --workdir DIR         working directory inside (default: the sandbox's)\n"
-	"\n"
-	"SANDBOX is an id, a unique id prefix or a name.\n"
-	"Exit status: the command's own, 128+N if killed by signal N, 125 if sbx\n"
-	"failed, 126 not executable, 127 not found.\n";
+    "usage: sbx exec [options] SANDBOX [--] CMD [ARG...]\n"
+    "\n"
+    "Run CMD in a sandbox: in a running one, joining its namespaces and\n"
+    "cgroup as the same user, with no capabilities, no_new_privs and its\n"
+    "seccomp policy; in a kept, exited one, in a new jail over its writable\n"
+    "layer and resolved profile (for a postmortem).\n"
+    "\n"
+    "  -t, --tty                 allocate a pseudo-terminal\n"
+    "  -e, --env NAME[=VAL]      pass NAME from the caller, or set it\n"
+    "  -w, --workdir DIR         working directory inside (default: the sandbox's)\n"
+    "\n"
+    "SANDBOX is an id, a unique id prefix or a name.\n"
+    "Exit status: the command's own, 128+N if killed by signal N, 125 if sbx\n"
+    "failed, 126 not executable, 127 not found.\n";
 
 static const struct option long_opts[] = {
-	{ "tty", no_argument, NULL, 't' },
-	{ "env", required_argument, NULL, 'e' },
-	{ "workdir", required_argument, NULL, 'w' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+    {"tty", no_argument, NULL, 't'},
+    {"env", required_argument, NULL, 'e'},
+    {"workdir", required_argument, NULL, 'w'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 void exec_args_free(struct exec_args *a)
@@ -66,24 +66,37 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+te:w:h", long_opts, NULL)) != -1) {
 		switch (opt) {
-		case 't': a->tty = true; break;
-		case 'e': sbx_strv_push(&a->env, optarg); break;
-		case 'w': a->workdir = optarg; break;
-		case 'h': fputs(usage, stdout); return 1;
+		case 't':
+			a->tty = true;
+			break;
+		case 'e':
+			sbx_strv_push(&a->env, optarg);
+			break;
+		case 'w':
+			a->workdir = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
 		default:
 			return sbx_err_set(err, 0, "exec: %s '%s' (see 'sbx exec --help')",
 					   opt == ':' || (optopt && strchr("ew", optopt))
-						   ? "option needs a value" : "unknown option",
+					       ? "option needs a value"
+					       : "unknown option",
 					   argv[optind - 1] ? argv[optind - 1] : "?");
 		}
 	}
 	if (optind >= argc)
-		return sbx_err_set(err, 0, "exec: no sandbox given (usage: sbx exec [options] SANDBOX [--] CMD...)");
+		return sbx_err_set(
+		    err, 0,
+		    "exec: no sandbox given (usage: sbx exec [options] SANDBOX [--] CMD...)");
 	a->sandbox = argv[optind++];
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
 	if (optind >= argc)
-		return sbx_err_set(err, 0, "exec: no command given (usage: sbx exec [options] SANDBOX [--] CMD...)");
+		return sbx_err_set(
+		    err, 0,
+		    "exec: no command given (usage: sbx exec [options] SANDBOX [--] CMD...)");
 	if (a->workdir && a->workdir[0] != '/')
 		return sbx_err_set(err, 0, "exec: the working directory '%s' is not absolute",
 				   a->workdir);
@@ -96,7 +109,8 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 int exec_load_config(const json_t *rec, const struct exec_args *a, struct sbx_config *cfg,
 		     struct sbx_err *err)
 {
-	const char *ini = json_string_value(json_object_get(json_object_get(rec, "profile"), "ini"));
+	const char *ini =
+	    json_string_value(json_object_get(json_object_get(rec, "profile"), "ini"));
 	struct sbx_profile_vars vars;
 	int r;
 
@@ -116,11 +130,12 @@ int exec_load_config(const json_t *rec, const struct exec_args *a, struct sbx_co
 	return r;
 }
 
-void exec_build_env(const struct sbx_config *cfg, const json_t *rec,
-		    const struct sbx_jail_ids *ids, bool tty, bool proxy, struct sbx_strv *env)
+void exec_build_env(const struct sbx_config *cfg, const json_t *rec, const struct sbx_jail_ids *ids,
+		    bool tty, bool proxy, struct sbx_strv *env)
 {
-	const char *spec = json_string_value(json_object_get(json_object_get(rec, "rootfs"), "spec"));
-	struct sbx_strv extra = { 0 };
+	const char *spec =
+	    json_string_value(json_object_get(json_object_get(rec, "rootfs"), "spec"));
+	struct sbx_strv extra = {0};
 
 	if (proxy)
 		sbx_proxy_env(SBX_PROXY_DEFAULT_PORT, &extra);
@@ -186,7 +201,8 @@ static int stdin_guard(struct exec_ctx *x, struct sbx_err *err)
 	if (fstat(STDIN_FILENO, &st) < 0)
 		return 0;
 	if (S_ISDIR(st.st_mode))
-		return sbx_err_set(err, 0, "standard input is a directory: not handing it to the jail");
+		return sbx_err_set(err, 0,
+				   "standard input is a directory: not handing it to the jail");
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
 		return 0;
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -229,8 +245,8 @@ static void stdio_open(void)
 
 static int supervise(struct sbx_jail *j, int out_r, int err_r, struct sbx_err *err)
 {
-	struct sbx_jail_io io = { .out_r = out_r, .err_r = err_r, .log_fd = -1,
-				  .time_ms = SBX_UNSET };
+	struct sbx_jail_io io = {
+	    .out_r = out_r, .err_r = err_r, .log_fd = -1, .time_ms = SBX_UNSET};
 	struct sbx_jail_result res;
 	int r = sbx_jail_supervise(j, &io, &res, err);
 
@@ -254,10 +270,14 @@ int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], struct sbx_
 static int enter_running(struct exec_ctx *x, struct sbx_err *err)
 {
 	const json_t *rec = x->sb.record;
-	struct sbx_enter_opts o = { .cfg = &x->cfg, .target = &x->target, .cg = &x->cg,
-				    .argv = x->args.argv, .tty = x->args.tty, .out_fd = -1,
-				    .err_fd = -1 };
-	int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	struct sbx_enter_opts o = {.cfg = &x->cfg,
+				   .target = &x->target,
+				   .cg = &x->cg,
+				   .argv = x->args.argv,
+				   .tty = x->args.tty,
+				   .out_fd = -1,
+				   .err_fd = -1};
+	int out[2] = {-1, -1}, errp[2] = {-1, -1};
 	int r;
 
 	r = sbx_enter_find_init(rec, x->sb.dirfd, &x->cfg, &x->target, err);
@@ -279,8 +299,10 @@ static int enter_running(struct exec_ctx *x, struct sbx_err *err)
 	if (r == 0)
 		r = sbx_enter_start(&x->jail, &o, err);
 	if (r < 0) {
-		sbx_closep(&out[0]); sbx_closep(&out[1]);
-		sbx_closep(&errp[0]); sbx_closep(&errp[1]);
+		sbx_closep(&out[0]);
+		sbx_closep(&out[1]);
+		sbx_closep(&errp[0]);
+		sbx_closep(&errp[1]);
 		return r;
 	}
 	x->mode = "running";
@@ -351,7 +373,8 @@ static int exec_dispatch(struct exec_ctx *x, struct sbx_err *err)
 	if (!strcmp(state, "lost"))
 		return sbx_err_set(err, 0,
 				   "sandbox '%s' is lost (its supervisor died): nothing to enter; "
-				   "'sbx destroy --stale' removes it", x->sb.id);
+				   "'sbx destroy --stale' removes it",
+				   x->sb.id);
 	if (!strcmp(state, "unknown"))
 		return sbx_err_set(err, 0, "sandbox '%s' is in an unknown state", x->sb.id);
 	r = exec_load_config(x->sb.record, &x->args, &x->cfg, err);
@@ -394,7 +417,7 @@ static void ctx_free(struct exec_ctx *x)
 int cmd_exec(int argc, char **argv)
 {
 	struct exec_ctx x;
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	int r;
 
 	ctx_init(&x);

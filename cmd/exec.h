@@ -15,10 +15,10 @@
 
 struct exec_args {
 	bool tty;
-	struct sbx_strv env;	/* -e NAME[=VAL], in order */
-	const char *workdir;	/* -w */
-	const char *sandbox;	/* id, prefix or name */
-	char **argv;		/* the command (NULL-terminated) */
+	struct sbx_strv env; /* -e NAME[=VAL], in order */
+	const char *workdir; /* -w */
+	const char *sandbox; /* id, prefix or name */
+	char **argv;	     /* the command (NULL-terminated) */
 };
 
 /* Parse `sbx exec` options (no side effects; unit-testable).  0, or
@@ -35,8 +35,8 @@ struct exec_ctx {
 	struct sbx_cgroup cg;
 	struct sbx_jail jail;
 	struct sbx_strv env;
-	const char *mode;	/* "running", "new jail" (for the log event) */
-	pid_t stdin_pump;	/* copies a host file on stdin into a pipe, or 0 */
+	const char *mode; /* "running", "new jail" (for the log event) */
+	pid_t stdin_pump; /* copies a host file on stdin into a pipe, or 0 */
 };
 
 /* The sandbox's resolved profile from its record, plus -e; the seccomp
@@ -44,8 +44,8 @@ struct exec_ctx {
 int exec_load_config(const json_t *rec, const struct exec_args *a, struct sbx_config *cfg,
 		     struct sbx_err *err);
 /* The environment the sandbox's command got (without secret values). */
-void exec_build_env(const struct sbx_config *cfg, const json_t *rec,
-		    const struct sbx_jail_ids *ids, bool tty, bool proxy, struct sbx_strv *env);
+void exec_build_env(const struct sbx_config *cfg, const json_t *rec, const struct sbx_jail_ids *ids,
+		    bool tty, bool proxy, struct sbx_strv *env);
 void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg, const json_t *rec,
 		  const char **workdir, const char **host_cwd);
 int exec_pipes(bool tty, int out[2], int errp[2], struct sbx_err *err);

@@ -22,15 +22,18 @@ static int check_layer(struct exec_ctx *x, struct sbx_err *err)
 	struct stat st;
 
 	if (!json_is_true(json_object_get(rec, "kept")))
-		return sbx_err_set(err, 0, "sandbox '%s' has exited and was not kept: "
-				   "nothing to enter", x->sb.id);
+		return sbx_err_set(err, 0,
+				   "sandbox '%s' has exited and was not kept: "
+				   "nothing to enter",
+				   x->sb.id);
 	if (!layer || strcmp(layer, "private") != 0)
-		return sbx_err_set(err, 0, "sandbox '%s' has exited and kept no writable "
-				   "layer: nothing to enter", x->sb.id);
+		return sbx_err_set(err, 0,
+				   "sandbox '%s' has exited and kept no writable "
+				   "layer: nothing to enter",
+				   x->sb.id);
 	if (fstatat(x->sb.dirfd, "upper", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
 	    fstatat(x->sb.dirfd, "work", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-		return sbx_err_set(err, 0, "the writable layer of sandbox '%s' is gone",
-				   x->sb.id);
+		return sbx_err_set(err, 0, "the writable layer of sandbox '%s' is gone", x->sb.id);
 	return 0;
 }
 
@@ -40,8 +43,10 @@ static int lock_it(struct exec_ctx *x, struct sbx_err *err)
 	int r = sbx_sandbox_lock(&x->sb, false, err);
 
 	if (r == -EWOULDBLOCK || r == -EAGAIN)
-		return sbx_err_set(err, 0, "sandbox '%s' is in use (another command holds "
-				   "its lock)", x->sb.id);
+		return sbx_err_set(err, 0,
+				   "sandbox '%s' is in use (another command holds "
+				   "its lock)",
+				   x->sb.id);
 	if (r < 0)
 		return r;
 	/* Destroyed between finding and locking it? */
@@ -60,11 +65,15 @@ static int rootfs_dir(struct exec_ctx *x, const char **dir, struct sbx_err *err)
 		return 0;
 	*dir = lc_str(x->sb.record, "rootfs.dir");
 	if (!*dir || (*dir)[0] != '/')
-		return sbx_err_set(err, 0, "the record of sandbox '%s' names no image "
-				   "directory", x->sb.id);
+		return sbx_err_set(err, 0,
+				   "the record of sandbox '%s' names no image "
+				   "directory",
+				   x->sb.id);
 	if (stat(*dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		return sbx_err_set(err, 0, "the image of sandbox '%s' ('%s') is gone from "
-				   "the cache", x->sb.id, *dir);
+		return sbx_err_set(err, 0,
+				   "the image of sandbox '%s' ('%s') is gone from "
+				   "the cache",
+				   x->sb.id, *dir);
 	return 0;
 }
 
@@ -80,8 +89,8 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 		r = rootfs_dir(x, &o->rootfs_dir, err);
 	if (r == 0)
 		r = sbx_enter_ids(cfg, x->sb.record, -1, &o->ids, err);
-	if (r == 0 && (cfg->memory != SBX_UNSET || cfg->pids != SBX_UNSET ||
-		       cfg->cpus_milli != SBX_UNSET))
+	if (r == 0 &&
+	    (cfg->memory != SBX_UNSET || cfg->pids != SBX_UNSET || cfg->cpus_milli != SBX_UNSET))
 		r = sbx_cgroup_create(&x->cg, x->sb.id, cfg, err);
 	if (r < 0)
 		return r;
@@ -95,11 +104,16 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 
 int exec_kept(struct exec_ctx *x, struct sbx_err *err)
 {
-	struct sbx_jail_opts o = { .cfg = &x->cfg, .id = x->sb.id, .sandbox_dir = x->sb.dir,
-				   .argv = x->args.argv, .cg = &x->cg, .out_fd = -1,
-				   .err_fd = -1, .tty = x->args.tty };
-	int out[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	struct sbx_err e2 = { 0 };
+	struct sbx_jail_opts o = {.cfg = &x->cfg,
+				  .id = x->sb.id,
+				  .sandbox_dir = x->sb.dir,
+				  .argv = x->args.argv,
+				  .cg = &x->cg,
+				  .out_fd = -1,
+				  .err_fd = -1,
+				  .tty = x->args.tty};
+	int out[2] = {-1, -1}, errp[2] = {-1, -1};
+	struct sbx_err e2 = {0};
 	int r;
 
 	r = prepare(x, &o, err);
@@ -110,8 +124,10 @@ int exec_kept(struct exec_ctx *x, struct sbx_err *err)
 	if (r == 0)
 		r = sbx_jail_start(&x->jail, &o, err);
 	if (r < 0) {
-		sbx_closep(&out[0]); sbx_closep(&out[1]);
-		sbx_closep(&errp[0]); sbx_closep(&errp[1]);
+		sbx_closep(&out[0]);
+		sbx_closep(&out[1]);
+		sbx_closep(&errp[0]);
+		sbx_closep(&errp[1]);
 	} else {
 		x->mode = "new jail";
 		r = exec_run_supervised(&x->jail, out, errp, err);

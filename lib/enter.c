@@ -195,21 +195,21 @@ int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init
 
 /* pidfs ioctls (linux/pidfd.h, 6.11) and nsfs ones (linux/nsfs.h, 6.10)
  * the build's kernel headers may not have yet. */
-#define SBX_PIDFS_IOCTL 0xFF
-#define SBX_PIDFD_GET_NS(n) _IO(SBX_PIDFS_IOCTL, (n))
-#define SBX_NSIO 0xb7
-#define SBX_NS_GET_USERNS _IO(SBX_NSIO, 0x1)
+#define SBX_PIDFS_IOCTL		   0xFF
+#define SBX_PIDFD_GET_NS(n)	   _IO(SBX_PIDFS_IOCTL, (n))
+#define SBX_NSIO		   0xb7
+#define SBX_NS_GET_USERNS	   _IO(SBX_NSIO, 0x1)
 #define SBX_NS_GET_TGID_FROM_PIDNS _IOR(SBX_NSIO, 0x7, int)
 
 /* In the order they are joined: the user namespace first. */
 static const struct {
 	int flag;
-	int pidfs_nr;	/* PIDFD_GET_<NS>_NAMESPACE */
+	int pidfs_nr; /* PIDFD_GET_<NS>_NAMESPACE */
 	const char *name;
 } ns_kinds[SBX_ENTER_NNS] = {
-	{ CLONE_NEWUSER, 9, "user" },	{ CLONE_NEWNS, 3, "mnt" },  { CLONE_NEWPID, 5, "pid" },
-	{ CLONE_NEWIPC, 2, "ipc" },	{ CLONE_NEWUTS, 10, "uts" }, { CLONE_NEWNET, 4, "net" },
-	{ CLONE_NEWCGROUP, 1, "cgroup" },
+    {CLONE_NEWUSER, 9, "user"},	    {CLONE_NEWNS, 3, "mnt"},   {CLONE_NEWPID, 5, "pid"},
+    {CLONE_NEWIPC, 2, "ipc"},	    {CLONE_NEWUTS, 10, "uts"}, {CLONE_NEWNET, 4, "net"},
+    {CLONE_NEWCGROUP, 1, "cgroup"},
 };
 enum { NS_USER = 0, NS_PID = 2, NS_NET = 5 };
 
@@ -284,7 +284,7 @@ static int ns_fds_via_child(struct sbx_enter_target *t, const struct sbx_config 
 	f = fopen(path, "re");
 	while (f && fscanf(f, "%ld", &child) == 1) {
 		_cleanup_close_ int cfd = (int)syscall(SYS_pidfd_open, (pid_t)child, 0);
-		int fds[SBX_ENTER_NNS] = { -1, -1, -1, -1, -1, -1, -1 };
+		int fds[SBX_ENTER_NNS] = {-1, -1, -1, -1, -1, -1, -1};
 
 		if (cfd < 0 || ns_fds_of(cfd, cfg, fds) < 0 || !ns_verified(fds, t->init_pid)) {
 			close_all(fds);
@@ -306,10 +306,12 @@ static int open_namespaces(struct sbx_enter_target *t, const struct sbx_config *
 
 	if (r == 0)
 		return ns_verified(t->nsfd, t->init_pid)
-			       ? 0 : sbx_err_set(err, 0, "the jail's namespaces do not match its init");
+			   ? 0
+			   : sbx_err_set(err, 0, "the jail's namespaces do not match its init");
 	close_all(t->nsfd);
 	if (r == -ENOTTY || r == -EINVAL)
-		return sbx_err_set(err, -r, "entering a jail needs Linux 6.11 or later "
+		return sbx_err_set(err, -r,
+				   "entering a jail needs Linux 6.11 or later "
 				   "(PIDFD_GET_*_NAMESPACE)");
 	if (r != -EACCES && r != -EPERM)
 		return sbx_err_set(err, -r, "cannot open the namespaces of the jail's init");
@@ -390,7 +392,7 @@ static void rearm_pdeathsig(pid_t parent)
 /* Until execve nothing of this process may be inspected by the jail. */
 static void not_dumpable(int sock)
 {
-	struct sbx_err e = { 0 };
+	struct sbx_err e = {0};
 
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0) {
 		sbx_err_set(&e, errno, "cannot make the entering process non-dumpable");
@@ -437,8 +439,7 @@ static int become_ids(const struct sbx_jail_ids *ids, struct sbx_err *err)
 	return r;
 }
 
-static int join(const struct sbx_enter_opts *o, int fds[H_N], pid_t parent,
-		struct sbx_err *err)
+static int join(const struct sbx_enter_opts *o, int fds[H_N], pid_t parent, struct sbx_err *err)
 {
 	int r;
 
@@ -468,14 +469,22 @@ static int join(const struct sbx_enter_opts *o, int fds[H_N], pid_t parent,
 	return 0;
 }
 
-static void __attribute__((noreturn)) run_command(const struct sbx_enter_opts *o,
-						  const int fds[H_N])
+static void __attribute__((noreturn))
+run_command(const struct sbx_enter_opts *o, const int fds[H_N])
 {
 	struct sbx_jail_cmd c = {
-		.cfg = o->cfg, .ids = &o->target->ids, .cg = o->cg, .argv = o->argv,
-		.envp = o->envp, .workdir = o->workdir, .host_cwd = o->host_cwd,
-		.out_fd = fds[H_OUT], .err_fd = fds[H_ERR], .tty = o->tty, .ws = o->ws,
-		.report_fd = fds[H_SOCK],
+	    .cfg = o->cfg,
+	    .ids = &o->target->ids,
+	    .cg = o->cg,
+	    .argv = o->argv,
+	    .envp = o->envp,
+	    .workdir = o->workdir,
+	    .host_cwd = o->host_cwd,
+	    .out_fd = fds[H_OUT],
+	    .err_fd = fds[H_ERR],
+	    .tty = o->tty,
+	    .ws = o->ws,
+	    .report_fd = fds[H_SOCK],
 	};
 
 	sbx_jail_exec_command(&c);
@@ -484,7 +493,7 @@ static void __attribute__((noreturn)) run_command(const struct sbx_enter_opts *o
 /* Forward signals to the command, reap it, report its status, exit. */
 static void __attribute__((noreturn)) wait_command(int sock, pid_t cmd)
 {
-	struct sbx_jail_msg m = { .type = SBX_MSG_STATUS };
+	struct sbx_jail_msg m = {.type = SBX_MSG_STATUS};
 	sigset_t set;
 
 	sigemptyset(&set);
@@ -507,11 +516,11 @@ static void __attribute__((noreturn)) wait_command(int sock, pid_t cmd)
 	}
 }
 
-static void __attribute__((noreturn)) helper_main(const struct sbx_enter_opts *o, int sock,
-						  pid_t parent)
+static void __attribute__((noreturn))
+helper_main(const struct sbx_enter_opts *o, int sock, pid_t parent)
 {
-	int fds[H_N] = { sock, o->out_fd, o->err_fd };
-	struct sbx_err err = { 0 };
+	int fds[H_N] = {sock, o->out_fd, o->err_fd};
+	struct sbx_err err = {0};
 	sigset_t set;
 	pid_t cmd;
 
@@ -567,9 +576,10 @@ static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 		case SBX_MSG_EXEC:
 			j->exec_ok = true;
 			j->cmd_pid = m.value;
-			j->t_seccomp = m.ts[SBX_TS_SECCOMP1] > m.ts[SBX_TS_SECCOMP0]
-					       ? (double)(m.ts[SBX_TS_SECCOMP1] - m.ts[SBX_TS_SECCOMP0]) / 1e6
-					       : 0.0;
+			j->t_seccomp =
+			    m.ts[SBX_TS_SECCOMP1] > m.ts[SBX_TS_SECCOMP0]
+				? (double)(m.ts[SBX_TS_SECCOMP1] - m.ts[SBX_TS_SECCOMP0]) / 1e6
+				: 0.0;
 			return 0;
 		default:
 			break;

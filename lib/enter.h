@@ -56,11 +56,11 @@
 
 /* The running jail, as the record describes it and the kernel confirms it. */
 struct sbx_enter_target {
-	pid_t init_pid;		/* host pid of the jail's init */
-	int pidfd;		/* of that init, verified (O_CLOEXEC) */
-	int nsfd[SBX_ENTER_NNS];	/* user, mnt, pid, ipc, uts, net, cgroup; -1: keep ours */
-	bool via_child;		/* the fds came from a (verified) child of init */
-	struct sbx_jail_ids ids;	/* the sandbox command's ids */
+	pid_t init_pid;		 /* host pid of the jail's init */
+	int pidfd;		 /* of that init, verified (O_CLOEXEC) */
+	int nsfd[SBX_ENTER_NNS]; /* user, mnt, pid, ipc, uts, net, cgroup; -1: keep ours */
+	bool via_child;		 /* the fds came from a (verified) child of init */
+	struct sbx_jail_ids ids; /* the sandbox command's ids */
 };
 
 void sbx_enter_target_init(struct sbx_enter_target *t);
@@ -92,14 +92,14 @@ int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init
 		  struct sbx_jail_ids *ids, struct sbx_err *err);
 
 struct sbx_enter_opts {
-	const struct sbx_config *cfg;	/* the sandbox's resolved profile */
+	const struct sbx_config *cfg; /* the sandbox's resolved profile */
 	const struct sbx_enter_target *target;
-	struct sbx_cgroup *cg;		/* the sandbox's cgroup (version 0: none) */
+	struct sbx_cgroup *cg; /* the sandbox's cgroup (version 0: none) */
 	char *const *argv;
 	char *const *envp;
-	const char *workdir;		/* inside; NULL: try host_cwd, then / */
-	const char *host_cwd;		/* the sandbox's recorded workdir */
-	int out_fd, err_fd;		/* write ends for stdout/stderr, -1: inherit */
+	const char *workdir;  /* inside; NULL: try host_cwd, then / */
+	const char *host_cwd; /* the sandbox's recorded workdir */
+	int out_fd, err_fd;   /* write ends for stdout/stderr, -1: inherit */
 	bool tty;
 	struct winsize ws;
 };

@@ -159,7 +159,7 @@ static void traced(int pid, const char *how, const char *comm)
 static void try_ptrace(int pid, const char *comm)
 {
 	char buf[16];
-	struct iovec l = { buf, sizeof(buf) }, r = { (void *)0x400000, sizeof(buf) };
+	struct iovec l = {buf, sizeof(buf)}, r = {(void *)0x400000, sizeof(buf)};
 
 	if (ptrace(PTRACE_ATTACH, pid, 0, 0) == 0) {
 		traced(pid, "ptrace-attach", comm);

@@ -191,9 +191,13 @@ PY
 	LIM=$(as_mode $mode "$SBX" ps | awk -v n="lim-$mode" '$2 == n {print $1}')
 	cgv=$(record $mode "$LIM" 'r["cgroup"]["version"]')
 	if [ "$cgv" != 0 ]; then
-		as_mode $mode "$SBX" exec "lim-$mode" sleep 4.5 >/dev/null 2>&1 &
-		sleep 1
-		hp=$(pgrep -xf 'sleep 4.5' | head -1)
+		as_mode $mode "$SBX" exec "lim-$mode" sleep 6.$$ >/dev/null 2>&1 &
+		hp=""
+		for _ in $(seq 50); do
+			hp=$(pgrep -xf "sleep 6.$$" | head -1)
+			[ -n "$hp" ] && break
+			sleep 0.1
+		done
 		inall=yes
 		for d in $(record $mode "$LIM" '" ".join(r["cgroup"]["paths"])'); do
 			procs=$(cat "$d/cgroup.procs" "$d"/*/cgroup.procs 2>/dev/null)
@@ -201,7 +205,7 @@ PY
 		done
 		capture as_mode $mode "$SBX" exec "lim-$mode" cat /proc/self/cgroup
 		[ -n "$hp" ] && [ "$inall" = yes ] && ! printf '%s\n' "$out" | grep -qv ':/$'
-		ok $? "$mode: the exec'd process is in the sandbox's cgroup v$cgv, at its cgroup namespace's root ($inall; $(echo $out))"
+		ok $? "$mode: the exec'd process ($hp) is in the sandbox's cgroup v$cgv, at its cgroup namespace's root ($inall; $(echo $out))"
 		wait $!
 	else
 		diag "$mode: sandbox without a cgroup (none usable for this user): the cgroup join is covered as root"

@@ -31,15 +31,15 @@ static void cfg_user(struct sbx_config *c, uid_t uid, gid_t gid)
 
 static json_t *record_user(json_int_t uid, json_int_t host_uid)
 {
-	return json_pack("{s:{s:{s:I, s:I, s:I, s:I}}}", "policy", "user", "uid", uid, "gid",
-			 uid, "host_uid", host_uid, "host_gid", host_uid);
+	return json_pack("{s:{s:{s:I, s:I, s:I, s:I}}}", "policy", "user", "uid", uid, "gid", uid,
+			 "host_uid", host_uid, "host_gid", host_uid);
 }
 
 static void test_ids_follow_the_profile(void **state)
 {
 	struct sbx_config c;
 	struct sbx_jail_ids ids;
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	json_t *rec = json_object();
 
 	cfg_user(&c, 5, 6);
@@ -55,7 +55,7 @@ static void test_ids_checked_against_the_record(void **state)
 {
 	struct sbx_config c;
 	struct sbx_jail_ids ids;
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	json_int_t host = geteuid() == 0 ? SBX_JAIL_HOST_BASE + 5 : (json_int_t)geteuid();
 	json_t *good = record_user(5, host);
 	json_t *other_uid = record_user(7, host);
@@ -90,7 +90,7 @@ static int find(json_t *rec, struct sbx_err *err)
 
 static void test_no_init_pid(void **state)
 {
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 
 	assert_true(find(json_pack("{s:s}", "state", "running"), &err) < 0);
 	assert_non_null(strstr(err.msg, "no jail init"));
@@ -103,7 +103,7 @@ static void test_no_init_pid(void **state)
  * does not know pidfd_open, the refusal comes earlier: any error will do.) */
 static void test_other_process_refused(void **state)
 {
-	struct sbx_err e1 = { 0 }, e2 = { 0 }, e3 = { 0 };
+	struct sbx_err e1 = {0}, e2 = {0}, e3 = {0};
 	pid_t child = fork();
 	uint64_t start = 0;
 	int r1, r2, r3, rs;
@@ -117,8 +117,9 @@ static void test_other_process_refused(void **state)
 	rs = sbx_proc_starttime(child, &start);
 	r1 = find(json_pack("{s:i, s:i}", "init_pid", (int)child, "supervisor_pid", (int)getpid()),
 		  &e1);
-	r2 = find(json_pack("{s:i, s:I}", "init_pid", (int)child, "init_start",
-			    (json_int_t)start + 1), &e2);
+	r2 = find(
+	    json_pack("{s:i, s:I}", "init_pid", (int)child, "init_start", (json_int_t)start + 1),
+	    &e2);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	/* Gone: the pid names nothing (or something else) now. */
@@ -135,10 +136,10 @@ static void test_other_process_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ids_follow_the_profile),
-		cmocka_unit_test(test_ids_checked_against_the_record),
-		cmocka_unit_test(test_no_init_pid),
-		cmocka_unit_test(test_other_process_refused),
+	    cmocka_unit_test(test_ids_follow_the_profile),
+	    cmocka_unit_test(test_ids_checked_against_the_record),
+	    cmocka_unit_test(test_no_init_pid),
+	    cmocka_unit_test(test_other_process_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
