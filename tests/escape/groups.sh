@@ -1,0 +1,659 @@
+#!/bin/bash
+# tests/escape/groups.sh - the attack groups of the escape battery, sourced
+# by tests/escape/run.sh (which sets up the scratch directory, the images,
+# the host sentinels and listeners, and the helpers used here: jailrun,
+# as_mode, jail, verdict, hostfail, expect, sig_hv, check_mounts ...).
+#
+# Each grp_NAME runs with $MODE (root | user) and $RES (its result file)
+# set, and writes "contained MODE:CLASS/NAME (detail)" or "ESCAPED
+# MODE:CLASS/NAME: what" lines.  See README.md for what each attack does.
+# shellcheck disable=SC2154,SC2034  # variables shared with run.sh
+
+# Filesystem: ro binds, remounts, umounts, the old root, handles, mknod,
+# device nodes, /proc and /sys.
+grp_fs() {
+	jailrun --rootfs "$IMG" --ro-bind "$HV/ro:/ro" -- /bin/sh -c "
+		/x/fs_attack ro-write ro-bind-write /ro/sentinel
+		/x/fs_attack remount ro-bind-remount /ro /ro/sentinel
+		if mount -o remount,rw /ro 2>/dev/null || mount -o remount,bind,rw /ro 2>/dev/null ||
+			echo pwned 2>/dev/null >>/ro/sentinel; then
+			echo 'ESCAPED fs/ro-bind-remount-shell: busybox mount -o remount,rw /ro or the write worked'
+		else echo 'contained fs/ro-bind-remount-shell (mount -o remount,rw refused)'; fi
+		/x/fs_attack setattr ro-bind-mount-setattr /ro /ro/sentinel
+		/x/fs_attack umount umount-ro-bind /ro
+		/x/fs_attack umount umount-proc-mask /proc/kcore
+		/x/fs_attack umount umount-proc-sys /proc/sys
+		/x/fs_attack oldroot old-root $HV/magic $MAGIC
+		/x/fs_attack handle open-by-handle $MAGIC
+		/x/fs_attack mknod mknod
+		/x/fs_attack procsys"
+	jail "$out"
+	[ "$(cat "$HV/ro/sentinel")" = ro-sentinel ] && [ "$(ls -A "$HV/ro")" = sentinel ] ||
+		hostfail fs/ro-bind-write "$HV/ro changed: $(ls -A "$HV/ro" | tr '\n' ' ')"
+	[ "$(cat /proc/sys/kernel/hostname)" = "$HOSTNAME0" ] || hostfail fs/proc-sys-hostname "hostname is now $(cat /proc/sys/kernel/hostname)"
+	[ "$(cat /proc/sys/vm/swappiness)" = "$SWAP0" ] || hostfail fs/proc-sys-vm-swappiness "vm.swappiness changed"
+	[ "$(cat /proc/sys/kernel/core_pattern)" = "$CORE0" ] || hostfail fs/proc-sys-core-pattern "core_pattern is now $(cat /proc/sys/kernel/core_pattern)"
+	[ "$(cat /proc/sys/kernel/modprobe 2>/dev/null)" = "$MODPROBE0" ] || hostfail fs/proc-sys-modprobe "modprobe changed"
+	[ "$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)" = "$THP0" ] || hostfail fs/sys-write "THP setting changed"
+	[ ! -e /proc/sys/fs/binfmt_misc/pwn ] || hostfail fs/binfmt-misc-register "binfmt 'pwn' registered"
+	check_mounts fs/umount-ro-bind
+	expect fs/ro-bind-write fs/ro-bind-remount fs/ro-bind-remount-shell fs/ro-bind-mount-setattr \
+		fs/umount-ro-bind fs/umount-proc-mask fs/umount-proc-sys fs/old-root fs/open-by-handle \
+		fs/mknod fs/proc-kcore fs/proc-kallsyms fs/proc-sysrq-trigger fs/proc-sys-hostname \
+		fs/proc-sys-vm-swappiness fs/proc-sys-core-pattern fs/proc-sys-modprobe \
+		fs/binfmt-misc-register fs/sys-write fs/proc-pid1-mem fs/proc-pid1-environ fs/proc-keys \
+		fs/kmsg-read
+}
+
+# The host root as rootfs (the default profile): read-only, masks hold.
+grp_fshost() {
+	printf '[sandbox]\nextends = default\nrootfs = host\n[filesystem]\nmask = %s\n' "$HV/secret" \
+		>"$BASE/mask-$MODE.ini"
+	chmod 0644 "$BASE/mask-$MODE.ini"
+	jailrun -p "$BASE/mask-$MODE.ini" -- /bin/sh -c "
+		$ESC/fs_attack umount umount-mask $HV/secret $HV/secret/key $MAGIC
+		$ESC/fs_attack ro-write host-root-write $HV/rootw/sentinel
+		$ESC/fs_attack remount host-root-remount / $HV/rootw/sentinel
+		$ESC/fs_attack setattr host-root-mount-setattr / $HV/rootw/sentinel
+		if cat $HV/secret/key 2>/dev/null | grep -q $MAGIC; then echo 'ESCAPED fs/mask-read: the masked file is readable';
+		else echo 'contained fs/mask-read (masked file not readable)'; fi
+		if head -c 1 /etc/shadow 2>/dev/null | grep -q .; then echo 'ESCAPED fs/host-shadow-read: /etc/shadow is readable';
+		else echo 'contained fs/host-shadow-read (/etc/shadow not readable)'; fi"
+	jail "$out"
+	[ "$(cat "$HV/rootw/sentinel")" = rootw-sentinel ] && [ "$(ls -A "$HV/rootw")" = sentinel ] ||
+		hostfail fs/host-root-write "$HV/rootw changed"
+	check_mounts fs/umount-mask
+	expect fs/umount-mask fs/host-root-write fs/host-root-remount fs/host-root-mount-setattr fs/mask-read \
+		fs/host-shadow-read
+
+	# Copy-on-write views (the working directory of the default profile, an
+	# --overlay) never write the host directory; a file made setuid root
+	# through a read-write bind is never setuid root on the host.
+	local wd=$BASE/wd-$MODE ovl=$BASE/ovl-$MODE rwb=$BASE/rwb-$MODE
+	mkdir -p "$ovl" "$rwb" && echo ovl-sentinel >"$ovl/s" && echo wd-sentinel >"$wd/s"
+	chmod 0777 "$ovl" "$rwb" && chmod 0666 "$ovl/s" "$wd/s"
+	jailrun -- /bin/sh -c 'echo pwned >> s; rm -f s; echo pwned > new; mkdir newdir; true'
+	[ "$(cat "$wd/s" 2>/dev/null)" = wd-sentinel ] && [ "$(ls -A "$wd")" = s ]
+	verdict fs/cwd-overlay-write $? "the host working directory holds: $(ls -A "$wd" | tr '\n' ' ')"
+	jailrun --rootfs "$IMG" --overlay "$ovl:/mnt/t" --bind "$rwb:/ro" -- /bin/sh -c '
+		echo pwned >> /mnt/t/s; rm -f /mnt/t/s; echo pwned > /mnt/t/new
+		cp /x/caps_attack /ro/suid; chown 0:0 /ro/suid; chmod 6755 /ro/suid
+		mknod /ro/mem c 1 1 2>/dev/null; true'
+	[ "$(cat "$ovl/s" 2>/dev/null)" = ovl-sentinel ] && [ "$(ls -A "$ovl")" = s ]
+	verdict fs/overlay-write $? "the host directory holds: $(ls -A "$ovl" | tr '\n' ' ')"
+	local bad=
+	if [ -e "$rwb/suid" ]; then
+		[ "$(stat -c %u "$rwb/suid")" -ne 0 ] || bad="owned by host root"
+		[ "$(stat -c %u "$rwb/suid")" -ne 0 ] || [ $((0$(stat -c %a "$rwb/suid") & 06000)) -eq 0 ] ||
+			bad="setuid root on the host"
+	fi
+	[ ! -c "$rwb/mem" ] || bad="$bad a device node made on the host"
+	[ -z "$bad" ]
+	verdict fs/rw-bind-setuid-root $? "${bad:-$(stat -c '%n: uid %u mode %a' "$rwb/suid" 2>/dev/null | sed "s|$BASE/||")}"
+}
+
+# Capabilities, setuid and file-capability binaries (image, rootfs dir,
+# host), user namespaces.
+grp_caps() {
+	jailrun --rootfs "$IMG" -- /x/caps_attack caps
+	jail "$out"
+	expect caps/five-sets-zero caps/capset-raise caps/ambient-and-no-new-privs caps/unshare-newuser \
+		caps/unshare-namespaces
+	jailrun --rootfs "$IMG" -u 1000:1000 -- /x/caps_attack caps
+	jail "$out" -uid1000
+	expect caps/five-sets-zero-uid1000 caps/setuid-root-uid1000 caps/unshare-newuser-uid1000
+	# A rootfs directory keeps setuid bits, file capabilities and device
+	# nodes: nosuid/nodev and no_new_privs must still hold.
+	local u
+	for u in "" 1000:1000; do
+		jailrun --rootfs "$RDIR" ${u:+-u "$u"} -- /bin/sh -c "
+			/x/caps_attack exec setuid-dir-rootfs /x/suid
+			/x/caps_attack exec filecap-dir-rootfs /x/fcap
+			/x/fs_attack devopen dir-rootfs-device-node /evil/mem /evil/sda"
+		jail "$out" "${u:+-uid1000}"
+		expect "caps/setuid-dir-rootfs${u:+-uid1000}" "caps/filecap-dir-rootfs${u:+-uid1000}" \
+			"fs/dir-rootfs-device-node${u:+-uid1000}"
+		jailrun ${u:+-u "$u"} -- /bin/sh -c "
+			$ESC/caps_attack exec setuid-host $HV/bin/suid
+			$ESC/caps_attack exec filecap-host $HV/bin/fcap"
+		jail "$out" "${u:+-uid1000}"
+		expect "caps/setuid-host${u:+-uid1000}" "caps/filecap-host${u:+-uid1000}"
+	done
+}
+
+# Hostile tarballs end to end: refused (125, a clear error) or run with the
+# class contained, and the host unchanged.
+tar_case() { # tar_case NAME TARBALL [RUN ARGS...] -- JAIL SCRIPT
+	local name=$1 tb=$2 before
+	shift 2
+	before=$(sig_hv)
+	jailrun --rootfs "$tb" "$@"
+	jail "$out"
+	case $rc in
+	0 | 125) ;;
+	*) hostfail "tar/$name" "sbx run exited $rc: ${err:0:200}" ;;
+	esac
+	[ "$rc" -ne 125 ] || printf '%s' "$err" | grep -q '^sbx: ' || hostfail "tar/$name" "exit 125 without an sbx: error"
+	[ "$(sig_hv)" = "$before" ] || hostfail "tar/$name" "$HV changed: $(diff <(echo "$before") <(sig_hv) | head -3 | tr '\n' ' ')"
+	[ -z "$(find "$BASE" -path "$BASE/hv" -prune -o \( -name 'escaped-*' -o -name 'tar-dotdot*' -o -name 'tar-abs*' \) -print 2>/dev/null | grep -v "$BASE/img/")" ] ||
+		hostfail "tar/$name" "an entry landed outside the image"
+	check_mounts "tar/$name"
+	verdict "tar/$name" 0 "rc=$rc${err:+: $(why)}"
+}
+grp_tar() {
+	local I=$BASE/img u=
+	[ "$MODE" = root ] && u="-u 1000:1000"
+	tar_case dotdot "$I/tar-dotdot.tar" -- /bin/sh -c 'ls / >/dev/null'
+	tar_case absolute "$I/tar-abs.tar" -- /bin/true
+	tar_case symlink-then-file "$I/tar-symlink-file.tar" -- /bin/sh -c 'echo pwned > /lnk/pwned5; echo pwned > /lnk2/pwned6; true'
+	tar_case symlink-then-dir "$I/tar-symlink-dir.tar" -- /bin/sh -c 'echo pwned > /dd/pwned7; true'
+	tar_case symlink-then-regular "$I/tar-symlink-over.tar" -- /bin/sh -c 'echo pwned >> /f; echo pwned >> /g; true'
+	tar_case hardlink-outside "$I/tar-hardlink.tar" -- /bin/sh -c \
+		'for f in /h /h2 /h3 /hs /s; do echo pwned >> $f; done 2>/dev/null; true'
+	tar_case device-node "$I/tar-device.tar" -- /x/fs_attack devopen tar-device-node /dev/mem /dev/kmsg /evil/sda /evil/mem
+	expect fs/tar-device-node
+	# shellcheck disable=SC2086
+	tar_case setuid-file "$I/tar-setuid.tar" $u -- /x/caps_attack exec tar-setuid /x/suid
+	expect caps/tar-setuid
+	tar_case file-capability "$I/tar-fcap.tar" $u -- /x/caps_attack exec tar-fcap /x/fcap
+	expect caps/tar-fcap
+	# Bombs must be refused with a clear error and leave no half image (in
+	# a cache of their own: the other groups fill the shared one meanwhile).
+	local c=$BASE/bombcache-$MODE JR_ENV
+	mkdir -p "$c" && [ "$MODE" = user ] && chown 65534 "$c"
+	JR_ENV="SBX_CACHE_DIR=$c"
+	jailrun --rootfs "$I/tar-bomb-header.tar" -- /bin/true
+	[ "$rc" -eq 125 ] && [ -z "$(find "$c" -type f -size +64k)" ]
+	verdict tar/bomb-declared-1TiB $? "rc=$rc: $(why)"
+	printf '[sandbox]\nextends = default\n[limits]\nimage-size = 64m\nimage-entries = 1000\n' >"$BASE/bomb-$MODE.ini"
+	chmod 0644 "$BASE/bomb-$MODE.ini"
+	jailrun -p "$BASE/bomb-$MODE.ini" --rootfs "$I/tar-bomb-gzip.tar.gz" -- /bin/true
+	[ "$rc" -eq 125 ] && [ -z "$(find "$c" -type f -size +64k)" ] && [ "$(du -sm "$c" | cut -f1)" -le 2 ]
+	verdict tar/bomb-gzip-256MiB $? "image-size 64m: rc=$rc: $(why)"
+	jailrun -p "$BASE/bomb-$MODE.ini" --rootfs "$I/tar-bomb-entries.tar" -- /bin/true
+	[ "$rc" -eq 125 ] && [ "$(find "$c" | wc -l)" -lt 20 ]
+	verdict tar/bomb-5000-entries $? "image-entries 1000: rc=$rc: $(why)"
+	JR_ENV=
+}
+
+# Mount targets that are symlinks out of the new root.
+mnt_case() { # mnt_case NAME TARBALL [RUN ARGS...]
+	local name=$1 tb=$2 before
+	shift 2
+	before=$(sig_hv)
+	jailrun --rootfs "$tb" "$@" -- /bin/sh -c \
+		'for p in /proc /dev /tmp /sys /mnt/t /mnt; do echo pwned > $p/pwned-marker; done 2>/dev/null; echo x > /dev/null; true'
+	local bad=
+	[ "$(sig_hv)" = "$before" ] || bad="$HV changed: $(diff <(echo "$before") <(sig_hv) | grep '^>' | head -3 | tr '\n' ' ')"
+	[ "$(host_mounts)" -eq 0 ] || bad="$bad a mount under $BASE on the host"
+	case $rc in 0 | 125) ;; *) bad="$bad sbx exited $rc" ;; esac
+	[ -z "$bad" ]
+	verdict "fs/$name" $? "${bad:-rc=$rc${err:+: $(why)}}"
+}
+grp_mnt() {
+	local I=$BASE/img
+	mnt_case symlink-proc-absolute "$I/mnt-proc-abs.tar"
+	mnt_case symlink-proc-relative "$I/mnt-proc-rel.tar"
+	mnt_case symlink-dev-absolute "$I/mnt-dev-abs.tar"
+	mnt_case symlink-dev-null-and-pts "$I/mnt-devnull.tar"
+	mnt_case symlink-tmp-absolute "$I/mnt-tmp-abs.tar"
+	mnt_case symlink-sys-absolute "$I/mnt-sys-abs.tar"
+	mnt_case symlink-bind-target-absolute "$I/mnt-bind-abs.tar" --bind "$BASE/bsrc:/mnt/t"
+	mnt_case symlink-bind-target-relative "$I/mnt-bind-rel.tar" --bind "$BASE/bsrc:/mnt/t"
+	mnt_case symlink-bind-target-parent "$I/mnt-bind-parent.tar" --bind "$BASE/bsrc:/mnt/t"
+	mnt_case symlink-ro-bind-target "$I/mnt-bind-abs.tar" --ro-bind "$BASE/bsrc:/mnt/t"
+	mnt_case symlink-tmpfs-target "$I/mnt-bind-abs.tar" --tmpfs /mnt/t:1m
+	mnt_case symlink-overlay-target "$I/mnt-bind-rel.tar" --overlay "$BASE/bsrc:/mnt/t"
+	# File secrets are written under /run/secrets: a symlinked /run or
+	# /run/secrets must not take them (or a tmpfs) to the host.
+	printf '[sandbox]\nextends = default\n[secrets]\nESC_TOKEN = env:ESC_TOKEN as file\n' >"$BASE/secret-$MODE.ini"
+	chmod 0644 "$BASE/secret-$MODE.ini"
+	local JR_ENV="ESC_TOKEN=token-$MAGIC"
+	mnt_case symlink-run-secrets-parent "$I/mnt-run-abs.tar" -p "$BASE/secret-$MODE.ini"
+	mnt_case symlink-run-secrets "$I/mnt-secrets-abs.tar" -p "$BASE/secret-$MODE.ini"
+	JR_ENV=
+	! grep -rqs "token-$MAGIC" "$HV" "$BASE/bsrc"
+	verdict fs/secret-file-stays-inside $? "the secret's value is nowhere under $HV"
+}
+
+# A bind target in a writable bind, flipped between a directory and
+# symlinks out of the root by a host racer while sbx starts.
+grp_race() {
+	local R=$BASE/race-$MODE i racer n0=0 n125=0 nother=0 before
+	mkdir -p "$R/shared" "$R/src" && chmod 0777 "$R" "$R/shared" && echo payload >"$R/src/payload"
+	chmod 0755 "$R/src"
+	before=$(sig_hv)
+	(
+		cd "$R/shared" || exit
+		while :; do
+			ln -sfn "$HV/race-victim" flip.l1 && mv -T flip.l1 flip 2>/dev/null
+			rm -rf flip.d && mkdir flip.d && chmod 0777 flip.d
+			rm -rf flip 2>/dev/null; mv -T flip.d flip 2>/dev/null
+			ln -sfn "../../../../../../../../..$HV/race-victim" flip.l2 && { rm -rf flip; mv -T flip.l2 flip; } 2>/dev/null
+			rm -rf flip.d && mkdir flip.d && chmod 0777 flip.d && { rm -rf flip; mv -T flip.d flip; } 2>/dev/null
+		done
+	) &
+	racer=$!
+	for i in $(seq "$RACE_ITER"); do
+		jailrun --rootfs "$IMG" --bind "$R/shared:/mnt" --bind "$R/src:/mnt/flip" -- /bin/sh -c \
+			"echo m$i > /mnt/flip/marker-$i 2>/dev/null; ls /mnt/flip >/dev/null 2>&1; true"
+		case $rc in 0) n0=$((n0 + 1)) ;; 125) n125=$((n125 + 1)) ;; *) nother=$((nother + 1)) ;; esac
+	done
+	kill "$racer" 2>/dev/null
+	wait "$racer" 2>/dev/null
+	local bad=
+	[ "$(sig_hv)" = "$before" ] || bad="$HV/race-victim changed: $(ls -A "$HV/race-victim" | head -3 | tr '\n' ' ')"
+	[ "$(host_mounts)" -eq 0 ] || bad="$bad a mount under $BASE on the host"
+	[ "$nother" -eq 0 ] || bad="$bad $nother runs exited neither 0 nor 125"
+	[ -z "$bad" ]
+	verdict fs/symlink-race-bind-target $? "${bad:-$RACE_ITER runs: $n0 ran, $n125 refused (125)}"
+}
+
+# Processes: ptrace & co. of pid 1 and every other visible process, host
+# pids, kill(-1).
+grp_proc() {
+	jailrun --rootfs "$IMG" -- /bin/sh -c "/x/proc_attack trace; /x/proc_attack hostpid $SENTINELS $$ 1 2; /x/proc_attack killall"
+	jail "$out"
+	sleep 0.2
+	sentinels_alive
+	verdict proc/kill-minus-1 $? "host sentinels (uid 0, 100000, 65534) alive after kill(-1, SIGKILL); sbx rc=$rc"
+	expect proc/ptrace-pid1-and-helpers proc/process-vm-rw-pid1-and-helpers proc/proc-pid-mem \
+		proc/pidfd-getfd proc/setns-pid1-and-helpers proc/signal-host-pids proc/pid-exe proc/inherited-fds
+	# In proxy mode sbx runs a helper for the jail: the same attacks.
+	jailrun --rootfs "$IMG" --net proxy --allow example.invalid -- /x/proc_attack trace
+	jail "$out" -proxy-mode
+	expect proc/ptrace-pid1-and-helpers-proxy-mode proc/proc-pid-mem-proxy-mode \
+		proc/pidfd-getfd-proxy-mode proc/setns-pid1-and-helpers-proxy-mode
+}
+
+# seccomp: every check of the seccomp engineer's probe is an attack.
+grp_seccomp() {
+	jailrun --rootfs "$IMG" -- /x/seccomp_probe
+	printf '%s\n' "$out" | awk -v m="$MODE" '
+		function slug(s) { gsub(/[^A-Za-z0-9_.-]+/, "_", s); sub(/_+$/, "", s); return s }
+		/^contained / { sub(/^contained /, ""); print "contained " m ":seccomp/" slug($0); next }
+		/^ESCAPED / { sub(/^ESCAPED /, ""); i = index($0, ": ");
+			print "ESCAPED " m ":seccomp/" slug(substr($0, 1, i - 1)) ": " substr($0, i + 2) }' >>"$RES"
+	local sum
+	sum=$(printf '%s\n' "$out" | grep -E '^seccomp_probe: ' | tail -n 1)
+	printf '%s\n' "$sum" | grep -qE ' 0 escaped, 0 failed$' && [ "$rc" -eq 0 ]
+	verdict seccomp/probe-complete $? "rc=$rc: ${sum:-no summary}"
+	[ "$(grep -c " $MODE:seccomp/" "$RES")" -ge 60 ] ||
+		hostfail seccomp/probe-complete "fewer than 60 seccomp checks reported"
+}
+
+# proxy_script: from inside a --net proxy jail, the host's loopback
+# listener by every spelling, plain and CONNECT, through sbx's proxy.
+proxy_script() {
+	echo "
+		n=0
+		for h in 127.0.0.1 localhost 127.1 2130706433 0x7f000001 0177.0.0.1 [::1] [::ffff:127.0.0.1] ${HOSTIP:-127.0.0.1}; do
+			wget -q -T 3 -O /dev/null http://\$h:$PORT/ 2>/dev/null && n=\$((n + 1))
+			printf 'CONNECT %s:$PORT HTTP/1.1\r\nHost: %s:$PORT\r\n\r\n' \$h \$h |
+				nc -w 3 127.0.0.1 3128 2>/dev/null | head -n 1 | grep -q ' 200' && n=\$((n + 1))
+		done
+		if [ \$n -eq 0 ]; then echo 'contained net/host-listener-via-proxy (every spelling refused)'
+		else echo \"ESCAPED net/host-listener-via-proxy: \$n requests went through\"; fi"
+}
+
+# Network: raw/packet/vsock, rtnetlink, host listeners, host Unix sockets.
+grp_net() {
+	local acc0
+	acc0=$(grep -c "ACCEPT.* on '[^/]" "$BASE/listener.log")
+	jailrun --rootfs "$IMG" -- /bin/sh -c "
+		/x/net_attack sockets
+		/x/net_attack netlink
+		/x/net_attack tcp host-loopback-listener 127.0.0.1 $PORT
+		/x/net_attack tcp host-address-listener ${HOSTIP:-127.0.0.1} $PORT
+		/x/net_attack abstract host-abstract-socket $ABSTRACT"
+	jail "$out"
+	jailrun --rootfs "$IMG" --net loopback -- /bin/sh -c "
+		/x/net_attack tcp host-loopback-listener 127.0.0.1 $PORT
+		/x/net_attack tcp host-address-listener ${HOSTIP:-127.0.0.1} $PORT
+		/x/net_attack abstract host-abstract-socket $ABSTRACT
+		/x/net_attack netlink"
+	jail "$out" -loopback-mode
+	# Through sbx's proxy (allowlist: a name that does not resolve): the
+	# host's loopback by every spelling, plain and CONNECT.
+	local hp_before
+	hp_before=$(grep -c "ACCEPT.* on ('127" "$BASE/listener.log")
+	jailrun --rootfs "$IMG" --net proxy --allow example.invalid -- /bin/sh -c "$(proxy_script)"
+	jail "$out"
+	[ "$(grep -c "ACCEPT.* on ('127" "$BASE/listener.log")" -eq "$hp_before" ] ||
+		hostfail net/host-listener-via-proxy "the host's loopback listener accepted a connection"
+	# The host root (default profile) shows the host's Unix sockets.
+	local sock=$HV/run/sock rsock=$RUNDIR/sock-root
+	[ "$MODE" = user ] && sock=$BASE/home/run/sock rsock=$RUNDIR/sock-user
+	jailrun -- /bin/sh -c "$ESC/net_attack unixpath host-unix-socket-run $rsock
+		$ESC/net_attack unixpath host-unix-socket-path $sock"
+	jail "$out"
+	local net1
+	net1=$(ip -o link | sed 's/ qlen.*//'; ip -o addr; ip route; ip -6 route)
+	[ "$net1" = "$NET0" ] || hostfail net/netlink-route-link "the host's links, addresses or routes changed"
+	# TCP and abstract listeners (the pathname sockets have their own line).
+	[ "$(grep -c "ACCEPT.* on '[^/]" "$BASE/listener.log")" -eq "$acc0" ] ||
+		hostfail net/host-loopback-listener "a host listener accepted: $(grep "ACCEPT.* on '[^/]" "$BASE/listener.log" | tail -n 1)"
+	expect net/raw-socket net/packet-socket net/vsock-socket net/netlink-route-link \
+		net/host-loopback-listener net/host-address-listener net/host-abstract-socket \
+		net/host-loopback-listener-loopback-mode net/host-abstract-socket-loopback-mode \
+		net/host-unix-socket-run net/host-unix-socket-path net/host-listener-via-proxy
+}
+
+# State: the jail's own record and other sandboxes, planted symlinks for
+# inspect/export/destroy, pid reuse.
+grp_state() {
+	local st
+	st=$(state_of "$MODE")
+	# A kept sandbox whose output holds a secret.
+	jailrun --keep -n "esc-a-$MODE" -- /bin/sh -c "echo other-sandbox-$MAGIC; exit 3"
+	local rec
+	rec=$(grep -l "\"esc-a-$MODE\"" "$st"/sandboxes/*/record.json 2>/dev/null | head -n 1)
+	local rsum
+	rsum=$(md5sum "$rec" 2>/dev/null)
+	jailrun -- /bin/sh -c "
+		ls $st/sandboxes 2>/dev/null | grep -q . && echo 'ESCAPED state/state-dir-hidden: the jail lists $st/sandboxes'
+		ls $(cache_of "$MODE")/images 2>/dev/null | grep -q . && echo 'ESCAPED state/state-dir-hidden: the jail lists the image cache'
+		echo 'contained state/state-dir-hidden (not listable)'
+		if cat $st/sandboxes/*/output.log $st/sandboxes/*/record.json 2>/dev/null | grep -q other-sandbox-$MAGIC; then
+			echo 'ESCAPED state/read-other-sandbox: another sandbox output.log is readable from the jail'
+		else echo 'contained state/read-other-sandbox (not readable)'; fi
+		for r in $st/sandboxes/*/record.json $st/sandboxes/*/log.jsonl; do echo '{}' 2>/dev/null >\"\$r\"; done
+		echo 'contained state/edit-own-record (host record compared)'"
+	jail "$out"
+	[ -n "$rec" ] && [ "$(md5sum "$rec")" = "$rsum" ] || hostfail state/edit-own-record "the kept record changed or is missing (${rec:-none})"
+	expect state/state-dir-hidden state/read-other-sandbox state/edit-own-record
+	# The same from a working directory that holds the state directory (a
+	# developer's $HOME; root in /var/lib): the default profile's
+	# copy-on-write view of it must not show the records either.
+	local JR_CWD=$BASE/home
+	[ "$MODE" = root ] && JR_CWD=$BASE
+	jailrun -- /bin/sh -c "
+		if ls \$PWD/${st#"$JR_CWD"/}/sandboxes 2>/dev/null | grep -q .; then
+			echo 'ESCAPED state/state-dir-hidden-in-cwd: the jail lists \$PWD/${st#"$JR_CWD"/}/sandboxes'
+		else echo 'contained state/state-dir-hidden-in-cwd (not listable)'; fi
+		if cat \$PWD/${st#"$JR_CWD"/}/sandboxes/*/output.log 2>/dev/null | grep -q other-sandbox-$MAGIC; then
+			echo 'ESCAPED state/read-other-sandbox-in-cwd: another sandbox output.log is readable'
+		else echo 'contained state/read-other-sandbox-in-cwd (not readable)'; fi"
+	jail "$out"
+	expect state/state-dir-hidden-in-cwd state/read-other-sandbox-in-cwd
+	JR_CWD=
+
+	# Planted symlinks, a fifo, a deep tree, odd names; then inspect, export
+	# and destroy on the host.
+	local before pw0 derr bad
+	before=$(sig_hv)
+	pw0=$(md5sum /etc/passwd)
+	jailrun --keep -n "esc-c-$MODE" --rootfs "$IMG" -- /bin/sh -c "
+		ln -s $HV/tfile /x1; ln -s /etc/passwd /x2; ln -s $HV/tsym /d1; ln -s $HV /hvlink
+		ln -s ../../../../../../..$HV/tfile /x3; mkdir -p /victims; ln -s $HV/tsym /victims/tsym
+		mkfifo /fifo; mkfifo /victims/fifo2
+		mkdir -p /deep; cd /deep; i=0; while [ \$i -lt 300 ]; do mkdir d; cd d; i=\$((i+1)); done; cd /
+		printf x > \"/odd
+name\"; printf x > \"\$(printf '/bad\\377utf8')\"
+		printf x > \"\$(printf '/esc\\033]0;pwned\\007\\033[2J\\033[31mred')\"
+		printf x > '/q\"uote\\back'""
+		rm -rf /etc; ln -s / /etc; exit 1"
+	local c=esc-c-$MODE t0 r
+	as_mode "$MODE" timeout -k 2 30 "$SBX" inspect --changes "$c" >"$BASE/changes-$MODE.txt" 2>&1
+	r=$?
+	[ "$r" -ne 124 ] && [ "$r" -ne 137 ] && grep -q x1 "$BASE/changes-$MODE.txt"
+	verdict state/planted-symlink-inspect $? "inspect --changes rc=$r, $(wc -l <"$BASE/changes-$MODE.txt") lines"
+	as_mode "$MODE" timeout -k 2 30 "$SBX" inspect --json "$c" >/dev/null 2>&1
+	r=$?
+	[ "$r" -ne 124 ] && [ "$r" -ne 137 ]
+	verdict state/planted-fifo-deep-tree-no-hang $? "inspect --json rc=$r"
+	# Names the jail chose never reach the caller's terminal raw (escape
+	# sequences) and never break the JSON.
+	local esc_bytes
+	esc_bytes=$(tr -cd '\033\007' <"$BASE/changes-$MODE.txt" | wc -c)
+	grep -q 'esc' "$BASE/changes-$MODE.txt" && [ "$esc_bytes" -eq 0 ]
+	verdict state/inspect-terminal-escapes $? "inspect --changes: $esc_bytes raw ESC/BEL bytes from a planted name"
+	as_mode "$MODE" timeout -k 2 30 "$SBX" inspect --json --changes "$c" >"$BASE/changes-$MODE.json" 2>&1
+	r=$?
+	$PY -c 'import json, sys; d = json.load(open(sys.argv[1])); s = json.dumps(d); assert "esc" in s and "uote" in s' \
+		"$BASE/changes-$MODE.json" 2>/dev/null
+	verdict state/inspect-json-odd-names $? "inspect --json --changes rc=$r parses, odd names included"
+	rm -f "$BASE/wd-$MODE/exp.tar"
+	as_mode "$MODE" timeout -k 2 30 "$SBX" export "$c" -o exp.tar >/dev/null 2>"$BASE/export-$MODE.err"
+	r=$?
+	bad=
+	[ "$r" -eq 124 ] || [ "$r" -eq 137 ] && bad="export hung"
+	if [ -f "$BASE/wd-$MODE/exp.tar" ]; then
+		grep -qa "tfile $MAGIC" "$BASE/wd-$MODE/exp.tar" && bad="$bad the host file's content is in the export"
+		grep -qa '^daemon:' "$BASE/wd-$MODE/exp.tar" && bad="$bad the host /etc/passwd is in the export"
+		bsdtar -tvf "$BASE/wd-$MODE/exp.tar" 2>/dev/null | grep -qE '^l.* x1 -> ' || bad="$bad x1 not exported as a symlink"
+	fi
+	[ -z "$bad" ]
+	verdict state/planted-symlink-export $? "${bad:-export rc=$r, symlinks exported as symlinks}"
+	as_mode "$MODE" timeout -k 2 30 "$SBX" destroy "$c" >/dev/null 2>&1
+	r=$?
+	bad=
+	[ "$(sig_hv)" = "$before" ] || bad="$HV changed"
+	[ "$(md5sum /etc/passwd)" = "$pw0" ] || bad="$bad /etc/passwd changed"
+	[ -e "$ROOT/sbx" ] && [ -d "$HV/tsym" ] || bad="$bad host paths gone"
+	[ "$r" -eq 0 ] || bad="$bad destroy rc=$r"
+	[ -z "$bad" ]
+	verdict state/planted-symlink-destroy $? "${bad:-destroy rc=$r, host targets intact}"
+	[ "$(sig_hv)" = "$before" ] && [ "$(md5sum /etc/passwd)" = "$pw0" ] ||
+		hostfail state/planted-symlink-inspect "a host target changed"
+
+	# A kept sandbox's layer is hostile input for the next jail over it:
+	# the jail renames the top of its working directory's mount point (a
+	# plain directory of its upper layer) and leaves a symlink to a host
+	# directory there; `sbx exec` into the kept sandbox builds a new jail
+	# over that layer (exit 0 or 125; nothing mounted or written outside).
+	before=$(sig_hv)
+	jailrun --keep -n "esc-f-$MODE" --rootfs "$IMG" -- /bin/sh -c '
+		top=/$(echo "$PWD" | cut -d/ -f2); cd /
+		mv "$top" "$top.old" && ln -s '"$HV/tsym"' "$top"; exit 1'
+	derr=$(as_mode "$MODE" timeout -k 2 30 "$SBX" exec "esc-f-$MODE" -- /bin/sh -c 'echo pwned > marker; echo pwned > /tmp/marker' 2>&1 >/dev/null)
+	r=$?
+	bad=
+	[ "$(sig_hv)" = "$before" ] || bad="$HV changed: $(ls -A "$HV/tsym" | head -n 3 | tr '\n' ' ')"
+	[ "$(host_mounts)" -eq 0 ] || bad="$bad a mount under $BASE on the host"
+	case $r in 0 | 125) ;; *) bad="$bad exec exited $r" ;; esac
+	[ -z "$bad" ]
+	verdict state/planted-mountpoint-symlink-exec $? "${bad:-exec into the kept layer: rc=$r${derr:+: ${derr:0:100}}}"
+	as_mode "$MODE" "$SBX" destroy "esc-f-$MODE" >/dev/null 2>&1
+
+	# A running jail flips paths of its layer between files/dirs and
+	# symlinks to host files while the host exports and inspects it
+	# (docker cp's CVE-2018-15664): no host content in any export.
+	before=$(sig_hv)
+	jailrun --keep -n "esc-g-$MODE" --time 5s --rootfs "$IMG" -- /bin/sh -c "
+		mkdir -p /race; while :; do
+			echo x > /race/f; mkdir -p /race/d; echo y > /race/d/g
+			rm -f /race/f; ln -s $HV/tfile /race/f
+			rm -rf /race/d; ln -s $HV/secret /race/d; rm -f /race/f /race/d
+		done" &
+	local jr=$! i nexp=0 leaked=0
+	sleep 0.5
+	for i in $(seq 40); do
+		kill -0 "$jr" 2>/dev/null || break
+		rm -f "$BASE/wd-$MODE/race.tar"
+		as_mode "$MODE" timeout -k 2 20 "$SBX" export "esc-g-$MODE" -o race.tar >/dev/null 2>&1 && nexp=$((nexp + 1))
+		grep -qa -e "tfile $MAGIC" -e "secret $MAGIC" "$BASE/wd-$MODE/race.tar" 2>/dev/null && leaked=$((leaked + 1))
+		as_mode "$MODE" timeout -k 2 20 "$SBX" inspect --changes "esc-g-$MODE" >/dev/null 2>&1
+	done
+	wait "$jr"
+	[ "$leaked" -eq 0 ] && [ "$(sig_hv)" = "$before" ]
+	verdict state/export-race-running $? "$nexp exports of a running jail flipping files and symlinks: $leaked held host content"
+	as_mode "$MODE" "$SBX" destroy "esc-g-$MODE" >/dev/null 2>&1
+
+	# Pid reuse: a kept sandbox's record now names a live host process.
+	local victim_uid=0 sp n drec
+	[ "$MODE" = user ] && victim_uid=65534
+	sp=$(sentinel "$victim_uid")
+	PIDS_TO_KILL+=("$sp")
+	for n in d e; do
+		jailrun --keep -n "esc-$n-$MODE" --rootfs "$IMG" -- /bin/sh -c 'exit 3'
+		drec=$(grep -l "\"esc-$n-$MODE\"" "$st"/sandboxes/*/record.json 2>/dev/null | head -n 1)
+		[ -n "$drec" ] && $PY - "$drec" "$sp" <<'PY'
+import json, os, sys
+p, pid = sys.argv[1], int(sys.argv[2])
+st = os.stat(p)
+r = json.load(open(p))
+for k in ("init_pid", "supervisor_pid"):
+    r[k] = pid
+r["state"] = "running"
+open(p, "w").write(json.dumps(r, indent=2))
+os.chown(p, st.st_uid, st.st_gid)
+PY
+	done
+	sleep 0.1
+	derr=$(as_mode "$MODE" timeout -k 2 30 "$SBX" destroy "esc-d-$MODE" 2>&1 >/dev/null)
+	r=$?
+	sleep 0.2
+	grep -q sbxsentinel "/proc/$sp/cmdline" 2>/dev/null && [ "$r" -ne 124 ]
+	verdict state/pid-reuse-destroy $? "host pid $sp (uid $victim_uid) alive after destroy (rc=$r${derr:+: ${derr:0:120}})"
+	derr=$(as_mode "$MODE" timeout -k 2 30 "$SBX" destroy --stale 2>&1 >/dev/null)
+	r=$?
+	sleep 0.2
+	grep -q sbxsentinel "/proc/$sp/cmdline" 2>/dev/null && [ "$r" -ne 124 ]
+	verdict state/pid-reuse-destroy-stale $? "host pid $sp alive after destroy --stale (rc=$r${derr:+: ${derr:0:120}})"
+	kill "$sp" 2>/dev/null
+}
+
+# Terminal: TIOCSTI, TIOCLINUX, the controlling tty, with sbx run in a pty
+# (the caller's terminal), with and without -t.  Whatever is pushed into the
+# caller's terminal is then read and run by the caller's shell.
+grp_tty() {
+	local pwn=$HV/tiocsti-pwned-$MODE t
+	for t in "" -t; do
+		local sfx=${t:+-with-t}
+		out=$(tty_harness "$pwn" "$t")
+		jail "$out" "$sfx"
+		local read_line
+		read_line=$(printf '%s\n' "$out" | grep -o 'READ:\[.*\]' | head -n 1)
+		[ ! -e "$pwn" ] && [ "$read_line" = "READ:[]" ]
+		verdict "tty/tiocsti-caller-shell$sfx" $? "the caller's shell read '${read_line:-nothing}' after the run"
+		[ ! -e "$pwn" ] || hostfail "tty/tiocsti$sfx" "the injected command ran on the host"
+		rm -f "$pwn"
+		expect "tty/tiocsti$sfx" "tty/tioclinux$sfx" "tty/steal-ctty$sfx" "tty/host-pts$sfx"
+	done
+}
+# tty_harness PWNFILE -t|""|control: run the three tty attacks with a pty
+# as the caller's terminal, then let the caller's shell read and run what
+# the terminal holds; prints everything the terminal showed.
+tty_harness() {
+	local pwn=$1 t=$2
+	TTY_ATTACK=$ESC/tty_attack "$PY" - "$BASE" "$MODE" "$SBX" "$IMG" "$pwn" "$t" <<'PY'
+import os, pty, select, sys, time
+base, mode, sbx, img, pwn, t = sys.argv[1:]
+env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TERM": "xterm"}
+pre = []
+if mode == "root":
+    env.update(SBX_STATE_DIR=base + "/state-root", SBX_CACHE_DIR=base + "/cache-root")
+    wd = base + "/wd-root"
+else:
+    env.update(HOME=base + "/home")
+    wd = base + "/wd-user"
+    pre = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--"]
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(wd)
+    st = os.fstat(0)
+    dev = "%d:%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev), st.st_dev)
+    run = " ".join([sbx, "run", "-q"] + ([t] if t else []) + ["--rootfs", img, "--"])
+    if t == "control":  # no sbx at all: the attack on an unconfined host
+        run = ""
+    prog = os.environ["TTY_ATTACK"] if t == "control" else "/x/tty_attack"
+    script = (run + " " + prog + " tiocsti 'touch " + pwn + "\n'; " +
+              run + " " + prog + " tioclinux; " +
+              (run + " " + prog + " ctty " + dev + "; " if t != "control" else "") +
+              "read -t 2 x; echo \"READ:[$x]\"; [ -n \"$x\" ] && eval \"$x\"; echo TTY-DONE")
+    os.execvpe(pre[0] if pre else "bash", pre + ["bash", "-c", script], env)
+buf, end = b"", time.time() + 60
+while time.time() < end and b"TTY-DONE" not in buf:
+    r, _, _ = select.select([fd], [], [], 0.5)
+    if r:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        buf += d
+os.waitpid(pid, 0)
+sys.stdout.write(buf.decode("utf-8", "replace").replace("\r", ""))
+PY
+}
+
+# Resources: fork bomb, memory, disk (writable layer, tmpfs), fds, cpu
+# under a time limit, orphans and zombies, SysV ipc; the host keeps working.
+grp_res() {
+	local t0 host_ok
+	jailrun --rootfs "$IMG" --pids 64 -- /x/res_attack forkbomb 20000 3 &
+	local bomb=$!
+	sleep 1.5
+	t0=$(date +%s%N)
+	timeout 5 sh -c 'echo ok' >/dev/null && sentinels_alive
+	host_ok=$?
+	verdict res/host-responsive-during-fork-bomb "$host_ok" "a host command ran in $((($(date +%s%N) - t0) / 1000000)) ms"
+	wait "$bomb"
+	jailrun --rootfs "$IMG" --pids 64 -- /x/res_attack forkbomb 20000 0
+	jail "$out"
+	expect res/fork-bomb
+	jailrun --rootfs "$IMG" --memory 64m -- /x/res_attack memhog 64
+	jail "$out"
+	[ "$rc" -eq 137 ] || printf '%s\n' "$out" | grep -q '^contained res/memory-hog'
+	verdict res/memory-hog $? "--memory 64m: rc=$rc"
+	printf '[sandbox]\nextends = default\n[limits]\ndisk = 32m\n' >"$BASE/disk-$MODE.ini"
+	chmod 0644 "$BASE/disk-$MODE.ini"
+	jailrun -p "$BASE/disk-$MODE.ini" --rootfs "$IMG" -- /x/res_attack fill disk-fill-writable-layer /fill 32
+	jail "$out"
+	expect res/disk-fill-writable-layer
+	jailrun --rootfs "$IMG" --tmpfs /big:16m -- /x/res_attack fill disk-fill-tmpfs /big/fill 16
+	jail "$out"
+	expect res/disk-fill-tmpfs
+	jailrun --rootfs "$IMG" -- /x/res_attack fds
+	jail "$out"
+	expect res/fd-exhaustion
+	t0=$(date +%s)
+	jailrun --rootfs "$IMG" --time 2s -- /x/res_attack spin
+	local secs=$(($(date +%s) - t0))
+	[ "$rc" -eq 124 ] && [ "$secs" -le 20 ]
+	verdict res/cpu-spin-time-limit $? "--time 2s: rc=$rc after ${secs}s"
+	# As uid 4242 inside: as root that is host uid 104242, used by nothing
+	# else, so any process of that uid left over is the jail's.
+	local tag=sbxorph$$${MODE:0:1} left zombies uid_left=
+	jailrun --rootfs "$IMG" -u 4242:4242 -- /x/res_attack orphans "$tag"
+	jail "$out"
+	sleep 0.5
+	left=$(pgrep -x "$tag" | wc -l)
+	zombies=$(ps -eo stat=,comm= | awk '$1 ~ /^Z/ && $2 == "res_attack"' | wc -l)
+	[ "$MODE" = root ] && uid_left=$(ps -o pid=,comm= -u 104242 | head -n 3 | tr '\n' ' ')
+	[ "$left" -eq 0 ] && [ "$zombies" -eq 0 ] && [ -z "$uid_left" ] && [ "$rc" -eq 0 ]
+	verdict res/orphans-and-zombies $? "rc=$rc; after the run: $left daemons, $zombies zombies${uid_left:+, host uid 104242: $uid_left}"
+	for p in $(pgrep -x "$tag"); do kill -KILL "$p"; done
+	jailrun --rootfs "$IMG" -- /x/res_attack ipc "${HOST_SHMKEY:-1}" "${HOST_SHMID:-0}"
+	jail "$out"
+	local ipc1
+	ipc1=$(jail_ipc)
+	[ "$ipc1" = "$IPC0" ] || hostfail res/ipc-exhaustion "the host has new SysV ipc objects of a jail's uid: $(diff <(echo "$IPC0") <(echo "$ipc1") | grep '^>' | head -n 2 | tr '\n' ' ')"
+	expect res/ipc-host-shm res/ipc-exhaustion
+	# The captured output and the run log stay bounded whatever the jail
+	# prints or provokes.
+	local sd
+	sd=$(state_of "$MODE")
+	as_mode "$MODE" timeout -k 5 60 "$SBX" run -q --keep -n "esc-h-$MODE" --rootfs "$IMG" -- \
+		/bin/sh -c 'head -c 67108864 /dev/zero | tr "\0" x; head -c 8388608 /dev/zero | tr "\0" y >&2' \
+		>/dev/null 2>&1
+	local olog sz
+	olog=$(grep -l "\"esc-h-$MODE\"" "$sd"/sandboxes/*/record.json 2>/dev/null | head -n 1)
+	olog=${olog%/record.json}/output.log
+	sz=$(stat -c %s "$olog" 2>/dev/null || echo missing)
+	[ "$sz" != missing ] && [ "$sz" -le $((9 * 1024 * 1024)) ]
+	verdict res/output-log-flood $? "72 MiB printed: output.log is $sz bytes"
+	as_mode "$MODE" "$SBX" destroy "esc-h-$MODE" >/dev/null 2>&1
+	as_mode "$MODE" timeout -k 5 60 "$SBX" run -q --keep -n "esc-i-$MODE" --rootfs "$IMG" -- \
+		/x/res_attack sysflood 3 >/dev/null 2>&1
+	olog=$(grep -l "\"esc-i-$MODE\"" "$sd"/sandboxes/*/record.json 2>/dev/null | head -n 1)
+	olog=${olog%/record.json}/log.jsonl
+	sz=$(stat -c %s "$olog" 2>/dev/null || echo missing)
+	[ "$sz" != missing ] && [ "$sz" -le $((1024 * 1024)) ] && grep -q '"event":"seccomp"' "$olog"
+	verdict res/seccomp-audit-flood $? "3 s of blocked syscalls in 4 processes: log.jsonl is $sz bytes"
+	as_mode "$MODE" "$SBX" destroy "esc-i-$MODE" >/dev/null 2>&1
+	sentinels_alive
+	verdict res/host-sentinels-survive $? "host sentinels alive after the resource attacks"
+}
