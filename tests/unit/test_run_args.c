@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_run_args.c - `sbx run` option parsing without forking:
+ * the option table, the payload command left alone after the first
+ * non-option, errors, and the options applied through sbx_profile_set()
+ * after the profile (one code path with the profile; command line wins).
+ * cmd/run*.c are compiled in here (cmd/ is not part of libsbx.a).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
+
+#include "../../cmd/common.c"
+#include "../../cmd/run.c"
+#include "../../cmd/run_net.c"
+#include "../../cmd/run_report.c"
+
+/* argv stays valid after the call (a.argv points into it), until the next. */
+static int parse(struct run_args *a, struct sbx_err *err, ...)
+{
+	static char *argv[32];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, err);
+	for (char *s; (s = va_arg(ap, char *)) && argc < 31;)
+		argv[argc++] = s;
+	va_end(ap);
+	argv[argc] = NULL;
+	return run_parse_args(argc, argv, a, err);
+}
+
+static void test_table_and_payload(void **state)
+{
+	struct run_args a;
+	struct sbx_err err = {0};
+
+	assert_int_equal(parse(&a, &err, "run", "-q", "--memory", "64m", "--net", "loopback", "-e",
+			       "FOO=bar", "-e", "BAR", "-n", "box", "--log-json", "/tmp/x.jsonl",
+			       "--", "cmd", "-x", "--rm", NULL),
+			 0);
+	assert_true(a.quiet);
+	assert_false(a.rm);
+	assert_string_equal(a.name, "box");
+	assert_string_equal(a.log_json, "/tmp/x.jsonl");
+	assert_int_equal(a.n_sets, 4);
+	assert_string_equal(a.sets[0].section, "limits");
+	assert_string_equal(a.sets[0].key, "memory");
+	assert_string_equal(a.sets[0].value, "64m");
+	assert_string_equal(a.sets[1].key, "mode");
+	assert_string_equal(a.sets[2].key, "set");
+	assert_string_equal(a.sets[2].value, "FOO=bar");
+	assert_string_equal(a.sets[3].key, "pass");
+	assert_string_equal(a.sets[3].value, "BAR");
+	assert_string_equal(a.argv[0], "cmd");
+	assert_string_equal(a.argv[1], "-x");
+	assert_string_equal(a.argv[2], "--rm");
+	assert_null(a.argv[3]);
+	run_args_free(&a);
+}
+
+static void test_stops_at_command(void **state)
+{
+	struct run_args a;
+	struct sbx_err err = {0};
+
+	/* No "--": the first non-option is the command, its options are its own. */
+	assert_int_equal(parse(&a, &err, "run", "-t", "ls", "-l", "--keep", NULL), 0);
+	assert_false(a.keep);
+	assert_int_equal(a.n_sets, 1);
+	assert_string_equal(a.sets[0].key, "tty");
+	assert_string_equal(a.argv[0], "ls");
+	assert_string_equal(a.argv[2], "--keep");
+	run_args_free(&a);
+}
+
+static void test_errors(void **state)
+{
+	struct run_args a;
+	struct sbx_err err = {0};
+
+	assert_int_equal(parse(&a, &err, "run", "-q", NULL), -EINVAL);
+	assert_non_null(strstr(err.msg, "no command"));
+	run_args_free(&a);
+	assert_int_equal(parse(&a, &err, "run", "--keep", "--rm", "true", NULL), -EINVAL);
+	assert_non_null(strstr(err.msg, "contradict"));
+	run_args_free(&a);
+	assert_int_equal(parse(&a, &err, "run", "--memroy", "1g", "true", NULL), -EINVAL);
+	assert_non_null(strstr(err.msg, "unknown option"));
+	run_args_free(&a);
+	assert_int_equal(parse(&a, &err, "run", "true", "--memory", NULL), 0);
+	run_args_free(&a);
+	assert_int_equal(parse(&a, &err, "run", "--memory", NULL), -EINVAL);
+	run_args_free(&a);
+}
+
+/* Valgrind does not implement seccomp(2), which load_config's policy check needs. */
+static bool seccomp_available(void)
+{
+	uint32_t action = SECCOMP_RET_ALLOW;
+
+	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+}
+
+/* The options go through the profile's setter, after the profile. */
+static void test_applied_after_profile(void **state)
+{
+	struct run_ctx c;
+	struct sbx_err err = {0};
+
+	if (!seccomp_available())
+		skip();
+	ctx_init(&c);
+	assert_int_equal(parse(&c.args, &err, "run", "--memory", "64m", "--net", "loopback",
+			       "--time", "90s", "-e", "FOO=bar", "--hostname", "h1", "--tmpfs",
+			       "/scratch:1m", "-u", "root", "true", NULL),
+			 0);
+	assert_int_equal(load_config(&c, &err), 0);
+	assert_int_equal(c.cfg.memory, 64ULL << 20);
+	assert_int_equal(c.cfg.net, SBX_NET_LOOPBACK);
+	assert_int_equal(c.cfg.time_ms, 90000);
+	assert_string_equal(c.cfg.hostname, "h1");
+	assert_true(sbx_strv_contains(&c.cfg.env_set, "FOO=bar"));
+	assert_true(c.cfg.user_set && c.cfg.user_root);
+	assert_int_equal(c.ids.uid, 0);
+	assert_true(c.cfg.n_mounts > 0);
+	assert_int_equal(c.cfg.mounts[c.cfg.n_mounts - 1].kind, SBX_MNT_TMPFS);
+	assert_int_equal(c.cfg.mounts[c.cfg.n_mounts - 1].size, 1ULL << 20);
+	run_extras_free(&c);
+	if (c.auditing)
+		sbx_seccomp_audit_free(&c.audit);
+	sbx_config_free(&c.cfg);
+	free(c.cwd);
+	run_args_free(&c.args);
+
+	/* A bad value names the option's key. */
+	ctx_init(&c);
+	assert_int_equal(parse(&c.args, &err, "run", "--memory", "lots", "true", NULL), 0);
+	assert_true(load_config(&c, &err) < 0);
+	assert_non_null(strstr(err.msg, "memory"));
+	sbx_config_free(&c.cfg);
+	free(c.cwd);
+	run_args_free(&c.args);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_table_and_payload),
+	    cmocka_unit_test(test_stops_at_command),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_applied_after_profile),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
