@@ -10,7 +10,9 @@
  *	fs_attack handle NAME MAGIC         open_by_handle_at ("shocker")
  *	fs_attack mknod NAME                create char/block device nodes
  *	fs_attack devopen NAME PATH...      open device nodes (image, rootfs)
- *	fs_attack procsys                   /proc and /sys sensitive files
+ *	fs_attack procsys                   /proc and /sys sensitive files (writes
+ *	                                    sysctls: never run it outside a jail)
+ *	fs_attack kallsyms                  only the /proc/kallsyms read
  *
  * Prints "contained fs/NAME" or "ESCAPED fs/NAME: ..." (see esc.h).
  */
@@ -160,6 +162,7 @@ static void oldroot(const char *name, const char *hostpath, const char *magic)
 			if (chroot(".") == 0 && holds_magic(AT_FDCWD, hostpath, magic))
 				n += snprintf(found + n, sizeof(found) - n, "chroot breakout; ");
 		}
+		rmdir("/tmp/jail");
 	}
 	/* Every root, cwd and open fd of every visible process. */
 	d = opendir("/proc");
@@ -325,8 +328,13 @@ static void procsys(void)
 			       "/sys/kernel/uevent_helper", "/sys/power/state",
 			       "/sys/class/net/lo/mtu", "/sys/fs/cgroup/pids/pids.max",
 			       "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-			       "/sys/fs/cgroup/unified/cgroup.subtree_control" };
-	const char *sysv[] = { "never", "/tmp/pwned", "freeze", "1280", "max", "-1", "+pids" };
+			       "/sys/fs/cgroup/unified/cgroup.subtree_control",
+			       "/sys/fs/cgroup/memory/release_agent",
+			       "/sys/fs/cgroup/memory/notify_on_release",
+			       "/sys/fs/cgroup/pids/cgroup.procs", "/sys/fs/cgroup/unified/cgroup.procs",
+			       "/sys/fs/cgroup/freezer/freezer.state" };
+	const char *sysv[] = { "never", "/tmp/pwned", "freeze", "1280", "max", "-1", "+pids",
+			       "/tmp/pwned", "1", "0", "0", "FROZEN" };
 	char what[1024] = "";
 	int k = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(sysw); i++) {
@@ -334,7 +342,15 @@ static void procsys(void)
 		if (w == 0)
 			k += snprintf(what + k, sizeof(what) - k, "wrote %s; ", sysw[i]);
 	}
-	verdict(k == 0, nm("sys-write"), "%s", k ? what : "every /sys write refused");
+	/* CVE-2022-0492: a child cgroup with a release_agent needs mkdir. */
+	const char *cg[] = { "/sys/fs/cgroup/memory/pwn", "/sys/fs/cgroup/pids/pwn",
+			     "/sys/fs/cgroup/unified/pwn", "/sys/fs/cgroup/systemd/pwn" };
+	for (size_t i = 0; i < ARRAY_SIZE(cg); i++)
+		if (mkdir(cg[i], 0755) == 0) {
+			k += snprintf(what + k, sizeof(what) - k, "mkdir %s; ", cg[i]);
+			rmdir(cg[i]);
+		}
+	verdict(k == 0, nm("sys-write"), "%s", k ? what : "every /sys and cgroup write or mkdir refused");
 	/* pid 1's memory: read it, write it. */
 	int fd = open("/proc/1/mem", O_RDWR | O_CLOEXEC);
 	int e = fd < 0 ? errno : 0;
@@ -381,6 +397,8 @@ int main(int argc, char **argv)
 		devopen(argv[2], argc - 3, argv + 3);
 	else if (!strcmp(a, "procsys"))
 		procsys();
+	else if (!strcmp(a, "kallsyms"))
+		verdict(!kallsyms_leak(), nm("proc-kallsyms"), "no kernel address readable");
 	else {
 		fprintf(stderr, "fs_attack: bad usage\n");
 		return 2;

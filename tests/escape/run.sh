@@ -203,6 +203,8 @@ SWAP0=$(cat /proc/sys/vm/swappiness)
 CORE0=$(cat /proc/sys/kernel/core_pattern)
 MODPROBE0=$(cat /proc/sys/kernel/modprobe 2>/dev/null)
 THP0=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
+SYSCTL0=$(cat /proc/sys/kernel/hostname /proc/sys/vm/swappiness /proc/sys/kernel/core_pattern \
+	/sys/kernel/mm/transparent_hugepage/enabled /sys/class/net/lo/mtu 2>/dev/null)
 NET0=$(ip -o link | sed 's/ qlen.*//'; ip -o addr; ip route; ip -6 route)
 S_ROOT=$(sentinel 0)
 S_100K=$(sentinel 100000)
@@ -292,8 +294,10 @@ for g in tty res; do
 done
 
 # Controls: the same probes run unconfined on the host must see an escape,
-# or a "contained" above proves nothing.  (Only harmless ones: nothing that
-# would stop host processes, touch host routes or make device nodes.)
+# or a "contained" above proves nothing.  Only harmless ones, that read or
+# touch the battery's own files: never `fs_attack procsys` or `mknod`
+# (they write sysctls and make device nodes), never `proc_attack` (it
+# ptraces every process it sees), never `net_attack netlink`.
 CTL=$BASE/controls
 : >"$CTL"
 control() { # control NAME CMD...: CMD's output must hold an ESCAPED line
@@ -310,7 +314,7 @@ case " $ONLY " in *" fs "*)
 	mkdir -p "$BASE/ctl" && echo x >"$BASE/ctl/f"
 	control fs/ro-write "$ESC/fs_attack" ro-write ctl "$BASE/ctl/f"
 	control fs/old-root "$ESC/fs_attack" oldroot ctl "$HV/magic" "$MAGIC"
-	control fs/proc-kallsyms sh -c "$ESC/fs_attack procsys | grep kallsyms"
+	control fs/proc-kallsyms "$ESC/fs_attack" kallsyms
 	;; esac
 case " $ONLY " in *" caps "*)
 	control caps/five-sets-zero "$ESC/caps_attack" caps
@@ -350,6 +354,10 @@ MDIFF=$(diff <(printf '%s\n' "$HOST_MOUNTINFO") <(awk '{print $5, $9}' /proc/sel
 		m ~ /^\/(proc|dev|sys)(\/[^\/]*)?$/ || m ~ /^\/(tmp|run|etc|usr|var|root|home)?$/' | head -n 5 | tr '\n' ' ')
 [ -z "$MDIFF" ]
 verdict host/mountinfo-unchanged $? "${MDIFF:-no new mount under the scratch dir or on a system mount point}"
+SYSCTL_NOW=$(cat /proc/sys/kernel/hostname /proc/sys/vm/swappiness /proc/sys/kernel/core_pattern \
+	/sys/kernel/mm/transparent_hugepage/enabled /sys/class/net/lo/mtu 2>/dev/null)
+[ "$SYSCTL_NOW" = "$SYSCTL0" ]
+verdict host/sysctls-unchanged $? "hostname, vm.swappiness, core_pattern, THP, lo mtu as before (controls included)"
 sentinels_alive
 verdict host/sentinels-alive $? "sentinels of uid 0, 100000 and 65534 alive"
 
