@@ -163,7 +163,7 @@ int exec_pipes(bool tty, int out[2], int errp[2], struct sbx_err *err)
 
 /* Append {"event": "exec", ...} to log.jsonl (O_APPEND, one write). */
 void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, const char *mode,
-		    int status, pid_t pid, const char *error)
+		    const char *via, int status, pid_t pid, const char *error)
 {
 	struct sbx_log log;
 	json_t *cmd = json_array();
@@ -178,9 +178,10 @@ void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, con
 	sbx_log_init(&log);
 	sbx_log_add_fd(&log, fd);
 	sbx_log_event(&log, "exec",
-		      json_pack("{s:o, s:s, s:i, s:o, s:o, s:i}", "command", cmd, "mode", mode,
-				"status", status, "pid", pid > 0 ? json_integer(pid) : json_null(),
-				"error", error ? json_string(error) : json_null(), "host_pid",
+		      json_pack("{s:o, s:s, s:s*, s:i, s:o, s:o, s:i}", "command", cmd, "mode",
+				mode, "namespaces_from", via, "status", status, "pid",
+				pid > 0 ? json_integer(pid) : json_null(), "error",
+				error ? json_string(error) : json_null(), "host_pid",
 				(int)getpid()));
 	sbx_log_free(&log);
 	close(fd);
@@ -414,6 +415,14 @@ static void ctx_free(struct exec_ctx *x)
 	exec_args_free(&x->args);
 }
 
+/* Where the namespaces joined came from (the run log says). */
+static const char *exec_via(const struct exec_ctx *x)
+{
+	if (x->target.nsfd[0] < 0 && !x->target.via_child)
+		return NULL;
+	return x->target.via_child ? "a verified child of init" : "init";
+}
+
 int cmd_exec(int argc, char **argv)
 {
 	struct exec_ctx x;
@@ -433,7 +442,8 @@ int cmd_exec(int argc, char **argv)
 	if (r < 0) {
 		sbx_print_err(&err);
 		if (x.sb.dirfd >= 0 && x.sb.record)
-			exec_log_event(&x.sb, &x.args, x.mode, SBX_EXIT_SBX, -1, err.msg);
+			exec_log_event(&x.sb, &x.args, x.mode, exec_via(&x), SBX_EXIT_SBX, -1,
+				       err.msg);
 		r = SBX_EXIT_SBX;
 	} else {
 		if (x.jail.exec_errno)
@@ -441,7 +451,8 @@ int cmd_exec(int argc, char **argv)
 				   x.jail.exec_errno == ENOENT ? "command not found"
 							       : strerror(x.jail.exec_errno));
 		if (x.sb.dirfd >= 0)
-			exec_log_event(&x.sb, &x.args, x.mode, r, x.jail.cmd_pid, NULL);
+			exec_log_event(&x.sb, &x.args, x.mode, exec_via(&x), r, x.jail.cmd_pid,
+				       NULL);
 	}
 	ctx_free(&x);
 	return r;

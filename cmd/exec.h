@@ -53,7 +53,7 @@ int exec_pipes(bool tty, int out[2], int errp[2], struct sbx_err *err);
  * its exit status (DESIGN.md) or -errno. */
 int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], struct sbx_err *err);
 void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, const char *mode,
-		    int status, pid_t pid, const char *error);
+		    const char *via, int status, pid_t pid, const char *error);
 
 /* exec_kept.c: into a kept, exited sandbox. */
 int exec_kept(struct exec_ctx *x, struct sbx_err *err);
