@@ -31,6 +31,7 @@ The last lines are machine-readable, one per peer:
 import argparse
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -38,9 +39,59 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 
+class Stopped(Exception):
+    """A process of ours was found stopped (SIGSTOP from outside) and
+    continued: the sample is worthless and is measured again."""
+
+
+def descendants(pid):
+    kids, out = {}, []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    st = f.read().rsplit(")", 1)[1].split()
+                kids.setdefault(int(st[1]), []).append((int(d), st[0]))
+            except (OSError, IndexError):
+                pass
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        for c, state in kids.get(p, []):
+            out.append((c, state))
+            todo.append(c)
+    return out
+
+
+def wait_guarded(proc):
+    """proc.wait(), but a process tree stopped by someone else's SIGSTOP
+    (seen on a shared machine: a ptrace-based test on the host attaching to
+    new processes) is continued, and the sample raises Stopped."""
+    stopped = False
+    while True:
+        try:
+            rc = proc.wait(timeout=15)
+            break
+        except subprocess.TimeoutExpired:
+            try:
+                with open(f"/proc/{proc.pid}/stat") as f:
+                    me = [(proc.pid, f.read().rsplit(")", 1)[1].split()[0])]
+            except OSError:
+                me = []
+            for pid, state in me + descendants(proc.pid):
+                if state in ("T", "t"):
+                    print(f"compare: pid {pid} was stopped from outside; continued, "
+                          "sample discarded", file=sys.stderr)
+                    os.kill(pid, signal.SIGCONT)
+                    stopped = True
+    if stopped:
+        raise Stopped()
+    return rc
+
+
 def run_once(cmd):
-    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    return r.returncode
+    return wait_guarded(subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL))
 
 
 def time_once(cmd):
@@ -74,7 +125,7 @@ def rss_once(cmd, after):
         hwm = None
     if proc.poll() is not None:
         hwm = None  # ended too early: not "while the jail runs"
-    rc = proc.wait()
+    rc = wait_guarded(proc)
     if hwm is None:
         sys.exit(f"compare: {shlex.join(cmd)} ended before its RSS was read")
     return float(hwm), rc
@@ -112,7 +163,18 @@ def main():
 
     def prep(n):
         if n in setup:
-            subprocess.run(["sh", "-c", setup[n]], check=True)
+            rc = wait_guarded(subprocess.Popen(["sh", "-c", setup[n]]))
+            if rc != 0:
+                sys.exit(f"compare: set-up of {n} failed (exit {rc}): {setup[n]}")
+
+    def sample(n):  # prep, measure; again if a process was stopped from outside
+        for _ in range(5):
+            try:
+                prep(n)
+                return measure(cmds[n])
+            except Stopped:
+                continue
+        sys.exit(f"compare: {n} kept being stopped from outside")
 
     if a.rss:
         measure, unit = (lambda c: rss_once(c, a.rss)), "KiB peak RSS"
@@ -123,16 +185,14 @@ def main():
         measure, unit = time_once, "ms"
 
     for n in names:  # warm-up; each must work
-        prep(n)
-        rc = run_once(cmds[n])
+        _, rc = sample(n)
         if rc != 0:
             sys.exit(f"compare: {n} failed (exit {rc}): {shlex.join(cmds[n])}")
     vals = {n: [] for n in names}
     for i in range(a.runs):
         k = i % len(names)
         for n in names[k:] + names[:k]:
-            prep(n)
-            v, rc = measure(cmds[n])
+            v, rc = sample(n)
             if rc != 0:
                 sys.exit(f"compare: {n} failed (exit {rc}): {shlex.join(cmds[n])}")
             vals[n].append(v)

@@ -225,7 +225,7 @@ section_firstuse() {
 	echo
 	echo "# tarball: $t ($(du -m "$t" | cut -f1) MiB, $(tar -tzf "$t" | wc -l) entries)"
 	(cd "$d/wd" && SBX_STATE_DIR="$d/state" SBX_CACHE_DIR="$d/cache" python3 "$ROOT/bench/compare.py" \
-		--runs "$FIRSTUSE_RUNS" --target 'bsdtar=<=:1.0' \
+		--runs "$FIRSTUSE_RUNS" --target 'bsdtar=<=:1.0' --target 'bsdtar-sync=<=:1.0' \
 		--label "first use of a $(du -m "$t" | cut -f1) MB tarball: sbx run into an empty cache" \
 		--setup "sbx=rm -rf '$d/cache' && sync" --setup "bsdtar=rm -rf '$d/x' && mkdir '$d/x' && sync" \
 		--setup "bsdtar-sync=rm -rf '$d/x' && mkdir '$d/x' && sync" \
@@ -325,7 +325,7 @@ fi
 		t=$tgt
 		[ "$tgt" != - ] && t="$tgt ($verdict)"
 		printf '| %s | %s | %s | %s | %s | %s | `%s` |\n' "$who" "$label" "$pair" "$ratio" "$t" "$med" \
-			"$(sed -E "s|[^ ]*/cache/images/[0-9a-f]+|IMG|g; s|$ROOT/||g; s/\\|/\\\\|/g" <<<"$cmd")"
+			"$(sed -E "s|[^ ]*/cache/images/[0-9a-f]+|IMG|g; s|$TMP/first/x|DIR|g; s|$ROOT/||g; s/\\|/\\\\|/g" <<<"$cmd")"
 	done <"$RES"
 } >"$OUT/results.md"
 echo
