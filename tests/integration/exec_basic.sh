@@ -120,6 +120,15 @@ for mode in root user; do
 	[[ $out == *bin*proc*tmp* ]] && [[ $out != *work* || -d /work ]]
 	ok $? "$mode: / is the jail's root ($out)"
 
+	# CVE-2024-21626: a workdir through a descriptor sbx might still hold.
+	leaked=""
+	for n in $(seq 3 15); do
+		capture as_mode $mode "$SBX" exec -w /proc/self/fd/$n "$ID" pwd
+		[ $rc -eq 125 ] || leaked="$leaked fd$n($rc:$out)"
+	done
+	[ -z "$leaked" ]
+	ok $? "$mode: -w /proc/self/fd/3..15 never lands anywhere (125 each)${leaked:+:$leaked}"
+
 	capture as_mode $mode "$SBX" exec "$ID" sh -c 'exit 3'
 	[ $rc -eq 3 ]
 	ok $? "$mode: exit status passes through (3, got $rc)"
@@ -225,6 +234,13 @@ PY
 		printf '%s\n' "$out" | grep -qx 'CapEff:[[:space:]]*0000000000000000' &&
 		printf '%s\n' "$out" | grep -qx 'Seccomp:[[:space:]]*2'
 	ok $? "$mode: exec into the kept sandbox sees what the failed run wrote and deleted, confined ($(echo $out))"
+	leaked=""
+	for n in $(seq 3 15); do
+		capture as_mode $mode "$SBX" exec -w /proc/self/fd/$n "kept-$mode" pwd
+		[ $rc -eq 125 ] || leaked="$leaked fd$n($rc:$out)"
+	done
+	[ -z "$leaked" ]
+	ok $? "$mode: kept sandbox: -w /proc/self/fd/3..15 never lands anywhere${leaked:+:$leaked}"
 	capture as_mode $mode "$SBX" exec "kept-$mode" sh -c 'echo later > /after.txt; exit 6'
 	[ $rc -eq 6 ]
 	ok $? "$mode: its exit status passes through (6, got $rc)"
