@@ -39,7 +39,7 @@ TEST_CFLAGS = $(eval TEST_CFLAGS := $$(call pkgconf,--cflags $(TEST_PKGS)) )$(TE
 TEST_LIBS = $(eval TEST_LIBS := $$(call pkgconf,--libs $(TEST_PKGS)))$(TEST_LIBS)
 
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN) -D_GNU_SOURCE \
-	-DSBX_VERSION='"$(VERSION)"' -Ilib $(PKG_CFLAGS) $(CFLAGS)
+	-DSBX_VERSION='"$(VERSION)"' -iquote lib $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 
 ifeq ($(WERROR),1)
@@ -106,7 +106,7 @@ tests/escape/%: tests/escape/%.c | .deps-ok
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-	-fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -Ilib
+	-fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -iquote lib
 FUZZ_SRCS    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,tests/fuzz/build/%,$(FUZZ_SRCS))
 FUZZ_LIB_OBJS = $(patsubst lib/%.c,tests/fuzz/build/lib/%.o,$(LIB_SRCS))

@@ -137,7 +137,7 @@ static int print_json(const struct sbx_sandbox *sb)
 
 	json_object_set_new(j, "derived", lc_state_json(sb));
 	json_object_set_new(json_object_get(j, "derived"), "dir", json_string(sb->dir));
-	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
+	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
 	putchar('\n');
 	json_decref(j);
 	return SBX_EXIT_OK;

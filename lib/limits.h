@@ -58,8 +58,10 @@
  * files created on write and never has signals sent to the pids it lists.
  */
 /*
- * The build has -Ilib, so <limits.h> anywhere finds this file first: pass
- * the system's <limits.h> (PATH_MAX, INT_MAX...) through, outside the guard.
+ * This header shares its name with the system's <limits.h>.  The build uses
+ * -iquote lib, but GCC's own syslimits.h continues its search with
+ * #include_next and can land here: pass the system's <limits.h> (PATH_MAX,
+ * INT_MAX...) through, outside the guard.
  */
 #include_next <limits.h>
 

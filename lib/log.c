@@ -18,7 +18,8 @@ void sbx_log_add_fd(struct sbx_log *l, int fd)
 
 char *sbx_log_line(const json_t *event)
 {
-	char *s = json_dumps(event, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
+	char *s = json_dumps(event, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER |
+					 JSON_REAL_PRECISION(9));
 	size_t n;
 
 	if (!s)

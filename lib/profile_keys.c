@@ -4,6 +4,7 @@
  * setting of each value (shared by profile files and `sbx run` options),
  * "did you mean" suggestions, and writing the resolved profile as INI.
  */
+#include "netpolicy.h"
 #include "profile_int.h"
 #include "seccomp.h"
 
@@ -332,6 +333,14 @@ static int set_bind(struct sbx_config *c, const char *key, const char *val,
 	r = norm_path(rawsrc, true, "source", &src, err);
 	if (r < 0)
 		return r;
+	/*
+	 * An overlay of '/' (e.g. `overlay = $PWD` run from '/') adds nothing:
+	 * the root already is the rootfs, copy-on-write for an image and
+	 * read-only for the host root.  It is a no-op, not an error, so the
+	 * built-in profiles work from any directory.
+	 */
+	if (kind == SBX_MNT_OVERLAY && !colon && strcmp(src, "/") == 0)
+		return 0;
 	r = check_dst(colon ? colon + 1 : src, &dst, err);
 	if (r < 0)
 		return r;
@@ -567,6 +576,10 @@ static int allow_one(void *ud, const char *tok, struct sbx_err *err)
 			return sbx_err_set(err, 0, "bad allow entry '%s' (port must be 1..65535)",
 					   tok);
 	}
+	/* The proxy's own rules (e.g. no '*.com'), so `profile check` catches
+	 * what the run would refuse, with the file and line. */
+	if (sbx_netpolicy_check_entry(tok, err) < 0)
+		return -EINVAL;
 	norm = sbx_xstrdup(tok);
 	for (char *q = norm; *q; q++)
 		*q = (char)tolower((unsigned char)*q);

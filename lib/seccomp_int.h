@@ -14,7 +14,7 @@
 #ifndef SBX_SECCOMP_INT_H
 #define SBX_SECCOMP_INT_H
 
-#include <libseccomp.h> /* libseccomp, not lib/seccomp.h */
+#include <seccomp.h> /* libseccomp (the build uses -iquote lib, so this is not lib/seccomp.h) */
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -498,7 +498,7 @@ int sbx_sandbox_save(struct sbx_sandbox *sb, struct sbx_err *err)
 
 	if (!sb->record || sb->dirfd < 0)
 		return sbx_err_set(err, EINVAL, "sandbox '%s' has no record to save", sb->id);
-	text = json_dumps(sb->record, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	text = json_dumps(sb->record, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9));
 	if (!text)
 		return sbx_err_set(err, EINVAL, "cannot serialize the record of sandbox '%s'",
 				   sb->id);

@@ -234,4 +234,15 @@ capture "$SBX" help profile
 [ $rc -eq 0 ] && [[ $out == "usage: sbx profile"* ]]
 ok $? "'sbx help profile' prints the profile usage"
 
+# ---- the proxy's allowlist rules are checked with the profile's file:line
+printf '[network]\nmode = proxy\nallow = example.org\nallow = *.com\n' > "$TAP_TMP/widecard.ini"
+capture "$SBX" profile check "$TAP_TMP/widecard.ini"
+[ $rc -eq 1 ] && [[ $err == *"widecard.ini:4"* ]] && [[ $err == *"*.com"* ]]
+ok $? "an allow entry the proxy would refuse ('*.com') fails profile check at file:line ($err)"
+
+# ---- the default profile works from '/': its '$PWD' overlay of '/' is a no-op
+capture sh -c "cd / && exec '$SBX' profile show default"
+[ $rc -eq 0 ] && ! grep -q '^overlay = /$' <<<"$out"
+ok $? "from '/', 'overlay = \$PWD' resolves to nothing instead of an error (rc $rc, $err)"
+
 done_testing

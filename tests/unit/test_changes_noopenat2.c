@@ -17,7 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <libseccomp.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
