@@ -166,6 +166,17 @@ for mode in root user; do
 	[ $erc -eq 143 ]
 	ok $? "$mode: SIGTERM to sbx exec reaches the command (exit $erc)"
 
+	# SIGKILL of sbx exec: what it started in the jail dies with it.
+	as_mode $mode "$SBX" exec "$ID" sleep 97$$ >/dev/null 2>&1 &
+	epid=$!
+	for _ in $(seq 50); do pgrep -xf "sleep 97$$" >/dev/null && break; sleep 0.1; done
+	before=$(pgrep -xf "sleep 97$$")
+	kill -KILL "$(pgrep -f "$SBX exec $ID sleep 97$$" | head -1)"
+	wait $epid 2>/dev/null
+	for _ in $(seq 30); do pgrep -xf "sleep 97$$" >/dev/null || break; sleep 0.1; done
+	[ -n "$before" ] && ! pgrep -xf "sleep 97$$" >/dev/null
+	ok $? "$mode: SIGKILL of sbx exec kills the command it started in the jail"
+
 	capture as_mode $mode "$SBX" inspect --json "$ID"
 	grep -c '"event":"exec"' "$BASE/state-$mode/sandboxes/$ID/log.jsonl" | grep -qv '^0$' &&
 		grep '"event":"exec"' "$BASE/state-$mode/sandboxes/$ID/log.jsonl" | grep -q '"mode":"running"'
