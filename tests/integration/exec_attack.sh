@@ -160,10 +160,10 @@ for run in ${EXEC_ATTACK_RUNS:-root:default user:default root:ptrace user:ptrace
 		[ -e "$f" ] && host[$(devino "$f")]=$f
 	done
 	leaks=""
-	while read -r tag what pid comm di rest; do
+	while read -r _ what pid comm di _; do
 		[[ $di == *:* ]] && [ -n "${host[$di]:-}" ] && leaks="$leaks $what($pid,$comm)=${host[$di]}"
 	done < <(grep '^GOT ' "$OUT")
-	while read -r tag what pid level di; do
+	while read -r _ what pid level di; do
 		[[ $di == *:* ]] && [ -n "${host[$di]:-}" ] && leaks="$leaks $what($pid)^$level=${host[$di]}"
 	done < <(grep '^UP ' "$OUT")
 	[ -z "$leaks" ]

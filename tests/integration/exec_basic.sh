@@ -73,7 +73,6 @@ for mode in root user; do
 	capture as_mode $mode "$SBX" exec "$ID" sh -c 'grep -E "^(Uid|Gid):" /proc/self/status; grep -E "^(Uid|Gid):" /proc/2/status'
 	[ $rc -eq 0 ] && [ "$(printf '%s\n' "$out" | sed -n 1,2p)" = "$(printf '%s\n' "$out" | sed -n 3,4p)" ]
 	ok $? "$mode: same uid and gid as the sandbox's command ($(echo $out))"
-	want_uid=$([ $mode = root ] && echo 100000 || echo 65534)
 	capture as_mode $mode "$SBX" exec "$ID" sleep 3
 	[ $rc -eq 0 ]
 	ok $? "$mode: exec sleep 3 exits 0"
@@ -279,7 +278,7 @@ PY
 	done
 	capture as_mode $mode "$SBX" exec "$dup" true
 	[ -n "$dup" ] && [ $rc -eq 125 ] && [[ $err == *ambiguous* || $err == *candidates* || $err == *matches* ]] &&
-		[ "$(printf '%s\n' "$err" | grep -o "$dup[0-9a-f]\{11\}" | sort -u | wc -l)" -ge 2 ]
+		[ "$(printf '%s\n' "$err" | grep -o "${dup}[0-9a-f]\{11\}" | sort -u | wc -l)" -ge 2 ]
 	ok $? "$mode: ambiguous prefix '$dup': 125, lists the candidates ($err)"
 	capture as_mode $mode "$SBX" run -q --keep -n "hostroot-$mode" --rootfs host -- sh -c 'exit 2'
 	capture as_mode $mode "$SBX" exec "hostroot-$mode" true
