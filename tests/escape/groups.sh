@@ -51,10 +51,10 @@ grp_fshost() {
 		>"$BASE/mask-$MODE.ini"
 	chmod 0644 "$BASE/mask-$MODE.ini"
 	jailrun -p "$BASE/mask-$MODE.ini" -- /bin/sh -c "
-		$ESC/fs_attack umount umount-mask $HV/secret $HV/secret/key $MAGIC
-		$ESC/fs_attack ro-write host-root-write $HV/rootw/sentinel
-		$ESC/fs_attack remount host-root-remount / $HV/rootw/sentinel
-		$ESC/fs_attack setattr host-root-mount-setattr / $HV/rootw/sentinel
+		$XB/fs_attack umount umount-mask $HV/secret $HV/secret/key $MAGIC
+		$XB/fs_attack ro-write host-root-write $HV/rootw/sentinel
+		$XB/fs_attack remount host-root-remount / $HV/rootw/sentinel
+		$XB/fs_attack setattr host-root-mount-setattr / $HV/rootw/sentinel
 		if cat $HV/secret/key 2>/dev/null | grep -q $MAGIC; then echo 'ESCAPED fs/mask-read: the masked file is readable';
 		else echo 'contained fs/mask-read (masked file not readable)'; fi
 		if head -c 1 /etc/shadow 2>/dev/null | grep -q .; then echo 'ESCAPED fs/host-shadow-read: /etc/shadow is readable';
@@ -114,8 +114,8 @@ grp_caps() {
 		expect "caps/setuid-dir-rootfs${u:+-uid1000}" "caps/filecap-dir-rootfs${u:+-uid1000}" \
 			"fs/dir-rootfs-device-node${u:+-uid1000}"
 		jailrun ${u:+-u "$u"} -- /bin/sh -c "
-			$ESC/caps_attack exec setuid-host $HV/bin/suid
-			$ESC/caps_attack exec filecap-host $HV/bin/fcap"
+			$XB/caps_attack exec setuid-host $HV/bin/suid
+			$XB/caps_attack exec filecap-host $HV/bin/fcap"
 		jail "$out" "${u:+-uid1000}"
 		expect "caps/setuid-host${u:+-uid1000}" "caps/filecap-host${u:+-uid1000}"
 	done
@@ -324,8 +324,8 @@ grp_net() {
 	# The host root (default profile) shows the host's Unix sockets.
 	local sock=$HV/run/sock rsock=$RUNDIR/sock-root
 	[ "$MODE" = user ] && sock=$BASE/home/run/sock rsock=$RUNDIR/sock-user
-	jailrun -- /bin/sh -c "$ESC/net_attack unixpath host-unix-socket-run $rsock
-		$ESC/net_attack unixpath host-unix-socket-path $sock"
+	jailrun -- /bin/sh -c "$XB/net_attack unixpath host-unix-socket-run $rsock
+		$XB/net_attack unixpath host-unix-socket-path $sock"
 	jail "$out"
 	local net1
 	net1=$(ip -o link | sed 's/ qlen.*//'; ip -o addr; ip route; ip -6 route)
@@ -537,7 +537,7 @@ grp_tty() {
 # the terminal holds; prints everything the terminal showed.
 tty_harness() {
 	local pwn=$1 t=$2
-	TTY_ATTACK=$ESC/tty_attack "$PY" - "$BASE" "$MODE" "$SBX" "$IMG" "$pwn" "$t" <<'PY'
+	TTY_ATTACK=$XB/tty_attack "$PY" - "$BASE" "$MODE" "$SBX" "$IMG" "$pwn" "$t" <<'PY'
 import os, pty, select, sys, time
 base, mode, sbx, img, pwn, t = sys.argv[1:]
 env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TERM": "xterm"}

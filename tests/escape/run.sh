@@ -9,7 +9,9 @@
 #   ESCAPE_MODES="root"            only one of the two halves ("root user")
 #   ESCAPE_ONLY="fs tar"           only these groups (GROUPS_ALL below)
 #   ESCAPE_RACE_ITER=N             runs of the mount-target race (default 40)
-#   ESCAPE_KEEP=1                  keep the scratch directory (tests/out/)
+#   ESCAPE_KEEP=1                  keep the scratch directory
+#   ESCAPE_TMPDIR=DIR              where it is made (default /srv; not under
+#                                  /tmp, /var/tmp or /run)
 #
 # Output: TAP, one line per attack and mode ("ok N - contained root:fs/x" or
 # "not ok N - ESCAPED user:tar/y: what happened"), then exactly
@@ -51,12 +53,21 @@ make -s -C "$ROOT" $(for b in $BINS; do printf 'tests/escape/%s ' "$b"; done) >/
 
 # --- scratch space -------------------------------------------------------
 # Not under /tmp or /var/tmp: those are the jail's own tmpfs, and with the
-# host root as rootfs the jail must see (read-only) what lives here.
-mkdir -p "$ROOT/tests/out"
-BASE=$(mktemp -d "$ROOT/tests/out/escape.XXXXXX") || exit 1
+# host root as rootfs the jail must see (read-only) what lives here.  Not in
+# the work tree either: a `make clean` elsewhere would remove it mid-run.
+# /srv: a top-level directory the busybox image lacks, so the jail can make
+# the working directory's mount point in it (a rootfs directory's /var is
+# not the unprivileged jail's to write).
+SCRATCH=${ESCAPE_TMPDIR:-/srv}
+mkdir -p "$SCRATCH"
+BASE=$(mktemp -d "$SCRATCH/sbx-escape.XXXXXX") || exit 1
 chmod 0755 "$BASE"
-# A copy of the binary under test: a rebuild during the run cannot change it.
+# Copies of the binary under test and of the attack programs: a rebuild or
+# a clean during the run cannot change them.
 cp "$SBX_ORIG" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+XB=$BASE/x
+mkdir -p "$XB" && for b in $BINS; do cp "$ESC/$b" "$XB/$b" || exit 1; done
+chmod -R a+rX "$XB"
 RESD=$BASE/results
 HV=$BASE/hv # the host's victims: nothing in here may ever change
 MAGIC=sbx-escape-magic-$$-$RANDOM$RANDOM
@@ -90,8 +101,8 @@ chmod 0644 "$HV/secret/key" "$HV/magic"
 chown 65534:65534 "$BASE/home" "$BASE/home/run"
 
 # Set-uid and file-capability copies of the capability probe on the host.
-cp "$ESC/caps_attack" "$HV/bin/suid" && chmod 6755 "$HV/bin/suid"
-cp "$ESC/caps_attack" "$HV/bin/fcap" && setcap cap_sys_admin,cap_setuid,cap_dac_override+ep "$HV/bin/fcap"
+cp "$XB/caps_attack" "$HV/bin/suid" && chmod 6755 "$HV/bin/suid"
+cp "$XB/caps_attack" "$HV/bin/fcap" && setcap cap_sys_admin,cap_setuid,cap_dac_override+ep "$HV/bin/fcap"
 
 # Watchdog: on this shared machine, processes have been seen stopped by an
 # outside stop signal (state T in do_signal_stop, any owner, any test); a
@@ -113,7 +124,7 @@ PIDS_TO_KILL+=($!)
 
 # --- images --------------------------------------------------------------
 x_files=()
-for b in $BINS; do x_files+=("$ESC/$b:/x/$b"); done
+for b in $BINS; do x_files+=("$XB/$b:/x/$b"); done
 mkdir -p "$BASE/img"
 "$ROOT/tests/lib/mkrootfs.sh" "$BASE/img/base.tar" "${x_files[@]}" >/dev/null || {
 	echo "Bail out! mkrootfs failed"
@@ -130,7 +141,7 @@ RDIR=$BASE/rootdir
 mkdir -p "$RDIR" && tar -C "$RDIR" --numeric-owner -xpf "$IMG"
 mkdir -p "$RDIR/evil" "$RDIR/ro" "$RDIR/mnt/t"
 cp "$HV/bin/suid" "$RDIR/x/suid" && chmod 6755 "$RDIR/x/suid"
-cp "$ESC/caps_attack" "$RDIR/x/fcap" && setcap cap_sys_admin,cap_setuid+ep "$RDIR/x/fcap"
+cp "$XB/caps_attack" "$RDIR/x/fcap" && setcap cap_sys_admin,cap_setuid+ep "$RDIR/x/fcap"
 mknod -m 0666 "$RDIR/evil/mem" c 1 1
 mknod -m 0666 "$RDIR/evil/sda" b 8 0
 # The main image: busybox, the attack programs, /ro and /mnt/t to bind on.
@@ -267,9 +278,10 @@ IPC0=$(jail_ipc)
 # group alone at the end (they load the machine and time things).
 # ==========================================================================
 run_group() { # run_group N GROUP MODE
-	local MODE=$3 RES=$RESD/$1-$2-$3
+	local MODE=$3 RES=$RESD/$1-$2-$3 t0=$SECONDS
 	: >"$RES"
 	"grp_$2"
+	echo "$2 $3 $((SECONDS - t0))s" >>"$BASE/timings"
 }
 n=0
 JOBS=${ESCAPE_JOBS:-3}
@@ -312,20 +324,20 @@ control() { # control NAME CMD...: CMD's output must hold an ESCAPED line
 }
 case " $ONLY " in *" fs "*)
 	mkdir -p "$BASE/ctl" && echo x >"$BASE/ctl/f"
-	control fs/ro-write "$ESC/fs_attack" ro-write ctl "$BASE/ctl/f"
-	control fs/old-root "$ESC/fs_attack" oldroot ctl "$HV/magic" "$MAGIC"
-	control fs/proc-kallsyms "$ESC/fs_attack" kallsyms
+	control fs/ro-write "$XB/fs_attack" ro-write ctl "$BASE/ctl/f"
+	control fs/old-root "$XB/fs_attack" oldroot ctl "$HV/magic" "$MAGIC"
+	control fs/proc-kallsyms "$XB/fs_attack" kallsyms
 	;; esac
 case " $ONLY " in *" caps "*)
-	control caps/five-sets-zero "$ESC/caps_attack" caps
-	control caps/setuid-host setpriv --reuid=1000 --regid=1000 --clear-groups -- "$ESC/caps_attack" exec ctl "$HV/bin/suid"
-	control caps/filecap-host setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all -- "$ESC/caps_attack" exec ctl "$HV/bin/fcap"
+	control caps/five-sets-zero "$XB/caps_attack" caps
+	control caps/setuid-host setpriv --reuid=1000 --regid=1000 --clear-groups -- "$XB/caps_attack" exec ctl "$HV/bin/suid"
+	control caps/filecap-host setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all -- "$XB/caps_attack" exec ctl "$HV/bin/fcap"
 	;; esac
 case " $ONLY " in *" net "*)
-	control net/raw-packet-vsock "$ESC/net_attack" sockets
-	control net/host-loopback-listener "$ESC/net_attack" tcp ctl 127.0.0.1 "$PORT"
-	control net/host-abstract-socket "$ESC/net_attack" abstract ctl "$ABSTRACT"
-	control net/host-unix-socket-run "$ESC/net_attack" unixpath ctl "$RUNDIR/sock-root"
+	control net/raw-packet-vsock "$XB/net_attack" sockets
+	control net/host-loopback-listener "$XB/net_attack" tcp ctl 127.0.0.1 "$PORT"
+	control net/host-abstract-socket "$XB/net_attack" abstract ctl "$ABSTRACT"
+	control net/host-unix-socket-run "$XB/net_attack" unixpath ctl "$RUNDIR/sock-root"
 	;; esac
 case " $ONLY " in *" net "*)
 	# A listed literal is allowed by design: the proxy probe then gets through.
@@ -333,7 +345,7 @@ case " $ONLY " in *" net "*)
 		--allow "127.0.0.1:$PORT" -- /bin/sh -c "$(proxy_script)"
 	;; esac
 case " $ONLY " in *" res "*)
-	control res/disk-fill "$ESC/res_attack" fill ctl "$BASE/ctl/fill" 1
+	control res/disk-fill "$XB/res_attack" fill ctl "$BASE/ctl/fill" 1
 	;; esac
 case " $ONLY " in *" tty "*)
 	mkdir -p "$BASE/ctl"
@@ -363,6 +375,7 @@ verdict host/sentinels-alive $? "sentinels of uid 0, 100000 and 65534 alive"
 
 # --- report --------------------------------------------------------------
 [ -s "$WATCH_LOG" ] && sed 's/^/# watchdog: /' "$WATCH_LOG" | sort -u | head -n 20
+[ -s "$BASE/timings" ] && echo "# seconds per group: $(tr '\n' ' ' <"$BASE/timings")(load $(cut -d' ' -f1-3 /proc/loadavg))"
 cat "$CTL"
 CTL_FAILED=$(grep -c '^not ok' "$CTL")
 cat "$RESD"/[0-9]* | awk '
