@@ -22,6 +22,8 @@
 # the jail (tests/escape/*_attack.c, seccomp_probe) with the driver's own
 # checks of the host (files, mounts, processes, links, ipc); an attack that
 # never reports counts as escaped ("no verdict"), so a crashed probe fails.
+# Variables set here are used by groups.sh, which it sources.
+# shellcheck disable=SC2034
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$PWD
