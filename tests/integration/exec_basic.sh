@@ -233,6 +233,24 @@ PY
 	as_mode $mode "$SBX" destroy "$LIM" >/dev/null
 	wait $limrun 2>/dev/null
 
+	# The same seccomp policy as the sandbox's command: strict refuses
+	# socket(AF_INET) with ENOSYS where default lets it fail on the network.
+	as_mode $mode "$SBX" run -q --keep -n "strict-$mode" -p strict --rootfs "$IMG" -- \
+		sh -c 'nc 127.0.0.1 1 </dev/null >/tmp/cmd.txt 2>&1; sleep 300' >/dev/null 2>&1 &
+	strictrun=$!
+	for _ in $(seq 100); do
+		as_mode $mode "$SBX" ps | grep -q " strict-$mode .*running" && break
+		sleep 0.1
+	done
+	capture as_mode $mode "$SBX" exec "strict-$mode" sh -c 'cat /tmp/cmd.txt; nc 127.0.0.1 1 </dev/null 2>&1'
+	[ "$(printf '%s\n' "$out" | grep -c 'socket: Function not implemented')" -eq 2 ]
+	ok $? "$mode: in a strict sandbox the exec'd command gets strict's seccomp errno, as the sandbox's command did ($(echo $out))"
+	as_mode $mode "$SBX" destroy "strict-$mode" >/dev/null
+	wait $strictrun 2>/dev/null
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'nc 127.0.0.1 1 </dev/null 2>&1'
+	[[ $out != *"Function not implemented"* ]]
+	ok $? "$mode: ... and the default policy does not ($out)"
+
 	# A kept, exited sandbox: a new jail over its writable layer.
 	capture as_mode $mode "$SBX" run -q --keep -n "kept-$mode" --rootfs "$IMG" -- \
 		sh -c 'echo evidence > /failed.txt; rm /etc/hostname; exit 4'
