@@ -49,7 +49,7 @@ static int child_in_userns(unsigned long flags)
 
 static void caps(void)
 {
-	const char *sets[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
+	const char *sets[] = {"CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"};
 	char v[64], what[512] = "";
 	int k = 0;
 
@@ -60,7 +60,7 @@ static void caps(void)
 	}
 	verdict(k == 0, "caps/five-sets-zero", "%s", k ? what : "all five sets 0");
 
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2];
 	memset(d, 0xff, sizeof(d));
 	int r = (int)syscall(SYS_capset, &h, d);
@@ -71,7 +71,8 @@ static void caps(void)
 	for (int c = 0; c <= 40; c++)
 		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) == 0)
 			k += snprintf(what + k, sizeof(what) - k, "ambient %d; ", c);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 0, 0, 0, 0) == 0 && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 0)
+	if (prctl(PR_SET_NO_NEW_PRIVS, 0, 0, 0, 0) == 0 &&
+	    prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 0)
 		k += snprintf(what + k, sizeof(what) - k, "no_new_privs cleared; ");
 	status_field("NoNewPrivs:", v, sizeof(v));
 	if (strcmp(v, "1"))
@@ -90,7 +91,7 @@ static void caps(void)
 
 	int u1 = unshare(CLONE_NEWUSER) ? errno : 0;
 	int u2 = child_in_userns(CLONE_NEWUSER);
-	struct clone_args ca = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+	struct clone_args ca = {.flags = CLONE_NEWUSER, .exit_signal = SIGCHLD};
 	long p = syscall(SYS_clone3, &ca, sizeof(ca));
 	int u3 = p < 0 ? errno : 0;
 	if (p == 0)
@@ -100,8 +101,8 @@ static void caps(void)
 	verdict(u1 && u2 && u3, "caps/unshare-newuser", "unshare: %s; clone: %s; clone3: %s",
 		err_name(u1), err_name(-u2), err_name(u3));
 
-	int flags[] = { CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUTS, CLONE_NEWIPC,
-			CLONE_NEWCGROUP, CLONE_NEWTIME };
+	int flags[] = {CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET, CLONE_NEWUTS,
+		       CLONE_NEWIPC, CLONE_NEWCGROUP, CLONE_NEWTIME};
 	k = 0;
 	what[0] = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(flags); i++) {
@@ -158,8 +159,8 @@ static void exec_check(const char *name, const char *path)
 	int ok = euid == (int)getuid() && strspn(prm, "0") == strlen(prm) &&
 		 strspn(eff, "0") == strlen(eff);
 	verdict(ok, full, "mode %o owner %d%s; after exec %s (uid %d)", sb.st_mode & 07777,
-		(int)sb.st_uid, xl > 0 ? ", security.capability set" : ", no file capability",
-		out, (int)getuid());
+		(int)sb.st_uid, xl > 0 ? ", security.capability set" : ", no file capability", out,
+		(int)getuid());
 }
 
 int main(int argc, char **argv)

@@ -27,8 +27,8 @@
 
 static int esc_escaped;
 
-static void __attribute__((format(printf, 3, 4))) verdict(int contained, const char *name,
-							   const char *fmt, ...)
+static void __attribute__((format(printf, 3, 4)))
+verdict(int contained, const char *name, const char *fmt, ...)
 {
 	char d[512] = "";
 	va_list ap;
@@ -46,7 +46,7 @@ static void __attribute__((format(printf, 3, 4))) verdict(int contained, const c
 }
 
 /* Read up to n-1 bytes of a file; -errno on failure. */
-static ssize_t slurp(const char *path, char *buf, size_t n)
+static inline ssize_t slurp(const char *path, char *buf, size_t n)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	ssize_t r;
@@ -63,7 +63,7 @@ static ssize_t slurp(const char *path, char *buf, size_t n)
 }
 
 /* Write a string to a file; 0 or -errno. */
-static int spit(const char *path, const char *s)
+static inline int spit(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	ssize_t r;
@@ -76,13 +76,13 @@ static int spit(const char *path, const char *s)
 	return (int)r;
 }
 
-static const char *err_name(int e)
+static inline const char *err_name(int e)
 {
 	return e ? strerror(e < 0 ? -e : e) : "success";
 }
 
 /* Does the file at path (opened relative to dirfd) hold magic? */
-static int holds_magic(int dirfd, const char *path, const char *magic)
+static inline int holds_magic(int dirfd, const char *path, const char *magic)
 {
 	char buf[256];
 	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);

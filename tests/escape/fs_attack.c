@@ -92,7 +92,7 @@ static void remount(const char *name, const char *dir, const char *file)
 
 static void setattr(const char *name, const char *dir, const char *file)
 {
-	struct mount_attr attr = { .attr_clr = MOUNT_ATTR_RDONLY };
+	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_RDONLY};
 	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	int e1 = fd < 0 ? errno : 0, e2 = 0, e3 = e1, w;
 
@@ -134,8 +134,8 @@ static void oldroot(const char *name, const char *hostpath, const char *magic)
 	DIR *d;
 	struct dirent *de;
 
-	const char *pre[] = { "/proc/1/root", "/proc/self/root", "/proc/1/cwd",
-			      "/proc/self/cwd", "/proc/1/root/.." };
+	const char *pre[] = {"/proc/1/root", "/proc/self/root", "/proc/1/cwd", "/proc/self/cwd",
+			     "/proc/1/root/.."};
 	for (size_t i = 0; i < ARRAY_SIZE(pre); i++) {
 		snprintf(p, sizeof(p), "%s%s", pre[i], hostpath);
 		if (holds_magic(AT_FDCWD, p, magic))
@@ -169,7 +169,7 @@ static void oldroot(const char *name, const char *hostpath, const char *magic)
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		const char *links[] = { "root", "cwd" };
+		const char *links[] = {"root", "cwd"};
 		for (size_t i = 0; i < 2; i++) {
 			snprintf(p, sizeof(p), "/proc/%s/%s%s", de->d_name, links[i], hostpath);
 			if (holds_magic(AT_FDCWD, p, magic))
@@ -243,11 +243,11 @@ static void do_mknod(const char *name)
 		mode_t type;
 		int maj, min;
 	} n[] = {
-		{ "/tmp/mem", S_IFCHR, 1, 1 },	    { "/tmp/kmsg", S_IFCHR, 1, 11 },
-		{ "/mem", S_IFCHR, 1, 1 },	    { "/dev/shm/mem", S_IFCHR, 1, 1 },
-		{ "/tmp/sda", S_IFBLK, 8, 0 },	    { "/tmp/vda", S_IFBLK, 254, 0 },
-		{ "/tmp/loop0", S_IFBLK, 7, 0 },    { "/tmp/dm0", S_IFBLK, 253, 0 },
-		{ "/tmp/nvme", S_IFBLK, 259, 0 },
+	    {"/tmp/mem", S_IFCHR, 1, 1},    {"/tmp/kmsg", S_IFCHR, 1, 11},
+	    {"/mem", S_IFCHR, 1, 1},	    {"/dev/shm/mem", S_IFCHR, 1, 1},
+	    {"/tmp/sda", S_IFBLK, 8, 0},    {"/tmp/vda", S_IFBLK, 254, 0},
+	    {"/tmp/loop0", S_IFBLK, 7, 0},  {"/tmp/dm0", S_IFBLK, 253, 0},
+	    {"/tmp/nvme", S_IFBLK, 259, 0},
 	};
 	char what[512] = "";
 	int k = 0, made = 0;
@@ -258,7 +258,8 @@ static void do_mknod(const char *name)
 		made++;
 		int fd = open(n[i].path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0) {
-			k += snprintf(what + k, sizeof(what) - k, "made and opened %s; ", n[i].path);
+			k +=
+			    snprintf(what + k, sizeof(what) - k, "made and opened %s; ", n[i].path);
 			close(fd);
 		}
 	}
@@ -278,7 +279,8 @@ static void devopen(const char *name, int n, char **paths)
 		if (fd >= 0) {
 			char b[16];
 			ssize_t r = read(fd, b, sizeof(b));
-			k += snprintf(what + k, sizeof(what) - k, "opened %s (read %zd); ", paths[i], r);
+			k += snprintf(what + k, sizeof(what) - k, "opened %s (read %zd); ",
+				      paths[i], r);
 			close(fd);
 		}
 	}
@@ -308,7 +310,10 @@ static void procsys(void)
 	int w;
 
 	r = slurp("/proc/kcore", buf, sizeof(buf));
-	verdict(r <= 0, nm("proc-kcore"), "read: %s", r < 0 ? err_name((int)r) : r ? "data" : "empty");
+	verdict(r <= 0, nm("proc-kcore"), "read: %s",
+		r < 0 ? err_name((int)r)
+		: r   ? "data"
+		      : "empty");
 	verdict(!kallsyms_leak(), nm("proc-kallsyms"), "no kernel address readable");
 	w = spit("/proc/sysrq-trigger", "h");
 	verdict(w < 0, nm("proc-sysrq-trigger"), "write: %s", err_name(w));
@@ -324,17 +329,20 @@ static void procsys(void)
 	verdict(w < 0, nm("proc-sys-modprobe"), "write: %s", err_name(w));
 	w = spit("/proc/sys/fs/binfmt_misc/register", ":pwn:M::PWN::/tmp/pwned:");
 	verdict(w < 0, nm("binfmt-misc-register"), "write: %s", err_name(w));
-	const char *sysw[] = { "/sys/kernel/mm/transparent_hugepage/enabled",
-			       "/sys/kernel/uevent_helper", "/sys/power/state",
-			       "/sys/class/net/lo/mtu", "/sys/fs/cgroup/pids/pids.max",
-			       "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-			       "/sys/fs/cgroup/unified/cgroup.subtree_control",
-			       "/sys/fs/cgroup/memory/release_agent",
-			       "/sys/fs/cgroup/memory/notify_on_release",
-			       "/sys/fs/cgroup/pids/cgroup.procs", "/sys/fs/cgroup/unified/cgroup.procs",
-			       "/sys/fs/cgroup/freezer/freezer.state" };
-	const char *sysv[] = { "never", "/tmp/pwned", "freeze", "1280", "max", "-1", "+pids",
-			       "/tmp/pwned", "1", "0", "0", "FROZEN" };
+	const char *sysw[] = {"/sys/kernel/mm/transparent_hugepage/enabled",
+			      "/sys/kernel/uevent_helper",
+			      "/sys/power/state",
+			      "/sys/class/net/lo/mtu",
+			      "/sys/fs/cgroup/pids/pids.max",
+			      "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+			      "/sys/fs/cgroup/unified/cgroup.subtree_control",
+			      "/sys/fs/cgroup/memory/release_agent",
+			      "/sys/fs/cgroup/memory/notify_on_release",
+			      "/sys/fs/cgroup/pids/cgroup.procs",
+			      "/sys/fs/cgroup/unified/cgroup.procs",
+			      "/sys/fs/cgroup/freezer/freezer.state"};
+	const char *sysv[] = {"never", "/tmp/pwned", "freeze", "1280", "max", "-1",
+			      "+pids", "/tmp/pwned", "1",      "0",    "0",   "FROZEN"};
 	char what[1024] = "";
 	int k = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(sysw); i++) {
@@ -343,14 +351,15 @@ static void procsys(void)
 			k += snprintf(what + k, sizeof(what) - k, "wrote %s; ", sysw[i]);
 	}
 	/* CVE-2022-0492: a child cgroup with a release_agent needs mkdir. */
-	const char *cg[] = { "/sys/fs/cgroup/memory/pwn", "/sys/fs/cgroup/pids/pwn",
-			     "/sys/fs/cgroup/unified/pwn", "/sys/fs/cgroup/systemd/pwn" };
+	const char *cg[] = {"/sys/fs/cgroup/memory/pwn", "/sys/fs/cgroup/pids/pwn",
+			    "/sys/fs/cgroup/unified/pwn", "/sys/fs/cgroup/systemd/pwn"};
 	for (size_t i = 0; i < ARRAY_SIZE(cg); i++)
 		if (mkdir(cg[i], 0755) == 0) {
 			k += snprintf(what + k, sizeof(what) - k, "mkdir %s; ", cg[i]);
 			rmdir(cg[i]);
 		}
-	verdict(k == 0, nm("sys-write"), "%s", k ? what : "every /sys and cgroup write or mkdir refused");
+	verdict(k == 0, nm("sys-write"), "%s",
+		k ? what : "every /sys and cgroup write or mkdir refused");
 	/* pid 1's memory: read it, write it. */
 	int fd = open("/proc/1/mem", O_RDWR | O_CLOEXEC);
 	int e = fd < 0 ? errno : 0;
@@ -360,11 +369,15 @@ static void procsys(void)
 	int e2 = fd < 0 ? errno : 0;
 	if (fd >= 0)
 		close(fd);
-	verdict(e && e2, nm("proc-pid1-mem"), "open rw: %s; open ro: %s", err_name(e), err_name(e2));
+	verdict(e && e2, nm("proc-pid1-mem"), "open rw: %s; open ro: %s", err_name(e),
+		err_name(e2));
 	r = slurp("/proc/1/environ", buf, sizeof(buf));
 	verdict(r < 0, nm("proc-pid1-environ"), "read: %s", r < 0 ? err_name((int)r) : "readable");
 	r = slurp("/proc/keys", buf, sizeof(buf));
-	verdict(r <= 0, nm("proc-keys"), "read: %s", r < 0 ? err_name((int)r) : r ? "data" : "empty");
+	verdict(r <= 0, nm("proc-keys"), "read: %s",
+		r < 0 ? err_name((int)r)
+		: r   ? "data"
+		      : "empty");
 	r = slurp("/sys/firmware/efi/efivars", buf, sizeof(buf));
 	fd = open("/dev/kmsg", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	r = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;

@@ -40,8 +40,8 @@ static void sockets(void)
 		p1 < 0 ? strerror(f1) : "made", p2 < 0 ? strerror(f2) : "made");
 	int v = socket(AF_VSOCK, SOCK_STREAM, 0), g = errno, c = -1;
 	if (v >= 0) {
-		struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_HOST,
-					 .svm_port = 22 };
+		struct sockaddr_vm a = {
+		    .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_HOST, .svm_port = 22};
 		c = connect(v, (struct sockaddr *)&a, sizeof(a));
 	}
 	verdict(v < 0, "net/vsock-socket", "socket: %s%s", v < 0 ? strerror(g) : "made",
@@ -51,7 +51,7 @@ static void sockets(void)
 static int nl_req(int fd, struct nlmsghdr *n)
 {
 	char buf[4096];
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
 
 	n->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
 	if (sendto(fd, n, n->nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
@@ -144,7 +144,7 @@ static void netlink(void)
 static void tcp(const char *name, const char *host, const char *port)
 {
 	char full[128];
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r = -1, e;
 
 	snprintf(full, sizeof(full), "net/%s", name);
@@ -160,7 +160,7 @@ static void tcp(const char *name, const char *host, const char *port)
 static void unixsock(const char *name, const char *path, int abstract)
 {
 	char full[128];
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), r = -1, e;
 	socklen_t len;
 

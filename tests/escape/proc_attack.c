@@ -81,7 +81,7 @@ static void trace(void)
 	what[0] = 0;
 	for (int i = 0; i < n; i++) {
 		char buf[64];
-		struct iovec l = { buf, sizeof(buf) }, r = { (void *)0x400000, sizeof(buf) };
+		struct iovec l = {buf, sizeof(buf)}, r = {(void *)0x400000, sizeof(buf)};
 		/* Any address: EFAULT/EIO would mean the access check passed. */
 		errno = 0;
 		ssize_t got = process_vm_readv(pids[i], &l, 1, &r, 1, 0);
@@ -124,8 +124,8 @@ static void trace(void)
 				char l[80], t[256] = "";
 				snprintf(l, sizeof(l), "/proc/self/fd/%d", got);
 				(void)!readlink(l, t, sizeof(t) - 1);
-				k += snprintf(what + k, sizeof(what) - k, "stole fd %d of %d (%s); ",
-					      fd, pids[i], t);
+				k += snprintf(what + k, sizeof(what) - k,
+					      "stole fd %d of %d (%s); ", fd, pids[i], t);
 				close(got);
 			}
 		}
@@ -135,7 +135,7 @@ static void trace(void)
 
 	k = 0;
 	what[0] = 0;
-	const char *ns[] = { "mnt", "pid", "user", "net", "ipc", "uts", "cgroup" };
+	const char *ns[] = {"mnt", "pid", "user", "net", "ipc", "uts", "cgroup"};
 	for (int i = 0; i < n; i++)
 		for (size_t j = 0; j < ARRAY_SIZE(ns); j++) {
 			char p[64];
@@ -203,7 +203,8 @@ static void hostpid(int n, char **pids)
 			slurp(c, b, sizeof(b));
 			/* Visible only as one of our own jail's processes is fine. */
 			if (strstr(b, "sbxsentinel"))
-				k += snprintf(what + k, sizeof(what) - k, "host pid %d visible; ", p);
+				k += snprintf(what + k, sizeof(what) - k, "host pid %d visible; ",
+					      p);
 			if (strstr(b, "sbxsentinel") && kill(p, SIGKILL) == 0)
 				k += snprintf(what + k, sizeof(what) - k, "killed %d; ", p);
 		}
@@ -226,11 +227,13 @@ static void hostpid(int n, char **pids)
 			continue;
 		snprintf(c, sizeof(c), "/proc/%s/cmdline", de->d_name);
 		if (slurp(c, b, sizeof(b)) > 0 && strstr(b, "sbxsentinel"))
-			k += snprintf(what + k, sizeof(what) - k, "sentinel at /proc/%s; ", de->d_name);
+			k += snprintf(what + k, sizeof(what) - k, "sentinel at /proc/%s; ",
+				      de->d_name);
 	}
 	if (d)
 		closedir(d);
-	verdict(k == 0, "proc/signal-host-pids", "%s", k ? what : "host pids not reachable (ESRCH)");
+	verdict(k == 0, "proc/signal-host-pids", "%s",
+		k ? what : "host pids not reachable (ESRCH)");
 }
 
 int main(int argc, char **argv)
@@ -245,7 +248,8 @@ int main(int argc, char **argv)
 		int r = kill(-1, SIGKILL);
 		kill(-1, SIGTERM);
 		/* The verdict is the host's: its sentinel must still be alive. */
-		printf("proc_attack: kill(-1, SIGKILL) returned %d (%s)\n", r, err_name(r ? errno : 0));
+		printf("proc_attack: kill(-1, SIGKILL) returned %d (%s)\n", r,
+		       err_name(r ? errno : 0));
 	} else {
 		fprintf(stderr, "proc_attack: bad usage\n");
 		return 2;

@@ -79,7 +79,8 @@ static void fill(const char *name, const char *path, long limit_mb)
 
 	snprintf(full, sizeof(full), "res/%s", name);
 	if (fd < 0) {
-		verdict(0, full, "cannot even create %s: %s (attack not run)", path, strerror(errno));
+		verdict(0, full, "cannot even create %s: %s (attack not run)", path,
+			strerror(errno));
 		return;
 	}
 	memset(buf, 'x', sizeof(buf));
@@ -166,7 +167,7 @@ static void ipc(key_t hostkey, int hostid)
 		sem++;
 	for (; mq < 4096; mq++) {
 		char n[32];
-		struct mq_attr at = { .mq_maxmsg = 1, .mq_msgsize = 64 };
+		struct mq_attr at = {.mq_maxmsg = 1, .mq_msgsize = 64};
 		snprintf(n, sizeof(n), "/pwn%ld", mq);
 		if (syscall(SYS_mq_open, n + 1, O_CREAT | O_RDWR | O_CLOEXEC, 0600, &at) < 0)
 			break;

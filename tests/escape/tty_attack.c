@@ -39,7 +39,7 @@ static void parse_dev(const char *dev)
 
 static void tiocsti(const char *text)
 {
-	int fds[4] = { 0, 1, 2, open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY) };
+	int fds[4] = {0, 1, 2, open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)};
 	char what[256] = "";
 	int k = 0;
 
@@ -51,7 +51,8 @@ static void tiocsti(const char *text)
 			if (ioctl(fds[i], TIOCSTI, c) == 0)
 				pushed++;
 		if (pushed)
-			k += snprintf(what + k, sizeof(what) - k, "fd %d took %d chars; ", i, pushed);
+			k += snprintf(what + k, sizeof(what) - k, "fd %d took %d chars; ", i,
+				      pushed);
 	}
 	verdict(k == 0, "tty/tiocsti", "%s", k ? what : "TIOCSTI refused on every terminal fd");
 }
@@ -62,9 +63,9 @@ static void tioclinux(void)
 	int k = 0;
 
 	for (int fd = 0; fd < 3; fd++) {
-		char sub[] = { 3, 6, 7, 11, 12, 2 };
+		char sub[] = {3, 6, 7, 11, 12, 2};
 		for (size_t i = 0; i < sizeof(sub); i++) {
-			char arg[8] = { sub[i] };
+			char arg[8] = {sub[i]};
 			if (ioctl(fd, TIOCLINUX, arg) == 0)
 				k += snprintf(what + k, sizeof(what) - k, "fd %d subcode %d; ", fd,
 					      sub[i]);
@@ -97,7 +98,8 @@ static void ctty(void)
 			k += snprintf(what + k, sizeof(what) - k, "/dev/tty is the caller's tty; ");
 		/* The tty's session: still the caller's, never ours. */
 		pid_t sid = -1;
-		if (isatty(0) && is_caller_tty(0) && ioctl(0, TIOCGSID, &sid) == 0 && sid == getsid(0))
+		if (isatty(0) && is_caller_tty(0) && ioctl(0, TIOCGSID, &sid) == 0 &&
+		    sid == getsid(0))
 			k += snprintf(what + k, sizeof(what) - k, "caller's tty in our session; ");
 		dprintf(p[1], "%d %s", k, what);
 		_exit(0);
@@ -109,7 +111,9 @@ static void ctty(void)
 	waitpid(c, NULL, 0);
 	int k = atoi(buf);
 	verdict(n > 0 && k == 0, "tty/steal-ctty", "%s",
-		n <= 0 ? "the child died" : k ? strchr(buf, ' ') + 1 : "caller's terminal not taken");
+		n <= 0 ? "the child died"
+		: k    ? strchr(buf, ' ') + 1
+		       : "caller's terminal not taken");
 }
 
 /* The host's ptys: none of the caller's terminal is reachable by path. */
@@ -128,7 +132,8 @@ static void host_pts(void)
 			k += snprintf(what + k, sizeof(what) - k, "%s is the caller's tty; ", p);
 		close(fd);
 	}
-	verdict(k == 0, "tty/host-pts", "%s", k ? what : "the caller's pty is not in the jail's devpts");
+	verdict(k == 0, "tty/host-pts", "%s",
+		k ? what : "the caller's pty is not in the jail's devpts");
 }
 
 int main(int argc, char **argv)
@@ -142,8 +147,7 @@ int main(int argc, char **argv)
 		parse_dev(argv[2]);
 		host_pts();
 		ctty();
-	}
-	else {
+	} else {
 		fprintf(stderr, "tty_attack: bad usage\n");
 		return 2;
 	}
