@@ -371,6 +371,17 @@ static void procsys(void)
 		close(fd);
 	verdict(e && e2, nm("proc-pid1-mem"), "open rw: %s; open ro: %s", err_name(e),
 		err_name(e2));
+	/* A fresh, unmasked procfs (or sysfs) would undo every mask. */
+	mkdir("/tmp/p", 0755);
+	int m1 = mount("proc", "/tmp/p", "proc", 0, NULL) ? errno : 0;
+	if (m1)
+		m1 = mount("sysfs", "/tmp/p", "sysfs", 0, NULL) ? errno : 0;
+	int fsfd = (int)syscall(SYS_fsopen, "proc", 0);
+	int m2 = fsfd < 0 ? errno : 0;
+	if (fsfd >= 0)
+		close(fsfd);
+	verdict(m1 && m2, nm("fresh-proc-mount"), "mount proc/sysfs: %s; fsopen(proc): %s",
+		err_name(m1), err_name(m2));
 	r = slurp("/proc/1/environ", buf, sizeof(buf));
 	verdict(r < 0, nm("proc-pid1-environ"), "read: %s", r < 0 ? err_name((int)r) : "readable");
 	r = slurp("/proc/keys", buf, sizeof(buf));

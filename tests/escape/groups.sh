@@ -40,7 +40,7 @@ grp_fs() {
 	expect fs/ro-bind-write fs/ro-bind-remount fs/ro-bind-remount-shell fs/ro-bind-mount-setattr \
 		fs/umount-ro-bind fs/umount-proc-mask fs/umount-proc-sys fs/old-root fs/open-by-handle \
 		fs/mknod fs/proc-kcore fs/proc-kallsyms fs/proc-sysrq-trigger fs/proc-sys-hostname \
-		fs/proc-sys-vm-swappiness fs/proc-sys-core-pattern fs/proc-sys-modprobe \
+		fs/proc-sys-vm-swappiness fs/proc-sys-core-pattern fs/proc-sys-modprobe fs/fresh-proc-mount \
 		fs/binfmt-misc-register fs/sys-write fs/proc-pid1-mem fs/proc-pid1-environ fs/proc-keys \
 		fs/kmsg-read
 }
