@@ -43,6 +43,8 @@ flock -n 9 || { echo "bench/unpack.sh: another run is using $WORK" >&2; exit 1; 
 cleanup() { [ "$KEEP" = 1 ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 export SBX_CACHE_DIR=$WORK/cache SBX_STATE_DIR=$WORK/state
+# A private copy: a rebuild of the tree during the bench must not change it.
+cp "$SBX" "$WORK/sbx" && SBX_ORIG=$SBX && SBX=$WORK/sbx
 
 make_tree() {
 	local src=$1
@@ -126,8 +128,9 @@ compare() {
 size() { du -m "$1" | cut -f1; }
 echo "tarball: $TAR ($(size "$TAR") MiB, $(bsdtar -tf "$TAR" | wc -l) entries), $TAR.gz ($(size "$TAR.gz") MiB)"
 echo "peer:    bsdtar -xf TARBALL -C DIR   ($(bsdtar --version))"
-echo "sbx:     $SBX image unpack-to TARBALL DIR"
-echo "running as uid $(id -u); $RUNS alternating runs each; fresh DIR, sync before every run"
+echo "sbx:     $SBX image unpack-to TARBALL DIR   (a copy of $SBX_ORIG)"
+echo "running as uid $(id -u) on $(nproc) cpus, load average $(cut -d' ' -f1-3 /proc/loadavg);" \
+	"$RUNS alternating runs each; fresh DIR, sync before every run"
 compare "unpack .tar" bsdtar sbx "$TAR"
 compare "unpack .tar.gz" bsdtar sbx "$TAR.gz"
 echo "first use via the cache: sbx image unpack --no-cache TARBALL (hash+unpack+syncfs+rename)"
@@ -135,3 +138,4 @@ echo "                  peer:  bsdtar -xf TARBALL -C DIR && sync -f DIR"
 compare "first use .tar.gz (with sync)" bsdtar-sync sbx-first "$TAR.gz"
 echo "second use: sbx image unpack TARBALL of a known tarball vs peer bsdtar -xf"
 compare "second use .tar.gz (cached)" bsdtar sbx-cached "$TAR.gz"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (ratios are unreliable on a busy machine)"
