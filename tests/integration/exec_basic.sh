@@ -176,6 +176,21 @@ for mode in root user; do
 	[ -n "$before" ] && ! pgrep -xf "sleep 97$$" >/dev/null
 	ok $? "$mode: SIGKILL of sbx exec kills the command it started in the jail"
 
+	# Twenty at once: each its own status, pid and exec event.
+	nev=$(grep -c '"event":"exec"' "$BASE/state-$mode/sandboxes/$ID/log.jsonl")
+	for i in $(seq 20); do
+		(as_mode $mode "$SBX" exec "$ID" sh -c "echo \$\$; exit $((i % 7))" >"$BASE/par.$i" 2>&1
+			echo $? >>"$BASE/par.$i") &
+	done
+	wait_for=$(jobs -p | tail -20)
+	wait $wait_for 2>/dev/null
+	good=0
+	for i in $(seq 20); do [ "$(sed -n 2p "$BASE/par.$i")" = $((i % 7)) ] && good=$((good + 1)); done
+	pids=$(for i in $(seq 20); do sed -n 1p "$BASE/par.$i"; done | sort -u | wc -l)
+	[ $good -eq 20 ] && [ "$pids" -eq 20 ] &&
+		[ "$(grep -c '"event":"exec"' "$BASE/state-$mode/sandboxes/$ID/log.jsonl")" -eq $((nev + 20)) ]
+	ok $? "$mode: 20 parallel execs: $good right statuses, $pids distinct jail pids, 20 more exec events"
+
 	capture as_mode $mode "$SBX" inspect --json "$ID"
 	grep -c '"event":"exec"' "$BASE/state-$mode/sandboxes/$ID/log.jsonl" | grep -qv '^0$' &&
 		grep '"event":"exec"' "$BASE/state-$mode/sandboxes/$ID/log.jsonl" | grep -q '"mode":"running"'
