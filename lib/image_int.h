@@ -42,7 +42,8 @@ struct sbx_image_src {
 	size_t len[SBX_SRC_NBUF];
 	unsigned head, count;		/* count includes the buffer being read */
 	bool holding;			/* the reader holds ring[head] */
-	bool eof, cancel;
+	bool eof, cancel;		/* cancel: failed, stop everything */
+	bool stop_inflate;		/* tar done: only hash the rest of the file */
 	int err;
 	char errmsg[256];
 };

@@ -92,15 +92,15 @@ static la_ssize_t raw_cb(struct archive *a, void *data, const void **buf)
 	return n;
 }
 
-/* A free ring buffer for the producer, or NULL when cancelled. */
+/* A free ring buffer for the producer, or NULL when no more is wanted. */
 static unsigned char *ring_get(struct sbx_image_src *s, unsigned *idx)
 {
 	unsigned char *b = NULL;
 
 	pthread_mutex_lock(&s->mu);
-	while (s->count == SBX_SRC_NBUF && !s->cancel)
+	while (s->count == SBX_SRC_NBUF && !s->cancel && !s->stop_inflate)
 		pthread_cond_wait(&s->cv, &s->mu);
-	if (!s->cancel) {
+	if (!s->cancel && !s->stop_inflate) {
 		*idx = (s->head + s->count) % SBX_SRC_NBUF;
 		b = s->ring[*idx];
 	}
@@ -158,7 +158,7 @@ static int pump(struct sbx_image_src *s, struct archive *a)
 			size_t k;
 
 			if (!cur && !(cur = ring_get(s, &idx)))
-				return 1; /* cancelled */
+				return 1; /* cancelled, or the tar reader is done */
 			k = n < SBX_SRC_BUFSZ - fill ? n : SBX_SRC_BUFSZ - fill;
 			memcpy(cur + fill, p, k);
 			fill += k;
@@ -199,7 +199,9 @@ static void *producer(void *arg)
 	} else {
 		ssize_t n = 0;
 
-		while (r == 0 && !cancelled(s) && (n = read_fd(s)) > 0)
+		/* Hash what is left without inflating it: the key covers the
+		 * file, and data after the tar's end must cost no CPU. */
+		while (!cancelled(s) && (n = read_fd(s)) > 0)
 			;
 		producer_done(s, n < 0 ? (int)-n : 0, n < 0 ? "cannot read the archive" : NULL);
 	}
@@ -319,6 +321,10 @@ static int drain(struct sbx_image_src *s, struct sbx_err *err)
 	if (s->threaded) {
 		const void *b;
 
+		pthread_mutex_lock(&s->mu);
+		s->stop_inflate = true;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
 		while ((n = ring_next(s, &b)) > 0)
 			;
 		if (n < 0)

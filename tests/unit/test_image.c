@@ -455,6 +455,43 @@ static void test_filters(void **state)
 	}
 }
 
+/* A gzip stream whose tar ends long before it does: the rest is hashed
+ * (the key covers the whole file) but need not be inflated. */
+static void test_trailing_data(void **state)
+{
+	const struct ent e[] = { { "f", 'f', 0, "data", 0 } };
+	const char *t = make_tar("inner.tar", e, 1, 0);
+	char *inner = slurp(t), path[PATH_MAX], sha[65], *c;
+	size_t tl = 4 * 512, total = tl + (64 << 20);
+	char *buf = sbx_xcalloc(1, total);
+	struct archive *a = archive_write_new();
+	struct archive_entry *ae = archive_entry_new();
+	struct sbx_image_stats st;
+
+	(void)state;
+	memcpy(buf, inner, tl); /* header, data block, part of the end marker */
+	pathf(path, "%s/tars/trailing.tar.gz", base);
+	archive_write_set_format_raw(a);
+	archive_write_add_filter_gzip(a);
+	assert_int_equal(archive_write_open_filename(a, path), ARCHIVE_OK);
+	archive_entry_set_filetype(ae, AE_IFREG);
+	archive_entry_set_pathname(ae, "raw");
+	archive_entry_set_size(ae, (la_int64_t)total);
+	assert_int_equal(archive_write_header(a, ae), ARCHIVE_OK);
+	assert_int_equal(archive_write_data(a, buf, total), (la_ssize_t)total);
+	archive_write_close(a);
+	archive_write_free(a);
+	archive_entry_free(ae);
+	assert_int_equal(unpack(path, &st), 0);
+	c = tcontent("f");
+	assert_string_equal(c, "data");
+	sha256_file(path, sha);
+	assert_string_equal(st.sha256, sha);
+	free(c);
+	free(buf);
+	free(inner);
+}
+
 static void test_docker_export(void **state)
 {
 	struct sbx_image_stats st;
@@ -544,6 +581,7 @@ int main(void)
 		T(test_normal_tree),
 		T(test_sparse),
 		T(test_filters),
+		T(test_trailing_data),
 		T(test_docker_export),
 		T(test_corrupt),
 		T(test_mem),
