@@ -57,6 +57,12 @@ done
 TMP=$(mktemp -d /var/tmp/sbx-bench.XXXXXX)
 chmod 0755 "$TMP"
 trap 'rm -rf "$TMP"' EXIT
+# A private copy of the binary: a rebuild of ./sbx during the bench (a
+# shared tree) must not break or change it half-way.
+cp "$SBX" "$TMP/sbx" && chmod 0755 "$TMP/sbx" || exit 1
+SBX_BUILT=$SBX
+SBX=$TMP/sbx
+export SBX
 
 want() { [ "$ONLY" = all ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
@@ -72,6 +78,7 @@ MACHINE=$(machine)
 echo "# sbx bench, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# machine: $MACHINE"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# sbx: $SBX, a copy of $SBX_BUILT ($(git log -1 --format='commit %h, %cd' --date=format:%H:%MZ 2>/dev/null))"
 echo "# $("$SBX" --version 2>&1 | head -n 1); bwrap $(bwrap --version | cut -d' ' -f2); $(unshare --version | head -n 1); $(bsdtar --version | cut -d' ' -f1-2); $(curl --version | head -n 1 | cut -d' ' -f1-2)"
 echo "# $N alternating runs per line unless said; running as uid $(id -u)"
 
@@ -325,7 +332,7 @@ fi
 		t=$tgt
 		[ "$tgt" != - ] && t="$tgt ($verdict)"
 		printf '| %s | %s | %s | %s | %s | %s | `%s` |\n' "$who" "$label" "$pair" "$ratio" "$t" "$med" \
-			"$(sed -E "s|[^ ]*/cache/images/[0-9a-f]+|IMG|g; s|$TMP/first/x|DIR|g; s|$ROOT/||g; s/\\|/\\\\|/g" <<<"$cmd")"
+			"$(sed -E "s|[^ ]*/cache/images/[0-9a-f]+|IMG|g; s|$TMP/first/x|DIR|g; s|$TMP/sbx|sbx|g; s|$ROOT/||g; s/\\|/\\\\|/g" <<<"$cmd")"
 	done <"$RES"
 } >"$OUT/results.md"
 echo
