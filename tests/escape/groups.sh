@@ -323,7 +323,7 @@ grp_net() {
 		hostfail net/host-listener-via-proxy "the host's loopback listener accepted a connection"
 	# The host root (default profile) shows the host's Unix sockets.
 	local sock=$HV/run/sock rsock=$RUNDIR/sock-root
-	[ "$MODE" = user ] && sock=$BASE/home/run/sock rsock=$RUNDIR/sock-user
+	[ "$MODE" = user ] && sock=$HV/run/usock rsock=$RUNDIR/sock-user
 	jailrun -- /bin/sh -c "$XB/net_attack unixpath host-unix-socket-run $rsock
 		$XB/net_attack unixpath host-unix-socket-path $sock"
 	jail "$out"

@@ -237,7 +237,7 @@ ABSTRACT=sbx-escape-$$
 # $XDG_RUNTIME_DIR/bus); a second pair lives in a host directory the host
 # root shows read-only.
 RUNDIR=$(mktemp -d /run/sbx-escape.XXXXXX) && chmod 0755 "$RUNDIR"
-$PY - "$PORT" "${HOSTIP:-127.0.0.1}" "$ABSTRACT" "$HV/run/sock" "$BASE/home/run/sock" \
+$PY - "$PORT" "${HOSTIP:-127.0.0.1}" "$ABSTRACT" "$HV/run/sock" "$HV/run/usock" \
 	"$RUNDIR/sock-root" "$RUNDIR/sock-user" "$BASE/listener.log" <<'PY' &
 import os, select, socket, sys
 port, ip, abstract, p1, p2, p3, p4, log = sys.argv[1:]
