@@ -445,6 +445,7 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 	o.files = c->files;
 	o.n_files = c->n_files;
 	o.seccomp_notify = c->auditing;
+	o.volatile_layers = true; /* synced in teardown() only if kept */
 	o.proxy_port = c->cfg.net == SBX_NET_PROXY ? SBX_PROXY_DEFAULT_PORT : 0;
 	sbx_jail_build_env(&c->cfg, &c->ids, c->rootfs_dir == NULL, o.tty, extra.v, &env);
 	o.envp = env.v;
@@ -560,6 +561,11 @@ static void teardown(struct run_ctx *c)
 		sbx_print_err(&e);
 	sbx_cgroup_free(&c->cg);
 	if (c->sb.dirfd >= 0 && c->sb.record) {
+		/* The layers are on disk before a record says they were kept. */
+		if (c->kept && c->layer_dir &&
+		    sbx_jail_layers_settle(c->layer_dir, &c->cfg,
+					   c->rootfs_dir && c->cfg.rootfs_writable, &e) < 0)
+			sbx_print_err(&e);
 		run_record_finish(c);
 		if (!c->kept && c->disk_mounted && sbx_sandbox_unmount_all(&c->sb, NULL, &e) < 0)
 			sbx_print_err(&e);

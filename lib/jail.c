@@ -17,6 +17,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -541,4 +542,63 @@ int sbx_jail_exit_code(const struct sbx_jail *j, const struct sbx_jail_result *r
 	if (WIFSIGNALED(r->status))
 		return 128 + WTERMSIG(r->status);
 	return 125;
+}
+
+/* Open parent/name, a directory the kernel's overlay made mode 0: its owner
+ * (us, or root) makes it searchable first.  Never follows a symlink. */
+static int open_marker_dir(int parent, const char *name)
+{
+	if (parent < 0)
+		return -1;
+	if (fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	return sbx_openat2(parent, name, O_RDONLY | O_DIRECTORY,
+			   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
+
+/* The overlay's volatile marker DIR/work/work/incompat/volatile/dirty. */
+static int drop_volatile_marker(int dirfd, const char *dir, struct sbx_err *err)
+{
+	_cleanup_close_ int work = -1;
+	_cleanup_close_ int ww = -1;
+	_cleanup_close_ int inc = -1;
+	_cleanup_close_ int vol = -1;
+
+	work = sbx_openat2(dirfd, dir, O_RDONLY | O_DIRECTORY,
+			   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	ww = open_marker_dir(work, "work");
+	inc = open_marker_dir(ww, "incompat");
+	vol = open_marker_dir(inc, "volatile");
+	if (vol < 0)
+		return errno == ENOENT ? 0 : sbx_err_set(err, errno, "cannot open '%s/work'", dir);
+	if ((unlinkat(vol, "dirty", 0) < 0 && errno != ENOENT) ||
+	    (unlinkat(inc, "volatile", AT_REMOVEDIR) < 0 && errno != ENOENT) ||
+	    (unlinkat(ww, "incompat", AT_REMOVEDIR) < 0 && errno != ENOENT))
+		return sbx_err_set(err, errno, "cannot remove the volatile marker in '%s/work'",
+				   dir);
+	return 0;
+}
+
+int sbx_jail_layers_settle(const char *layer_dir, const struct sbx_config *cfg, bool rootfs_layer,
+			   struct sbx_err *err)
+{
+	_cleanup_close_ int fd = -1;
+	int r = 0;
+
+	fd = open(layer_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return sbx_err_set(err, errno, "cannot open '%s'", layer_dir);
+	if (syncfs(fd) < 0)
+		return sbx_err_set(err, errno, "cannot sync the writable layer in '%s'", layer_dir);
+	if (rootfs_layer)
+		r = drop_volatile_marker(fd, "work", err);
+	for (size_t i = 0; r == 0 && i < cfg->n_mounts; i++) {
+		char dir[48];
+
+		if (cfg->mounts[i].kind != SBX_MNT_OVERLAY)
+			continue;
+		snprintf(dir, sizeof(dir), "overlays/%zu/work", i);
+		r = drop_volatile_marker(fd, dir, err);
+	}
+	return r;
 }

@@ -79,6 +79,9 @@ struct sbx_jail_opts {
 	struct winsize ws;     /* its initial size */
 	int proxy_port;	       /* > 0: listen on 127.0.0.1:port in the jail's netns */
 	bool seccomp_notify;   /* ask sbx_seccomp_load for a listener fd */
+	/* Overlays mounted "volatile" (no sync of the state disk when the jail
+	 * ends); whoever keeps the layers calls sbx_jail_layers_settle(). */
+	bool volatile_layers;
 	const struct sbx_jail_file *files;
 	size_t n_files;
 	/* sbx's argv strings: init rewrites them to "sbx-init" once the
@@ -121,6 +124,15 @@ void sbx_jail_free(struct sbx_jail *j);
  * gone).  The opts' fds may be closed by the caller afterwards.
  */
 int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *opts, struct sbx_err *err);
+
+/*
+ * After a jail with volatile_layers has ended, make its writable layers in
+ * layer_dir (upper/ work/, overlays/N/) durable and mountable again: syncfs
+ * of their filesystem, then the overlay's "volatile" marker (work/work/
+ * incompat/volatile) removed, as the kernel documents for a clean end.
+ */
+int sbx_jail_layers_settle(const char *layer_dir, const struct sbx_config *cfg, bool rootfs_layer,
+			   struct sbx_err *err);
 
 /* Build the command's environment: cleared (unless [env] clear = no), then
  * pass (glob patterns), set, PATH, HOME, TERM (tty), USER.  `extra` are more
