@@ -182,7 +182,8 @@ mnt_case() { # mnt_case NAME TARBALL [RUN ARGS...]
 	shift 2
 	before=$(sig_hv)
 	jailrun --rootfs "$tb" "$@" -- /bin/sh -c \
-		'for p in /proc /dev /tmp /sys /mnt/t /mnt; do echo pwned > $p/pwned-marker; done 2>/dev/null; echo x > /dev/null; true'
+		'for p in /proc /dev /tmp /sys /mnt/t /mnt .; do echo pwned > $p/pwned-marker; done 2>/dev/null
+		for f in /dev/null /etc/resolv.conf /etc/hosts; do echo pwned >> $f; done 2>/dev/null; true'
 	local bad=
 	[ "$(sig_hv)" = "$before" ] || bad="$HV changed: $(diff <(echo "$before") <(sig_hv) | grep '^>' | head -3 | tr '\n' ' ')"
 	[ "$(host_mounts)" -eq 0 ] || bad="$bad a mount under $BASE on the host"
@@ -204,6 +205,11 @@ grp_mnt() {
 	mnt_case symlink-ro-bind-target "$I/mnt-bind-abs.tar" --ro-bind "$BASE/bsrc:/mnt/t"
 	mnt_case symlink-tmpfs-target "$I/mnt-bind-abs.tar" --tmpfs /mnt/t:1m
 	mnt_case symlink-overlay-target "$I/mnt-bind-rel.tar" --overlay "$BASE/bsrc:/mnt/t"
+	# What the network modes provide (/etc/resolv.conf, /etc/hosts), and a
+	# working directory, through symlinks out of the root.
+	mnt_case symlink-etc-resolv-proxy "$I/mnt-etc-net.tar" --net proxy --allow example.invalid
+	mnt_case symlink-etc-resolv-loopback "$I/mnt-etc-net.tar" --net loopback
+	mnt_case symlink-workdir "$I/mnt-bind-abs.tar" -w /mnt/t
 	# File secrets are written under /run/secrets: a symlinked /run or
 	# /run/secrets must not take them (or a tmpfs) to the host.
 	printf '[sandbox]\nextends = default\n[secrets]\nESC_TOKEN = env:ESC_TOKEN as file\n' >"$BASE/secret-$MODE.ini"

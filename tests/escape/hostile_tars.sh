@@ -21,7 +21,9 @@
 #   mnt-*.tar             mount targets that are symlinks to HOSTDIR/mnt/*:
 #                         /proc, /dev, /dev/null, /tmp, /sys (absolute), /proc
 #                         and /mnt/t (relative ../..), /mnt/t (absolute), /run,
-#                         /run/secrets (where file secrets are written)
+#                         /run/secrets (where file secrets are written),
+#                         /etc/resolv.conf, /etc/hosts (what a network mode
+#                         may provide) -> HOSTDIR/mnt/nullfile
 set -eu
 exec /usr/bin/python3 - "$@" <<'PY'
 import gzip, io, os, sys, tarfile
@@ -125,6 +127,10 @@ write("mnt-sys-abs.tar", [node("sys", tarfile.SYMTYPE, hv + "/mnt/sys")], skip=(
 write("mnt-bind-abs.tar", [d("mnt"), node("mnt/t", tarfile.SYMTYPE, hv + "/mnt/bindt")])
 write("mnt-bind-rel.tar", [d("mnt"), node("mnt/t", tarfile.SYMTYPE, up + hv[1:] + "/mnt/bindt")])
 write("mnt-bind-parent.tar", [node("mnt", tarfile.SYMTYPE, hv + "/mnt")])
+write("mnt-etc-net.tar", [node("etc/resolv.conf", tarfile.SYMTYPE, hv + "/mnt/nullfile"),
+                         node("etc/hosts", tarfile.SYMTYPE, up + hv[1:] + "/mnt/nullfile"),
+                         node("etc/nsswitch.conf", tarfile.SYMTYPE, hv + "/mnt/nullfile")],
+      skip=("etc/resolv.conf", "etc/hosts", "etc/nsswitch.conf"))
 write("mnt-run-abs.tar", [node("run", tarfile.SYMTYPE, hv + "/mnt/run")], skip=("run",))
 write("mnt-secrets-abs.tar", [d("run"), node("run/secrets", tarfile.SYMTYPE, hv + "/mnt/secrets")],
       skip=("run",))
