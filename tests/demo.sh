@@ -42,8 +42,8 @@ echo "rootfs: $TARBALL ($(du -k "$TARBALL" | cut -f1) KiB); state in $SBX_STATE_
 
 # 1. A busybox jail with the built-in defaults: who am I, where am I, who
 # is pid 1, what is /.
-step "sbx run --rootfs $TARBALL -- sh -c 'id; hostname; cat /proc/1/cmdline; echo; ls /'"
-expect 0 "$SBX" run --rootfs "$TARBALL" -- sh -c 'id; hostname; cat /proc/1/cmdline; echo; ls /'
+step "sbx run --rootfs $TARBALL -- sh -c 'id; hostname; tr \"\\0\" \" \" </proc/1/cmdline; echo; ls /'"
+expect 0 "$SBX" run --rootfs "$TARBALL" -- sh -c 'id; hostname; tr "\\0" " " </proc/1/cmdline; echo; ls /'
 
 # 2. The host's root, read-only, with the working directory copy-on-write.
 step "sbx run -- ls $HOME"
