@@ -46,6 +46,19 @@ static void ro_write(const char *name, const char *file)
 			n += snprintf(what + n, sizeof(what) - n, "appended to %s; ", file);
 		close(fd);
 	}
+	/* Reopen a read-only fd for writing through its /proc magic link. */
+	int ro = open(file, O_RDONLY | O_CLOEXEC);
+	if (ro >= 0) {
+		char l[64];
+		snprintf(l, sizeof(l), "/proc/self/fd/%d", ro);
+		fd = open(l, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0) {
+			if (write(fd, "pwned\n", 6) == 6)
+				n += snprintf(what + n, sizeof(what) - n, "wrote via %s; ", l);
+			close(fd);
+		}
+		close(ro);
+	}
 	if (truncate(file, 0) == 0)
 		n += snprintf(what + n, sizeof(what) - n, "truncated; ");
 	if (chmod(file, 0777) == 0)
