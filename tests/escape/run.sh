@@ -112,7 +112,7 @@ cp "$XB/caps_attack" "$HV/bin/fcap" && setcap cap_sys_admin,cap_setuid,cap_dac_o
 # below this script and say so (no attack here sends a stop signal).
 WATCH_LOG=$BASE/watchdog.log
 (
-	while sleep 2; do
+	while kill -0 $$ 2>/dev/null && sleep 2; do
 		ps -eo pid=,ppid=,stat=,args= | awk -v top=$$ '
 			{ pp[$1] = $2; st[$1] = $3 }
 			END { for (p in pp) { q = p; while (q in pp && q != top && q > 1) q = pp[q]
@@ -205,7 +205,8 @@ check_mounts() { # check_mounts NAME: no host mount under the scratch dir
 }
 why() { printf '%s' "$err" | head -n 1 | sed -E 's/^(.{0,60}).*(.{70})$/\1...\2/'; }
 sentinel() { # sentinel UID: a host process with an identifiable cmdline
-	setpriv --reuid="$1" --regid="$1" --clear-groups -- bash -c 'exec -a sbxsentinel sleep 100000' \
+	# 900 s at most: a battery killed before its cleanup leaves nothing for long.
+	setpriv --reuid="$1" --regid="$1" --clear-groups -- bash -c 'exec -a sbxsentinel sleep 900' \
 		</dev/null >/dev/null 2>&1 &
 	echo $!
 }
@@ -251,8 +252,9 @@ for p, own, mode in ((p1, 0, 0o666), (p2, 65534, 0o600), (p3, 0, 0o666), (p4, 65
     u = socket.socket(socket.AF_UNIX); u.bind(p); os.chown(p, own, own); os.chmod(p, mode)
     u.listen(16); ls.append(u)
 open(log, "a").write("ready\n")
-while True:
-    r, _, _ = select.select(ls, [], [])
+parent = os.getppid()
+while os.getppid() == parent:  # ends with the battery, even killed
+    r, _, _ = select.select(ls, [], [], 2)
     for s in r:
         c, a = s.accept()
         open(log, "a").write("ACCEPT %r on %r\n" % (a, s.getsockname()))
