@@ -74,7 +74,6 @@ struct unpack {
 	struct sbx_err *err;
 	struct sbx_err local_err;
 	uint64_t max_bytes, max_entries;
-	mode_t umask;
 	struct sbx_image_src src;
 	/* Last parent directory resolved (pdir NULL: none). */
 	char *pdir;
@@ -98,18 +97,6 @@ static int skip(struct unpack *u, const char *what)
 	u->st->skipped++;
 	uwarn(u, what);
 	return 0;
-}
-
-static mode_t read_umask(void)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	unsigned int m;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Umask: %o", &m) == 1)
-			return (mode_t)m;
-	return 0777; /* unknown: always fchmod */
 }
 
 /*
@@ -434,7 +421,8 @@ static int do_file(struct unpack *u, struct archive_entry *e, char *path)
 		r = set_owner(u, fd, NULL, e);
 	if (r < 0)
 		return r;
-	if ((mode & ~u->umask) != mode && fchmod(fd, mode) < 0)
+	/* Always: the umask or a default ACL may have narrowed the mode. */
+	if (fchmod(fd, mode) < 0)
 		return sbx_err_set(u->err, errno, "cannot set the mode of '%s'", u->raw), FATAL;
 	if (entry_times(e, ts))
 		(void)futimens(fd, ts); /* best effort: times are cosmetic */
@@ -734,7 +722,6 @@ static void unpack_init(struct unpack *u, int dest, const struct sbx_image_opts 
 	memset(st, 0, sizeof(*st));
 	u->max_bytes = u->o->max_bytes ? u->o->max_bytes : DEFAULT_MAX_BYTES;
 	u->max_entries = u->o->max_entries ? u->o->max_entries : DEFAULT_MAX_ENTRIES;
-	u->umask = read_umask();
 	u->a = archive_read_new();
 	if (!u->a)
 		abort();

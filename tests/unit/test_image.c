@@ -369,6 +369,27 @@ static void test_normal_tree(void **state)
 	assert_true(exists_in(target, "none/z"));
 }
 
+/* Modes are the archive's whatever the umask of the caller. */
+static void test_umask(void **state)
+{
+	const struct ent e[] = {
+		{ "d/", 'd', 0755, NULL, 0 },
+		{ "d/f", 'f', 0644, "f", 0 },
+		{ "x", 'f', 0775, "x", 0 },
+	};
+	const char *t = make_tar("umask.tar", e, SBX_ARRAY_SIZE(e), 0);
+	struct sbx_image_stats st;
+	mode_t old = umask(077);
+
+	(void)state;
+	assert_int_equal(unpack(t, &st), 0);
+	umask(old);
+	assert_int_equal(lst("d").st_mode & 07777, 0755);
+	assert_int_equal(lst("d/f").st_mode & 07777, 0644);
+	assert_int_equal(lst("x").st_mode & 07777, 0775);
+	assert_int_equal(lst("").st_mode & 07777, 0755);
+}
+
 static void test_sparse(void **state)
 {
 	struct archive *a = archive_write_new();
@@ -579,6 +600,7 @@ int main(void)
 		T(test_bomb_entries),
 		T(test_duplicates),
 		T(test_normal_tree),
+		T(test_umask),
 		T(test_sparse),
 		T(test_filters),
 		T(test_trailing_data),
