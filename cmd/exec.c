@@ -406,6 +406,7 @@ static void ctx_free(struct exec_ctx *x)
 		waitpid(x->stdin_pump, NULL, 0);
 	}
 	sbx_jail_free(&x->jail);
+	free(x->layer_dir);
 	sbx_enter_target_free(&x->target);
 	sbx_cgroup_free(&x->cg);
 	sbx_strv_free(&x->env);

@@ -36,6 +36,7 @@ struct exec_ctx {
 	struct sbx_jail jail;
 	struct sbx_strv env;
 	const char *mode; /* "running", "new jail" (for the log event) */
+	char *layer_dir;  /* exec_kept.c: the writable layers' directory */
 	pid_t stdin_pump; /* copies a host file on stdin into a pipe, or 0 */
 };
 

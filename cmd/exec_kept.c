@@ -7,6 +7,7 @@
  * the record, its exit and output.log stay the original run's.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -15,25 +16,52 @@
 #include "exec.h"
 #include "lifecycle.h"
 
+/* Is NAME/SUB a directory below the sandbox dir (no symlink anywhere)? */
+static bool layer_has(int dirfd, const char *name, const char *sub)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	fd = name ? openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		  : fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	return fd >= 0 && fstatat(fd, sub, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The directory of the writable layers, from the record: policy.
+ * filesystem.upper is "upper" (they are in the sandbox dir) or
+ * "NAME/upper" ([limits] disk put them on a tmpfs mounted there).
+ */
 static int check_layer(struct exec_ctx *x, struct sbx_err *err)
 {
 	const json_t *rec = x->sb.record;
 	const char *layer = lc_str(rec, "policy.filesystem.writable_layer");
-	struct stat st;
+	const char *up = lc_str(rec, "policy.filesystem.upper");
+	_cleanup_free_ char *name = NULL;
 
 	if (!json_is_true(json_object_get(rec, "kept")))
-		return sbx_err_set(err, 0,
-				   "sandbox '%s' has exited and was not kept: "
-				   "nothing to enter",
-				   x->sb.id);
+		return sbx_err_set(
+		    err, 0, "sandbox '%s' has exited and was not kept: nothing to enter", x->sb.id);
 	if (!layer || strcmp(layer, "private") != 0)
-		return sbx_err_set(err, 0,
-				   "sandbox '%s' has exited and kept no writable "
-				   "layer: nothing to enter",
-				   x->sb.id);
-	if (fstatat(x->sb.dirfd, "upper", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-	    fstatat(x->sb.dirfd, "work", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return sbx_err_set(
+		    err, 0, "sandbox '%s' has exited and kept no writable layer: nothing to enter",
+		    x->sb.id);
+	if (up && strcmp(up, "upper") != 0) {
+		size_t n = strlen(up);
+
+		if (n < 7 || strcmp(up + n - 6, "/upper") != 0)
+			return sbx_err_set(err, 0,
+					   "the record of sandbox '%s' names an odd layer '%s'",
+					   x->sb.id, up);
+		name = sbx_xstrndup(up, n - 6);
+		if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+			return sbx_err_set(err, 0,
+					   "the record of sandbox '%s' names an odd layer '%s'",
+					   x->sb.id, up);
+	}
+	if (!layer_has(x->sb.dirfd, name, "upper") || !layer_has(x->sb.dirfd, name, "work"))
 		return sbx_err_set(err, 0, "the writable layer of sandbox '%s' is gone", x->sb.id);
+	x->layer_dir = name ? sbx_xasprintf("%s/%s", x->sb.dir, name) : sbx_xstrdup(x->sb.dir);
 	return 0;
 }
 
@@ -82,9 +110,14 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	const struct sbx_config *cfg = &x->cfg;
 	int r;
 
-	r = check_layer(x, err);
+	r = lock_it(x, err);
 	if (r == 0)
-		r = lock_it(x, err);
+		r = check_layer(x, err);
+	/* A run whose overlays were "volatile" leaves a marker that forbids
+	 * mounting them again until it is settled (it normally is). */
+	if (r == 0)
+		r = sbx_jail_layers_settle(x->layer_dir, cfg, true, err);
+	o->sandbox_dir = x->layer_dir;
 	if (r == 0)
 		r = rootfs_dir(x, &o->rootfs_dir, err);
 	if (r == 0)
@@ -106,7 +139,6 @@ int exec_kept(struct exec_ctx *x, struct sbx_err *err)
 {
 	struct sbx_jail_opts o = {.cfg = &x->cfg,
 				  .id = x->sb.id,
-				  .sandbox_dir = x->sb.dir,
 				  .argv = x->args.argv,
 				  .cg = &x->cg,
 				  .out_fd = -1,

@@ -221,17 +221,38 @@ static bool same_file(int a, int b)
 	       sa.st_ino == sb.st_ino;
 }
 
-static int ns_fds_of(int pidfd, const struct sbx_config *cfg, int fds[SBX_ENTER_NNS])
+/*
+ * Where the namespace fds come from: the pidfd (PIDFD_GET_*_NAMESPACE,
+ * Linux 6.11), or /proc/PID/ns/NAME on older kernels (and with the test
+ * hook SBX_ENTER_PROC=1).  /proc/PID is checked to still be the pidfd's
+ * process after the opens (alive then: it owned PID all along).
+ */
+struct ns_src {
+	int pidfd;
+	pid_t pid;
+	bool proc;
+};
+
+static bool alive(int pidfd)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno == EPERM;
+}
+
+static int ns_fds_of(const struct ns_src *src, const struct sbx_config *cfg, int fds[SBX_ENTER_NNS])
 {
 	for (int i = 0; i < SBX_ENTER_NNS; i++) {
+		char path[64];
+
 		/* A host-network jail has the host's netns: nothing to join. */
 		if (i == NS_NET && cfg->net == SBX_NET_HOST)
 			continue;
-		fds[i] = ioctl(pidfd, SBX_PIDFD_GET_NS(ns_kinds[i].pidfs_nr), 0);
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)src->pid, ns_kinds[i].name);
+		fds[i] = src->proc ? open(path, O_RDONLY | O_CLOEXEC)
+				   : ioctl(src->pidfd, SBX_PIDFD_GET_NS(ns_kinds[i].pidfs_nr), 0);
 		if (fds[i] < 0)
 			return -errno;
 	}
-	return 0;
+	return src->proc && !alive(src->pidfd) ? -ESRCH : 0;
 }
 
 static void close_all(int fds[SBX_ENTER_NNS])
@@ -240,20 +261,32 @@ static void close_all(int fds[SBX_ENTER_NNS])
 		sbx_closep(&fds[i]);
 }
 
+/* Is the pid namespace of src init's?  Asked of the kernel (6.10), or, on
+ * the /proc path, known from src being a child of init: a process's pid
+ * namespace never changes, and init's children are in init's (orphans of
+ * a nested namespace go to that namespace's reaper, not to init). */
+static bool in_init_pidns(const struct ns_src *src, int pidns, pid_t init)
+{
+	long ppid = -1, level = -1;
+
+	if (!src->proc)
+		return ioctl(pidns, SBX_NS_GET_TGID_FROM_PIDNS, 1) == init;
+	if (src->pid == init)
+		return true;
+	return status_nums(src->pid, "NSpid", &level) == 2 &&
+	       status_nums(src->pid, "PPid", &ppid) == 1 && ppid == init && alive(src->pidfd);
+}
+
 /*
- * Namespaces that came from a jail process are the jail's: pid 1 of the
- * pid namespace is init, the user namespace owns that pid namespace, and
- * it owns every other one.
+ * Namespaces that came from a jail process are the jail's: its pid
+ * namespace is init's, the user namespace owns that pid namespace, and it
+ * owns every other one.
  */
-static bool ns_verified(const int fds[SBX_ENTER_NNS], pid_t init)
+static bool ns_verified(const struct ns_src *src, const int fds[SBX_ENTER_NNS], pid_t init)
 {
 	_cleanup_close_ int owner = -1;
-	int one;
 
-	if (fds[NS_PID] < 0 || fds[NS_USER] < 0)
-		return false;
-	one = ioctl(fds[NS_PID], SBX_NS_GET_TGID_FROM_PIDNS, 1);
-	if (one != init)
+	if (fds[NS_PID] < 0 || fds[NS_USER] < 0 || !in_init_pidns(src, fds[NS_PID], init))
 		return false;
 	owner = ioctl(fds[NS_PID], SBX_NS_GET_USERNS);
 	if (owner < 0 || !same_file(owner, fds[NS_USER]))
@@ -272,7 +305,7 @@ static bool ns_verified(const int fds[SBX_ENTER_NNS], pid_t init)
 
 /* From a child of init (init itself is not dumpable: unprivileged callers
  * may not look at it), verified. */
-static int ns_fds_via_child(struct sbx_enter_target *t, const struct sbx_config *cfg,
+static int ns_fds_via_child(struct sbx_enter_target *t, const struct sbx_config *cfg, bool proc,
 			    struct sbx_err *err)
 {
 	char path[64];
@@ -284,9 +317,11 @@ static int ns_fds_via_child(struct sbx_enter_target *t, const struct sbx_config 
 	f = fopen(path, "re");
 	while (f && fscanf(f, "%ld", &child) == 1) {
 		_cleanup_close_ int cfd = (int)syscall(SYS_pidfd_open, (pid_t)child, 0);
+		struct ns_src src = {cfd, (pid_t)child, proc};
 		int fds[SBX_ENTER_NNS] = {-1, -1, -1, -1, -1, -1, -1};
 
-		if (cfd < 0 || ns_fds_of(cfd, cfg, fds) < 0 || !ns_verified(fds, t->init_pid)) {
+		if (cfd < 0 || ns_fds_of(&src, cfg, fds) < 0 ||
+		    !ns_verified(&src, fds, t->init_pid)) {
 			close_all(fds);
 			continue;
 		}
@@ -302,20 +337,24 @@ static int ns_fds_via_child(struct sbx_enter_target *t, const struct sbx_config 
 static int open_namespaces(struct sbx_enter_target *t, const struct sbx_config *cfg,
 			   struct sbx_err *err)
 {
-	int r = ns_fds_of(t->pidfd, cfg, t->nsfd);
+	const char *hook = getenv("SBX_ENTER_PROC");
+	struct ns_src src = {t->pidfd, t->init_pid, hook && *hook == '1'};
+	int r = ns_fds_of(&src, cfg, t->nsfd);
 
+	if ((r == -ENOTTY || r == -EINVAL) && !src.proc) {
+		/* No PIDFD_GET_*_NAMESPACE: this kernel is older than 6.11. */
+		close_all(t->nsfd);
+		src.proc = true;
+		r = ns_fds_of(&src, cfg, t->nsfd);
+	}
 	if (r == 0)
-		return ns_verified(t->nsfd, t->init_pid)
+		return ns_verified(&src, t->nsfd, t->init_pid)
 			   ? 0
 			   : sbx_err_set(err, 0, "the jail's namespaces do not match its init");
 	close_all(t->nsfd);
-	if (r == -ENOTTY || r == -EINVAL)
-		return sbx_err_set(err, -r,
-				   "entering a jail needs Linux 6.11 or later "
-				   "(PIDFD_GET_*_NAMESPACE)");
 	if (r != -EACCES && r != -EPERM)
 		return sbx_err_set(err, -r, "cannot open the namespaces of the jail's init");
-	return ns_fds_via_child(t, cfg, err);
+	return ns_fds_via_child(t, cfg, src.proc, err);
 }
 
 int sbx_enter_find_init(const json_t *record, int sandbox_dirfd, const struct sbx_config *cfg,

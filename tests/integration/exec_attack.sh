@@ -41,6 +41,7 @@ as_mode() {
 	else
 		(cd "$dir" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
 			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			${SBX_ENTER_PROC:+SBX_ENTER_PROC=$SBX_ENTER_PROC} \
 			SBX_STATE_DIR="$BASE/state-$mode" SBX_CACHE_DIR="$BASE/cache-$mode" "$@")
 	fi
 }

@@ -31,6 +31,7 @@ as_mode() {
 	else
 		(cd "$WD" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
 			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			${SBX_ENTER_PROC:+SBX_ENTER_PROC=$SBX_ENTER_PROC} \
 			SBX_TEST_PASS=passed-in SBX_TEST_HOSTONLY=leak \
 			SBX_STATE_DIR="$BASE/state-$mode" SBX_CACHE_DIR="$BASE/cache-$mode" "$@")
 	fi
@@ -92,6 +93,14 @@ for mode in root user; do
 	else
 		ok 1 "$mode: the sandbox's command found from the host (init $INIT)"
 	fi
+
+	# The /proc/PID/ns path kernels before 6.11 take (forced by a test hook).
+	capture as_mode $mode env SBX_ENTER_PROC=1 "$SBX" exec "$ID" sh -c 'for n in cgroup ipc mnt net pid user uts; do echo "$n $(readlink /proc/self/ns/$n) $(readlink /proc/2/ns/$n)"; done; grep -E "^(CapEff|Seccomp):" /proc/self/status'
+	[ $rc -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c ':\[')" -eq 7 ] &&
+		! printf '%s\n' "$out" | grep ':\[' | awk '$2 != $3 || $2 == "" {bad=1} END {exit !bad}' &&
+		printf '%s\n' "$out" | grep -qx 'CapEff:[[:space:]]*0000000000000000' &&
+		printf '%s\n' "$out" | grep -qx 'Seccomp:[[:space:]]*2'
+	ok $? "$mode: through /proc/PID/ns (pre-6.11 kernels): the same 7 namespaces, no caps, seccomp ($rc)"
 
 	capture as_mode $mode "$SBX" exec "$ID" ls /proc/self/fd
 	[ $rc -eq 0 ] && [ "$(echo $out)" = "0 1 2 3" ]
@@ -299,6 +308,16 @@ PY
 	capture as_mode $mode "$SBX" exec "kept-$mode" sh -c 'grep " / " /proc/self/mountinfo | grep -c overlay; ps | wc -l'
 	[ $rc -eq 0 ] && [ "$(printf '%s\n' "$out" | sed -n 1p)" -ge 1 ]
 	ok $? "$mode: the new jail's root is the overlay ($(echo $out))"
+
+	# [limits] disk (as root): the layers live on a tmpfs in the sandbox dir.
+	if [ $mode = root ]; then
+		printf '[sandbox]\nextends = default\n\n[limits]\ndisk = 32m\n' >"$BASE/disk.ini"
+		capture as_mode $mode "$SBX" run -q --keep -n "disk-$mode" -p "$BASE/disk.ini" --rootfs "$IMG" -- \
+			sh -c 'echo on-disk > /d.txt; exit 9'
+		capture as_mode $mode "$SBX" exec "disk-$mode" sh -c 'cat /d.txt; df -k / | tail -1'
+		[ $rc -eq 0 ] && [[ $out == on-disk* ]]
+		ok $? "$mode: a kept sandbox whose layers are on its [limits] disk tmpfs ($(echo $out))"
+	fi
 
 	# Error paths: 125 and one line naming the problem.
 	capture as_mode $mode "$SBX" exec no-such-sandbox true
