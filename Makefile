@@ -19,6 +19,9 @@ EXAMPLEDIR  ?= $(DATADIR)/sbx/profiles
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
 PKGS        := libseccomp libcap inih libarchive jansson libcrypto
+# libarchive and libcrypto are dlopen()ed on first use (lib/archive_dl.c):
+# compiled against, not linked, so a run from a cached image never loads them.
+LINK_PKGS   := libseccomp libcap inih jansson
 TEST_PKGS   := cmocka
 
 WARNINGS := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
@@ -34,13 +37,13 @@ LDFLAGS  ?=
 pkgconf = $(call pkgconf_ok,$(shell $(PKG_CONFIG) $(1) 2>/dev/null || echo pkgconf-failed),$(1))
 pkgconf_ok = $(if $(filter pkgconf-failed,$(1)),$(error '$(PKG_CONFIG) $(2)' failed: run 'make deps'),$(1))
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkgconf,--cflags $(PKGS)) )$(PKG_CFLAGS)
-LIBS = $(eval LIBS := $$(call pkgconf,--libs $(PKGS)))$(LIBS)
+LIBS = $(eval LIBS := $$(call pkgconf,--libs $(LINK_PKGS)))$(LIBS)
 TEST_CFLAGS = $(eval TEST_CFLAGS := $$(call pkgconf,--cflags $(TEST_PKGS)) )$(TEST_CFLAGS)
 TEST_LIBS = $(eval TEST_LIBS := $$(call pkgconf,--libs $(TEST_PKGS)))$(TEST_LIBS)
 
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN) -D_GNU_SOURCE \
 	-DSBX_VERSION='"$(VERSION)"' -iquote lib $(PKG_CFLAGS) $(CFLAGS)
-ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
+ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
 
 ifeq ($(WERROR),1)
 ALL_CFLAGS += -Werror
