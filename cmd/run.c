@@ -377,7 +377,7 @@ static int setup(struct run_ctx *c, struct sbx_err *err)
 	if (r == 0)
 		r = sbx_cmd_state(&c->st, true, err);
 	if (r == 0)
-		r = sbx_sandbox_create(&c->st, c->args.name, &c->sb, err);
+		r = sbx_sandbox_create_unsaved(&c->st, c->args.name, &c->sb, err);
 	if (r < 0)
 		return r;
 	r = open_logs(c, err);

@@ -358,8 +358,8 @@ static int make_sandbox_dir(struct sbx_state *st, struct sbx_sandbox *sb, struct
 	return sbx_err_set(err, EEXIST, "cannot find a free sandbox id");
 }
 
-int sbx_sandbox_create(struct sbx_state *st, const char *name, struct sbx_sandbox *sb,
-		       struct sbx_err *err)
+static int create(struct sbx_state *st, const char *name, struct sbx_sandbox *sb, bool save,
+		  struct sbx_err *err)
 {
 	int r;
 
@@ -386,13 +386,25 @@ int sbx_sandbox_create(struct sbx_state *st, const char *name, struct sbx_sandbo
 		sb->name = sbx_xstrdup(name);
 	}
 	sb->record = new_record(sb);
-	r = sbx_sandbox_save(sb, err);
+	r = save ? sbx_sandbox_save(sb, err) : 0;
 	if (r < 0) {
 		release_name(st, name, sb->id);
 		(void)sbx_rm_rf_at(st->sandboxes_fd, sb->id);
 		sbx_sandbox_close(sb);
 	}
 	return r;
+}
+
+int sbx_sandbox_create(struct sbx_state *st, const char *name, struct sbx_sandbox *sb,
+		       struct sbx_err *err)
+{
+	return create(st, name, sb, true, err);
+}
+
+int sbx_sandbox_create_unsaved(struct sbx_state *st, const char *name, struct sbx_sandbox *sb,
+			       struct sbx_err *err)
+{
+	return create(st, name, sb, false, err);
 }
 
 static void load_record(struct sbx_sandbox *sb)

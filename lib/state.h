@@ -75,6 +75,14 @@ int sbx_state_check_name(const char *name, struct sbx_err *err);
  */
 int sbx_sandbox_create(struct sbx_state *st, const char *name, struct sbx_sandbox *sb,
 		       struct sbx_err *err);
+/*
+ * The same, but sb->record is not written yet: the caller saves it (its
+ * tmp/fsync/rename off the critical path).  Until then the locked directory
+ * has no record.json, as it would after a crash during sbx_sandbox_create:
+ * `ps` shows it "unknown", `destroy --stale` leaves it while the lock is held.
+ */
+int sbx_sandbox_create_unsaved(struct sbx_state *st, const char *name, struct sbx_sandbox *sb,
+			       struct sbx_err *err);
 
 /*
  * Find by exact id, exact name, or unique id prefix (in that order).
