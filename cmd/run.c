@@ -551,63 +551,89 @@ static void decide_keep(struct run_ctx *c)
 
 /*
  * Removing an ephemeral sandbox is one synchronous discard per freed block
- * on a disk mounted -o discard (each directory of the layers is one: ~1-2 ms
- * apiece here).  The layers' upper/ and work/ trees (and log.jsonl) go in
- * parallel threads first; sbx_sandbox_remove() then removes the rest.  Only
- * a speed-up: anything a thread could not remove is retried by it.
+ * on a disk mounted -o discard (each directory is one, ~1-2 ms apiece here,
+ * ~21 for the default profile: the overlay's work/work/incompat/volatile
+ * chains are the longest).  So the trees go in parallel: a thread per
+ * overlay (its upper/ in a second thread while it removes work/, then the
+ * emptied overlays/N), one for upper/ and the logs, this thread the
+ * rootfs's work/; sbx_sandbox_remove() then removes what is left.  Only a
+ * speed-up: whatever a step could not remove, the final removal retries.
  */
-struct rm_job {
+struct rm_step {
 	int dirfd;
-	char name[16];
+	const char *name;
+};
+
+struct rm_job {
+	struct rm_step steps[3];
+	struct rm_job *sub; /* runs alongside, joined before the last step */
 	pthread_t thread;
 	bool started;
 };
 
-static void *rm_job_main(void *arg)
+static void rm_job_start(struct rm_job *j);
+
+static void *rm_job_run(void *arg)
 {
 	struct rm_job *j = arg;
+	size_t n = 0;
 
-	(void)sbx_rm_rf_at(j->dirfd, j->name);
+	while (n < SBX_ARRAY_SIZE(j->steps) && j->steps[n].name)
+		n++;
+	if (j->sub)
+		rm_job_start(j->sub);
+	for (size_t i = 0; i < n; i++) {
+		if (j->sub && j->sub->started && i + 1 == n)
+			pthread_join(j->sub->thread, NULL);
+		if (j->steps[i].dirfd >= 0)
+			(void)sbx_rm_rf_at(j->steps[i].dirfd, j->steps[i].name);
+	}
 	return NULL;
 }
 
-static void rm_job_start(struct rm_job *j, int dirfd, const char *name)
+/* In a thread, or right here if none can be had. */
+static void rm_job_start(struct rm_job *j)
 {
-	j->dirfd = dirfd;
-	snprintf(j->name, sizeof(j->name), "%s", name);
-	j->started = dirfd >= 0 && pthread_create(&j->thread, NULL, rm_job_main, j) == 0;
+	j->started = pthread_create(&j->thread, NULL, rm_job_run, j) == 0;
+	if (!j->started)
+		rm_job_run(j);
 }
 
 static void remove_layers_parallel(struct run_ctx *c)
 {
 	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	size_t max = 3 + 2 * c->cfg.n_mounts, n = 0;
-	_cleanup_free_ struct rm_job *jobs = sbx_xcalloc(max, sizeof(*jobs));
-	_cleanup_free_ int *fds = sbx_xcalloc(max, sizeof(*fds));
+	size_t n = c->cfg.n_mounts;
+	_cleanup_free_ struct rm_job *jobs = sbx_xcalloc(2 * n + 1, sizeof(*jobs));
+	_cleanup_free_ int *fds = sbx_xcalloc(n + 1, sizeof(*fds));
 	_cleanup_close_ int ov = -1;
+	_cleanup_free_ char(*names)[24] = sbx_xcalloc(n + 1, sizeof(*names));
+	struct rm_job *top = &jobs[2 * n], root_work = {.steps = {{c->sb.dirfd, "work"}}};
 
 	if (c->disk_mounted)
 		return; /* a tmpfs: nothing to wait for */
-	rm_job_start(&jobs[n++], c->sb.dirfd, "upper");
-	rm_job_start(&jobs[n++], c->sb.dirfd, "work");
-	rm_job_start(&jobs[n++], c->sb.dirfd, "log.jsonl");
+	*top = (struct rm_job){.steps = {{c->sb.dirfd, "upper"},
+					 {c->sb.dirfd, "log.jsonl"},
+					 {c->sb.dirfd, "record.json"}}};
+	rm_job_start(top);
 	ov = openat(c->sb.dirfd, "overlays", dflags);
-	for (size_t i = 0; ov >= 0 && i < c->cfg.n_mounts; i++) {
-		char d[24];
-
+	for (size_t i = 0; i < n; i++) {
 		fds[i] = -1;
-		if (c->cfg.mounts[i].kind != SBX_MNT_OVERLAY)
+		if (ov < 0 || c->cfg.mounts[i].kind != SBX_MNT_OVERLAY)
 			continue;
-		snprintf(d, sizeof(d), "%zu", i);
-		fds[i] = openat(ov, d, dflags);
-		rm_job_start(&jobs[n++], fds[i], "upper");
-		rm_job_start(&jobs[n++], fds[i], "work");
+		snprintf(names[i], sizeof(names[i]), "%zu", i);
+		fds[i] = openat(ov, names[i], dflags);
+		jobs[n + i] = (struct rm_job){.steps = {{fds[i], "upper"}}};
+		jobs[i] = (struct rm_job){.steps = {{fds[i], "work"}, {ov, names[i]}},
+					  .sub = &jobs[n + i]};
+		rm_job_start(&jobs[i]);
 	}
-	for (size_t i = 0; i < n; i++)
-		if (jobs[i].started)
+	rm_job_run(&root_work);
+	for (size_t i = 0; i <= 2 * n; i++)
+		if (jobs[i].started && (i < n || i == 2 * n))
 			pthread_join(jobs[i].thread, NULL);
-	for (size_t i = 0; ov >= 0 && i < c->cfg.n_mounts; i++)
+	for (size_t i = 0; i < n; i++)
 		sbx_closep(&fds[i]);
+	(void)sbx_rm_rf_at(c->sb.dirfd, "overlays");
 }
 
 static void teardown(struct run_ctx *c)
