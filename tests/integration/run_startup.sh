@@ -1,0 +1,102 @@
+#!/bin/bash
+# tests/integration/run_startup.sh - what keeps `sbx run`'s start-up short,
+# checked as properties (timings are bench/startup.sh's job, as ratios):
+# libarchive and libcrypto are not linked (dlopen()ed on first use) and a
+# run from a cached image never loads them; the jail's overlays are
+# "volatile" (no sync of the state disk when the jail ends); a kept
+# sandbox's layer loses the overlay's volatile marker (so `sbx exec` can
+# mount it again) and keeps what the jail wrote; an ephemeral run leaves
+# no sandbox directory.  As root and as nobody.
+. "$(dirname "$0")/../lib/tap.sh"
+
+BASE=$TAP_TMP/base
+mkdir -p "$BASE" && chmod 0777 "$BASE"
+cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+IMG=$BASE/busybox.tar.gz
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" >/dev/null || { echo "Bail out! mkrootfs failed"; exit 1; }
+chmod 0644 "$IMG"
+WD=$BASE/wd
+mkdir -p "$WD" && chmod 0777 "$WD"
+
+if command -v readelf >/dev/null; then
+	needed=$(readelf -d "$SBX" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+	! grep -qE 'libarchive|libcrypto|libxml2|libicu' <<<"$needed"
+	ok $? "sbx is not linked against libarchive or libcrypto (NEEDED: $needed)"
+else
+	skip "sbx is not linked against libarchive or libcrypto" "no readelf"
+fi
+
+as_mode() {
+	local mode=$1
+	shift
+	if [ "$mode" != user ]; then
+		(cd "$WD" && env HOME="$BASE/home-$mode" SBX_STATE_DIR="$BASE/state-$mode" \
+			SBX_CACHE_DIR="$BASE/cache-$mode" "$@")
+	else
+		(cd "$WD" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env HOME="$BASE/home-user" SBX_STATE_DIR="$BASE/state-user" \
+			SBX_CACHE_DIR="$BASE/cache-user" "$@")
+	fi
+}
+
+# As root: root, then nobody through setpriv; as anyone else: themselves.
+if [ "$(id -u)" -eq 0 ]; then
+	modes="root user"
+	mkdir -p "$BASE/home-root" "$BASE/home-user" && chown 65534:65534 "$BASE/home-user"
+else
+	modes="self"
+	mkdir -p "$BASE/home-self"
+fi
+
+for mode in $modes; do
+	# First use unpacks (libarchive loaded then); the second finds the cache.
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- /bin/true
+	ok $rc "$mode: a first run unpacks the image ($rc: $err)"
+
+	as_mode $mode "$SBX" run -q --name "maps-$mode-$$" --rootfs "$IMG" -- /bin/sleep 2 &
+	pid=$!
+	maps=""
+	for i in $(seq 60); do
+		sup=$(pgrep -f "run -q --name maps-$mode-$$ " | head -n 1)
+		if [ -n "$sup" ] && grep -q 'libjansson' /proc/$sup/maps 2>/dev/null; then
+			maps=$(cat /proc/$sup/maps)
+			break
+		fi
+		sleep 0.05
+	done
+	wait $pid
+	if [ -z "$maps" ]; then
+		skip "$mode: a run from the cached image does not load libarchive or libcrypto" \
+			"could not read the supervisor's maps"
+	else
+		! grep -qE 'libarchive|libcrypto' <<<"$maps"
+		ok $? "$mode: a run from the cached image does not load libarchive or libcrypto"
+	fi
+
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'grep " overlay " /proc/mounts'
+	n_ovl=$(lines "$out")
+	n_vol=$(grep -c 'volatile' <<<"$out")
+	[ "$rc" -eq 0 ] && [ "$n_ovl" -ge 1 ] && [ "$n_vol" -eq "$n_ovl" ]
+	ok $? "$mode: the jail's overlays are volatile ($n_vol of $n_ovl)"
+
+	ls "$BASE/state-$mode/sandboxes" 2>/dev/null | grep -q .
+	[ $? -ne 0 ]
+	ok $? "$mode: ephemeral runs left no sandbox directory"
+
+	capture as_mode $mode "$SBX" run -q --name "kept-$mode" --rootfs "$IMG" -- \
+		sh -c 'echo layer > /written; echo cwd > ./cwd-file; exit 3'
+	sbdir=$(ls -d "$BASE/state-$mode/sandboxes/"*/ 2>/dev/null | head -n 1)
+	[ "$rc" -eq 3 ] && [ -n "$sbdir" ] && [ -z "$(find "$sbdir" -name incompat 2>/dev/null)" ] &&
+		[ "$(cat "$sbdir/upper/written" 2>/dev/null)" = layer ]
+	ok $? "$mode: a kept sandbox's layer has what the jail wrote and no volatile marker"
+
+	capture as_mode $mode "$SBX" exec "kept-$mode" -- cat /written
+	[ "$rc" -eq 0 ] && [ "$out" = layer ]
+	ok $? "$mode: sbx exec mounts the kept layer again ($rc: $out $err)"
+	as_mode $mode "$SBX" destroy "kept-$mode" >/dev/null 2>&1
+done
+
+[ ! -e "$WD/cwd-file" ]
+ok $? "the working directory on the host was not written"
+
+done_testing
