@@ -604,6 +604,10 @@ grp_res() {
 	jail "$out"
 	[ "$rc" -eq 137 ] || printf '%s\n' "$out" | grep -q '^contained res/memory-hog'
 	verdict res/memory-hog $? "--memory 64m: rc=$rc"
+	# Memory through a tmpfs (/dev/shm pages are charged to the jail too).
+	jailrun --rootfs "$IMG" --memory 64m -- /x/res_attack fill memory-hog-dev-shm /dev/shm/fill 64
+	[ "$rc" -eq 137 ] || printf '%s\n' "$out" | grep -q '^contained res/memory-hog-dev-shm'
+	verdict res/memory-hog-dev-shm $? "--memory 64m, 264 MiB into /dev/shm: rc=$rc$(printf '%s\n' "$out" | grep -o ': wrote.*' | head -n 1)"
 	printf '[sandbox]\nextends = default\n[limits]\ndisk = 32m\n' >"$BASE/disk-$MODE.ini"
 	chmod 0644 "$BASE/disk-$MODE.ini"
 	jailrun -p "$BASE/disk-$MODE.ini" --rootfs "$IMG" -- /x/res_attack fill disk-fill-writable-layer /fill 32
@@ -631,6 +635,14 @@ grp_res() {
 	[ "$MODE" = root ] && uid_left=$(ps -o pid=,comm= -u 104242 | head -n 3 | tr '\n' ' ')
 	[ "$left" -eq 0 ] && [ "$zombies" -eq 0 ] && [ -z "$uid_left" ] && [ "$rc" -eq 0 ]
 	verdict res/orphans-and-zombies $? "rc=$rc; after the run: $left daemons, $zombies zombies${uid_left:+, host uid 104242: $uid_left}"
+	for p in $(pgrep -x "$tag"); do kill -KILL "$p"; done
+	# The same daemons must not outlive a time limit either.
+	tag=sbxtime$$${MODE:0:1}
+	jailrun --rootfs "$IMG" --time 2s -- /bin/sh -c "/x/res_attack orphans $tag; sleep 1000"
+	sleep 0.5
+	left=$(pgrep -x "$tag" | wc -l)
+	[ "$rc" -eq 124 ] && [ "$left" -eq 0 ]
+	verdict res/time-limit-orphans $? "--time 2s: rc=$rc, $left daemons ignoring TERM/HUP left"
 	for p in $(pgrep -x "$tag"); do kill -KILL "$p"; done
 	jailrun --rootfs "$IMG" -- /x/res_attack ipc "${HOST_SHMKEY:-1}" "${HOST_SHMID:-0}"
 	jail "$out"
