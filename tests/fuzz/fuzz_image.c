@@ -43,8 +43,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int base_fd = -1;
+static char base_path[PATH_MAX];
 static unsigned long iter;
 static const char sentinel_text[] = "sentinel\n";
+
+/* libFuzzer exits through exit(): remove the scratch directory then. */
+static void remove_scratch(void)
+{
+	if (base_path[0])
+		(void)sbx_rm_rf_at(AT_FDCWD, base_path);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -62,6 +70,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (base_fd < 0 || fd < 0 || write(fd, sentinel_text, strlen(sentinel_text)) < 0)
 		abort();
 	close(fd);
+	snprintf(base_path, sizeof(base_path), "%s", base);
+	atexit(remove_scratch);
 	fprintf(stderr, "fuzz_image: scratch directory %s\n", base);
 	return 0;
 }
