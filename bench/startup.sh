@@ -11,6 +11,18 @@
 # (user namespace with an id map, overlay writable layer, masked /proc,
 # capabilities dropped, seccomp, run log and record), so it is the ratio
 # that is tracked, never an absolute time.  Usage: bench/startup.sh [N]
+#
+# Where sbx's time goes (uprobes + sched_switch off-CPU stacks, this
+# 2-CPU VM, journal-less ext4 mounted -o discard; medians, ms): loading
+# ~1 (6 libraries; libarchive/libcrypto are dlopen()ed only to unpack);
+# profile + seccomp compile ~1.2; state dir, image lookup, layer dirs
+# ~0.7; clone into new namespaces 1-12 (the network namespace; bwrap pays
+# it too); building the root 4-12 (3 overlay mounts ~0.7 ms CPU each, on
+# disk; proc/dev/tmpfs/masks; pivot_root's RCU grace period); the command
+# ~1; jail teardown ~1.5 (overlays are volatile: no sync of the disk);
+# removing the ephemeral state 6-20 (one synchronous discard per freed
+# directory block, ~21, done by parallel threads).  The 'running' record
+# is fsync'ed by a thread while the jail is built.
 set -eu
 N=${1:-30}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
