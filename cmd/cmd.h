@@ -46,6 +46,15 @@ void sbx_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Open the state directory once (global options applied). */
 int sbx_cmd_state(struct sbx_state *st, bool create, struct sbx_err *err);
 
+/*
+ * Hide sbx's state and cache directories from the jail (masks, applied
+ * last): records, logs and other sandboxes' layers are sbx's, and a jail
+ * whose host-root, home or working-directory view contains them must not
+ * read them.
+ */
+struct sbx_config;
+int sbx_cmd_hide_state(struct sbx_config *cfg, const struct sbx_state *st, struct sbx_err *err);
+
 /* Standard --help handling: prints usage to stdout, returns true if asked. */
 bool sbx_cmd_wants_help(int argc, char **argv, const char *usage);
 

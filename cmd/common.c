@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "profile.h"
 
 struct sbx_globals sbx_globals;
 
@@ -56,4 +57,40 @@ bool sbx_cmd_wants_help(int argc, char **argv, const char *usage)
 			break;
 	}
 	return false;
+}
+
+/* Is path already masked by cfg? */
+static bool masked(const struct sbx_config *cfg, const char *path)
+{
+	for (size_t i = 0; i < cfg->n_mounts; i++)
+		if (cfg->mounts[i].kind == SBX_MNT_MASK && strcmp(cfg->mounts[i].dst, path) == 0)
+			return true;
+	return false;
+}
+
+int sbx_cmd_hide_state(struct sbx_config *cfg, const struct sbx_state *st, struct sbx_err *err)
+{
+	const char *dirs[] = {st->state_dir, st->cache_dir};
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(dirs); i++) {
+		_cleanup_free_ char *real = NULL;
+		const char *d = dirs[i];
+		int r;
+
+		if (!d || d[0] != '/')
+			continue;
+		/* Masks are resolved inside the jail: hide the path as given and,
+		 * if it differs, the path its symlinks lead to on the host. */
+		real = realpath(d, NULL);
+		for (int k = 0; k < 2; k++) {
+			const char *p = k == 0 ? d : real;
+
+			if (!p || strcmp(p, "/") == 0 || masked(cfg, p))
+				continue;
+			r = sbx_profile_set(cfg, "filesystem", "mask", p, err);
+			if (r < 0)
+				return sbx_err_wrap(err, "cannot hide sbx's state directory from the jail");
+		}
+	}
+	return 0;
 }

@@ -379,6 +379,10 @@ static int exec_dispatch(struct exec_ctx *x, struct sbx_err *err)
 	if (!strcmp(state, "unknown"))
 		return sbx_err_set(err, 0, "sandbox '%s' is in an unknown state", x->sb.id);
 	r = exec_load_config(x->sb.record, &x->args, &x->cfg, err);
+	/* A new jail over a kept layer hides the state like run does (older
+	 * records' profiles may lack the masks). */
+	if (r == 0)
+		r = sbx_cmd_hide_state(&x->cfg, &x->st, err);
 	if (r == 0 && !x->args.tty)
 		r = stdin_guard(x, err);
 	if (r < 0)

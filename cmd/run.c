@@ -377,6 +377,8 @@ static int setup(struct run_ctx *c, struct sbx_err *err)
 	if (r == 0)
 		r = sbx_cmd_state(&c->st, true, err);
 	if (r == 0)
+		r = sbx_cmd_hide_state(&c->cfg, &c->st, err);
+	if (r == 0)
 		r = sbx_sandbox_create_unsaved(&c->st, c->args.name, &c->sb, err);
 	if (r < 0)
 		return r;
