@@ -496,6 +496,18 @@ static int dev_node(int devfd, const char *name, struct sbx_err *err)
 	return attach(m, t, host, host, err);
 }
 
+/*
+ * A tmpfs without a size of its own gets the memory limit as its size: its
+ * pages are memory, and where the limit is only an rlimit (no cgroup) they
+ * would not count against it at all.  0 = the kernel's default.
+ */
+static uint64_t tmpfs_size(const struct build *b, uint64_t size)
+{
+	if (size == 0 && b->cfg->memory != SBX_UNSET)
+		return b->cfg->memory;
+	return size;
+}
+
 static int dev_subfs(int devfd, const char *name, const char *type, const char *const *opts,
 		     uint64_t attrs, struct sbx_err *err)
 {
@@ -524,11 +536,14 @@ static int mount_dev(struct build *b, struct sbx_err *err)
 	static const char *const dev_opts[] = {"mode", "0755", "size", "65536", NULL, NULL};
 	static const char *const pts_opts[] = {"newinstance", NULL,   "ptmxmode", "0666",
 					       "mode",	      "0620", NULL,	  NULL};
-	static const char *const shm_opts[] = {"mode", "1777", NULL, NULL};
+	char shm_size[32];
+	const uint64_t shm_sz = tmpfs_size(b, 0);
+	const char *const shm_opts[] = {"mode", "1777", shm_sz ? "size" : NULL, shm_size, NULL};
 	const uint64_t nsn = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
 	_cleanup_close_ int dfd = -1;
 	int r;
 
+	snprintf(shm_size, sizeof(shm_size), "%llu", (unsigned long long)shm_sz);
 	dfd = new_fs("tmpfs", dev_opts, nsn | MOUNT_ATTR_NODEV, err);
 	if (dfd < 0)
 		return dfd;
@@ -563,11 +578,12 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 	const struct sbx_mount *m = &b->cfg->mounts[i];
 	struct src *s = &b->srcs[i];
 	char size[32];
-	const char *tmpfs_opts[] = {"mode", "1777", m->size ? "size" : NULL, size, NULL};
+	const uint64_t sz = tmpfs_size(b, m->size);
+	const char *tmpfs_opts[] = {"mode", "1777", sz ? "size" : NULL, size, NULL};
 	_cleanup_close_ int t = -1;
 	int mfd;
 
-	snprintf(size, sizeof(size), "%llu", (unsigned long long)m->size);
+	snprintf(size, sizeof(size), "%llu", (unsigned long long)sz);
 	switch (m->kind) {
 	case SBX_MNT_BIND:
 	case SBX_MNT_RO_BIND:
