@@ -155,18 +155,24 @@ sw=$(chrome --window-size=1280,2000 --dump-dom "file://$TAP_TMP/width.html" |
 [ -n "$sw" ] && [ "$sw" -le 1280 ]
 ok $? "the page fits a 1280 px wide window (scroll width ${sw:-unknown})"
 
-# Screenshots, kept as artifacts.
-rm -f "$OUT/html_report.png" "$OUT/html_report_lower.png"
-chrome --screenshot="$OUT/html_report.png" --window-size=1280,2000 "file://$H" >/dev/null
-[ "$(png_size "$OUT/html_report.png")" = 1280x2000 ] && [ "$(stat -c %s "$OUT/html_report.png")" -gt 20000 ]
-ok $? "screenshot kept: tests/out/html_report.png (1280x2000)"
+# Screenshots, kept as artifacts (in tests/out when we may write there).
+chrome --screenshot="$TAP_TMP/html_report.png" --window-size=1280,2000 "file://$H" >/dev/null
+[ "$(png_size "$TAP_TMP/html_report.png")" = 1280x2000 ] &&
+	[ "$(stat -c %s "$TAP_TMP/html_report.png")" -gt 20000 ]
+ok $? "screenshot taken (1280x2000)"
 sed -e 's/<details open><summary>\(Summary\|Policy answers\|Timeline\)</<details><summary>\1</' \
 	-e 's/<details><summary>Output</<details open><summary>Output</' "$H" >"$TAP_TMP/lower.html"
-chrome --screenshot="$OUT/html_report_lower.png" --window-size=1280,1100 \
+chrome --screenshot="$TAP_TMP/html_report_lower.png" --window-size=1280,1100 \
 	"file://$TAP_TMP/lower.html" >/dev/null
-[ "$(png_size "$OUT/html_report_lower.png")" = 1280x1100 ]
-ok $? "screenshot kept: tests/out/html_report_lower.png (network events, output, changes)"
-cp "$H" "$OUT/html_report.html"
+[ "$(png_size "$TAP_TMP/html_report_lower.png")" = 1280x1100 ]
+ok $? "screenshot with the top sections folded taken (network events, output, changes)"
+cp "$H" "$TAP_TMP/html_report.html"
+if cp "$TAP_TMP/html_report.png" "$TAP_TMP/html_report_lower.png" "$TAP_TMP/html_report.html" \
+	"$OUT/" 2>/dev/null; then
+	diag "kept: tests/out/html_report.png, tests/out/html_report_lower.png, tests/out/html_report.html"
+else
+	diag "tests/out is not writable: the screenshots are not kept"
+fi
 
 # The report of a sandbox nobody ran.
 if [ "$(id -u)" = 0 ]; then
