@@ -592,6 +592,24 @@ bool sbx_sandbox_is_running(struct sbx_state *st, const char *id)
 	return r;
 }
 
+/*
+ * No record: `sbx run` saves the first one (sbx_sandbox_create_unsaved)
+ * while the jail is being built.  A directory with no record.json but a
+ * lock file is such a sandbox: being set up while its lock is held, lost
+ * once nobody holds it (sbx died first).  Anything else (no lock file, an
+ * unreadable record) is a leftover: unknown.
+ */
+static const char *recordless_state(const struct sbx_sandbox *sb)
+{
+	struct stat st;
+
+	if (sb->dirfd < 0 || fstatat(sb->dirfd, "record.json", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    errno != ENOENT || fstatat(sb->dirfd, "lock", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return "unknown";
+	return sb->lockfd >= 0 || lock_held_at(sb->dirfd) ? "created" : "lost";
+}
+
 const char *sbx_sandbox_state(const struct sbx_sandbox *sb, int *code)
 {
 	const json_t *ex;
@@ -599,7 +617,7 @@ const char *sbx_sandbox_state(const struct sbx_sandbox *sb, int *code)
 
 	*code = 0;
 	if (!sb->record)
-		return "unknown";
+		return recordless_state(sb);
 	s = json_string_value(json_object_get(sb->record, "state"));
 	if (!s || strcmp(s, "running") == 0 || strcmp(s, "created") == 0) {
 		if (sb->lockfd < 0 && (!lock_held_at(sb->dirfd) || !supervisor_alive(sb->record)))

@@ -78,8 +78,8 @@ int sbx_sandbox_create(struct sbx_state *st, const char *name, struct sbx_sandbo
 /*
  * The same, but sb->record is not written yet: the caller saves it (its
  * tmp/fsync/rename off the critical path).  Until then the locked directory
- * has no record.json, as it would after a crash during sbx_sandbox_create:
- * `ps` shows it "unknown", `destroy --stale` leaves it while the lock is held.
+ * has no record.json: sbx_sandbox_state() says "created" while the lock is
+ * held, "lost" once it is not (destroy --stale then removes it).
  */
 int sbx_sandbox_create_unsaved(struct sbx_state *st, const char *name, struct sbx_sandbox *sb,
 			       struct sbx_err *err);
@@ -120,8 +120,10 @@ bool sbx_sandbox_lock_held(const struct sbx_sandbox *sb);
 
 /*
  * Derived state for display: "running", "exited", "killed", "timeout",
- * "oom", "error", "lost" (record says running, lock free) or "unknown"
- * (no record).  For exited/killed, *code is the exit code / signal.
+ * "oom", "error", "lost" (record says running, or no record yet but a lock
+ * file: lock free), "created" (no record yet, lock held) or "unknown" (no
+ * record nor lock file, or an unreadable record).  For exited/killed,
+ * *code is the exit code / signal.
  */
 const char *sbx_sandbox_state(const struct sbx_sandbox *sb, int *code);
 
