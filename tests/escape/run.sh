@@ -188,10 +188,18 @@ hostfail() { # hostfail NAME WHAT: the host check of NAME failed
 verdict() { # verdict NAME STATUS DETAIL: a host-side verdict (0 = contained)
 	if [ "$2" -eq 0 ]; then echo "contained $MODE:$1 ($3)"; else echo "ESCAPED $MODE:$1: $3"; fi >>"$RES"
 }
+# limitation NAME WHY: NAME reached something sbx documents it does not stop
+# (README "Security", tests/escape/README.md): an ESCAPED verdict of NAME
+# becomes a "limitation" line, reported but not counted as an attack.  Only
+# for gaps the docs name; a contained verdict stays contained.
+limitation() {
+	local n=$1 why=$2
+	sed -i -E "s#^ESCAPED ($MODE:$n)(:| |$)(.*)#limitation \1: $why (seen:\3)#" "$RES"
+}
 expect() { # expect NAME...: every one must have reported
 	local n
 	for n; do
-		grep -qE "^(contained|ESCAPED) $MODE:$n( |:|$)" "$RES" ||
+		grep -qE "^(contained|ESCAPED|limitation) $MODE:$n( |:|$)" "$RES" ||
 			echo "ESCAPED $MODE:$n: no verdict (the attack did not report; sbx rc=$rc: ${err:0:200})" >>"$RES"
 	done
 }
@@ -385,11 +393,14 @@ CTL_FAILED=$(grep -c '^not ok' "$CTL")
 cat "$RESD"/[0-9]* | awk '
 	{ verb = $1; rest = substr($0, length(verb) + 2)
 	  name = rest; sub(/ .*$/, "", name); sub(/:$/, "", name)
+	  if (verb == "limitation") { if (!(name in lim)) { lim[name] = rest; lorder[++nl] = name }; next }
 	  if (!(name in seen)) { seen[name] = 1; order[++n] = name }
 	  if (verb == "ESCAPED") { if (!(name in esc)) esc[name] = rest }
 	  else if (!(name in ok)) ok[name] = rest }
 	END {
 	  c = 0; e = 0
+	  for (i = 1; i <= nl; i++)
+	    if (!(lorder[i] in seen)) printf "# limitation (documented, not counted): %s\n", lim[lorder[i]]
 	  for (i = 1; i <= n; i++) {
 	    k = order[i]
 	    if (k in esc) { e++; printf "not ok %d - ESCAPED %s\n", i, esc[k] }
