@@ -9,7 +9,6 @@
 #include "enter.h"
 #include "jail_int.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
@@ -23,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "proc.h"
 #include "state.h"
 
 void sbx_enter_target_init(struct sbx_enter_target *t)
@@ -44,61 +44,6 @@ void sbx_enter_target_free(struct sbx_enter_target *t)
 
 /* ---- finding init ---- */
 
-/* The numbers of line "Key:" of /proc/PID/status: count, and the last one. */
-static int status_nums(pid_t pid, const char *key, long *last)
-{
-	char path[64];
-	_cleanup_fclose_ FILE *f = NULL;
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0, kl = strlen(key);
-	int n = 0;
-
-	*last = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (getline(&line, &cap, f) > 0) {
-		char *p = line + kl + 1, *end;
-
-		if (strncmp(line, key, kl) != 0 || line[kl] != ':')
-			continue;
-		for (;;) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			*last = v;
-			n++;
-			p = end;
-		}
-		break;
-	}
-	return n;
-}
-
-/* Does pid hold an fd open on the file *f (same dev and inode)? */
-static bool holds_file(pid_t pid, const struct stat *f)
-{
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	bool hit = false;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return false;
-	while (!hit && (de = readdir(d))) {
-		struct stat st;
-
-		if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st, 0) == 0)
-			hit = st.st_dev == f->st_dev && st.st_ino == f->st_ino;
-	}
-	closedir(d);
-	return hit;
-}
-
 static bool start_matches(pid_t pid, const json_t *start)
 {
 	uint64_t now;
@@ -116,15 +61,15 @@ static bool init_by_parent(const json_t *rec, int dirfd, pid_t pid)
 	long last, ppid;
 	struct stat lock;
 
-	if (status_nums(pid, "NSpid", &last) < 2 || last != 1)
+	if (sbx_proc_status_nums(pid, "NSpid", &last) < 2 || last != 1)
 		return false;
-	if (sup <= 1 || sup > (1 << 30) || status_nums(pid, "PPid", &ppid) != 1 || ppid != sup)
+	if (sup <= 1 || sup > (1 << 30) || sbx_proc_status_nums(pid, "PPid", &ppid) != 1 || ppid != sup)
 		return false;
 	if (json_is_integer(sup_start))
 		return start_matches((pid_t)sup, sup_start);
 	if (fstatat(dirfd, "lock", &lock, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lock.st_mode))
 		return false;
-	return holds_file((pid_t)sup, &lock);
+	return sbx_proc_holds_file((pid_t)sup, &lock);
 }
 
 /* The first line of /proc/PID/{uid,gid}_map: inside, outside, count. */
@@ -273,8 +218,8 @@ static bool in_init_pidns(const struct ns_src *src, int pidns, pid_t init)
 		return ioctl(pidns, SBX_NS_GET_TGID_FROM_PIDNS, 1) == init;
 	if (src->pid == init)
 		return true;
-	return status_nums(src->pid, "NSpid", &level) == 2 &&
-	       status_nums(src->pid, "PPid", &ppid) == 1 && ppid == init && alive(src->pidfd);
+	return sbx_proc_status_nums(src->pid, "NSpid", &level) == 2 &&
+	       sbx_proc_status_nums(src->pid, "PPid", &ppid) == 1 && ppid == init && alive(src->pidfd);
 }
 
 /*

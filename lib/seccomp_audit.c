@@ -14,10 +14,11 @@
 #include "seccomp.h"
 #include "seccomp_int.h"
 
-#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <string.h>
 #include <sys/syscall.h>
+
+#include "proc.h"
 
 static int notify_rc(int rc)
 {
@@ -77,26 +78,10 @@ void sbx_seccomp_audit_free(struct sbx_seccomp_audit *a)
 /* The caller's pid inside its own (innermost) pid namespace, from NSpid. */
 static pid_t jail_pid_of(pid_t pid)
 {
-	char path[64], buf[4096], *line;
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
+	long last;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = sbx_read_all(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	line = strstr(buf, "\nNSpid:");
-	if (!line)
-		return 0;
-	line += strlen("\nNSpid:");
-	line[strcspn(line, "\n")] = '\0';
 	/* The last field is the innermost namespace's view. */
-	char *last = strrchr(line, '\t');
-	return (pid_t)strtol(last ? last + 1 : line, NULL, 10);
+	return sbx_proc_status_nums(pid, "NSpid", &last) > 0 ? (pid_t)last : 0;
 }
 
 static struct sbx_seccomp_audit_entry *entry_for(struct sbx_seccomp_audit *a, int nr, int errnum)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "limits.h"
+#include "proc.h"
 
 int sbx_proc_starttime(pid_t pid, uint64_t *out)
 {
@@ -162,30 +163,12 @@ static char proc_state(pid_t pid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
-/* Field "Key:" of /proc/PID/status (last number on the line). */
-static long status_field(pid_t pid, const char *key)
+/* The last number on line "Key:" of /proc/PID/status, -1 if none. */
+static long status_last(pid_t pid, const char *key)
 {
-	char path[64];
-	_cleanup_fclose_ FILE *f = NULL;
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0, kl = strlen(key);
-	long v = -1;
+	long v;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (getline(&line, &cap, f) > 0) {
-		if (strncmp(line, key, kl) != 0 || line[kl] != ':')
-			continue;
-		char *p = line + strlen(line);
-		while (p > line && (p[-1] == '\n' || p[-1] == ' ' || p[-1] == '\t'))
-			*--p = '\0';
-		while (p > line && p[-1] >= '0' && p[-1] <= '9')
-			p--;
-		v = strtol(p, NULL, 10);
-		break;
-	}
+	sbx_proc_status_nums(pid, key, &v);
 	return v;
 }
 
@@ -195,30 +178,6 @@ static long status_field(pid_t pid, const char *key)
  * is recognisable - pid 1 of its own pid namespace, child of the recorded
  * supervisor.
  */
-/* Does pid have an fd open on the file *f (same dev and inode)? */
-static bool holds_file(pid_t pid, const struct stat *f)
-{
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	bool hit = false;
-
-	if (!f)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return false;
-	while (!hit && (de = readdir(d))) {
-		struct stat st;
-
-		if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st, 0) == 0)
-			hit = st.st_dev == f->st_dev && st.st_ino == f->st_ino;
-	}
-	closedir(d);
-	return hit;
-}
-
 static bool same_process(const json_t *rec, const char *pid_key, const char *start_key,
 			 const struct stat *lock, pid_t *out)
 {
@@ -233,10 +192,10 @@ static bool same_process(const json_t *rec, const char *pid_key, const char *sta
 	if (json_is_integer(start))
 		return (uint64_t)json_integer_value(start) == now;
 	/* No start time recorded: it must hold this sandbox's lock file open. */
-	if (!holds_file((pid_t)pid, lock))
+	if (!sbx_proc_holds_file((pid_t)pid, lock))
 		return false;
 	if (strcmp(pid_key, "init_pid") == 0)
-		return status_field((pid_t)pid, "NSpid") == 1;	/* a pid namespace's init */
+		return status_last((pid_t)pid, "NSpid") == 1;	/* a pid namespace's init */
 	return true;
 }
 
@@ -280,7 +239,7 @@ static bool kill_lock_holding_inits(const struct sbx_sandbox *sb)
 
 	if (fstatat(sb->dirfd, "lock", &lock, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lock.st_mode))
 		return false;
-	if (sup <= 1 || sup > (1 << 30) || !holds_file((pid_t)sup, &lock))
+	if (sup <= 1 || sup > (1 << 30) || !sbx_proc_holds_file((pid_t)sup, &lock))
 		sup = -1;
 	d = opendir("/proc");
 	if (!d)
@@ -291,10 +250,10 @@ static bool kill_lock_holding_inits(const struct sbx_sandbox *sb)
 
 		if (*end || pid <= 1 || pid == getpid())
 			continue;
-		if (status_field((pid_t)pid, "NSpid") != 1)
+		if (status_last((pid_t)pid, "NSpid") != 1)
 			continue;
-		if (!(sup > 0 && status_field((pid_t)pid, "PPid") == sup) &&
-		    !holds_file((pid_t)pid, &lock))
+		if (!(sup > 0 && status_last((pid_t)pid, "PPid") == sup) &&
+		    !sbx_proc_holds_file((pid_t)pid, &lock))
 			continue;
 		if (kill((pid_t)pid, SIGKILL) == 0) {
 			killed = true;

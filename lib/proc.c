@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/proc.c - small readers of /proc/PID shared by enter, teardown and
+ * seccomp audit.  Plain open/read into a stack buffer: no stdio.
+ */
+#include "proc.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "util.h"
+
+int sbx_proc_status_nums(pid_t pid, const char *key, long *last)
+{
+	char path[64], buf[4096], *line = buf, *p, *end;
+	_cleanup_close_ int fd = -1;
+	size_t kl = strlen(key);
+	ssize_t n;
+	int count = 0;
+
+	*last = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = sbx_read_all(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	while (strncmp(line, key, kl) != 0 || line[kl] != ':') {
+		line = strchr(line, '\n');
+		if (!line)
+			return 0;
+		line++;
+	}
+	line[strcspn(line, "\n")] = '\0';
+	for (p = line + kl + 1;; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		*last = v;
+		count++;
+	}
+	return count;
+}
+
+bool sbx_proc_holds_file(pid_t pid, const struct stat *f)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	bool hit = false;
+
+	if (!f)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!hit && (de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st, 0) == 0)
+			hit = st.st_dev == f->st_dev && st.st_ino == f->st_ino;
+	}
+	closedir(d);
+	return hit;
+}

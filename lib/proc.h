@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/proc.h - small readers of /proc/PID that several areas need to tell
+ * whether a recorded pid is still the process they think it is (sbx exec
+ * finding a jail's init, sbx destroy killing it, seccomp audit naming the
+ * caller).  (sbx_proc_starttime is declared in state.h.)
+ */
+#ifndef SBX_PROC_H
+#define SBX_PROC_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/*
+ * The numbers on line "Key:" of /proc/PID/status (e.g. "NSpid", "PPid"):
+ * returns how many there are (0 if the line or the process is missing) and
+ * stores the last one in *last (-1 if none).  For NSpid the last number is
+ * the pid inside the innermost pid namespace.
+ */
+int sbx_proc_status_nums(pid_t pid, const char *key, long *last);
+
+/* Does pid hold an fd open on the file *f (same st_dev and st_ino)? */
+bool sbx_proc_holds_file(pid_t pid, const struct stat *f);
+
+#endif
