@@ -15,18 +15,6 @@
 
 /* ---- human lines ---- */
 
-static void hline(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void hline(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("sbx: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 static const char *jstr(const json_t *o, const char *k)
 {
 	const char *s = json_string_value(json_object_get(o, k));
@@ -39,11 +27,11 @@ static void human_policy(const json_t *ev)
 	const json_t *u = json_object_get(ev, "user");
 	const json_t *fs = json_object_get(ev, "filesystem");
 
-	hline("user: %s", jstr(u, "summary"));
-	hline("network: %s", jstr(json_object_get(ev, "network"), "summary"));
-	hline("secrets: %s", jstr(ev, "secrets_summary"));
-	hline("filesystem: %s", jstr(fs, "summary"));
-	hline("persist: %s", jstr(ev, "persist"));
+	sbx_errorf("user: %s", jstr(u, "summary"));
+	sbx_errorf("network: %s", jstr(json_object_get(ev, "network"), "summary"));
+	sbx_errorf("secrets: %s", jstr(ev, "secrets_summary"));
+	sbx_errorf("filesystem: %s", jstr(fs, "summary"));
+	sbx_errorf("persist: %s", jstr(ev, "persist"));
 }
 
 static void human_exit(const json_t *ev)
@@ -67,7 +55,7 @@ static void human_exit(const json_t *ev)
 	else
 		snprintf(what, sizeof(what), "exit %d",
 			 (int)json_integer_value(json_object_get(x, "status")));
-	hline("%s; wall %.0f ms, cpu %.0f ms, peak memory %.1f MiB", what,
+	sbx_errorf("%s; wall %.0f ms, cpu %.0f ms, peak memory %.1f MiB", what,
 	      json_number_value(json_object_get(r, "wall_ms")),
 	      json_number_value(json_object_get(r, "cpu_ms")),
 	      (double)json_integer_value(json_object_get(r, "mem_peak")) / 1048576.0);
@@ -79,45 +67,45 @@ void run_human(const json_t *ev, void *data)
 	const char *type = jstr(ev, "event");
 
 	if (!strcmp(type, "start")) {
-		hline("sandbox %s (profile %s)", jstr(ev, "id"), jstr(ev, "profile"));
+		sbx_errorf("sandbox %s (profile %s)", jstr(ev, "id"), jstr(ev, "profile"));
 	} else if (!strcmp(type, "policy")) {
 		human_policy(ev);
 	} else if (!strcmp(type, "limits")) {
-		hline("limits: %s", jstr(ev, "summary"));
+		sbx_errorf("limits: %s", jstr(ev, "summary"));
 	} else if (!strcmp(type, "phase")) {
 		size_t n = strlen(c->phases);
 
 		snprintf(c->phases + n, sizeof(c->phases) - n, "%s%s %.1f ms", n ? ", " : "",
 			 jstr(ev, "name"), json_number_value(json_object_get(ev, "ms")));
 		if (!strcmp(jstr(ev, "name"), "exec"))
-			hline("started in %s", c->phases);
+			sbx_errorf("started in %s", c->phases);
 	} else if (!strcmp(type, "warning")) {
-		hline("warning: %s", jstr(ev, "message"));
+		sbx_errorf("warning: %s", jstr(ev, "message"));
 	} else if (!strcmp(type, "signal")) {
-		hline("forwarded %s to the command", jstr(ev, "name"));
+		sbx_errorf("forwarded %s to the command", jstr(ev, "name"));
 	} else if (!strcmp(type, "timeout")) {
-		hline("time limit reached: SIGTERM sent, SIGKILL in %d ms",
+		sbx_errorf("time limit reached: SIGTERM sent, SIGKILL in %d ms",
 		      (int)json_integer_value(json_object_get(ev, "grace_ms")));
 	} else if (!strcmp(type, "net")) {
 		json_t *a = json_object_get(ev, "allowed");
 
-		hline("net: %s %s:%d (%s)", json_is_true(a) ? "allowed" : "DENIED",
+		sbx_errorf("net: %s %s:%d (%s)", json_is_true(a) ? "allowed" : "DENIED",
 		      jstr(ev, "host"), (int)json_integer_value(json_object_get(ev, "port")),
 		      jstr(ev, "reason"));
 	} else if (!strcmp(type, "seccomp")) {
-		hline("seccomp: blocked %s (%d times, errno %s)", jstr(ev, "syscall"),
+		sbx_errorf("seccomp: blocked %s (%d times, errno %s)", jstr(ev, "syscall"),
 		      (int)json_integer_value(json_object_get(ev, "count")), jstr(ev, "errno"));
 	} else if (!strcmp(type, "exit")) {
 		human_exit(ev);
 		if (c->cfg.net == SBX_NET_PROXY)
-			hline("network: %llu connections allowed, %llu denied",
+			sbx_errorf("network: %llu connections allowed, %llu denied",
 			      (unsigned long long)c->net_allowed,
 			      (unsigned long long)c->net_denied);
 	} else if (!strcmp(type, "kept")) {
-		hline("kept sandbox %s (%s): sbx inspect %s; sbx destroy %s", jstr(ev, "id"),
+		sbx_errorf("kept sandbox %s (%s): sbx inspect %s; sbx destroy %s", jstr(ev, "id"),
 		      jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));
 	} else if (!strcmp(type, "removed")) {
-		hline("removed sandbox %s (%s)", jstr(ev, "id"), jstr(ev, "reason"));
+		sbx_errorf("removed sandbox %s (%s)", jstr(ev, "id"), jstr(ev, "reason"));
 	}
 }
 
