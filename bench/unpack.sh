@@ -12,7 +12,9 @@
 #   sbx:  sbx image unpack-to TARBALL DIR   (same unpacker as the cache,
 #                                            SHA-256 computed as it reads)
 #
-# and prints the median time ratio sbx / bsdtar (< 1 means sbx is faster).
+# and prints the median wall-time ratio sbx / bsdtar (< 1 means sbx is
+# faster), and the median ratio of CPU time (user + system), which other
+# load on the machine disturbs much less than wall time.
 # Then the first use through the cache (sbx image unpack --no-cache: hash,
 # unpack, syncfs, publish) against `bsdtar -xf && sync -f`, and the second
 # use (sbx image unpack of a known tarball: no hashing, no unpacking)
@@ -88,24 +90,29 @@ if [ ! -e "$TAR.gz" ]; then
 	rm -rf "$WORK/src"
 fi
 
-now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-# time_one KIND TARBALL: seconds for one extraction into a fresh dir.
+# timed CMD...: run CMD under /usr/bin/time; appends "wall cpu" to $WORK/t.
+timed() {
+	/usr/bin/time -f '%e %U %S' -o "$WORK/t1" "$@" >/dev/null || return 1
+	awk '{printf "%s %.2f\n", $1, $2 + $3}' "$WORK/t1" >>"$WORK/t"
+}
+
+# time_one KIND TARBALL: "wall cpu" seconds of one extraction into a fresh dir.
 time_one() {
-	local kind=$1 t=$2 d=$WORK/out t0 t1
-	rm -rf "$d" "$SBX_CACHE_DIR"
+	local kind=$1 t=$2 d=$WORK/out
+	rm -rf "$d" "$SBX_CACHE_DIR" "$WORK/t"
 	sync
 	case $kind in
-	bsdtar) mkdir "$d"; t0=$(now); bsdtar -xf "$t" -C "$d"; t1=$(now) ;;
-	bsdtar-sync) mkdir "$d"; t0=$(now); bsdtar -xf "$t" -C "$d"; sync -f "$d"; t1=$(now) ;;
-	sbx) t0=$(now); "$SBX" image unpack-to "$t" "$d" >/dev/null; t1=$(now) ;;
-	sbx-first) t0=$(now); "$SBX" image unpack --no-cache "$t" >/dev/null; t1=$(now) ;;
+	bsdtar) mkdir "$d"; timed bsdtar -xf "$t" -C "$d" ;;
+	bsdtar-sync) mkdir "$d"; timed bsdtar -xf "$t" -C "$d"; timed sync -f "$d" ;;
+	sbx) timed "$SBX" image unpack-to "$t" "$d" ;;
+	sbx-first) timed "$SBX" image unpack --no-cache "$t" ;;
 	sbx-cached)
 		"$SBX" image unpack "$t" >/dev/null; sync
-		t0=$(now); "$SBX" image unpack "$t" >/dev/null; t1=$(now) ;;
+		timed "$SBX" image unpack "$t" ;;
 	esac
-	echo "$t1 - $t0" | bc -l
+	awk '{w += $1; c += $2} END {print w, c}' "$WORK/t"
 }
 
 # compare LABEL PEER-KIND SBX-KIND TARBALL
@@ -118,11 +125,14 @@ compare() {
 			a+=("$(time_one "$peer" "$t")"); b+=("$(time_one "$mine" "$t")")
 		fi
 	done
-	local ma mb
-	ma=$(printf '%s\n' "${a[@]}" | median)
-	mb=$(printf '%s\n' "${b[@]}" | median)
-	printf '%-34s ratio sbx/peer = %.3f   (median of %d: sbx %.3fs, peer %.3fs)\n' \
-		"$label" "$(echo "$mb / $ma" | bc -l)" "$RUNS" "$mb" "$ma"
+	local wa wb ca cb
+	wa=$(printf '%s\n' "${a[@]}" | cut -d' ' -f1 | median)
+	wb=$(printf '%s\n' "${b[@]}" | cut -d' ' -f1 | median)
+	ca=$(printf '%s\n' "${a[@]}" | cut -d' ' -f2 | median)
+	cb=$(printf '%s\n' "${b[@]}" | cut -d' ' -f2 | median)
+	printf '%-30s ratio sbx/peer = %.3f   (median of %d: sbx %.3fs, peer %.3fs; cpu ratio %.3f: %.2fs / %.2fs)\n' \
+		"$label" "$(echo "$wb / $wa" | bc -l)" "$RUNS" "$wb" "$wa" \
+		"$(echo "$cb / ($ca + 0.001)" | bc -l)" "$cb" "$ca"
 }
 
 size() { du -m "$1" | cut -f1; }
