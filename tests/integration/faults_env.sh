@@ -121,6 +121,7 @@ for mode in root user; do
 		capture in_mode "$mode" "$S" "$CACHE" "$SBX" run -q --rootfs "$TARBALL" -- echo RAN
 		failed_cleanly && [ -z "$(ls -A "$S/sandboxes")" ]
 		ok $? "as root: a read-only state directory: exit $rc, '$err'"
+		umount "$S" && unset 'MOUNTS[-1]' # no mount left under the other cases' HOME
 		S=$M/ro-sandboxes
 		mkdir -p "$S/sandboxes"
 		mount --bind "$S/sandboxes" "$S/sandboxes" && MOUNTS+=("$S/sandboxes") &&
@@ -128,6 +129,7 @@ for mode in root user; do
 		capture in_mode "$mode" "$S" "$CACHE" "$SBX" run -q --rootfs "$TARBALL" -- echo RAN
 		failed_cleanly && [ -z "$(ls -A "$S/sandboxes")" ]
 		ok $? "as root: a read-only STATE/sandboxes: exit $rc, '$err'"
+		umount "$S/sandboxes" && unset 'MOUNTS[-1]'
 	else
 		S=$M/state-0500
 		mkdir_for user "$S" && chmod 0500 "$S"
