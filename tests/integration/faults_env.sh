@@ -243,6 +243,24 @@ for mode in root user; do
 		ok $? "as $who: by-stat index $kind: the run repairs the cache (exit $rc$err)"
 	done
 
+	# ---- 4. mount points inside the directories the profile overlays ----
+	# The default profile gives a copy-on-write view of $PWD and $HOME; a
+	# mount inside them (a FUSE or network mount, a bind) is ordinary.
+	H=$M/home-with-mount
+	mkdir -p "$H/mnt" "$H/work/vol" && chmod -R 0777 "$H"
+	if mount -t tmpfs -o size=1m sbx-test-sub "$H/mnt" &&
+		mount -t tmpfs -o size=1m sbx-test-sub "$H/work/vol"; then
+		MOUNTS+=("$H/mnt" "$H/work/vol")
+		capture in_mode "$mode" "$S" "$CACHE" env HOME="$H" sh -c \
+			'cd "$HOME/work" && exec "$0" run -q --rm --rootfs "$1" -- echo RAN' "$SBX" "$TARBALL"
+		[ "$rc" -eq 0 ] && [ "$out" = RAN ]
+		ok $? "as $who: mount points inside \$HOME and the working directory: the run works (exit $rc$err)"
+		umount "$H/work/vol" "$H/mnt"
+		unset 'MOUNTS[-1]' 'MOUNTS[-1]'
+	else
+		ok 1 "as $who: mount tmpfs inside a home directory"
+	fi
+
 	# A dead unpack's .tmp- directory is never used as an image.
 	rm -rf "$CACHE" && mkdir_for "$mode" "$CACHE" "$CACHE/images" "$CACHE/images/.tmp-dead1"
 	chmod 0700 "$CACHE/images"
