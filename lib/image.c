@@ -9,6 +9,11 @@
  *                                   (st_dev, st_ino, size, mtime, ctime)
  *                                   is <key>: a second use costs neither
  *                                   hashing nor unpacking
+ *   CACHE/images/.sum-<key>         "ENTRIES BYTES\n": what the image held
+ *                                   when published; checked at every use,
+ *                                   so a damaged image (files deleted or
+ *                                   truncated) is an error, not a silently
+ *                                   broken jail
  *   CACHE/images/.tmp-XXXXXX        an unpack in progress (flock()ed)
  *
  * The key is the SHA-256 of the tarball's bytes, computed in the same pass
@@ -166,6 +171,107 @@ static void clean_stale(const struct cache *c)
 	closedir(d);
 }
 
+/* What an image holds: its entries and the bytes of its regular files.  The
+ * same walk runs at publish and at use; a directory we may not read (mode
+ * 000 in the tarball, sbx not root) counts, its contents do not. */
+struct summary {
+	unsigned long long entries, bytes;
+};
+
+static int summarize(int dfd, struct summary *s, int depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (depth > 1024 || !(d = fdopendir(dfd))) {
+		r = depth > 1024 ? -ELOOP : -errno;
+		close(dfd);
+		return r;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		struct stat sb;
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		s->entries++;
+		if (de->d_type != DT_REG && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+		} else if (S_ISREG(sb.st_mode)) {
+			s->bytes += (unsigned long long)sb.st_size;
+		} else if (S_ISDIR(sb.st_mode)) {
+			sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				     O_CLOEXEC);
+			if (sub >= 0)
+				r = summarize(sub, s, depth + 1);
+			else if (errno != EACCES)
+				r = -errno;
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+static int summarize_image(const struct cache *c, const char *key, struct summary *s)
+{
+	int fd = openat(c->images_fd, key, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	*s = (struct summary){ 0 };
+	return fd < 0 ? -errno : summarize(fd, s, 0);
+}
+
+static int write_summary(const struct cache *c, const char *key, int image_fd,
+			 struct sbx_err *err)
+{
+	char name[NAME_MAX + 1], tmp[NAME_MAX + 1], line[64];
+	_cleanup_close_ int fd = -1;
+	struct summary s = { 0 };
+	int dup_fd = openat(image_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = dup_fd < 0 ? -errno : summarize(dup_fd, &s, 0);
+
+	if (r < 0)
+		return sbx_err_set(err, -r, "cannot read back the unpacked image");
+	snprintf(name, sizeof(name), ".sum-%s", key);
+	snprintf(tmp, sizeof(tmp), ".tmp-sum-%d-%s", (int)getpid(), key);
+	snprintf(line, sizeof(line), "%llu %llu\n", s.entries, s.bytes);
+	fd = openat(c->images_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || sbx_write_all(fd, line, strlen(line)) < 0 || close(steal_fd(&fd)) < 0 ||
+	    renameat(c->images_fd, tmp, c->images_fd, name) < 0) {
+		r = sbx_err_set(err, errno, "cannot write '%s/%s'", c->images, name);
+		(void)unlinkat(c->images_fd, tmp, 0);
+		return r;
+	}
+	return 0;
+}
+
+/* The published image still holds what it held: 0 or -EUCLEAN. */
+static int verify_image(const struct cache *c, const char *key, struct sbx_err *err)
+{
+	char name[NAME_MAX + 1], buf[64] = "";
+	_cleanup_close_ int fd = -1;
+	struct summary want = { 0 }, got;
+	struct stat sb;
+	int r;
+
+	snprintf(name, sizeof(name), ".sum-%s", key);
+	fd = openat(c->images_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_uid != geteuid() ||
+	    sbx_read_all(fd, buf, sizeof(buf) - 1) <= 0 ||
+	    sscanf(buf, "%llu %llu", &want.entries, &want.bytes) != 2)
+		return sbx_err_set(err, EUCLEAN,
+				   "cached image '%s/%s' has no valid summary '%s'; remove the image to unpack the tarball again",
+				   c->images, key, name);
+	r = summarize_image(c, key, &got);
+	if (r < 0 || got.entries != want.entries || got.bytes != want.bytes)
+		return sbx_err_set(err, EUCLEAN,
+				   "cached image '%s/%s' is damaged (%llu entries and %llu bytes, expected %llu and %llu); remove it to unpack the tarball again",
+				   c->images, key, got.entries, got.bytes, want.entries, want.bytes);
+	return 0;
+}
+
 static int use_directory(const char *rootfs, char **out_dir, struct sbx_image_stats *st,
 			 struct sbx_err *err)
 {
@@ -201,6 +307,9 @@ static int unpack_publish(const struct cache *c, int fd, const struct sbx_image_
 	if (r < 0)
 		goto fail;
 	image_key(st->sha256, o, key, keylen);
+	r = write_summary(c, key, tfd, err);
+	if (r < 0)
+		goto fail;
 	if (syncfs(tfd) < 0) {
 		r = sbx_err_set(err, errno, "cannot sync '%s'", tmp);
 		goto fail;
@@ -216,7 +325,7 @@ static int unpack_publish(const struct cache *c, int fd, const struct sbx_image_
 	if (!image_ok(c, key))
 		return sbx_err_set(err, EPERM, "image '%s/%s' exists but is not a directory of yours",
 				   c->images, key);
-	return 0;
+	return verify_image(c, key, err);
 fail:
 	(void)sbx_rm_rf_at(c->images_fd, tname);
 	return r;
@@ -256,6 +365,9 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, cha
 		if (image_ok(&c, key)) {
 			memcpy(st->sha256, sha, sizeof(sha));
 			st->cached = true;
+			r = verify_image(&c, key, err);
+			if (r < 0)
+				goto out;
 			goto done;
 		}
 	}

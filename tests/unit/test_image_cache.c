@@ -150,7 +150,7 @@ static void test_prepare_concurrent(void **state)
 		assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 	}
 	pathf(p, "%s/images", cache);
-	assert_int_equal(count_entries(p), 2); /* by-stat and one image */
+	assert_int_equal(count_entries(p), 3); /* by-stat, one image, its summary */
 	assert_int_equal(count_tmp(), 0);
 	d = prepare(t, &st);
 	assert_true(st.cached);
@@ -224,6 +224,42 @@ static void test_prepare_crash_leftovers(void **state)
 	free(d);
 }
 
+/* A cached image that lost or changed files is an error, not a broken jail. */
+static void test_prepare_damaged(void **state)
+{
+	/* Shell command: damage[i][0] 'IMAGE'damage[i][1] */
+	static const char *const damage[][2] = {
+		{ "rm -f", "/etc/hostname" }, { ": >", "/big" },
+		{ "mkdir", "/extra" }, { "rm -f", "/../.sum-*" },
+	};
+	const char *t = make_tar("dmg.tar.gz", small_img, SBX_ARRAY_SIZE(small_img), 'g');
+	struct sbx_image_opts o = opts();
+	struct sbx_image_stats st;
+
+	(void)state;
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(damage); i++) {
+		struct sbx_err err = { 0 };
+		char *d = prepare(t, &st), *cmd, *d2 = NULL;
+
+		assert_false(st.cached);
+		free(prepare(t, &st));
+		assert_true(st.cached); /* intact: fine */
+		cmd = sbx_xasprintf("%s '%s'%s", damage[i][0], d, damage[i][1]);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(sbx_image_prepare(t, &o, &d2, &st, &err), -EUCLEAN);
+		assert_null(d2);
+		assert_non_null(strstr(err.msg, "remove"));
+		print_message("%s\n", err.msg);
+		/* Removing the image, as the message says, repairs it. */
+		assert_int_equal(sbx_rm_rf_at(AT_FDCWD, d), 0);
+		free(prepare(t, &st));
+		assert_false(st.cached);
+		assert_int_equal(sbx_rm_rf_at(AT_FDCWD, d), 0);
+		free(cmd);
+		free(d);
+	}
+}
+
 static void test_prepare_dir_and_errors(void **state)
 {
 	struct sbx_image_opts o = opts();
@@ -257,6 +293,7 @@ int main(void)
 		T(test_prepare_cache_hit),
 		T(test_prepare_concurrent),
 		T(test_prepare_crash_leftovers),
+		T(test_prepare_damaged),
 		T(test_prepare_dir_and_errors),
 #undef T
 	};
