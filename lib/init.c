@@ -177,6 +177,10 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	close_inherited(c);
 	wait_go(c);
+	/* The supervisor may have died before the prctl above took effect
+	 * (nothing re-checks it otherwise for an unprivileged run). */
+	if (sbx_jail_rearm_pdeathsig(c->sock, &err) < 0)
+		_exit(1);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	prctl(PR_SET_NAME, "sbx-init", 0, 0, 0);
 	if (setup(c, &err) < 0)

@@ -595,6 +595,27 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 			return 0;
 		mfd = overlay_fs(b, s->fd, s->upper, s->work, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 				 err);
+		/*
+		 * In a user namespace the kernel refuses a lower layer whose
+		 * tree holds mount points inherited from the host (they are
+		 * locked: an overlay would show what they cover).  An optional
+		 * overlay (`overlay = -$HOME`) is then left as the root shows
+		 * it, read-only, and the run log says so.
+		 */
+		if (mfd == -EINVAL && m->optional) {
+			sbx_err_clear(err);
+			sbx_jail_report(b->c->sock, SBX_MSG_WARN, 0,
+					"'%s' is not copy-on-write: it holds mount points that an "
+					"unprivileged overlay cannot cover; it stays read-only",
+					m->dst);
+			return 0;
+		}
+		if (mfd == -EINVAL)
+			return sbx_err_wrap(err,
+					    "overlay of '%s' on '%s' (a directory holding mount points "
+					    "cannot be overlaid by an ordinary user: run from another "
+					    "directory or use --bind)",
+					    m->src, m->dst);
 		if (mfd < 0)
 			return sbx_err_wrap(err, "overlay of '%s' on '%s'", m->src, m->dst);
 		return mount_at(b, mfd, m->src, m->dst, false, R_IN_ROOT, err);

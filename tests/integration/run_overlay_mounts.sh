@@ -1,0 +1,52 @@
+#!/bin/bash
+# tests/integration/run_overlay_mounts.sh - copy-on-write overlays of host
+# directories that hold mount points.  As an ordinary user the kernel
+# refuses such a lower layer (its mounts are locked: an overlay would show
+# what they cover): an optional overlay (the default profile's
+# `overlay = -$HOME`) is left read-only with a warning in the run log, a
+# required one ($PWD) is a clear error, exit 125.  As root (idmapped
+# lowers) both work.
+. "$(dirname "$0")/../lib/tap.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (mounts a tmpfs under the test's home directory)"
+	exit 77
+fi
+# Not under /tmp or /var/tmp: the default profile gives the jail its own.
+mkdir -p /srv
+B=$(mktemp -d /srv/sbx-ovl.XXXXXX)
+mkdir -p "$B/home/mnt" "$B/work" "$B/state" "$B/cache"
+chmod -R 0777 "$B"
+cp "$SBX" "$B/sbx" && chmod 0755 "$B/sbx"
+mount -t tmpfs -o size=1m none "$B/home/mnt" || { echo "1..0 # SKIP cannot mount a tmpfs"; exit 77; }
+trap 'umount "$B/home/mnt" 2>/dev/null; rm -rf "$TAP_TMP" "$B"' EXIT
+echo in-the-mount >"$B/home/mnt/file"
+
+as_nobody() {
+	(cd "$1" && shift && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$B/home" \
+		SBX_STATE_DIR="$B/state" SBX_CACHE_DIR="$B/cache" "$@")
+}
+
+# An optional overlay of a home holding a mount point: a warning, the run goes on.
+capture as_nobody "$B/work" "$B/sbx" run -- sh -c 'cat "$HOME/mnt/file"; touch "$HOME/x" 2>/dev/null && echo writable || echo read-only'
+[ $rc -eq 0 ] && [[ $out == *in-the-mount*read-only* ]] &&
+	[[ $err == *"warning: '$B/home' is not copy-on-write"* ]]
+ok $? "user: an optional overlay over mount points is left read-only with a warning (rc $rc, $out)"
+[ ! -e "$B/home/x" ]
+ok $? "user: the host home is unchanged"
+
+# A required overlay (the working directory) over mount points: exit 125, one clear line.
+capture as_nobody "$B/home" "$B/sbx" run -q -- true
+[ $rc -eq 125 ] && [[ $err == *"cannot be overlaid by an ordinary user"* ]] &&
+	[ "$(grep -c '^sbx:' <<<"$err")" -eq 1 ]
+ok $? "user: a working directory holding mount points is a clear error, exit 125 ($rc: $err)"
+
+# As root the same directories are copy-on-write (idmapped lower layers);
+# like any overlay, the view is of the directory itself, not of the mounts
+# inside it.
+capture sh -c "cd '$B/home' && HOME='$B/home' SBX_STATE_DIR='$B/state-root' SBX_CACHE_DIR='$B/cache-root' '$B/sbx' run -q -- sh -c 'touch \"\$HOME/y\" && echo ok'"
+[ $rc -eq 0 ] && [ "$out" = ok ] && [ ! -e "$B/home/y" ]
+ok $? "root: the same home is copy-on-write and the host unchanged (rc $rc, $err)"
+
+done_testing
