@@ -7,20 +7,17 @@
 # record's exit untouched), and the error paths (unknown, ambiguous, lost,
 # no writable layer kept, a forged init_pid).  As root and as nobody.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
 	exit 77
 fi
 
-BASE=$TAP_TMP/base
-mkdir -p "$BASE" && chmod 0777 "$BASE"
-cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+sbx_base
 IMG=$BASE/busybox.tar.gz
-"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" >/dev/null || { echo "Bail out! mkrootfs failed"; exit 1; }
-chmod 0644 "$IMG"
-WD=$BASE/wd
-mkdir -p "$WD" && chmod 0777 "$WD"
+sbx_rootfs "$IMG"
+sbx_wd
 
 as_mode() {
 	local mode=$1

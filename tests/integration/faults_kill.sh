@@ -9,6 +9,7 @@
 # same tarball publishes a complete image and removes the dead unpack's
 # .tmp- directory once it is stale), and the next run succeeds.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
@@ -17,15 +18,9 @@ fi
 
 ITER=${FAULT_ITER:-3}
 POINTS="after-clone during-mounts before-exec after-record during-run during-unpack"
-BASE=$TAP_TMP/base
-mkdir -p "$BASE" && chmod 0777 "$BASE"
-cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+sbx_base
 TARBALL=$BASE/busybox.tar.gz
-"$TAP_ROOT/tests/lib/mkrootfs.sh" "$TARBALL" >/dev/null 2>&1 || {
-	echo "Bail out! cannot build the busybox rootfs"
-	exit 1
-}
-chmod 0644 "$TARBALL"
+sbx_rootfs "$TARBALL"
 NENTRIES=$(tar tzf "$TARBALL" | sed 's,/$,,; s,^\./,,' | grep -vc '^\.\?$')
 
 # A profile with a cgroup (pids) and, as root, a tmpfs writable layer
@@ -39,17 +34,7 @@ disk = 4m
 EOF
 chmod 0644 "$BASE/fault.ini"
 
-as_mode() {
-	local mode=$1
-	shift
-	if [ "$mode" = root ]; then
-		env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@"
-	else
-		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
-			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
-			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@"
-	fi
-}
+as_mode() { sbx_as_mode "$@"; }
 
 # marked MARK: pid, name and uid of every process carrying MARK in its
 # environment or command line (sbx and init keep sbx's environment; the

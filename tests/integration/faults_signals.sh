@@ -8,33 +8,18 @@
 #   - a command killed by signal N makes sbx exit 128+N, and the record
 #     says signaled, with the signal.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
 	exit 77
 fi
 
-BASE=$TAP_TMP/base
-mkdir -p "$BASE" && chmod 0777 "$BASE"
-cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+sbx_base
 TARBALL=$BASE/busybox.tar.gz
-"$TAP_ROOT/tests/lib/mkrootfs.sh" "$TARBALL" >/dev/null 2>&1 || {
-	echo "Bail out! cannot build the busybox rootfs"
-	exit 1
-}
-chmod 0644 "$TARBALL"
+sbx_rootfs "$TARBALL"
 
-as_mode() {
-	local mode=$1
-	shift
-	if [ "$mode" = root ]; then
-		env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@"
-	else
-		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
-			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
-			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@"
-	fi
-}
+as_mode() { sbx_as_mode "$@"; }
 
 # as_mode_exec MODE CMD...: as_mode, but replacing the calling (sub)shell,
 # so that `as_mode_exec ... &` makes $! the pid of CMD itself.

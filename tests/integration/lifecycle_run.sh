@@ -6,34 +6,22 @@
 # (no process, no mount, no cgroup, no directory); destroy of a running
 # sandbox.  As root and as nobody.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
 	exit 77
 fi
 
-BASE=$TAP_TMP/base
-mkdir -p "$BASE" && chmod 0777 "$BASE"
-cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+sbx_base
 echo "to be deleted" > "$BASE/del.txt"
 IMG=$BASE/busybox.tar.gz
 "$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" "$BASE/del.txt:/data/del.txt" >/dev/null ||
 	{ echo "Bail out! mkrootfs failed"; exit 1; }
 chmod 0644 "$IMG"
-WD=$BASE/wd
-mkdir -p "$WD" && chmod 0777 "$WD"
+sbx_wd
 
-as_mode() {
-	local mode=$1
-	shift
-	if [ "$mode" = root ]; then
-		(cd "$WD" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
-	else
-		(cd "$WD" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
-			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
-			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@")
-	fi
-}
+as_mode() { sbx_as_mode_in "$WD" "$@"; }
 
 # leftovers MODE MARK: what is left of sandboxes whose command line has MARK.
 leftovers() {

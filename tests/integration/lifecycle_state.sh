@@ -4,27 +4,16 @@
 # tested without `sbx run`: states, prefixes and names, error paths, odd
 # names, planted symlinks, fifos, deep trees.  As root and as nobody.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
 	exit 77
 fi
 
-BASE=$TAP_TMP/base
-mkdir -p "$BASE" && chmod 0777 "$BASE"
-cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+sbx_base
 
-as_mode() {
-	local mode=$1
-	shift
-	if [ "$mode" = root ]; then
-		env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@"
-	else
-		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
-			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
-			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@"
-	fi
-}
+as_mode() { sbx_as_mode "$@"; }
 
 # mk_fixture MODE: builds the sandboxes below in the state dir of MODE.
 #   aaaaaaaaaaa1  "web", exited 3, changes: A C D (both whiteout forms), opaque,

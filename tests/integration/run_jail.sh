@@ -3,26 +3,16 @@
 # from inside the jail and from the host, as root and as an unprivileged
 # user (setpriv to 65534), with a busybox rootfs tarball and the host root.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 # As root: both halves (the unprivileged one through setpriv as 65534).
 # As anyone else: the unprivileged half as that user.
-if [ "$(id -u)" -eq 0 ]; then
-	MODES="root user"
-	UID_U=65534
-else
-	MODES="user"
-	UID_U=$(id -u)
-fi
+sbx_modes
 
-BASE=$TAP_TMP/base
-mkdir -p "$BASE" && chmod 0777 "$BASE"
-# A private copy: a parallel `make` must not swap the binary mid-test.
-cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+sbx_base
 IMG=$BASE/busybox.tar.gz
-"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" >/dev/null || { echo "Bail out! mkrootfs failed"; exit 1; }
-chmod 0644 "$IMG"
-WD=$BASE/wd
-mkdir -p "$WD" && chmod 0777 "$WD"
+sbx_rootfs "$IMG"
+sbx_wd
 
 # as_mode MODE CMD...: run CMD as root or as nobody, with private state.
 as_mode() {

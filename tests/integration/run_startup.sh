@@ -8,15 +8,12 @@
 # mount it again) and keeps what the jail wrote; an ephemeral run leaves
 # no sandbox directory.  As root and as nobody.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
-BASE=$TAP_TMP/base
-mkdir -p "$BASE" && chmod 0777 "$BASE"
-cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+sbx_base
 IMG=$BASE/busybox.tar.gz
-"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" >/dev/null || { echo "Bail out! mkrootfs failed"; exit 1; }
-chmod 0644 "$IMG"
-WD=$BASE/wd
-mkdir -p "$WD" && chmod 0777 "$WD"
+sbx_rootfs "$IMG"
+sbx_wd
 
 if command -v readelf >/dev/null; then
 	needed=$(readelf -d "$SBX" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')

@@ -6,24 +6,16 @@
 # terminal, with or without -t.  As root and as nobody.  (script(1) sends
 # a NUL when its stdin ends; the jail's pty echoes it as "^@": stripped.)
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 # As root: both halves (the unprivileged one through setpriv as 65534).
 # As anyone else: the unprivileged half as that user.
-if [ "$(id -u)" -eq 0 ]; then
-	MODES="root user"
-	UID_U=65534
-else
-	MODES="user"
-	UID_U=$(id -u)
-fi
+sbx_modes
 command -v script >/dev/null || { echo "1..0 # SKIP script(1) missing"; exit 77; }
 
-BASE=$TAP_TMP/base
-mkdir -p "$BASE" && chmod 0777 "$BASE"
-cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+sbx_base
 IMG=$BASE/busybox.tar.gz
-"$TAP_ROOT/tests/lib/mkrootfs.sh" "$IMG" >/dev/null || { echo "Bail out! mkrootfs failed"; exit 1; }
-chmod 0644 "$IMG"
+sbx_rootfs "$IMG"
 mkdir -p "$BASE/wd" && chmod 0777 "$BASE/wd"
 
 # in_tty MODE 'shell command' : run it under script(1) (a pty), as MODE.

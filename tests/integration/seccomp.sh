@@ -6,6 +6,7 @@
 # hostile image plants at the same path ignored); a bad policy file is an
 # error naming file:line, exit 125 for run and 1 for profile check.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
@@ -43,17 +44,7 @@ printf 'deny mount\nallow mkdirr\n' >"$POL/bad.policy"
 printf '[sandbox]\nextends = default\n[security]\nseccomp = %s\n' "$POL/bad.policy" >"$BASE/bad.ini"
 chmod 0644 "$BASE"/*.ini "$POL/bad.policy"
 
-as_mode() {
-	local mode=$1
-	shift
-	if [ "$mode" = root ]; then
-		(cd "$BASE" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
-	else
-		(cd "$BASE" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
-			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
-			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@")
-	fi
-}
+as_mode() { sbx_as_mode_in "$BASE" "$@"; }
 
 for mode in root user; do
 	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- /bin/seccomp_probe

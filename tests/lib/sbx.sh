@@ -1,0 +1,68 @@
+# tests/lib/sbx.sh - set-up shared by the integration tests that drive sbx
+# as root and as nobody (bash; source it after tap.sh):
+#
+#   . "$(dirname "$0")/../lib/tap.sh"
+#   . "$(dirname "$0")/../lib/sbx.sh"
+#
+#   sbx_modes                MODES="root user" and UID_U=65534 as root;
+#                            MODES="user" and UID_U=$(id -u) otherwise
+#   sbx_base                 BASE=$TAP_TMP/base (mode 0777, so nobody can
+#                            write it) and SBX=$BASE/sbx, a private copy
+#                            that nobody can run
+#   sbx_rootfs OUT [SRC:DEST ...]
+#                            the busybox rootfs tarball (tests/lib/mkrootfs.sh),
+#                            mode 0644; bails out if it cannot be built
+#   sbx_wd                   WD=$BASE/wd, mode 0777
+#   sbx_as_mode MODE CMD...  CMD as root (MODE root) or as nobody through
+#                            setpriv, with a clean environment, each with
+#                            private state and cache dirs under $BASE
+#   sbx_as_mode_in DIR MODE CMD...
+#                            the same in a subshell whose cwd is DIR
+
+sbx_modes() {
+	if [ "$(id -u)" -eq 0 ]; then
+		MODES="root user"
+		UID_U=65534
+	else
+		MODES="user"
+		UID_U=$(id -u)
+	fi
+}
+
+sbx_base() {
+	BASE=$TAP_TMP/base
+	mkdir -p "$BASE" && chmod 0777 "$BASE"
+	# A private copy: a parallel `make` must not swap the binary mid-test.
+	cp "$SBX" "$BASE/sbx" && chmod 0755 "$BASE/sbx" && SBX=$BASE/sbx
+}
+
+sbx_rootfs() {
+	"$TAP_ROOT/tests/lib/mkrootfs.sh" "$@" >/dev/null || {
+		echo "Bail out! mkrootfs failed"
+		exit 1
+	}
+	chmod 0644 "$1"
+}
+
+sbx_wd() {
+	WD=$BASE/wd
+	mkdir -p "$WD" && chmod 0777 "$WD"
+}
+
+sbx_as_mode() {
+	local mode=$1
+	shift
+	if [ "$mode" = root ]; then
+		env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@"
+	else
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@"
+	fi
+}
+
+sbx_as_mode_in() {
+	local dir=$1
+	shift
+	(cd "$dir" && sbx_as_mode "$@")
+}
