@@ -281,7 +281,7 @@ section_proxy() {
 	d=$(awk '$1 == "direct" {print $2}' <<<"$out")
 	g=$(awk '$1 == "proxy" && $2 == "GET" {print $3 " " $6}' <<<"$out")
 	c=$(awk '$1 == "proxy" && $2 ~ /^CONNECT/ {print}' <<<"$out" | sed 's/.*CONNECT *\([0-9]*\) MiB\/s *ratio \([0-9.]*\).*/\1 \2/')
-	cmd=$(sed -n 's/.*(peer: \(.*\))$/\1/p' <<<"$out")
+	cmd=$(sed -n 's/.*(peer: \(.*\), direct)$/\1/p' <<<"$out")
 	[ -n "$d" ] && [ -n "$g" ] || { echo "bench: proxy.sh gave no figures"; return 1; }
 	result root "proxy, $PROXY_MB MiB plain HTTP GET through sbx's proxy" proxy/direct "${g#* }" \
 		">= 0.5" "${g% *} / $d MiB/s" "$cmd"
@@ -332,7 +332,7 @@ fi
 		t=$tgt
 		[ "$tgt" != - ] && t="$tgt ($verdict)"
 		printf '| %s | %s | %s | %s | %s | %s | `%s` |\n' "$who" "$label" "$pair" "$ratio" "$t" "$med" \
-			"$(sed -E "s|[^ ]*/cache/images/[0-9a-f]+|IMG|g; s|$TMP/first/x|DIR|g; s|$TMP/sbx|sbx|g; s|$ROOT/||g; s/\\|/\\\\|/g" <<<"$cmd")"
+			"$(sed -E "s|[^ ]*/cache/images/[0-9a-f]+(-u[0-9]+)?|IMG|g; s|$TMP/first/x|DIR|g; s|$TMP/sbx|sbx|g; s|$ROOT/||g; s/\\|/\\\\|/g" <<<"$cmd")"
 	done <"$RES"
 } >"$OUT/results.md"
 echo
