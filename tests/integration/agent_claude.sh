@@ -1,4 +1,5 @@
 #!/bin/bash
+# sbx-test-timeout: 900  (a first run installs npm and claude-code from the registries)
 # tests/integration/agent_claude.sh - Claude Code, the real CLI from the npm
 # registry, under `sbx run -p claude`:
 #

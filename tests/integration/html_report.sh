@@ -1,4 +1,5 @@
 #!/bin/bash
+# sbx-test-timeout: 900  (a first run installs chromium, ~100 MB)
 # tests/integration/html_report.sh - `sbx inspect --html` opened in headless
 # Chromium (Debian's chromium package): a kept sandbox that exited 3 after
 # an allowed and a denied proxy request and a few file changes renders with
