@@ -598,24 +598,25 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 		/*
 		 * In a user namespace the kernel refuses a lower layer whose
 		 * tree holds mount points inherited from the host (they are
-		 * locked: an overlay would show what they cover).  An optional
-		 * overlay (`overlay = -$HOME`) is then left as the root shows
-		 * it, read-only, and the run log says so.
+		 * locked: an overlay would show what they cover).  The
+		 * directory is then bound read-only as it is, mounts included,
+		 * and the run log says it is not copy-on-write.
 		 */
-		if (mfd == -EINVAL && m->optional) {
-			sbx_err_clear(err);
-			sbx_jail_report(b->c->sock, SBX_MSG_WARN, 0,
-					"'%s' is not copy-on-write: it holds mount points that an "
-					"unprivileged overlay cannot cover; it stays read-only",
-					m->dst);
-			return 0;
+		if (mfd == -EINVAL) {
+			struct sbx_err e2 = {0};
+			int rb = clone_tree(s->fd, "",
+					    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+					    &e2);
+
+			if (rb >= 0 && mount_at(b, rb, m->src, m->dst, false, R_IN_ROOT, &e2) == 0) {
+				sbx_err_clear(err);
+				sbx_jail_report(b->c->sock, SBX_MSG_WARN, 0,
+						"'%s' is read-only, not copy-on-write: it holds mount "
+						"points that an unprivileged overlay cannot cover",
+						m->dst);
+				return 0;
+			}
 		}
-		if (mfd == -EINVAL)
-			return sbx_err_wrap(err,
-					    "overlay of '%s' on '%s' (a directory holding mount points "
-					    "cannot be overlaid by an ordinary user: run from another "
-					    "directory or use --bind)",
-					    m->src, m->dst);
 		if (mfd < 0)
 			return sbx_err_wrap(err, "overlay of '%s' on '%s'", m->src, m->dst);
 		return mount_at(b, mfd, m->src, m->dst, false, R_IN_ROOT, err);
