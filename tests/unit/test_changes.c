@@ -22,32 +22,16 @@
 
 #include "changes.h"
 #include "export.h"
+#include "helpers.h"
 
 static char base[256];
 static int upper_fd = -1, lower_fd = -1;
 
-static char *at(const char *fmt, ...)
-{
-	static char buf[4][1400];
-	static int i;
-	char rel[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", base, rel);
-	return buf[i];
-}
+#define at(...) test_path(base, __VA_ARGS__)
 
 static void put(const char *rel, const char *text)
 {
-	int fd = open(at("%s", rel), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	test_write_file(at("%s", rel), text, 0644);
 }
 
 static void mkd(const char *rel)

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "helpers.h"
 #include "state.h"
 
 static char base[256];
@@ -42,20 +43,7 @@ static int teardown(void **state)
 	return r;
 }
 
-static char *path(const char *fmt, ...)
-{
-	static char buf[4][1200];
-	static int i;
-	char rel[900];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", base, rel);
-	return buf[i];
-}
+#define path(...) test_path(base, __VA_ARGS__)
 
 static void open_state(struct sbx_state *st)
 {
@@ -67,11 +55,7 @@ static void open_state(struct sbx_state *st)
 
 static void write_text(const char *p, const char *text)
 {
-	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	test_write_file(p, text, 0600);
 }
 
 /* A hand-made sandbox with a record. */
