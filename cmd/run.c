@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 
 #include "cmd.h"
@@ -369,6 +370,31 @@ static int open_logs(struct run_ctx *c, struct sbx_err *err)
 	return 0;
 }
 
+/*
+ * The record is saved while the jail starts (run_record_save_async): a
+ * state directory without room for it must stop the run before the command
+ * starts, not after.  Records and logs take a few KiB; 1 MiB and 64 inodes
+ * leave room for them and for output.log's first writes.
+ */
+#define STATE_MIN_FREE (1024 * 1024)
+#define STATE_MIN_INODES 64
+
+static int check_state_space(const struct sbx_state *st, struct sbx_err *err)
+{
+	struct statvfs v;
+
+	if (statvfs(st->state_dir, &v) < 0)
+		return sbx_err_set(err, errno, "cannot check the state directory '%s'",
+				   st->state_dir);
+	if ((uint64_t)v.f_bavail * v.f_frsize < STATE_MIN_FREE ||
+	    (v.f_files > 0 && v.f_favail < STATE_MIN_INODES))
+		return sbx_err_set(err, ENOSPC,
+				   "state directory '%s' is full (sbx needs 1 MiB and 64 inodes "
+				   "free for the sandbox's record and logs)",
+				   st->state_dir);
+	return 0;
+}
+
 static int setup(struct run_ctx *c, struct sbx_err *err)
 {
 	int r;
@@ -378,6 +404,8 @@ static int setup(struct run_ctx *c, struct sbx_err *err)
 		r = sbx_cmd_state(&c->st, true, err);
 	if (r == 0)
 		r = sbx_cmd_hide_state(&c->cfg, &c->st, err);
+	if (r == 0)
+		r = check_state_space(&c->st, err);
 	if (r == 0)
 		r = sbx_sandbox_create_unsaved(&c->st, c->args.name, &c->sb, err);
 	if (r < 0)
