@@ -226,7 +226,8 @@ CORE0=$(cat /proc/sys/kernel/core_pattern)
 MODPROBE0=$(cat /proc/sys/kernel/modprobe 2>/dev/null)
 THP0=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
 SYSCTL0=$(cat /proc/sys/kernel/hostname /proc/sys/vm/swappiness /proc/sys/kernel/core_pattern \
-	/sys/kernel/mm/transparent_hugepage/enabled /sys/class/net/lo/mtu 2>/dev/null)
+	/sys/kernel/mm/transparent_hugepage/enabled /sys/class/net/lo/mtu \
+	/sys/fs/cgroup/*/release_agent /sys/fs/cgroup/*/notify_on_release 2>/dev/null)
 NET0=$(ip -o link | sed 's/ qlen.*//'; ip -o addr; ip route; ip -6 route)
 S_ROOT=$(sentinel 0)
 S_100K=$(sentinel 100000)
@@ -379,9 +380,10 @@ MDIFF=$(diff <(printf '%s\n' "$HOST_MOUNTINFO") <(awk '{print $5, $9}' /proc/sel
 [ -z "$MDIFF" ]
 verdict host/mountinfo-unchanged $? "${MDIFF:-no new mount under the scratch dir or on a system mount point}"
 SYSCTL_NOW=$(cat /proc/sys/kernel/hostname /proc/sys/vm/swappiness /proc/sys/kernel/core_pattern \
-	/sys/kernel/mm/transparent_hugepage/enabled /sys/class/net/lo/mtu 2>/dev/null)
+	/sys/kernel/mm/transparent_hugepage/enabled /sys/class/net/lo/mtu \
+	/sys/fs/cgroup/*/release_agent /sys/fs/cgroup/*/notify_on_release 2>/dev/null)
 [ "$SYSCTL_NOW" = "$SYSCTL0" ]
-verdict host/sysctls-unchanged $? "hostname, vm.swappiness, core_pattern, THP, lo mtu as before (controls included)"
+verdict host/sysctls-unchanged $? "hostname, vm.swappiness, core_pattern, THP, lo mtu, cgroup v1 release agents as before (controls included)"
 sentinels_alive
 verdict host/sentinels-alive $? "sentinels of uid 0, 100000 and 65534 alive"
 
