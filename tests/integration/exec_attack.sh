@@ -52,12 +52,14 @@ devino() { stat -L -c '%d:%i' "$1"; }
 # marked directory, it reports the escape.
 CTL=$BASE/control
 mkdir -p "$CTL" && touch "$CTL/$MARK"
-(cd "$CTL" && exec sleep 30) &
-ctl=$!
-(cd "$BASE" && "$WATCH" 1 /nonexistent "$MARK") >"$BASE/control.out" 2>&1
-kill $ctl 2>/dev/null
-wait $ctl 2>/dev/null
-grep -q "^ESCAPE cwd $ctl:" "$BASE/control.out"
+# In a pid namespace of its own: the watcher ptraces every new process it
+# sees, and on the host that would stop other programs on the machine.
+# shellcheck disable=SC2016
+unshare -pf --mount-proc sh -c '(cd "$1" && exec sleep 30) & echo $! >"$2/control.pid"
+	cd "$2" && "$3" 1 /nonexistent "$4"; kill $! 2>/dev/null' sh "$CTL" "$BASE" "$WATCH" "$MARK" \
+	>"$BASE/control.out" 2>&1
+ctl=$(cat "$BASE/control.pid" 2>/dev/null)
+[ -n "$ctl" ] && grep -q "^ESCAPE cwd $ctl:" "$BASE/control.out"
 ok $? "control: the attacker reports a process whose cwd is the marked host directory"
 
 # A policy that lets the jail ptrace: then only sbx exec's own protection
