@@ -23,6 +23,8 @@ struct sbx_image_opts {
 	bool preserve_owner;		/* chown entries as in the tarball (root only) */
 	bool no_cache;			/* ignore the stat index and an existing image:
 					 * always hash and unpack (then publish as usual) */
+	bool no_verify;			/* cache hit: skip the walk that checks the image
+					 * against its summary (one fstatat per entry) */
 	sbx_image_progress_fn progress;
 	sbx_image_warn_fn warn;
 	void *cb_data;

@@ -248,6 +248,13 @@ static void test_prepare_damaged(void **state)
 		assert_int_equal(system(cmd), 0);
 		assert_int_equal(sbx_image_prepare(t, &o, &d2, &st, &err), -EUCLEAN);
 		assert_null(d2);
+		o.no_verify = true; /* the caller's choice: used as it is */
+		assert_int_equal(sbx_image_prepare(t, &o, &d2, &st, &err), 0);
+		assert_true(st.cached);
+		assert_string_equal(d2, d);
+		free(d2);
+		d2 = NULL;
+		o.no_verify = false;
 		assert_non_null(strstr(err.msg, "remove"));
 		print_message("%s\n", err.msg);
 		/* Removing the image, as the message says, repairs it. */
