@@ -203,10 +203,16 @@ for mode in root user; do
 	ok $? "$mode: exec events are appended to log.jsonl"
 
 	# A forged record: init_pid naming a host process of the same user.
-	as_mode $mode sleep 61 2>/dev/null &
+	# (a name of its own, and waited for: a loaded machine starts it late)
+	dsec=61.$$
+	as_mode $mode sleep $dsec 2>/dev/null &
 	disown $!
-	sleep 0.3
-	decoy=$(pgrep -f '^sleep 61$' | tail -1)
+	decoy=
+	for _ in $(seq 100); do
+		decoy=$(pgrep -f "^sleep $dsec\$" | tail -1)
+		[ -n "$decoy" ] && break
+		sleep 0.1
+	done
 	cp "$BASE/state-$mode/sandboxes/$ID/record.json" "$BASE/rec.bak"
 	python3 - "$BASE/state-$mode/sandboxes/$ID/record.json" "$decoy" <<'PY'
 import json, sys
