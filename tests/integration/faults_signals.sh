@@ -113,7 +113,7 @@ for mode in root user; do
 		killer=$!
 		wait "$pid"
 		rc=$?
-		kill "$killer" 2>/dev/null
+		pkill -P "$killer" sleep 2>/dev/null; kill "$killer" 2>/dev/null
 		wait "$killer" 2>/dev/null
 		[ "$comm" = sbx ] || diag "the background pid $pid was '$comm', not sbx"
 		dir=$(sandbox_dir "$mode" "$name")
