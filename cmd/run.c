@@ -20,6 +20,7 @@
 
 #include "cmd.h"
 #include "profile.h"
+#include "image_ui.h"
 #include "run.h"
 #include "seccomp.h"
 
@@ -276,7 +277,15 @@ static int prepare_image(struct run_ctx *c, struct sbx_err *err)
 
 	if (!c->cfg.rootfs || strcmp(c->cfg.rootfs, "host") == 0)
 		return 0;
+	struct sbx_cmd_image_ui ui;
+
+	/* The progress bar (a terminal, a large tarball) and the unpacker's
+	 * warnings, as `sbx image unpack` shows them; none with -q. */
+	sbx_cmd_image_ui_setup(&ui, &o, c->cfg.rootfs);
+	ui.quiet = ui.quiet || c->args.quiet;
+	ui.bar = ui.bar && !c->args.quiet;
 	r = sbx_image_prepare(c->cfg.rootfs, &o, &c->rootfs_dir, &c->img, err);
+	sbx_cmd_image_ui_finish(&ui);
 	c->t_image = sbx_ms_since(t0);
 	if (r < 0)
 		sbx_err_wrap(err, "rootfs '%s'", c->cfg.rootfs);

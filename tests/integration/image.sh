@@ -219,4 +219,17 @@ else
 	skip "progress bar" "script(1) missing"
 fi
 
+# sbx run shows the unpacker's warnings like sbx image unpack (not with -q).
+mkdir -p "$TAP_TMP/fifo-root/bin" && mkfifo "$TAP_TMP/fifo-root/pipe" &&
+	cp /bin/busybox "$TAP_TMP/fifo-root/bin/true" &&
+	tar -C "$TAP_TMP/fifo-root" -cf "$TAP_TMP/fifo.tar" . && chmod a+r "$TAP_TMP/fifo.tar"
+capture env SBX_CACHE_DIR="$TAP_TMP/fifo-cache" SBX_STATE_DIR="$TAP_TMP/fifo-state" \
+	"$SBX" run --rootfs "$TAP_TMP/fifo.tar" -- /bin/true
+[ "$rc" = 0 ] && [[ $err == *"warning: image entry './pipe': fifo skipped"* ]]
+ok $? "sbx run: the unpacker's warnings reach the run log (rc $rc)"
+capture env SBX_CACHE_DIR="$TAP_TMP/fifo-cache-q" SBX_STATE_DIR="$TAP_TMP/fifo-state" \
+	"$SBX" run -q --rootfs "$TAP_TMP/fifo.tar" -- /bin/true
+[ "$rc" = 0 ] && [ -z "$err" ]
+ok $? "sbx run -q: and nothing with -q ($err)"
+
 done_testing
