@@ -94,69 +94,6 @@ static int parse_args(int argc, char **argv, struct image_args *a)
 	return 0;
 }
 
-static void ui_clear(struct sbx_cmd_image_ui *ui)
-{
-	if (ui->drawn)
-		fprintf(stderr, "\r%78s\r", "");
-	ui->drawn = false;
-}
-
-static void ui_progress(uint64_t done, uint64_t total, void *data)
-{
-	struct sbx_cmd_image_ui *ui = data;
-	char bar[31];
-	unsigned pct, fill;
-	uint64_t now = sbx_now_ns();
-
-	if (!ui->bar || !total || (done < total && now - ui->last_ns < 100000000ULL))
-		return;
-	ui->last_ns = now;
-	pct = done >= total ? 100 : (unsigned)(done * 100 / total);
-	fill = pct * 30 / 100;
-	memset(bar, '#', fill);
-	memset(bar + fill, '.', 30 - fill);
-	bar[30] = '\0';
-	fprintf(stderr, "\rsbx: unpacking %s[%s]%s %3u%% %llu/%llu MiB", ui->color ? "\033[36m" : "",
-		bar, ui->color ? "\033[0m" : "", pct, (unsigned long long)(done >> 20),
-		(unsigned long long)(total >> 20));
-	fflush(stderr);
-	ui->drawn = true;
-}
-
-static void ui_warn(const char *path, const char *what, void *data)
-{
-	struct sbx_cmd_image_ui *ui = data;
-	char *p;
-
-	if (ui->quiet || ++ui->warnings > SBX_IMAGE_UI_MAX_WARN)
-		return;
-	ui_clear(ui);
-	p = sbx_escape_display(path);
-	sbx_warnf("image entry '%s': %s", p, what);
-	free(p);
-}
-
-void sbx_cmd_image_ui_setup(struct sbx_cmd_image_ui *ui, struct sbx_image_opts *o,
-			    const char *tarball)
-{
-	struct stat sb;
-
-	*ui = (struct sbx_cmd_image_ui){ .color = sbx_globals.color };
-	ui->bar = isatty(STDERR_FILENO) && stat(tarball, &sb) == 0 && S_ISREG(sb.st_mode) &&
-		  (uint64_t)sb.st_size > SBX_IMAGE_UI_BAR_MIN;
-	o->progress = ui_progress;
-	o->warn = ui_warn;
-	o->cb_data = ui;
-}
-
-void sbx_cmd_image_ui_finish(struct sbx_cmd_image_ui *ui)
-{
-	ui_clear(ui);
-	if (!ui->quiet && ui->warnings > SBX_IMAGE_UI_MAX_WARN)
-		sbx_warnf("%llu more image warnings not shown",
-			  (unsigned long long)(ui->warnings - SBX_IMAGE_UI_MAX_WARN));
-}
-
 static void print_result(const struct image_args *a, const char *dir,
 			 const struct sbx_image_stats *s)
 {

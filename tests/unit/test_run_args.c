@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 
 #include "../../cmd/common.c"
+#include "../../cmd/image_ui.c"
 #include "../../cmd/run.c"
 #include "../../cmd/run_net.c"
 #include "../../cmd/run_report.c"
