@@ -219,9 +219,11 @@ import json, sys
 p = sys.argv[1]; r = json.load(open(p)); r["init_pid"] = int(sys.argv[2]); r.pop("init_start", None)
 json.dump(r, open(p, "w"))
 PY
+	forged=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("init_pid"))' \
+		"$BASE/state-$mode/sandboxes/$ID/record.json" 2>&1)
 	capture as_mode $mode "$SBX" exec "$ID" cat /proc/self/status
 	[ $rc -eq 125 ] && [[ $err == *"not the jail's init"* ]]
-	ok $? "$mode: a record whose init_pid names another process is refused: 125 ($err)"
+	ok $? "$mode: a record whose init_pid names another process is refused: 125 (rc $rc, decoy '$decoy', record's init_pid $forged: $err)"
 	cp "$BASE/rec.bak" "$BASE/state-$mode/sandboxes/$ID/record.json"
 	kill $decoy 2>/dev/null
 	as_mode $mode "$SBX" destroy "$ID" >/dev/null
