@@ -184,12 +184,15 @@ for mode in root user; do
 
 	# Twenty at once: each its own status, pid and exec event.
 	nev=$(grep -c '"event":"exec"' "$BASE/state-$mode/sandboxes/$ID/log.jsonl")
+	# (their own pids: `jobs -p` drops jobs already done, and its last 20
+	# then took in the sleeper's job, whose wait outlived the jail)
+	par=()
 	for i in $(seq 20); do
 		(as_mode $mode "$SBX" exec "$ID" sh -c "echo \$\$; exit $((i % 7))" >"$BASE/par.$i" 2>&1
 			echo $? >>"$BASE/par.$i") &
+		par+=($!)
 	done
-	wait_for=$(jobs -p | tail -20)
-	wait $wait_for 2>/dev/null
+	wait "${par[@]}" 2>/dev/null
 	good=0
 	for i in $(seq 20); do [ "$(sed -n 2p "$BASE/par.$i")" = $((i % 7)) ] && good=$((good + 1)); done
 	pids=$(for i in $(seq 20); do sed -n 1p "$BASE/par.$i"; done | sort -u | wc -l)
