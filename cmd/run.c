@@ -271,6 +271,10 @@ static int prepare_image(struct run_ctx *c, struct sbx_err *err)
 	    .max_bytes = c->cfg.image_size == SBX_UNSET ? 0 : c->cfg.image_size,
 	    .max_entries = c->cfg.image_entries == SBX_UNSET ? 0 : c->cfg.image_entries,
 	    .preserve_owner = geteuid() == 0,
+	    /* Walking a cached image costs one fstatat per entry: start-up
+	     * would grow with the image.  check_image() walks it after a
+	     * failed command instead. */
+	    .no_verify = true,
 	};
 	uint64_t t0 = sbx_now_ns();
 	int r;
@@ -564,6 +568,25 @@ static void finish(struct run_ctx *c)
 		c->reason = "exited";
 }
 
+/*
+ * A command that failed on a cached image: was the image damaged since it
+ * was published (files deleted or truncated in the cache)?  Then that is
+ * the failure sbx reports, 125, naming the image; a command that succeeds
+ * is never held back by the walk.
+ */
+static void check_image(struct run_ctx *c)
+{
+	struct sbx_err e = {0};
+
+	if (c->exit_code == 0 || !c->img.cached || c->img.is_dir || !c->rootfs_dir ||
+	    sbx_image_verify(c->st.cache_dir, c->rootfs_dir, &e) == 0)
+		return;
+	sbx_print_err(&e);
+	c->error = sbx_xstrdup(e.msg);
+	c->exit_code = SBX_EXIT_SBX;
+	c->reason = "error";
+}
+
 static void decide_keep(struct run_ctx *c)
 {
 	bool failed = c->exit_code != 0;
@@ -749,6 +772,7 @@ int cmd_run(int argc, char **argv)
 		c.keep_reason = c.kept ? "--keep" : "sbx failed before the command ran";
 	} else {
 		finish(&c);
+		check_image(&c);
 		decide_keep(&c);
 	}
 	r = c.exit_code;

@@ -10,8 +10,12 @@
  *                                   is <key>: a second use costs neither
  *                                   hashing nor unpacking
  *   CACHE/images/.sum-<key>         "ENTRIES BYTES\n": what the image held
- *                                   when published; checked at every use,
- *                                   so a damaged image (files deleted or
+ *                                   when published; checked at every use
+ *                                   unless the caller says no_verify (sbx
+ *                                   run: the walk is one fstatat per entry,
+ *                                   so it checks with sbx_image_verify()
+ *                                   only after a failed command), so a
+ *                                   damaged image (files deleted or
  *                                   truncated) is an error, not a silently
  *                                   broken jail
  *   CACHE/images/.tmp-XXXXXX        an unpack in progress (flock()ed)
@@ -328,6 +332,29 @@ static int unpack_publish(const struct cache *c, int fd, const struct sbx_image_
 	return verify_image(c, key, err);
 fail:
 	(void)sbx_rm_rf_at(c->images_fd, tname);
+	return r;
+}
+
+int sbx_image_verify(const char *cache_dir, const char *image_dir, struct sbx_err *err)
+{
+	const char *key = image_dir ? strrchr(image_dir, '/') : NULL;
+	struct cache c;
+	int r;
+
+	if (!key || !key[1])
+		return sbx_err_set(err, EINVAL, "'%s' is not a cached image", image_dir ? image_dir : "");
+	key++;
+	r = cache_open(&c, cache_dir, err);
+	if (r == 0 && (strlen(c.images) != (size_t)(key - 1 - image_dir) ||
+		       strncmp(c.images, image_dir, strlen(c.images)) != 0))
+		r = sbx_err_set(err, EINVAL, "'%s' is not an image of the cache '%s'", image_dir,
+				c.images);
+	if (r == 0 && !image_ok(&c, key))
+		r = sbx_err_set(err, EUCLEAN, "cached image '%s' is gone or not a directory of yours",
+				image_dir);
+	if (r == 0)
+		r = verify_image(&c, key, err);
+	cache_close(&c);
 	return r;
 }
 

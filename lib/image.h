@@ -59,6 +59,15 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts,
 		      char **out_dir, struct sbx_image_stats *st, struct sbx_err *err);
 
 /*
+ * Walk the cached image image_dir (an *out_dir of sbx_image_prepare() with
+ * the same cache_dir) and compare it with the summary written when it was
+ * published: 0, or -EUCLEAN with a message naming the image and what it
+ * holds now.  What sbx_image_prepare() does on a cache hit unless
+ * opts->no_verify.
+ */
+int sbx_image_verify(const char *cache_dir, const char *image_dir, struct sbx_err *err);
+
+/*
  * Unpack the archive read from archive_fd into the existing, empty
  * directory dest_dirfd, containing every hostile-tarball class (absolute
  * paths, "..", symlink and hardlink escapes, devices, setuid, bombs).

@@ -196,7 +196,7 @@ for mode in root user; do
 	S=$M/state-img
 	mkdir_for "$mode" "$S"
 	run_img() {
-		capture in_mode "$mode" "$S" "$CACHE" "$SBX" run -q --rm --rootfs "$TARBALL" -- echo RAN
+		capture in_mode "$mode" "$S" "$CACHE" "$SBX" run -q --rm --rootfs "$TARBALL" -- "${@:-echo}" RAN
 	}
 	fresh_cache() {
 		rm -rf "$CACHE" && mkdir_for "$mode" "$CACHE"
@@ -212,14 +212,25 @@ for mode in root user; do
 		': >"$img/bin/busybox"'
 		'rm -f "$img/etc/passwd"'
 	)
+	# A run does not walk the cached image (start-up would grow with the
+	# image): a command that fails on it makes sbx check, and name it.
 	for i in "${!IMG_DESC[@]}"; do
 		fresh_cache
 		img=$(image_dir "$CACHE")
 		eval "${IMG_BREAK[$i]}"
-		run_img
-		failed_cleanly && records_ok "$S" >/dev/null
+		run_img sh -c 'cat /etc/passwd >/dev/null 2>&1 && echo "$0"'
+		failed_cleanly && records_ok "$S" >/dev/null && [[ $err == *"is damaged"*"remove it"* ]]
 		ok $? "as $who: ${IMG_DESC[$i]}: exit $rc (want 125 and a clear error), '$err'"
 	done
+	fresh_cache
+	img=$(image_dir "$CACHE")
+	rm -f "$img/etc/group"
+	run_img
+	[ "$rc" -eq 0 ] && [ "$out" = RAN ] && [ -z "$err" ]
+	ok $? "as $who: a damaged image whose command succeeds: the run is not held back (exit $rc$err)"
+	run_img sh -c 'exit 3'
+	failed_cleanly && [[ $err == *"is damaged"* ]]
+	ok $? "as $who: ... and the first failing command names the damage: exit $rc, '$err'"
 
 	fresh_cache
 	img=$(image_dir "$CACHE")

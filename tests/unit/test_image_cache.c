@@ -244,8 +244,12 @@ static void test_prepare_damaged(void **state)
 		assert_false(st.cached);
 		free(prepare(t, &st));
 		assert_true(st.cached); /* intact: fine */
+		assert_int_equal(sbx_image_verify(o.cache_dir, d, &err), 0);
 		cmd = sbx_xasprintf("%s '%s'%s", damage[i][0], d, damage[i][1]);
 		assert_int_equal(system(cmd), 0);
+		/* what sbx run asks after a failed command */
+		assert_int_equal(sbx_image_verify(o.cache_dir, d, &err), -EUCLEAN);
+		assert_non_null(strstr(err.msg, d));
 		assert_int_equal(sbx_image_prepare(t, &o, &d2, &st, &err), -EUCLEAN);
 		assert_null(d2);
 		o.no_verify = true; /* the caller's choice: used as it is */
@@ -291,6 +295,11 @@ static void test_prepare_dir_and_errors(void **state)
 	assert_int_equal(count_tmp(), 0);
 	pathf(p, "%s/images", cache);
 	assert_int_equal(count_entries(p), 1); /* by-stat only */
+	/* sbx_image_verify() checks only images of that cache */
+	assert_int_equal(sbx_image_verify(o.cache_dir, sentinel, &err), -EINVAL);
+	pathf(p, "%s/images/%064d", cache, 0);
+	assert_int_equal(sbx_image_verify(o.cache_dir, p, &err), -EUCLEAN);
+	assert_int_equal(sbx_image_verify(o.cache_dir, "", &err), -EINVAL);
 }
 
 int main(void)
