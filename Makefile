@@ -55,7 +55,7 @@ ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 HARDEN      := $(filter-out -D_FORTIFY_SOURCE=2,$(HARDEN))
 endif
 
-LIB_SRCS  := $(sort $(wildcard lib/*.c)) lib/builtin_profiles.c
+LIB_SRCS  := $(sort $(wildcard lib/*.c)) lib/builtin_profiles.c lib/seccomp_builtin.c
 LIB_SRCS  := $(sort $(LIB_SRCS))
 LIB_OBJS  := $(LIB_SRCS:.c=.o)
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
@@ -77,6 +77,19 @@ deps:
 
 lib/builtin_profiles.c: $(PROFILES) profiles/embed.sh
 	sh profiles/embed.sh $(PROFILES) > $@.tmp && mv $@.tmp $@
+
+# The built-in seccomp policies resolved and compiled by libseccomp at build
+# time (lib/gen/seccomp_gen.c, used by lib/seccomp_embed.c).  The generator
+# links the library objects, but not the file it writes.
+SECCOMP_GEN_OBJS = $(filter-out lib/seccomp_builtin.o,$(LIB_OBJS))
+lib/gen/libsbx-gen.a: $(SECCOMP_GEN_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+lib/gen/seccomp_gen: lib/gen/seccomp_gen.c lib/gen/libsbx-gen.a $(HDRS) | .deps-ok
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< lib/gen/libsbx-gen.a $(LIBS)
+
+lib/seccomp_builtin.c: lib/gen/seccomp_gen
+	lib/gen/seccomp_gen > $@.tmp && mv $@.tmp $@
 
 lib/%.o: lib/%.c $(HDRS) | .deps-ok
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -181,6 +194,7 @@ uninstall:
 
 clean:
 	rm -f sbx sbx.o $(CMD_OBJS) lib/*.o lib/libsbx.a lib/builtin_profiles.c \
+		lib/seccomp_builtin.c lib/gen/seccomp_gen lib/gen/libsbx-gen.a \
 		$(UNIT_BINS) $(ESCAPE_BINS) .deps-ok
 	rm -rf tests/out tests/fuzz/build
 

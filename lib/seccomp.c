@@ -402,7 +402,7 @@ static void strict_args(struct sbx_seccomp_policy *p)
 	}
 }
 
-int sbx_seccomp_policy_builtin(struct sbx_seccomp_policy *p, const char *name)
+int sbx_seccomp_policy_builtin_resolve(struct sbx_seccomp_policy *p, const char *name)
 {
 	p->n = 0;
 	if (strcmp(name, "none") == 0) {
@@ -567,7 +567,8 @@ static int build_ctx(const struct sbx_seccomp_policy *p, bool notify, scmp_filte
 struct compiled {
 	char *policy;
 	bool listener; /* audit mode and the program has notify actions */
-	struct sock_filter *insns;
+	const struct sock_filter *insns; /* owned, or the embedded program */
+	struct sock_filter *owned;
 	size_t len;
 };
 static struct compiled compiled[2]; /* [notify] */
@@ -575,7 +576,7 @@ static struct compiled compiled[2]; /* [notify] */
 static void compiled_clear(struct compiled *c)
 {
 	free(c->policy);
-	free(c->insns);
+	free(c->owned);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -590,7 +591,8 @@ static bool policy_notifies(const struct sbx_seccomp_policy *p)
 }
 
 /* The BPF program of ctx, through a memfd (libseccomp exports to an fd). */
-static int export_insns(scmp_filter_ctx ctx, struct compiled *c, struct sbx_err *err)
+static int export_insns(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *len,
+			struct sbx_err *err)
 {
 	_cleanup_close_ int fd = memfd_create("sbx-seccomp", MFD_CLOEXEC);
 	struct stat st;
@@ -607,35 +609,66 @@ static int export_insns(scmp_filter_ctx ctx, struct compiled *c, struct sbx_err 
 	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
 		return sbx_err_set(err, E2BIG, "the seccomp filter has a bad size (%lld bytes)",
 				   (long long)st.st_size);
-	c->len = (size_t)st.st_size / sizeof(struct sock_filter);
-	c->insns = sbx_xmalloc((size_t)st.st_size);
-	if (pread(fd, c->insns, (size_t)st.st_size, 0) != st.st_size)
+	*len = (size_t)st.st_size / sizeof(struct sock_filter);
+	*insns = sbx_xmalloc((size_t)st.st_size);
+	if (pread(fd, *insns, (size_t)st.st_size, 0) != st.st_size) {
+		free(*insns);
+		*insns = NULL;
 		return sbx_err_set(err, EIO, "cannot read the seccomp filter back");
+	}
 	return 0;
+}
+
+int sbx_seccomp_compile(const struct sbx_seccomp_policy *p, bool notify, struct sock_filter **insns,
+			size_t *len, bool *listener, struct sbx_err *err)
+{
+	_cleanup_(ctx_release) scmp_filter_ctx ctx = NULL;
+	int rc;
+
+	*insns = NULL;
+	*len = 0;
+	rc = build_ctx(p, notify, &ctx, err);
+	if (rc == 0)
+		rc = export_insns(ctx, insns, len, err);
+	*listener = rc == 0 && notify && policy_notifies(p);
+	return rc;
+}
+
+/* A built-in policy: the program compiled at build time, if it fits. */
+static bool prepare_embedded(const char *policy, bool notify, struct compiled *c)
+{
+	const struct sbx_seccomp_prog *e = sbx_seccomp_embedded_prog(policy, notify);
+
+	if (!e)
+		return false;
+	compiled_clear(c);
+	c->policy = sbx_xstrdup(policy);
+	c->insns = e->insns;
+	c->len = e->len;
+	c->listener = e->listener;
+	return true;
 }
 
 int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 {
-	_cleanup_(ctx_release) scmp_filter_ctx ctx = NULL;
 	const char *policy = opts->policy && *opts->policy ? opts->policy : "default";
 	struct compiled *c = &compiled[opts->notify ? 1 : 0], n = {0};
 	struct sbx_seccomp_policy *p = NULL;
 	int rc;
 
+	if (is_builtin(policy) && prepare_embedded(policy, opts->notify, c))
+		return 0;
 	/* A file is read again (it may have changed); on failure the earlier
 	 * validated copy and compiled filters stay as they were. */
 	rc = policy_resolve(policy, SRC_FRESH, &p, err);
 	if (rc == 0)
-		rc = build_ctx(p, opts->notify, &ctx, err);
-	if (rc == 0)
-		rc = export_insns(ctx, &n, err);
+		rc = sbx_seccomp_compile(p, opts->notify, &n.owned, &n.len, &n.listener, err);
 	if (rc < 0) {
-		free(n.insns);
 		sbx_seccomp_policy_free(p);
 		return rc;
 	}
+	n.insns = n.owned;
 	n.policy = sbx_xstrdup(policy);
-	n.listener = opts->notify && policy_notifies(p);
 	if (is_builtin(policy)) {
 		sbx_seccomp_policy_free(p);
 	} else {
@@ -658,16 +691,17 @@ int sbx_seccomp_validate(const char *policy, struct sbx_err *err)
 	return sbx_seccomp_prepare(&o, err);
 }
 
-static int load_compiled(const struct compiled *c, struct sbx_err *err)
+static int load_prog(const struct sock_filter *insns, size_t len, bool listener,
+		     const char *policy, struct sbx_err *err)
 {
-	struct sock_fprog prog = {.len = (unsigned short)c->len, .filter = c->insns};
-	unsigned int flags = c->listener ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+	struct sock_fprog prog = {.len = (unsigned short)len, .filter = (struct sock_filter *)insns};
+	unsigned int flags = listener ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
 	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
 
 	if (r < 0)
-		return sbx_err_set(err, errno, "cannot load the seccomp filter '%s'", c->policy);
+		return sbx_err_set(err, errno, "cannot load the seccomp filter '%s'", policy);
 	/* The listener fd is O_CLOEXEC (the kernel's choice). */
-	return c->listener ? (int)r : 0;
+	return listener ? (int)r : 0;
 }
 
 int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
@@ -675,6 +709,7 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 	_cleanup_(ctx_release) scmp_filter_ctx ctx = NULL;
 	const char *policy = opts->policy && *opts->policy ? opts->policy : "default";
 	const struct compiled *c = &compiled[opts->notify ? 1 : 0];
+	const struct sbx_seccomp_prog *e;
 	struct sbx_seccomp_policy *p = NULL;
 	int rc, fd;
 
@@ -682,7 +717,10 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return sbx_err_set(err, errno, "cannot set no_new_privs");
 	if (c->insns && strcmp(c->policy, policy) == 0)
-		return load_compiled(c, err);
+		return load_prog(c->insns, c->len, c->listener, c->policy, err);
+	/* A built-in not prepared in this mode: its embedded program. */
+	if (is_builtin(policy) && (e = sbx_seccomp_embedded_prog(policy, opts->notify)))
+		return load_prog(e->insns, e->len, e->listener, policy, err);
 	/* Not prepared in this mode: compile here (a file only from the
 	 * validated copy, never from the path). */
 	rc = policy_resolve(policy, SRC_VALIDATED, &p, err);

@@ -49,8 +49,15 @@ int sbx_seccomp_policy_get(const char *policy, struct sbx_seccomp_policy **out,
 			   struct sbx_err *err);
 void sbx_seccomp_policy_free(struct sbx_seccomp_policy *p);
 
-/* Fill p with a built-in ("default", "strict", "none"); -ENOENT if unknown. */
+/*
+ * Fill p with a built-in ("default", "strict", "none"); -ENOENT if unknown.
+ * A copy of the rules resolved at build time (sbx_seccomp_embedded) when
+ * they fit this libseccomp, else sbx_seccomp_policy_builtin_resolve().
+ */
 int sbx_seccomp_policy_builtin(struct sbx_seccomp_policy *p, const char *name);
+
+/* The same, always resolving syscall names with this libseccomp now. */
+int sbx_seccomp_policy_builtin_resolve(struct sbx_seccomp_policy *p, const char *name);
 
 /* Parse a policy file (lib/seccomp_file.c). */
 int sbx_seccomp_policy_parse_file(const char *path, struct sbx_seccomp_policy *p,
@@ -67,6 +74,57 @@ void sbx_seccomp_policy_drop(struct sbx_seccomp_policy *p, int nr);
  */
 enum sbx_sc_act sbx_seccomp_policy_eval(const struct sbx_seccomp_policy *p, int nr,
 					const uint64_t args[6], int *errnum);
+
+/*
+ * Compile p with libseccomp into a BPF program for seccomp(2): *insns
+ * (malloc'ed) of *len instructions; *listener when it needs
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER (notify and the policy blocks
+ * something).  0 or -errno.
+ */
+struct sock_filter;
+int sbx_seccomp_compile(const struct sbx_seccomp_policy *p, bool notify, struct sock_filter **insns,
+			size_t *len, bool *listener, struct sbx_err *err);
+
+/*
+ * The built-in policies resolved and compiled at build time by
+ * lib/gen/seccomp_gen.c (with the code above) into lib/seccomp_builtin.c,
+ * so that a run does not pay libseccomp's name lookups and compiler
+ * (~0.8 ms) for them.  Used only when the libseccomp and the native
+ * architecture at run time are those of the build.
+ */
+struct sbx_seccomp_prog {
+	const struct sock_filter *insns; /* NULL: not compiled at build time */
+	size_t len;
+	bool listener;
+};
+
+struct sbx_seccomp_builtin {
+	const char *name; /* "default", "strict" */
+	enum sbx_sc_act def;
+	int def_err;
+	const struct sbx_sc_rule *rules;
+	size_t n;
+	struct sbx_seccomp_prog prog[2]; /* [notify] */
+};
+
+struct sbx_seccomp_embedded {
+	unsigned int major, minor, micro; /* seccomp_version() of the build */
+	uint32_t arch;			  /* seccomp_arch_native() of the build */
+	const struct sbx_seccomp_builtin *policies;
+	size_t n;
+};
+
+/* Defined by the generated lib/seccomp_builtin.c (the generator defines
+ * an empty one for itself). */
+extern const struct sbx_seccomp_embedded sbx_seccomp_embedded;
+
+/* The embedded built-in policy name, or NULL if there is none or it does
+ * not fit this libseccomp and architecture. */
+const struct sbx_seccomp_builtin *sbx_seccomp_embedded_get(const char *name);
+
+/* Its program for that mode, or NULL if there is none or this kernel
+ * lacks an action it uses (libseccomp then reports that, as before). */
+const struct sbx_seccomp_prog *sbx_seccomp_embedded_prog(const char *name, bool notify);
 
 /* Native syscall name for nr, or NULL. */
 const char *sbx_seccomp_syscall_name(int nr, char *buf, size_t len);

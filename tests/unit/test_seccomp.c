@@ -446,6 +446,15 @@ static int do_amended(void *arg)
 	return 0;
 }
 
+static int do_getppid_allowed(void *arg)
+{
+	if (syscall(SYS_getppid) <= 0)
+		return 2;
+	if (syscall(SYS_mount, 0L, 0L, 0L, 0L, 0L) != -1 || errno != EPERM)
+		return 3;
+	return 0;
+}
+
 static int do_allow_ioctl(void *arg)
 {
 	if (c_tiocsti() != -1 || errno != ENOTTY)
@@ -677,10 +686,155 @@ static void test_eval_matches_table(void **state)
 	sbx_seccomp_policy_free(p);
 }
 
+
+static void assert_rules_equal(const char *what, const struct sbx_sc_rule *a, size_t na,
+			       const struct sbx_sc_rule *b, size_t nb)
+{
+	if (na != nb)
+		fail_msg("%s: %zu rules, %zu resolved now", what, na, nb);
+	for (size_t i = 0; i < na; i++) {
+		const struct sbx_sc_rule *x = &a[i], *y = &b[i];
+		bool same = x->nr == y->nr && x->act == y->act && x->err == y->err &&
+			    x->quiet == y->quiet && x->has_cmp == y->has_cmp;
+
+		if (same && x->has_cmp)
+			same = x->cmp.arg == y->cmp.arg && x->cmp.op == y->cmp.op &&
+			       x->cmp.datum_a == y->cmp.datum_a && x->cmp.datum_b == y->cmp.datum_b;
+		if (!same)
+			fail_msg("%s: rule %zu (nr %d/%d) differs from the one resolved now", what,
+				 i, x->nr, y->nr);
+	}
+}
+
+/*
+ * The built-in rules embedded at build time (lib/seccomp_builtin.c) are
+ * those the code resolves now with this libseccomp: a stale generated file
+ * fails here.  A built-in policy is a copy of them.
+ */
+static void test_embedded_rules(void **state)
+{
+	const char *names[] = {"default", "strict"};
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(names); i++) {
+		const struct sbx_seccomp_builtin *b = sbx_seccomp_embedded_get(names[i]);
+		struct sbx_seccomp_policy fresh = {0}, *got = NULL;
+		struct sbx_err err = {0};
+
+		assert_non_null(b);
+		assert_int_equal(sbx_seccomp_policy_builtin_resolve(&fresh, names[i]), 0);
+		assert_true(fresh.n > 100);
+		assert_int_equal(b->def, fresh.def);
+		assert_int_equal(b->def_err, fresh.def_err);
+		assert_rules_equal(names[i], b->rules, b->n, fresh.rules, fresh.n);
+		assert_int_equal(sbx_seccomp_policy_get(names[i], &got, &err), 0);
+		assert_rules_equal(names[i], got->rules, got->n, fresh.rules, fresh.n);
+		assert_ptr_not_equal(got->rules, b->rules);
+		assert_int_equal(got->def, fresh.def);
+		assert_int_equal(got->def_err, fresh.def_err);
+		sbx_seccomp_policy_free(got);
+		free(fresh.rules);
+	}
+	assert_null(sbx_seccomp_embedded_get("none"));
+	assert_null(sbx_seccomp_embedded_get("/etc/default"));
+}
+
+static void assert_prog_equal(const char *what, const struct sock_filter *a, size_t na,
+			      const struct sock_filter *b, size_t nb)
+{
+	if (na != nb)
+		fail_msg("%s: %zu instructions built, %zu compiled now", what, na, nb);
+	for (size_t i = 0; i < na; i++)
+		if (a[i].code != b[i].code || a[i].jt != b[i].jt || a[i].jf != b[i].jf ||
+		    a[i].k != b[i].k)
+			fail_msg("%s: instruction %zu: {0x%x, %u, %u, 0x%x} built, "
+				 "{0x%x, %u, %u, 0x%x} now",
+				 what, i, a[i].code, a[i].jt, a[i].jf, a[i].k, b[i].code, b[i].jt,
+				 b[i].jf, b[i].k);
+}
+
+/*
+ * The BPF programs compiled at build time, which prepare and load hand to
+ * the kernel for the built-in policies, equal instruction for instruction
+ * a fresh libseccomp compile of the policy resolved now, and what
+ * sbx_seccomp_export (sbx profile, through libseccomp) writes.
+ */
+static void test_embedded_programs(void **state)
+{
+	const char *names[] = {"default", "strict"};
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(names); i++) {
+		for (int notify = 0; notify < 2; notify++) {
+			const struct sbx_seccomp_prog *e = sbx_seccomp_embedded_prog(names[i], notify);
+			struct sbx_seccomp_opts o = {.policy = names[i], .notify = notify};
+			struct sbx_seccomp_policy fresh = {0};
+			struct sbx_err err = {0};
+			struct sock_filter *insns = NULL, f[4096];
+			size_t len = 0;
+			bool listener = false;
+			char what[64];
+			ssize_t n;
+			int p[2];
+
+			snprintf(what, sizeof(what), "%s%s", names[i], notify ? " notify" : "");
+			assert_non_null(e);
+			assert_int_equal(sbx_seccomp_policy_builtin_resolve(&fresh, names[i]), 0);
+			if (sbx_seccomp_compile(&fresh, notify, &insns, &len, &listener, &err) < 0)
+				fail_msg("%s: %s", what, err.msg);
+			assert_prog_equal(what, e->insns, e->len, insns, len);
+			assert_int_equal(e->listener, listener);
+			assert_int_equal(e->listener, notify); /* both block something */
+			assert_int_equal(pipe(p), 0);
+			assert_int_equal(sbx_seccomp_export(&o, p[1], true, &err), 0);
+			close(p[1]);
+			n = sbx_read_all(p[0], f, sizeof(f));
+			close(p[0]);
+			assert_true(n > 0 && n % (ssize_t)sizeof(f[0]) == 0);
+			assert_prog_equal(what, e->insns, e->len, f, (size_t)n / sizeof(f[0]));
+			free(insns);
+			free(fresh.rules);
+		}
+	}
+}
+
+/* A policy file is read and compiled by libseccomp, never taken for the
+ * built-in it is named after. */
+static void test_file_named_like_builtin(void **state)
+{
+	const char *t = getenv("TMPDIR");
+	char *dir = sbx_xasprintf("%s/sbx-seccomp-dir.XXXXXX", t && *t ? t : "/tmp");
+	char *path;
+	struct sbx_err err = {0};
+	int fd, status;
+
+	assert_non_null(mkdtemp(dir));
+	path = sbx_xasprintf("%s/default", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(sbx_write_all(fd, "deny getppid EACCES\n", 20), 0);
+	close(fd);
+	assert_null(sbx_seccomp_embedded_get(path));
+	assert_null(sbx_seccomp_embedded_prog(path, false));
+	if (sbx_seccomp_validate(path, &err) < 0)
+		fail_msg("validate: %s", err.msg);
+	status = in_child(path, false, do_amended, NULL);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The built-in loaded after it is the built-in, without the file's rule. */
+	status = in_child("default", false, do_getppid_allowed, NULL);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	free(dir);
+}
+
 #define SECCOMP_FILE_TESTS                                                                         \
 	cmocka_unit_test(test_file_rules), cmocka_unit_test(test_file_errors),                     \
 	    cmocka_unit_test(test_load_uses_validated_copy),                                       \
-	    cmocka_unit_test(test_notify_permissive), cmocka_unit_test(test_eval_matches_table)
+	    cmocka_unit_test(test_notify_permissive), cmocka_unit_test(test_eval_matches_table),   \
+	    cmocka_unit_test(test_embedded_rules), cmocka_unit_test(test_embedded_programs),       \
+	    cmocka_unit_test(test_file_named_like_builtin)
 
 /* The same tables through the fast path: filters compiled in this process
  * before the fork, loaded as raw BPF in the child. */
@@ -729,6 +883,7 @@ int main(void)
 {
 	const struct CMUnitTest userspace_only[] = {
 	    cmocka_unit_test(test_eval_matches_table),
+	    cmocka_unit_test(test_embedded_rules),
 	    cmocka_unit_test(test_seccomp_unavailable),
 	};
 	if (!seccomp_available())
