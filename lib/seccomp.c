@@ -562,7 +562,9 @@ static int build_ctx(const struct sbx_seccomp_policy *p, bool notify, scmp_filte
  * Filters compiled before the jail is cloned (by sbx_seccomp_validate or
  * sbx_seccomp_prepare), one per mode: the jail's child inherits them and
  * loads the raw BPF with seccomp(2), without running libseccomp's compiler
- * (0.5 ms for default, 2 ms for strict) between clone and execve.
+ * (0.5 ms for default, 2 ms for strict) between clone and execve.  A
+ * built-in policy points at the program compiled at build time
+ * (lib/seccomp_embed.c) when it fits this libseccomp: no compile at all.
  */
 struct compiled {
 	char *policy;
