@@ -10,7 +10,18 @@
 # and the ratios sbx/bwrap and sbx/unshare.  sbx does more in that time
 # (user namespace with an id map, overlay writable layer, masked /proc,
 # capabilities dropped, seccomp, run log and record), so it is the ratio
-# that is tracked, never an absolute time.  Usage: bench/startup.sh [N]
+# that is tracked, never an absolute time.  Two more pairs put equal mounts
+# on both sides:
+#
+#   bwrap-eq  bwrap with the default profile's mounts, as far as bwrap
+#             0.8 has them: /tmp, /var/tmp, /run tmpfs, the resolver
+#             binds, /sys, $HOME and the working directory bound (bwrap
+#             0.8 has no overlay), the masks that exist (on a copy of the
+#             image: bwrap creates its mount points in the bound root)
+#   sbx-min   sbx with bwrap's mounts: a read-only image root, /proc, /dev,
+#             a tmpfs /tmp, no overlay (seccomp, record and run log stay)
+#
+# Usage: bench/startup.sh [N]
 #
 # Where sbx's time goes (uprobes + sched_switch off-CPU stacks, this
 # 2-CPU VM, journal-less ext4 mounted -o discard; medians, ms): loading
@@ -22,7 +33,20 @@
 # ~1; jail teardown ~1.5 (overlays are volatile: no sync of the disk);
 # removing the ephemeral state 6-20 (one synchronous discard per freed
 # directory block, ~21, done by parallel threads).  The 'running' record
-# is fsync'ed by a thread while the jail is built.
+# is fsync'ed by a thread while the jail is built.  The seccomp filters of
+# the built-in policies are compiled at build time (lib/gen/), and a cached
+# image is not walked before the command starts.
+#
+# On a journal-less ext4 (this VM's), a run creates and deletes ~37 inodes
+# in the state directory (sbx's ~17: sandbox directory, record, logs, layer
+# directories; the kernel's ~7 per overlay mount: work/work, the volatile
+# marker, its tmpfile and whiteout probes).  ext4 without a journal does
+# not reuse an inode freed in the last minutes, and each allocation skips
+# the recently freed ones one by one (perf: ovl_fill_super ->
+# ext4's recently_deleted / find_get_block_common): after a few hundred runs
+# in a row the mounts phase grew from ~1.5 ms to 6-9 ms, and it recovers
+# over ~5 minutes.  bwrap's binds allocate none.  Compare runs made at the
+# same point, as this script does by alternating.
 set -eu
 N=${1:-30}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,11 +65,40 @@ IMG=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rootfs"][
 "$SBX" destroy bench >/dev/null 2>&1 || true
 [ -d "$IMG" ] || { echo "bench: no cached image" >&2; exit 1; }
 
-python3 - "$N" "$SBX" "$TMP/busybox.tar.gz" "$IMG" <<'PY'
-import statistics, subprocess, sys, time
-n, sbx, tarball, img = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+cat >"$TMP/min.ini" <<'INI'
+# bwrap's mounts: a read-only image root, /proc, /dev, a tmpfs /tmp
+[sandbox]
+writable = no
+[filesystem]
+tmpfs = /tmp
+INI
+cp -a "$IMG" "$TMP/bwimg"
+python3 - "$N" "$SBX" "$TMP/busybox.tar.gz" "$IMG" "$TMP/bwimg" "$TMP/min.ini" \
+	"$ROOT/profiles/default.ini" <<'PY'
+import os, statistics, subprocess, sys, time
+n, sbx, tarball, img, bwimg, minini, defini = int(sys.argv[1]), *sys.argv[2:]
+home, cwd = os.environ["HOME"], os.getcwd()
+# bwrap with the default profile's mounts, mount points made in its copy
+eq = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+      "--ro-bind", bwimg, "/", "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys",
+      "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]
+for d in ("/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager"):
+    eq += ["--ro-bind-try", d, d]
+for d in (home, cwd):
+    os.makedirs(bwimg + d, exist_ok=True)
+    eq += ["--bind", d, d]
+for line in open(defini):
+    if line.startswith("mask = ~/"):
+        p = os.path.join(home, line.split("~/", 1)[1].strip())
+        if os.path.isdir(p):
+            eq += ["--tmpfs", p]
+        elif os.path.exists(p):
+            eq += ["--ro-bind", "/dev/null", p]
+eq += ["--", "/bin/true"]
 peers = {
     "sbx": [sbx, "run", "-q", "--rootfs", tarball, "--", "/bin/true"],
+    "sbx-min": [sbx, "run", "-q", "-p", minini, "--rootfs", tarball, "--", "/bin/true"],
+    "bwrap-eq": eq,
     "bwrap": ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
               "--ro-bind", img, "/", "--proc", "/proc", "--dev", "/dev",
               "--tmpfs", "/tmp", "--", "/bin/true"],
@@ -68,5 +121,7 @@ for k, cmd in peers.items():
     print(f"{k:8s} median {med[k]:7.2f} ms  ({n} runs)  {' '.join(cmd)}")
 print(f"ratio sbx/bwrap   {med['sbx'] / med['bwrap']:.2f}  (target <= 1.0)")
 print(f"ratio sbx/unshare {med['sbx'] / med['unshare']:.2f}")
+print(f"ratio sbx/bwrap-eq {med['sbx'] / med['bwrap-eq']:.2f}  (both with the default profile's mounts)")
+print(f"ratio sbx-min/bwrap {med['sbx-min'] / med['bwrap']:.2f}  (both with bwrap's mounts)")
 print(f"of which loading the binary (sbx --version): {med['sbx-load']:.2f} ms")
 PY
