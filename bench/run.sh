@@ -144,6 +144,18 @@ section_startup() {
 	[ -n "$rb" ] || { echo "bench: startup.sh gave no ratio"; return 1; }
 	result "$who" "start-up, cached busybox image" sbx/bwrap "$rb" "<= 1.0" "$ms / $mb ms" "$cb"
 	result "$who" "start-up, cached busybox image" sbx/unshare "$ru" "<= 1.5" "$ms / $mu ms" "$cu"
+	# the same with equal mounts on both sides (bench/startup.sh says how)
+	local me mm ce re rm
+	me=$(awk '$1 == "bwrap-eq" && $2 == "median" {print $3}' <<<"$out")
+	mm=$(awk '$1 == "sbx-min" && $2 == "median" {print $3}' <<<"$out")
+	ce=$(sed -n 's/^bwrap-eq *median .* runs)  //p' <<<"$out")
+	re=$(awk '$1 == "ratio" && $2 == "sbx/bwrap-eq" {print $3}' <<<"$out")
+	rm=$(awk '$1 == "ratio" && $2 == "sbx-min/bwrap" {print $3}' <<<"$out")
+	[ -n "$re" ] && result "$who" "start-up, cached busybox image, bwrap given the default profile's mounts" \
+		sbx/bwrap-eq "$re" "<= 1.0" "$ms / $me ms" "$ce"
+	[ -n "$rm" ] && result "$who" "start-up, cached busybox image, sbx given bwrap's mounts (read-only image, /tmp)" \
+		sbx-min/bwrap "$rm" "<= 1.0" "$mm / $mb ms" "$cb"
+	return 0
 }
 
 section_host() {
