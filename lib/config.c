@@ -2,7 +2,12 @@
 /* lib/config.c - defaults and teardown of struct sbx_config. */
 #include "config.h"
 
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 void sbx_config_init(struct sbx_config *c)
 {
@@ -61,4 +66,118 @@ const char *sbx_mount_kind_name(enum sbx_mount_kind k)
 	static const char *const n[] = { "bind", "ro-bind", "overlay", "tmpfs", "mask" };
 
 	return (unsigned)k < SBX_ARRAY_SIZE(n) ? n[k] : "?";
+}
+
+/* The rest of path p below dir ("" for dir itself, "/a/b"), or NULL. */
+static const char *path_below(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (p[0] != '/')
+		return NULL;
+	if (n == 1 && dir[0] == '/')
+		return p[1] ? p : "";
+	if (strncmp(p, dir, n) != 0 || (p[n] != '\0' && p[n] != '/'))
+		return NULL;
+	return p + n;
+}
+
+static bool related(const char *a, const char *b)
+{
+	return path_below(a, b) || path_below(b, a);
+}
+
+/* Both directories, on one and the same mount (no mount point between). */
+static bool same_mount_dirs(const char *a, const char *b)
+{
+	struct statx sa, sb;
+	const unsigned mask = STATX_TYPE | STATX_MNT_ID;
+
+	return statx(AT_FDCWD, a, AT_SYMLINK_NOFOLLOW, mask, &sa) == 0 &&
+	       statx(AT_FDCWD, b, AT_SYMLINK_NOFOLLOW, mask, &sb) == 0 &&
+	       (sa.stx_mask & sb.stx_mask & STATX_MNT_ID) && S_ISDIR(sa.stx_mode) &&
+	       S_ISDIR(sb.stx_mode) && sa.stx_mnt_id == sb.stx_mnt_id;
+}
+
+/* mountinfo's octal escapes (\040 for a blank...), in place. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* A mount point strictly below dir (or unknown: then yes). */
+static bool mounts_below(const char *dir)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return true;
+	while (getline(&line, &cap, f) > 0) {
+		char mp[PATH_MAX];
+		const char *rest;
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+			continue;
+		unescape(mp);
+		rest = path_below(mp, dir);
+		if (rest && *rest)
+			return true;
+	}
+	return false;
+}
+
+/* Is overlay j already shown, unchanged, by the earlier overlay i? */
+static bool overlay_covered(const struct sbx_config *c, size_t i, size_t j)
+{
+	const struct sbx_mount *o = &c->mounts[i], *m = &c->mounts[j];
+	const char *rs = path_below(m->src, o->src), *rd = path_below(m->dst, o->dst);
+
+	if (o->kind != SBX_MNT_OVERLAY || !rs || !rd || strcmp(rs, rd) != 0)
+		return false;
+	for (size_t k = i + 1; k < j; k++)
+		if (related(c->mounts[k].dst, o->dst))
+			return false;
+	if (!same_mount_dirs(o->src, m->src))
+		return false;
+	/* Unprivileged, the kernel refuses an overlay whose lower holds
+	 * mount points, and sbx binds that directory read-only instead
+	 * (lib/mounts.c): the inner overlay is then what keeps its part
+	 * copy-on-write. */
+	return geteuid() == 0 || !mounts_below(o->src);
+}
+
+size_t sbx_config_drop_covered_overlays(struct sbx_config *c)
+{
+	size_t dropped = 0;
+
+	for (size_t j = 0; j < c->n_mounts; j++) {
+		size_t i = 0;
+
+		if (c->mounts[j].kind != SBX_MNT_OVERLAY || !c->mounts[j].src)
+			continue;
+		while (i < j && !(c->mounts[i].src && overlay_covered(c, i, j)))
+			i++;
+		if (i == j)
+			continue;
+		free(c->mounts[j].src);
+		free(c->mounts[j].dst);
+		memmove(&c->mounts[j], &c->mounts[j + 1], (c->n_mounts - j - 1) * sizeof(*c->mounts));
+		c->n_mounts--;
+		j--;
+		dropped++;
+	}
+	return dropped;
 }

@@ -112,6 +112,15 @@ struct sbx_config {
 
 void sbx_config_init(struct sbx_config *c);	/* defaults of the built-in contract */
 void sbx_config_free(struct sbx_config *c);
+/*
+ * Drop each overlay that an earlier overlay already shows unchanged: its
+ * source and destination lie at the same place below the earlier one's,
+ * on the same host mount (no mount point between them), and no mount in
+ * between touches that tree.  The default profile's working directory
+ * inside $HOME is then one overlay, not two (each costs a writable layer
+ * and an overlay mount).  Returns how many were dropped.
+ */
+size_t sbx_config_drop_covered_overlays(struct sbx_config *c);
 const char *sbx_net_mode_name(enum sbx_net_mode m);
 const char *sbx_persist_name(enum sbx_persist p);
 const char *sbx_mount_kind_name(enum sbx_mount_kind k);

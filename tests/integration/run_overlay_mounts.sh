@@ -49,4 +49,21 @@ capture sh -c "cd '$B/home' && HOME='$B/home' SBX_STATE_DIR='$B/state-root' SBX_
 [ $rc -eq 0 ] && [ "$out" = ok ] && [ ! -e "$B/home/y" ]
 ok $? "root: the same home is copy-on-write and the host unchanged (rc $rc, $err)"
 
+# A working directory inside the home: one overlay shows both (the home's)
+# when that one is copy-on-write...
+mkdir -p "$B/home/proj" && chmod 0777 "$B/home/proj"
+capture sh -c "cd '$B/home/proj' && HOME='$B/home' SBX_STATE_DIR='$B/state-root' SBX_CACHE_DIR='$B/cache-root' '$B/sbx' run --keep -n nested -- sh -c 'touch \"\$PWD/made\" && grep -c \" - overlay \" /proc/self/mountinfo; grep \" - overlay \" /proc/self/mountinfo | cut -d\" \" -f5'"
+set -- $out
+[ $rc -eq 0 ] && [ "$1" = 1 ] && [ "$2" = "$B/home" ] && [ ! -e "$B/home/proj/made" ]
+ok $? "root: a working directory inside the home is the home's overlay, not one of its own ($(echo $out), rc $rc)"
+capture env SBX_STATE_DIR="$B/state-root" SBX_CACHE_DIR="$B/cache-root" "$B/sbx" inspect --changes nested
+[[ $out == *"A $B/home/proj/made"* ]]
+ok $? "root: ... and what the command wrote there is in the sandbox's change set ($(echo $out))"
+# ... but not when the home cannot be (it holds a mount point and sbx is
+# unprivileged): the working directory's own overlay keeps it copy-on-write.
+capture as_nobody "$B/home/proj" "$B/sbx" run -- sh -c 'touch "$PWD/made2" && echo wrote'
+[ $rc -eq 0 ] && [ "$out" = wrote ] && [ ! -e "$B/home/proj/made2" ] &&
+	[[ $err == *"warning: '$B/home' is read-only"* ]]
+ok $? "user: a home over mount points is read-only, the working directory in it still copy-on-write (rc $rc, $out, $err)"
+
 done_testing

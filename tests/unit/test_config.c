@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* tests/unit/test_config.c - sbx_config_drop_covered_overlays(): an overlay
+ * that an earlier one already shows is dropped, nothing else is. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "util.h"
+
+static char base[64];
+
+static int setup(void **unused)
+{
+	char p[128];
+
+	strcpy(base, "/tmp/sbx-test-config-XXXXXX");
+	if (!mkdtemp(base))
+		return -1;
+	snprintf(p, sizeof(p), "%s/home/proj/sub", base);
+	if (sbx_mkdir_p(p, 0755) < 0)
+		return -1;
+	snprintf(p, sizeof(p), "%s/other", base);
+	return mkdir(p, 0755);
+}
+
+static int teardown(void **unused)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "%s/home/mnt", base);
+	(void)umount2(p, MNT_DETACH);
+	return sbx_rm_rf_at(AT_FDCWD, base) < 0 ? -1 : 0;
+}
+
+/* Add a mount; src and dst relative to base (NULL src for tmpfs). */
+static void add(struct sbx_config *c, enum sbx_mount_kind kind, const char *src, const char *dst)
+{
+	c->mounts = sbx_xrealloc(c->mounts, (c->n_mounts + 1) * sizeof(*c->mounts));
+	c->mounts[c->n_mounts++] = (struct sbx_mount){
+	    .kind = kind,
+	    .src = src ? sbx_xasprintf("%s%s", base, src) : NULL,
+	    .dst = sbx_xasprintf("%s%s", dst[0] == '@' ? "" : base, dst[0] == '@' ? dst + 1 : dst),
+	};
+}
+
+static void check(struct sbx_config *c, size_t want_dropped, size_t want_left)
+{
+	assert_int_equal(sbx_config_drop_covered_overlays(c), want_dropped);
+	assert_int_equal(c->n_mounts, want_left);
+	sbx_config_free(c);
+	sbx_config_init(c);
+}
+
+static void test_drop(void **unused)
+{
+	struct sbx_config c;
+
+	sbx_config_init(&c);
+	/* The default profile's case: $HOME, then $PWD inside it. */
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_MASK, "/home/.ssh", "/home/.ssh");
+	assert_int_equal(sbx_config_drop_covered_overlays(&c), 1);
+	assert_int_equal(c.n_mounts, 2);
+	assert_int_equal(c.mounts[0].kind, SBX_MNT_OVERLAY);
+	assert_int_equal(c.mounts[1].kind, SBX_MNT_MASK); /* the rest moved up */
+	sbx_config_free(&c);
+	sbx_config_init(&c);
+	/* The same directory twice; a deeper one; through an overlay of '/'. */
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_OVERLAY, "/home/proj/sub", "/home/proj/sub");
+	check(&c, 2, 1);
+	add(&c, SBX_MNT_OVERLAY, "/home", "@/");
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "@/proj");
+	check(&c, 1, 1);
+}
+
+static void test_keep(void **unused)
+{
+	struct sbx_config c;
+
+	sbx_config_init(&c);
+	/* Outside the first one. */
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_OVERLAY, "/other", "/other");
+	check(&c, 0, 2);
+	/* Inside it on the host, elsewhere in the jail. */
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "/work");
+	check(&c, 0, 2);
+	/* The inner one first: it is what the outer one covers, not shows. */
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	check(&c, 0, 2);
+	/* A mount in between, in that tree: the later overlay is on top of it. */
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_TMPFS, NULL, "/home/proj/sub");
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "/home/proj");
+	check(&c, 0, 3);
+	/* A read-write bind is not an overlay: nothing covers it. */
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_BIND, "/home/proj", "/home/proj");
+	check(&c, 0, 2);
+	/* A missing source (an optional mount) is left to the jail. */
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_OVERLAY, "/home/nope", "/home/nope");
+	check(&c, 0, 2);
+	/* A prefix that is not a parent directory. */
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_OVERLAY, "/home/projx", "/home/projx");
+	check(&c, 0, 2);
+	sbx_config_free(&c);
+}
+
+/* A mount point between them: the overlay of the outer one does not show
+ * what is mounted inside it (root only: it mounts a tmpfs). */
+static void test_mount_between(void **unused)
+{
+	struct sbx_config c;
+	char p[128];
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(p, sizeof(p), "%s/home/mnt", base);
+	assert_int_equal(mkdir(p, 0755), 0);
+	if (mount("sbx-test", p, "tmpfs", 0, "size=64k") < 0)
+		skip();
+	snprintf(p, sizeof(p), "%s/home/mnt/in", base);
+	assert_int_equal(mkdir(p, 0755), 0);
+	sbx_config_init(&c);
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_OVERLAY, "/home/mnt/in", "/home/mnt/in");
+	check(&c, 0, 2);
+	sbx_config_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mount_between, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
