@@ -99,23 +99,6 @@ static bool same_mount_dirs(const char *a, const char *b)
 	       S_ISDIR(sb.stx_mode) && sa.stx_mnt_id == sb.stx_mnt_id;
 }
 
-/* mountinfo's octal escapes (\040 for a blank...), in place. */
-static void unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-}
-
 /* A mount point strictly below dir (or unknown: then yes). */
 static bool mounts_below(const char *dir)
 {
@@ -131,7 +114,7 @@ static bool mounts_below(const char *dir)
 
 		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
 			continue;
-		unescape(mp);
+		sbx_mountinfo_unescape(mp);
 		rest = path_below(mp, dir);
 		if (rest && *rest)
 			return true;

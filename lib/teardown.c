@@ -51,23 +51,6 @@ int sbx_proc_starttime(pid_t pid, uint64_t *out)
 	return 0;
 }
 
-/* Decode mountinfo's octal escapes (\040 space, \011 tab, \012 nl, \134 \). */
-static void unescape_mountinfo(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-}
-
 /* Mount points equal to or below dir, from /proc/self/mountinfo. */
 static int mounts_under(const char *dir, struct sbx_strv *out)
 {
@@ -85,7 +68,7 @@ static int mounts_under(const char *dir, struct sbx_strv *out)
 			tok = strtok_r(NULL, " ", &save);
 		if (!tok)
 			continue;
-		unescape_mountinfo(tok);
+		sbx_mountinfo_unescape(tok);
 		if (strncmp(tok, dir, dl) == 0 && (tok[dl] == '/' || tok[dl] == '\0'))
 			sbx_strv_push(out, tok);
 	}

@@ -143,4 +143,8 @@ char *sbx_escape_display(const char *s);
 /* Valid UTF-8? (for JSON: invalid names are escaped before output) */
 bool sbx_utf8_valid(const char *s, size_t len);
 
+/* Decode mountinfo's octal escapes (\040 space, \011 tab, \012 nl, \134
+ * backslash) in place. */
+void sbx_mountinfo_unescape(char *s);
+
 #endif
