@@ -122,6 +122,32 @@ static bool mounts_below(const char *dir)
 	return false;
 }
 
+/*
+ * Through the outer overlay, a write below inner first copies inner and
+ * the directories above it below outer into the writable layer: each must
+ * be ours, or the copy-up may fail (an unprivileged jail maps only our
+ * uid: EOVERFLOW) where an overlay of inner itself needs none.
+ */
+static bool path_ours(const char *outer, const char *inner)
+{
+	_cleanup_free_ char *p = sbx_xstrdup(inner);
+	size_t n = strlen(outer);
+	struct stat st;
+
+	for (;;) {
+		char *slash;
+
+		if (strlen(p) <= n) /* outer itself is the layer's root: no copy-up */
+			return true;
+		if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			return false;
+		slash = strrchr(p, '/');
+		if (!slash)
+			return false;
+		*(slash == p ? slash + 1 : slash) = '\0';
+	}
+}
+
 /* Is overlay j already shown, unchanged, by the earlier overlay i? */
 static bool overlay_covered(const struct sbx_config *c, size_t i, size_t j)
 {
@@ -133,7 +159,7 @@ static bool overlay_covered(const struct sbx_config *c, size_t i, size_t j)
 	for (size_t k = i + 1; k < j; k++)
 		if (related(c->mounts[k].dst, o->dst))
 			return false;
-	if (!same_mount_dirs(o->src, m->src))
+	if (!same_mount_dirs(o->src, m->src) || !path_ours(o->src, m->src))
 		return false;
 	/* Unprivileged, the kernel refuses an overlay whose lower holds
 	 * mount points, and sbx binds that directory read-only instead

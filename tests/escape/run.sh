@@ -111,8 +111,12 @@ cp "$XB/caps_attack" "$HV/bin/fcap" && setcap cap_sys_admin,cap_setuid,cap_dac_o
 # stopped wrapper would hang the battery.  Continue any stopped process
 # below this script and say so (no attack here sends a stop signal).
 WATCH_LOG=$BASE/watchdog.log
+# (Its sleep is waited for, so the kill at the end takes the sleep along:
+# an orphaned `sleep 2` outliving the battery was counted as a straggler.)
 (
-	while kill -0 $$ 2>/dev/null && sleep 2; do
+	sp=
+	trap '[ -n "$sp" ] && kill "$sp" 2>/dev/null; exit 0' TERM
+	while kill -0 $$ 2>/dev/null && { sleep 2 & sp=$!; wait "$sp"; }; do
 		ps -eo pid=,ppid=,stat=,args= | awk -v top=$$ '
 			{ pp[$1] = $2; st[$1] = $3 }
 			END { for (p in pp) { q = p; while (q in pp && q != top && q > 1) q = pp[q]

@@ -145,12 +145,34 @@ static void test_mount_between(void **unused)
 	sbx_config_free(&c);
 }
 
+/* A directory on the way that is not ours: copying it up could fail, so
+ * the inner overlay stays (root only: it chowns). */
+static void test_not_ours(void **unused)
+{
+	struct sbx_config c;
+	char p[128];
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(p, sizeof(p), "%s/home/proj", base);
+	assert_int_equal(chown(p, 12345, 12345), 0);
+	sbx_config_init(&c);
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_OVERLAY, "/home/proj/sub", "/home/proj/sub");
+	check(&c, 0, 2);
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_OVERLAY, "/home/proj/sub", "/home/proj/sub");
+	check(&c, 1, 1); /* proj is that layer's root: not copied up */
+	sbx_config_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mount_between, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
