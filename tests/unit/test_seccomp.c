@@ -325,23 +325,31 @@ static void test_other_abis_killed(void **state)
 }
 #endif
 
+/* The BPF program sbx_seccomp_export() writes for o: its instruction count. */
+static size_t export_bpf(const struct sbx_seccomp_opts *o, struct sock_filter *f, size_t cap)
+{
+	struct sbx_err err = {0};
+	int p[2];
+	ssize_t n;
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(sbx_seccomp_export(o, p[1], true, &err), 0);
+	close(p[1]);
+	n = sbx_read_all(p[0], f, cap * sizeof(*f));
+	close(p[0]);
+	assert_true(n > 0 && n % (ssize_t)sizeof(*f) == 0);
+	return (size_t)n / sizeof(*f);
+}
+
 /* The generated BPF kills x32 numbers: "nr >= 0x40000000 -> bad arch". */
 static void test_bpf_rejects_x32(void **state)
 {
 	struct sbx_seccomp_opts o = {.policy = "default"};
-	struct sbx_err err = {0};
 	struct sock_filter f[4096];
-	int p[2];
-	ssize_t n;
+	size_t n = export_bpf(&o, f, SBX_ARRAY_SIZE(f));
 	bool found = false;
 
-	assert_int_equal(pipe(p), 0);
-	assert_int_equal(sbx_seccomp_export(&o, p[1], true, &err), 0);
-	close(p[1]);
-	n = sbx_read_all(p[0], f, sizeof(f));
-	close(p[0]);
-	assert_true(n > 0 && n % (ssize_t)sizeof(f[0]) == 0);
-	for (size_t i = 0; i + 1 < (size_t)n / sizeof(f[0]); i++) {
+	for (size_t i = 0; i + 1 < n; i++) {
 		if (f[i].code != (BPF_JMP | BPF_JGE | BPF_K) || f[i].k != 0x40000000)
 			continue;
 		/* Followed (when >=) by the kill-process return. */
@@ -772,8 +780,6 @@ static void test_embedded_programs(void **state)
 			size_t len = 0;
 			bool listener = false;
 			char what[64];
-			ssize_t n;
-			int p[2];
 
 			snprintf(what, sizeof(what), "%s%s", names[i], notify ? " notify" : "");
 			assert_non_null(e);
@@ -783,13 +789,8 @@ static void test_embedded_programs(void **state)
 			assert_prog_equal(what, e->insns, e->len, insns, len);
 			assert_int_equal(e->listener, listener);
 			assert_int_equal(e->listener, notify); /* both block something */
-			assert_int_equal(pipe(p), 0);
-			assert_int_equal(sbx_seccomp_export(&o, p[1], true, &err), 0);
-			close(p[1]);
-			n = sbx_read_all(p[0], f, sizeof(f));
-			close(p[0]);
-			assert_true(n > 0 && n % (ssize_t)sizeof(f[0]) == 0);
-			assert_prog_equal(what, e->insns, e->len, f, (size_t)n / sizeof(f[0]));
+			len = export_bpf(&o, f, SBX_ARRAY_SIZE(f));
+			assert_prog_equal(what, e->insns, e->len, f, len);
 			free(insns);
 			free(fresh.rules);
 		}
