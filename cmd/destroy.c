@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "fault.h"
 #include "lifecycle.h"
 
 static const char usage[] =
@@ -73,6 +74,26 @@ static void say(const struct sbx_sandbox *sb, const char *state, const struct sb
 	printf(")\n");
 }
 
+/*
+ * "lost" comes from the record read first and the lock tried after: a run
+ * that ended in between (its last record written, then its lock let go)
+ * looks lost, and --stale would remove a sandbox just kept.  Under the
+ * lock the record, read again, says what the sandbox is.
+ */
+static bool still_lost(struct sbx_sandbox *sb)
+{
+	const char *s;
+
+	if (sbx_sandbox_lock(sb, false, NULL) < 0)
+		return false; /* held again: someone is at it */
+	sbx_sandbox_reload(sb);
+	if (!sb->record)
+		return true; /* died before its first record */
+	s = json_string_value(json_object_get(sb->record, "state"));
+	return !s || strcmp(s, "running") == 0 || strcmp(s, "created") == 0 ||
+	       strcmp(s, "lost") == 0;
+}
+
 static int destroy_id(struct sbx_state *st, const char *id, bool only_stale)
 {
 	struct sbx_sandbox sb;
@@ -90,6 +111,7 @@ static int destroy_id(struct sbx_state *st, const char *id, bool only_stale)
 		sbx_print_err(&err);
 		return -1;
 	}
+	sbx_fault_pause("destroy-after-read");
 	lc_state_label(&sb, state, sizeof(state));
 	if (only_stale && strcmp(state, "lost") != 0 && strcmp(state, "unknown") != 0) {
 		sbx_sandbox_close(&sb);
@@ -98,6 +120,10 @@ static int destroy_id(struct sbx_state *st, const char *id, bool only_stale)
 	if (only_stale && strcmp(state, "unknown") == 0 && sbx_sandbox_lock_held(&sb)) {
 		sbx_sandbox_close(&sb);
 		return 1;	/* no record yet but someone holds it: being set up */
+	}
+	if (only_stale && strcmp(state, "lost") == 0 && !still_lost(&sb)) {
+		sbx_sandbox_close(&sb);
+		return 1;	/* it ended while we looked: kept, not lost */
 	}
 	r = sbx_sandbox_destroy(st, &sb, &t, &err);
 	if (r < 0)

@@ -2,9 +2,11 @@
 /*
  * lib/fault.c - fault injection points (see fault.h).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fault.h"
@@ -66,4 +68,14 @@ void sbx_fault_point(const char *name)
 		kill(getpid(), SIGKILL);
 		pause();
 	}
+}
+
+void sbx_fault_pause(const char *name)
+{
+	const char *spec = fault_env();
+	struct timespec ts = {1, 500 * 1000 * 1000};
+
+	if (spec && listed(spec, name))
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
 }

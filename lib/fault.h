@@ -22,4 +22,13 @@
 
 void sbx_fault_point(const char *name);
 
+/*
+ * sbx_fault_pause(NAME) sleeps 1.5 s instead when SBX_FAULT names it: a
+ * race window held open for a test.
+ *
+ *   destroy-after-read  destroy, between reading a record and trying the
+ *                       lock (tests/integration/lifecycle_run.sh)
+ */
+void sbx_fault_pause(const char *name);
+
 #endif

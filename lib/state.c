@@ -469,6 +469,17 @@ int sbx_sandbox_open(struct sbx_state *st, const char *id, bool lock, struct sbx
 	return 0;
 }
 
+void sbx_sandbox_reload(struct sbx_sandbox *sb)
+{
+	json_decref(sb->record);
+	sb->record = NULL;
+	free(sb->record_error);
+	sb->record_error = NULL;
+	free(sb->name);
+	sb->name = NULL;
+	load_record(sb);
+}
+
 int sbx_sandbox_lock(struct sbx_sandbox *sb, bool wait, struct sbx_err *err)
 {
 	if (sb->lockfd >= 0)

@@ -98,6 +98,8 @@ int sbx_sandbox_find(struct sbx_state *st, const char *ref, char id_out[SBX_ID_L
  */
 int sbx_sandbox_open(struct sbx_state *st, const char *id, bool lock, struct sbx_sandbox *sb,
 		     struct sbx_err *err);
+/* Read sb's record again (after taking its lock, say). */
+void sbx_sandbox_reload(struct sbx_sandbox *sb);
 /* Take the sandbox lock now (blocking, or -EWOULDBLOCK when !wait). */
 int sbx_sandbox_lock(struct sbx_sandbox *sb, bool wait, struct sbx_err *err);
 /* List ids of all sandboxes (sorted by creation time, oldest first). */
