@@ -28,6 +28,8 @@ void sbx_fault_point(const char *name);
  *
  *   destroy-after-read  destroy, between reading a record and trying the
  *                       lock (tests/integration/lifecycle_run.sh)
+ *   open-after-read     any command opening a sandbox, between reading
+ *                       its record and trying its lock (the same test)
  */
 void sbx_fault_pause(const char *name);
 

@@ -3,6 +3,8 @@
 #include "state.h"
 #include "state_int.h"
 
+#include "fault.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -443,6 +445,16 @@ static void load_record(struct sbx_sandbox *sb)
 		sb->name = sbx_xstrdup(name);
 }
 
+static bool lock_held_at(int dirfd);
+
+/* No record yet, or one that says the run is being set up or running. */
+static bool record_says_live(const struct sbx_sandbox *sb)
+{
+	const char *s = json_string_value(json_object_get(sb->record, "state"));
+
+	return !sb->record || !s || strcmp(s, "running") == 0 || strcmp(s, "created") == 0;
+}
+
 int sbx_sandbox_open(struct sbx_state *st, const char *id, bool lock, struct sbx_sandbox *sb,
 		     struct sbx_err *err)
 {
@@ -466,6 +478,12 @@ int sbx_sandbox_open(struct sbx_state *st, const char *id, bool lock, struct sbx
 		}
 	}
 	load_record(sb);
+	sbx_fault_pause("open-after-read");
+	/* A run writes its last record, then lets go of its lock: a live
+	 * record whose lock is found free may be from just before that.
+	 * Read after the lock was seen free, the record is the last one. */
+	if (!lock && record_says_live(sb) && !lock_held_at(sb->dirfd))
+		sbx_sandbox_reload(sb);
 	return 0;
 }
 

@@ -135,6 +135,20 @@ assert len(a) == 10 and all(x["state"] == "exited" and x["exit_code"] == 4 for x
 	[ "$st" = "exited 4" ] && [[ $out != *removed* ]]
 	ok $? "$mode: a run that ends while destroy --stale looks is kept, not removed as lost ($st; $out)"
 	as_mode $mode "$SBX" destroy --all >/dev/null
+	# ... and ps, looking at that moment, shows it exited, not lost.
+	as_mode $mode "$SBX" run -q --keep -n ending-$mode --rootfs "$IMG" -- sh -c 'sleep 0.5; exit 4' \
+		>/dev/null 2>&1 &
+	rp=$!
+	for _ in $(seq 50); do
+		as_mode $mode "$SBX" ps | grep -q "ending-$mode .*running" && break
+		sleep 0.05
+	done
+	capture as_mode $mode env SBX_FAULT=open-after-read "$SBX" ps -a
+	wait $rp
+	st=$(printf '%s\n' "$out" | awk -v n="ending-$mode" '$2 == n {print $3, $4}')
+	[ "$st" = "exited 4" ]
+	ok $? "$mode: ps while a run ends shows it exited, not lost ($st)"
+	as_mode $mode "$SBX" destroy --all >/dev/null
 
 	# SIGKILL of sbx at several points of a run, then destroy --stale.
 	KILLED_IDS=""
