@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/config.c - defaults and teardown of struct sbx_config. */
+/* lib/config.c - defaults and teardown of struct sbx_config, and the pass
+ * that drops overlays an earlier overlay already shows. */
 #include "config.h"
 
 #include <fcntl.h>
-#include <limits.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+
+#include "proc.h"
 
 void sbx_config_init(struct sbx_config *c)
 {
@@ -102,24 +103,13 @@ static bool same_mount_dirs(const char *a, const char *b)
 /* A mount point strictly below dir (or unknown: then yes). */
 static bool mounts_below(const char *dir)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
+	struct sbx_strv m = {0};
+	bool below = sbx_proc_mounts_under(dir, &m) < 0;
 
-	if (!f)
-		return true;
-	while (getline(&line, &cap, f) > 0) {
-		char mp[PATH_MAX];
-		const char *rest;
-
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
-			continue;
-		sbx_mountinfo_unescape(mp);
-		rest = path_below(mp, dir);
-		if (rest && *rest)
-			return true;
-	}
-	return false;
+	for (size_t k = 0; !below && k < m.n; k++)
+		below = strcmp(m.v[k], dir) != 0;
+	sbx_strv_free(&m);
+	return below;
 }
 
 /*

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/proc.c - small readers of /proc/PID shared by enter, teardown and
- * seccomp audit.  Plain open/read into a stack buffer: no stdio.
+ * seccomp audit (plain open/read into a stack buffer), and of
+ * /proc/self/mountinfo (teardown, config).
  */
 #include "proc.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util.h"
@@ -67,4 +70,28 @@ bool sbx_proc_holds_file(pid_t pid, const struct stat *f)
 	}
 	closedir(d);
 	return hit;
+}
+
+int sbx_proc_mounts_under(const char *dir, struct sbx_strv *out)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0, dl = strlen(dir);
+	bool root = dl == 1 && dir[0] == '/';
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *tok = strtok_r(line, " ", &save);
+
+		/* id parent major:minor root mountpoint ... */
+		for (int i = 0; tok && i < 4; i++)
+			tok = strtok_r(NULL, " ", &save);
+		if (!tok)
+			continue;
+		sbx_mountinfo_unescape(tok);
+		if (root || (strncmp(tok, dir, dl) == 0 && (tok[dl] == '/' || tok[dl] == '\0')))
+			sbx_strv_push(out, tok);
+	}
+	return 0;
 }

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "util.h"
+
 /*
  * The numbers on line "Key:" of /proc/PID/status (e.g. "NSpid", "PPid"):
  * returns how many there are (0 if the line or the process is missing) and
@@ -22,5 +24,9 @@ int sbx_proc_status_nums(pid_t pid, const char *key, long *last);
 
 /* Does pid hold an fd open on the file *f (same st_dev and st_ino)? */
 bool sbx_proc_holds_file(pid_t pid, const struct stat *f);
+
+/* Append to out the mount points (of this process's mount namespace) equal
+ * to or below the absolute, normalized dir; 0 or -errno. */
+int sbx_proc_mounts_under(const char *dir, struct sbx_strv *out);
 
 #endif

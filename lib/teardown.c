@@ -15,28 +15,43 @@
 #include "limits.h"
 #include "proc.h"
 
-int sbx_proc_starttime(pid_t pid, uint64_t *out)
+/*
+ * /proc/PID/stat read into buf, from just after the last ')' (comm may
+ * contain spaces and ')': the fields restart there), or NULL with errno.
+ */
+static char *stat_fields(pid_t pid, char *buf, size_t len)
 {
-	char path[64], buf[1024];
+	char path[64];
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 	char *p;
 
-	if (pid <= 0)
-		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
-	n = sbx_read_all(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return (int)n;
+		return NULL;
+	n = sbx_read_all(fd, buf, len - 1);
+	if (n < 0) {
+		errno = (int)-n;
+		return NULL;
+	}
 	buf[n] = '\0';
-	/* comm may contain spaces and ')': fields restart after the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p)
+		errno = EINVAL;
+	return p ? p + 1 : NULL;
+}
+
+int sbx_proc_starttime(pid_t pid, uint64_t *out)
+{
+	char buf[1024];
+	char *p;
+
+	if (pid <= 0)
 		return -EINVAL;
-	p++;
+	p = stat_fields(pid, buf, sizeof(buf));
+	if (!p)
+		return -errno;
 	/* After ')': field 3 (state) ... field 22 (starttime) = 20th token. */
 	for (int field = 3; field < 22; field++) {
 		p = strchr(p + 1, ' ');
@@ -48,30 +63,6 @@ int sbx_proc_starttime(pid_t pid, uint64_t *out)
 	if (errno)
 		return -errno;
 	*out = v;
-	return 0;
-}
-
-/* Mount points equal to or below dir, from /proc/self/mountinfo. */
-static int mounts_under(const char *dir, struct sbx_strv *out)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0, dl = strlen(dir);
-
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		char *save = NULL, *tok = strtok_r(line, " ", &save);
-
-		/* id parent major:minor root mountpoint ... */
-		for (int i = 0; tok && i < 4; i++)
-			tok = strtok_r(NULL, " ", &save);
-		if (!tok)
-			continue;
-		sbx_mountinfo_unescape(tok);
-		if (strncmp(tok, dir, dl) == 0 && (tok[dl] == '/' || tok[dl] == '\0'))
-			sbx_strv_push(out, tok);
-	}
 	return 0;
 }
 
@@ -97,7 +88,7 @@ int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted,
 		struct sbx_strv m = { 0 };
 		size_t done = 0;
 
-		r = mounts_under(sb->dir, &m);
+		r = sbx_proc_mounts_under(sb->dir, &m);
 		if (r < 0) {
 			sbx_strv_free(&m);
 			return sbx_err_set(err, -r, "cannot read /proc/self/mountinfo");
@@ -129,21 +120,10 @@ int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted,
 /* State letter of /proc/PID/stat (R, S, D, Z...), 0 if the process is gone. */
 static char proc_state(pid_t pid)
 {
-	char path[64], buf[512];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
-	char *p;
+	char buf[512];
+	char *p = stat_fields(pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = sbx_read_all(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	return p && p[0] == ' ' ? p[1] : 0;
 }
 
 /* The last number on line "Key:" of /proc/PID/status, -1 if none. */

@@ -40,6 +40,23 @@ leftovers() {
 
 ids_of() { python3 -c 'import json,sys; print(" ".join(x["id"] for x in json.load(sys.stdin)))'; }
 
+# while_ending MODE FAULT CMD...: keep a run "ending-MODE" (exit 4 after
+# 0.5 s), and once ps shows it running, capture CMD run with
+# SBX_FAULT=FAULT (a pause that the run ends during); then wait for it.
+while_ending() {
+	local mode=$1 fault=$2 rp
+	shift 2
+	as_mode $mode "$SBX" run -q --keep -n ending-$mode --rootfs "$IMG" -- sh -c 'sleep 0.5; exit 4' \
+		>/dev/null 2>&1 &
+	rp=$!
+	for _ in $(seq 50); do
+		as_mode $mode "$SBX" ps | grep -q "ending-$mode .*running" && break
+		sleep 0.05
+	done
+	capture as_mode $mode env SBX_FAULT="$fault" "$@"
+	wait $rp
+}
+
 for mode in root user; do
 	# A kept failing run: what it ran, changed and how it ended.
 	capture as_mode $mode "$SBX" run -q --keep -n "agent-$mode" --rootfs "$IMG" -- \
@@ -122,29 +139,13 @@ assert len(a) == 10 and all(x["state"] == "exited" and x["exit_code"] == 4 for x
 	# (its last record, then its lock let go), and only then is the lock
 	# tried.  The sandbox is kept, not lost (a load-dependent failure of
 	# the test above, made certain by the pause).
-	as_mode $mode "$SBX" run -q --keep -n ending-$mode --rootfs "$IMG" -- sh -c 'sleep 0.5; exit 4' \
-		>/dev/null 2>&1 &
-	rp=$!
-	for _ in $(seq 50); do
-		as_mode $mode "$SBX" ps | grep -q "ending-$mode .*running" && break
-		sleep 0.05
-	done
-	capture as_mode $mode env SBX_FAULT=destroy-after-read "$SBX" destroy --stale
-	wait $rp
+	while_ending $mode destroy-after-read "$SBX" destroy --stale
 	st=$(as_mode $mode "$SBX" ps -a | awk -v n="ending-$mode" '$2 == n {print $3, $4}')
 	[ "$st" = "exited 4" ] && [[ $out != *removed* ]]
 	ok $? "$mode: a run that ends while destroy --stale looks is kept, not removed as lost ($st; $out)"
 	as_mode $mode "$SBX" destroy --all >/dev/null
 	# ... and ps, looking at that moment, shows it exited, not lost.
-	as_mode $mode "$SBX" run -q --keep -n ending-$mode --rootfs "$IMG" -- sh -c 'sleep 0.5; exit 4' \
-		>/dev/null 2>&1 &
-	rp=$!
-	for _ in $(seq 50); do
-		as_mode $mode "$SBX" ps | grep -q "ending-$mode .*running" && break
-		sleep 0.05
-	done
-	capture as_mode $mode env SBX_FAULT=open-after-read "$SBX" ps -a
-	wait $rp
+	while_ending $mode open-after-read "$SBX" ps -a
 	st=$(printf '%s\n' "$out" | awk -v n="ending-$mode" '$2 == n {print $3, $4}')
 	[ "$st" = "exited 4" ]
 	ok $? "$mode: ps while a run ends shows it exited, not lost ($st)"
