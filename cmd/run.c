@@ -323,18 +323,25 @@ static int make_layer(struct run_ctx *c, const char *dir, const char *lower, str
 /*
  * [limits] disk: as root, the writable layers live in a tmpfs of that size
  * mounted on STATE/sandboxes/ID/disk (kept with the sandbox; destroy
- * unmounts it).  Unprivileged, nothing can cap them: the run log says so.
+ * unmounts it).  Unprivileged, no tmpfs can be mounted on the host: init
+ * mounts one in the jail's mount namespace (o.layer_tmpfs), and when the
+ * sandbox is kept its upper directories are copied to disk/ (keep_layers).
  */
 static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 {
 	_cleanup_free_ char *opts = NULL;
 
-	if (c->cfg.disk == SBX_UNSET || geteuid() != 0)
+	if (c->cfg.disk == SBX_UNSET)
 		return 0;
 	c->layer_dir = sbx_xasprintf("%s/disk", c->sb.dir);
+	if (mkdir(c->layer_dir, 0700) < 0)
+		return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
+	if (geteuid() != 0) {
+		c->disk_memory = true;
+		return 0;
+	}
 	opts = sbx_xasprintf("size=%llu,mode=0700", (unsigned long long)c->cfg.disk);
-	if (mkdir(c->layer_dir, 0700) < 0 ||
-	    mount("sbx-disk", c->layer_dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+	if (mount("sbx-disk", c->layer_dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		return sbx_err_set(err, errno,
 				   "cannot mount the size-capped writable layer on '%s'",
 				   c->layer_dir);
@@ -491,6 +498,7 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 	o.n_files = c->n_files;
 	o.seccomp_notify = c->auditing;
 	o.volatile_layers = true; /* synced in teardown() only if kept */
+	o.layer_tmpfs = c->disk_memory ? c->cfg.disk : 0;
 	o.proxy_port = c->cfg.net == SBX_NET_PROXY ? SBX_PROXY_DEFAULT_PORT : 0;
 	sbx_jail_build_env(&c->cfg, &c->ids, c->rootfs_dir == NULL, o.tty, extra.v, &env);
 	o.envp = env.v;
@@ -610,6 +618,61 @@ static void decide_keep(struct run_ctx *c)
 		c->keep_reason = c->cfg.persist == SBX_PERSIST_NEVER
 				     ? "persist = never"
 				     : "persist = on-failure and the command succeeded";
+	}
+}
+
+/*
+ * A kept sandbox whose layers were in memory (an unprivileged [limits]
+ * disk): their upper directories go to disk/ (the skeleton made before the
+ * run), where inspect, export and exec find them.  What cannot be copied
+ * is said in the run log; the sandbox is kept with the rest.
+ */
+static void keep_layers(struct run_ctx *c)
+{
+	struct sbx_err e = {0};
+	_cleanup_close_ int dst = -1;
+	int r = 0;
+
+	if (!c->kept || !c->disk_memory)
+		return;
+	if (c->jail.layer_fd < 0) {
+		if (c->jail.init_pid > 0)
+			run_log_warn(c, "the in-memory writable layer never reached sbx: "
+					"nothing of it was kept");
+		return;
+	}
+	dst = open(c->layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (size_t i = 0; i <= c->cfg.n_mounts; i++) {
+		struct sbx_tree_copy_stats st;
+		struct sbx_err e1 = {0};
+		_cleanup_free_ char *name = NULL;
+		_cleanup_close_ int s = -1;
+		_cleanup_close_ int d = -1;
+		int r1;
+
+		if (i == c->cfg.n_mounts && !(c->rootfs_dir && c->cfg.rootfs_writable))
+			break;
+		if (i < c->cfg.n_mounts && c->cfg.mounts[i].kind != SBX_MNT_OVERLAY)
+			continue;
+		name = i < c->cfg.n_mounts ? sbx_xasprintf("overlays/%zu/upper", i)
+					   : sbx_xstrdup("upper");
+		s = openat(c->jail.layer_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s >= 0 && dst >= 0)
+			d = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s < 0 || d < 0)
+			r1 = sbx_err_set(&e1, errno, "cannot open the writable layer '%s'", name);
+		else
+			r1 = sbx_tree_copy(s, d, &st, &e1);
+		if (r1 < 0 && r == 0) {
+			r = r1;
+			e = e1;
+			sbx_err_wrap(&e, "keeping the in-memory writable layer '%s' in '%s'", name,
+				     c->layer_dir);
+		}
+	}
+	if (r < 0) {
+		sbx_print_err(&e);
+		run_log_warn(c, e.msg);
 	}
 }
 
@@ -777,6 +840,7 @@ int cmd_run(int argc, char **argv)
 		check_image(&c);
 		decide_keep(&c);
 	}
+	keep_layers(&c);
 	r = c.exit_code;
 	teardown(&c);
 	return r;

@@ -55,6 +55,8 @@ struct run_ctx {
 	char *rootfs_dir;  /* NULL: host */
 	char *layer_dir;   /* upper/ work/ overlays/: the sandbox dir, or its disk/ */
 	bool disk_mounted; /* disk/ is a size-capped tmpfs ([limits] disk) */
+	bool disk_memory;  /* unprivileged [limits] disk: the layers are on a tmpfs in
+			    * the jail (jail.layer_fd), copied to disk/ when kept */
 	char *cwd;
 	double t_image;
 	int exit_code;
@@ -99,6 +101,7 @@ void run_record_join(struct run_ctx *c);
 void run_log_policy(struct run_ctx *c);
 void run_log_timings(struct run_ctx *c);
 void run_log_warnings(struct run_ctx *c);
+void run_log_warn(struct run_ctx *c, const char *msg); /* a "warning" event */
 void run_record_finish(struct run_ctx *c);
 void run_event_cb(const char *what, int value, void *data);
 

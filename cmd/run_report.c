@@ -163,7 +163,7 @@ static void secrets_summary(struct run_ctx *c, char *sum, size_t len)
 /* policy.filesystem.layers: every overlay whose upper is in the sandbox. */
 static json_t *layers_json(struct run_ctx *c)
 {
-	const char *pre = c->disk_mounted ? "disk/" : "";
+	const char *pre = c->disk_mounted || c->disk_memory ? "disk/" : "";
 	json_t *a = json_array();
 
 	if (c->rootfs_dir && c->cfg.rootfs_writable) {
@@ -222,11 +222,13 @@ static json_t *fs_json(struct run_ctx *c)
 	if (json_array_size(shared) == 0 && n < sizeof(sum))
 		snprintf(sum + n, sizeof(sum) - n, "; nothing shared with the host read-write");
 	return json_pack(
-	    "{s:s, s:s?, s:o, s:o, s:s, s:o}", "writable_layer",
+	    "{s:s, s:s?, s:o, s:o, s:s, s:o, s:b}", "writable_layer",
 	    c->rootfs_dir && c->cfg.rootfs_writable ? "private" : "none", "upper",
-	    c->rootfs_dir && c->cfg.rootfs_writable ? (c->disk_mounted ? "disk/upper" : "upper")
-						    : NULL,
-	    "shared", shared, "mounts", mounts, "summary", sum, "layers", layers_json(c));
+	    c->rootfs_dir && c->cfg.rootfs_writable
+		? (c->disk_mounted || c->disk_memory ? "disk/upper" : "upper")
+		: NULL,
+	    "shared", shared, "mounts", mounts, "summary", sum, "layers", layers_json(c),
+	    "layers_in_memory", c->disk_memory);
 }
 
 static json_t *caps_json(const struct sbx_config *cfg)
@@ -257,12 +259,6 @@ void run_log_policy(struct run_ctx *c)
 	sbx_log_event(&c->log, "limits", json_pack("{s:s}", "summary", lim));
 	if (c->cg.why[0])
 		sbx_log_event(&c->log, "warning", json_pack("{s:s}", "message", c->cg.why));
-	if (c->cfg.disk != SBX_UNSET && !c->disk_mounted)
-		sbx_log_event(
-		    &c->log, "warning",
-		    json_pack(
-			"{s:s}", "message",
-			"[limits] disk is not enforced: only root can cap the writable layer"));
 }
 
 /* ---- record ---- */
@@ -386,12 +382,17 @@ void run_log_timings(struct run_ctx *c)
 	json_object_set_new(c->sb.record, "timings_ms", t);
 }
 
+void run_log_warn(struct run_ctx *c, const char *msg)
+{
+	sbx_log_event(&c->log, "warning", json_pack("{s:s}", "message", msg));
+}
+
 void run_log_warnings(struct run_ctx *c)
 {
 	for (size_t off = 0; off < c->jail.warnings_len;) {
 		const char *w = c->jail.warnings + off;
 
-		sbx_log_event(&c->log, "warning", json_pack("{s:s}", "message", w));
+		run_log_warn(c, w);
 		off += strlen(w) + 1;
 	}
 }

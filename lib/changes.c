@@ -357,6 +357,27 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 	if (!sb->record)
 		return sbx_err_set(err, ENOENT, "sandbox '%s' has no record (%s)", sb->id,
 				   sb->record_error ? sb->record_error : "unknown");
+	/* An unprivileged [limits] disk: the layers were in the jail's memory
+	 * and reach disk only when a run that ended is kept. */
+	if (json_is_true(json_object_get(
+		json_object_get(json_object_get(sb->record, "policy"), "filesystem"),
+		"layers_in_memory"))) {
+		int code;
+		const char *st = sbx_sandbox_state(sb, &code);
+
+		if (!strcmp(st, "running"))
+			return sbx_err_set(err, 0,
+					   "sandbox '%s' holds its writable layer in memory while "
+					   "it runs (an unprivileged [limits] disk): its changes "
+					   "can be read once it has ended",
+					   sb->id);
+		if (!strcmp(st, "lost"))
+			return sbx_err_set(err, 0,
+					   "sandbox '%s' held its writable layer in memory (an "
+					   "unprivileged [limits] disk) and was lost: its changes "
+					   "are gone",
+					   sb->id);
+	}
 	arr = json_object_get(json_object_get(json_object_get(sb->record, "policy"), "filesystem"),
 			      "layers");
 	if (json_is_array(arr)) {

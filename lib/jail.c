@@ -250,7 +250,7 @@ void sbx_jail_init(struct sbx_jail *j)
 {
 	memset(j, 0, sizeof(*j));
 	j->init_pid = -1;
-	j->pidfd = j->sync_fd = j->pty_fd = j->listen_fd = j->seccomp_fd = -1;
+	j->pidfd = j->sync_fd = j->pty_fd = j->listen_fd = j->seccomp_fd = j->layer_fd = -1;
 	j->cmd_pid = -1;
 }
 
@@ -260,6 +260,7 @@ void sbx_jail_free(struct sbx_jail *j)
 	sbx_closep(&j->sync_fd);
 	sbx_closep(&j->pty_fd);
 	sbx_closep(&j->listen_fd);
+	sbx_closep(&j->layer_fd);
 	sbx_closep(&j->seccomp_fd);
 	free(j->warnings);
 	sbx_jail_init(j);
@@ -419,6 +420,13 @@ static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 		case SBX_MSG_SECCOMP:
 			if (nfds == 1)
 				j->seccomp_fd = fds[0];
+			break;
+		case SBX_MSG_LAYER:
+			if (nfds == 1 && j->layer_fd < 0)
+				j->layer_fd = fds[0];
+			else
+				for (size_t i = 0; i < nfds; i++)
+					close(fds[i]);
 			break;
 		case SBX_MSG_EXEC_FAIL:
 			j->exec_errno = m.errnum ? m.errnum : ENOENT;

@@ -82,6 +82,11 @@ struct sbx_jail_opts {
 	/* Overlays mounted "volatile" (no sync of the state disk when the jail
 	 * ends); whoever keeps the layers calls sbx_jail_layers_settle(). */
 	bool volatile_layers;
+	/* > 0: the writable layers live on a tmpfs of this many bytes in the
+	 * jail's mount namespace (an unprivileged [limits] disk): init copies
+	 * the directories of sandbox_dir onto it, and its root comes back in
+	 * sbx_jail.layer_fd, for the supervisor to keep. */
+	uint64_t layer_tmpfs;
 	const struct sbx_jail_file *files;
 	size_t n_files;
 	/* sbx's argv strings: init rewrites them to "sbx-init" once the
@@ -103,6 +108,7 @@ struct sbx_jail {
 	int pty_fd;	/* pty master (tty mode) or -1 */
 	int listen_fd;	/* proxy listener inside the netns or -1 */
 	int seccomp_fd; /* seccomp notify listener or -1 */
+	int layer_fd;	/* root of the in-memory writable layer (layer_tmpfs) or -1 */
 	pid_t cmd_pid;	/* the command's pid inside the jail */
 	/* phase timings, ms */
 	double t_namespaces, t_mounts, t_seccomp, t_exec;

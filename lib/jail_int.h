@@ -21,6 +21,7 @@ enum sbx_jail_msg_type {
 	SBX_MSG_EXEC,	   /* command: about to execve (timestamps) */
 	SBX_MSG_EXEC_FAIL, /* command: execve failed (errnum, text) */
 	SBX_MSG_STATUS,	   /* init: the command's wait status (value) */
+	SBX_MSG_LAYER,	   /* init: root of the in-memory writable layer (fd) */
 };
 
 enum {

@@ -205,6 +205,13 @@ static size_t entries(const struct sbx_config *cfg, const struct sbx_cgroup *cg,
 		fmt_size(cfg->fsize, e[n].value, sizeof(e[n].value));
 		n++;
 	}
+	if (cfg->disk != SBX_UNSET) {
+		e[n] = (struct entry){.name = "disk",
+				      .enforced = "tmpfs",
+				      .how = "the writable layer's tmpfs"};
+		fmt_size(cfg->disk, e[n].value, sizeof(e[n].value));
+		n++;
+	}
 	e[n] = (struct entry){.name = "core", .value = "0", .enforced = "rlimit", .how = "rlimit"};
 	return n + 1;
 }
@@ -212,7 +219,7 @@ static size_t entries(const struct sbx_config *cfg, const struct sbx_cgroup *cg,
 int sbx_limits_describe(const struct sbx_config *cfg, const struct sbx_cgroup *cg, char *buf,
 			size_t len)
 {
-	struct entry e[8];
+	struct entry e[10];
 	size_t n = entries(cfg, cg, e);
 	int total = 0;
 
@@ -246,6 +253,8 @@ static json_t *entry_json(const struct sbx_config *cfg, const struct entry *e)
 		v = json_integer((json_int_t)cfg->nofile);
 	else if (!strcmp(e->name, "fsize"))
 		v = json_integer((json_int_t)cfg->fsize);
+	else if (!strcmp(e->name, "disk"))
+		v = json_integer((json_int_t)cfg->disk);
 	else
 		v = json_integer(0);
 	json_object_set_new(o, !strcmp(e->name, "time") ? "value_ms" : "value", v);
@@ -256,7 +265,7 @@ static json_t *entry_json(const struct sbx_config *cfg, const struct entry *e)
 
 json_t *sbx_limits_json(const struct sbx_config *cfg, const struct sbx_cgroup *cg)
 {
-	struct entry e[8];
+	struct entry e[10];
 	size_t n = entries(cfg, cg, e);
 	json_t *o = json_object();
 

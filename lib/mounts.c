@@ -17,6 +17,7 @@
  */
 #include "jail_int.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/openat2.h>
@@ -49,6 +50,7 @@ struct build {
 	int lower, upper, work; /* rootfs image */
 	bool lower_detached;
 	int stage; /* the staging tmpfs on STAGE */
+	int layer; /* the writable layers' tmpfs (o->layer_tmpfs), until attached */
 	struct src *srcs;
 };
 
@@ -145,6 +147,82 @@ static int capture_mount(struct build *b, int sbfd, size_t i, size_t *next_idmap
 	}
 }
 
+static int new_fs(const char *type, const char *const *opts, uint64_t attrs, struct sbx_err *err);
+
+/* Copy the directories of src (the layer skeleton: upper/ work/ overlays/N/
+ * upper/ ...) into dst with their modes, depth levels down. */
+static int copy_skeleton(int src, int dst, int depth, struct sbx_err *err)
+{
+	_cleanup_(sbx_strv_free) struct sbx_strv names = {0};
+	_cleanup_close_ int lfd = -1;
+	DIR *d;
+	struct dirent *e;
+
+	lfd = openat(src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lfd < 0 || !(d = fdopendir(lfd)))
+		return sbx_err_set(err, errno, "cannot list the writable layer's directories");
+	lfd = -1;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			sbx_strv_push(&names, e->d_name);
+	closedir(d);
+	for (size_t i = 0; i < names.n; i++) {
+		_cleanup_close_ int s = -1;
+		_cleanup_close_ int t = -1;
+		struct stat st;
+
+		s = openat(src, names.v[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s < 0 || fstat(s, &st) < 0 || mkdirat(dst, names.v[i], 0700) < 0 ||
+		    fchmodat(dst, names.v[i], st.st_mode & 07777, 0) < 0)
+			return sbx_err_set(err, errno, "cannot create '%s' in the in-memory layer",
+					   names.v[i]);
+		if (depth > 1) {
+			int r;
+
+			t = openat(dst, names.v[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (t < 0)
+				return sbx_err_set(err, errno, "cannot open '%s'", names.v[i]);
+			r = copy_skeleton(s, t, depth - 1, err);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * An unprivileged [limits] disk: nobody can mount a tmpfs of that size on
+ * the host's state directory, but init can in its own mount namespace.
+ * The writable layers (the skeleton made on disk) go on such a tmpfs; the
+ * supervisor gets its root (SBX_MSG_LAYER) and copies the upper
+ * directories to disk if the sandbox is kept.  *sbfd becomes the tmpfs.
+ */
+static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
+{
+	const struct sbx_jail_opts *o = b->c->o;
+	char size[32];
+	const char *const opts[] = {"size", size, "mode", "0700", NULL, NULL};
+	_cleanup_close_ int root = -1;
+	int r;
+
+	snprintf(size, sizeof(size), "%llu", (unsigned long long)o->layer_tmpfs);
+	b->layer = new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
+	if (b->layer < 0)
+		return sbx_err_wrap(err, "the writable layer ([limits] disk)");
+	r = copy_skeleton(*sbfd, b->layer, 3, err);
+	if (r < 0)
+		return r;
+	root = openat(b->layer, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return sbx_err_set(err, errno, "cannot open the in-memory layer");
+	r = sbx_jail_send(b->c->sock, &(struct sbx_jail_msg){.type = SBX_MSG_LAYER}, &root, 1);
+	if (r < 0)
+		return sbx_err_set(err, -r, "cannot pass the in-memory layer to sbx");
+	sbx_closep(sbfd);
+	*sbfd = fcntl(b->layer, F_DUPFD_CLOEXEC, 3);
+	return *sbfd < 0 ? sbx_err_set(err, errno, "cannot open the in-memory layer") : 0;
+}
+
 /* Step 2: open every source while the old root is intact. */
 static int capture(struct build *b, struct sbx_err *err)
 {
@@ -169,6 +247,11 @@ static int capture(struct build *b, struct sbx_err *err)
 	sbfd = open_dir(AT_FDCWD, o->sandbox_dir, err);
 	if (sbfd < 0)
 		return sbfd;
+	if (o->layer_tmpfs) {
+		r = memory_layer(b, &sbfd, err);
+		if (r < 0)
+			return r;
+	}
 	if (o->rootfs_dir && b->cfg->rootfs_writable) {
 		r = open_upper_work(sbfd, "", &b->upper, &b->work, err);
 		if (r < 0)
@@ -328,6 +411,12 @@ static int mount_stage(struct build *b, struct sbx_err *err)
 	r = attach(b->stage, t, "tmpfs", STAGE, err);
 	if (r == 0 && mkdirat(b->stage, "root", 0755) < 0)
 		r = sbx_err_set(err, errno, "cannot create '%s/root'", STAGE);
+	/* overlayfs takes an upper only from a mount attached in its namespace */
+	if (r == 0 && b->layer >= 0 &&
+	    (mkdirat(b->stage, "layer", 0700) < 0 ||
+	     move_mount(b->layer, "", b->stage, "layer", MOVE_MOUNT_F_EMPTY_PATH) < 0))
+		r = sbx_err_set(err, errno, "cannot attach the in-memory layer on '%s/layer'",
+				STAGE);
 	return r;
 }
 
@@ -705,6 +794,7 @@ static void build_free(struct build *b)
 {
 	sbx_closep(&b->rootfd);
 	sbx_closep(&b->stage);
+	sbx_closep(&b->layer);
 	sbx_closep(&b->host_fd);
 	sbx_closep(&b->lower);
 	sbx_closep(&b->upper);
@@ -760,6 +850,7 @@ int sbx_jail_build_root(struct sbx_jail_child *c, struct sbx_err *err)
 			  .host_fd = -1,
 			  .lower = -1,
 			  .stage = -1,
+			  .layer = -1,
 			  .upper = -1,
 			  .work = -1};
 	int r;

@@ -227,9 +227,30 @@ capture as_mode root "$SBX" run -q --keep --name disk-kept -p "$BASE/disk.ini" -
 grep -q "$BASE.*sbx-disk" /proc/self/mountinfo && as_mode root "$SBX" inspect --changes disk-kept | grep -q '^A /etc/newfile$' &&
 	as_mode root "$SBX" destroy disk-kept >/dev/null && ! grep -q "$BASE.*sbx-disk" /proc/self/mountinfo
 ok $? "root: a kept size-capped layer is inspectable and destroy unmounts it"
-capture as_mode user "$SBX" run -p "$BASE/disk.ini" --rootfs "$IMG" -- true
-[ "$rc" -eq 0 ] && [[ "$err" == *"disk is not enforced"* ]]
-ok $? "user: [limits] disk unenforceable unprivileged, and the run log says so"
+# Unprivileged, the layers go on a tmpfs in the jail's own mount namespace.
+before=$(ls "$BASE/state-user/sandboxes" 2>/dev/null)
+capture as_mode user "$SBX" run -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'dd if=/dev/zero of=/big bs=1024 count=4096 2>&1; rm /big; echo small > /small && cat /small'
+[ "$rc" -eq 0 ] && [[ "$out" == *"No space left"* ]] && [[ "$out" == *small ]] &&
+	[[ "$err" == *"limits: disk 2M (the writable layer's tmpfs)"* ]] && [[ "$err" != *warning* ]] &&
+	[ "$(ls "$BASE/state-user/sandboxes" 2>/dev/null)" = "$before" ]
+ok $? "user: [limits] disk caps the writable layer (ENOSPC), the run log says how, nothing is left"
+capture as_mode user "$SBX" run -q --name disk-kept -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo x > /etc/newfile; rm /bin/ls; mkdir /d; echo y > /d/f; exit 3'
+[ "$rc" -eq 3 ] && chg=$(as_mode user "$SBX" inspect --changes disk-kept) &&
+	grep -q '^A /etc/newfile$' <<<"$chg" && grep -q '^D /bin/ls$' <<<"$chg" && grep -q '^A /d/f$' <<<"$chg" &&
+	[ "$(as_mode user "$SBX" exec disk-kept cat /etc/newfile /d/f)" = "$(printf 'x\ny')" ] &&
+	as_mode user "$SBX" destroy disk-kept >/dev/null
+ok $? "user: a failed run's in-memory layer is kept on disk: inspect --changes and exec see it (rc $rc)"
+as_mode user "$SBX" run -q --name disk-live -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo a > /a; sleep 30' >/dev/null 2>&1 &
+live=$!
+for _ in $(seq 100); do
+	as_mode user "$SBX" ps | grep -q ' disk-live .*running' && break
+	sleep 0.1
+done
+capture as_mode user "$SBX" inspect --changes disk-live
+as_mode user "$SBX" destroy disk-live >/dev/null 2>&1
+wait "$live"
+[ "$rc" -ne 0 ] && [[ "$err" == *"in memory while it runs"* ]] && [ -z "$out" ]
+ok $? "user: inspect --changes of a running sandbox with an in-memory layer says why it cannot ($err)"
 ids=$(sed -n 's/.*"event":"start","id":"\([0-9a-f]*\)".*/\1/p' "$BASE/limits.jsonl")
 left=0
 for id in $ids; do
