@@ -118,6 +118,15 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	if (r == 0)
 		r = sbx_jail_layers_settle(x->layer_dir, cfg, true, err);
 	o->sandbox_dir = x->layer_dir;
+	/* An unprivileged [limits] disk: the new jail's layers are capped the
+	 * same way, on a tmpfs filled from disk/ and copied back after. */
+	if (r == 0 && cfg->disk != SBX_UNSET && geteuid() != 0 &&
+	    json_is_true(json_object_get(json_object_get(json_object_get(x->sb.record, "policy"),
+							 "filesystem"),
+					 "layers_in_memory"))) {
+		o->layer_tmpfs = cfg->disk;
+		o->layer_tmpfs_fill = true;
+	}
 	if (r == 0)
 		r = rootfs_dir(x, &o->rootfs_dir, err);
 	if (r == 0)
@@ -133,6 +142,23 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	if (x->args.tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &o->ws) < 0)
 		memset(&o->ws, 0, sizeof(o->ws));
 	return 0;
+}
+
+/* The new jail's in-memory layer (layer_tmpfs) back over disk/. */
+static void keep_memory_layer(struct exec_ctx *x)
+{
+	_cleanup_close_ int dst = -1;
+	struct sbx_err e = {0};
+
+	if (x->jail.layer_fd < 0)
+		return;
+	dst = open(x->layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dst < 0)
+		sbx_err_set(&e, errno, "cannot open '%s'", x->layer_dir);
+	if (dst < 0 || sbx_jail_layers_copy(x->jail.layer_fd, dst, &x->cfg, true, true, &e) < 0) {
+		sbx_err_wrap(&e, "the changes of this exec were not kept");
+		sbx_print_err(&e);
+	}
 }
 
 int exec_kept(struct exec_ctx *x, struct sbx_err *err)
@@ -163,6 +189,7 @@ int exec_kept(struct exec_ctx *x, struct sbx_err *err)
 	} else {
 		x->mode = "new jail";
 		r = exec_run_supervised(&x->jail, out, errp, err);
+		keep_memory_layer(x);
 	}
 	if (x->cg.version > 0 && sbx_cgroup_destroy(&x->cg, &e2) < 0)
 		sbx_print_err(&e2);

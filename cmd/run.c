@@ -642,34 +642,11 @@ static void keep_layers(struct run_ctx *c)
 		return;
 	}
 	dst = open(c->layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	for (size_t i = 0; i <= c->cfg.n_mounts; i++) {
-		struct sbx_tree_copy_stats st;
-		struct sbx_err e1 = {0};
-		_cleanup_free_ char *name = NULL;
-		_cleanup_close_ int s = -1;
-		_cleanup_close_ int d = -1;
-		int r1;
-
-		if (i == c->cfg.n_mounts && !(c->rootfs_dir && c->cfg.rootfs_writable))
-			break;
-		if (i < c->cfg.n_mounts && c->cfg.mounts[i].kind != SBX_MNT_OVERLAY)
-			continue;
-		name = i < c->cfg.n_mounts ? sbx_xasprintf("overlays/%zu/upper", i)
-					   : sbx_xstrdup("upper");
-		s = openat(c->jail.layer_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (s >= 0 && dst >= 0)
-			d = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (s < 0 || d < 0)
-			r1 = sbx_err_set(&e1, errno, "cannot open the writable layer '%s'", name);
-		else
-			r1 = sbx_tree_copy(s, d, &st, &e1);
-		if (r1 < 0 && r == 0) {
-			r = r1;
-			e = e1;
-			sbx_err_wrap(&e, "keeping the in-memory writable layer '%s' in '%s'", name,
-				     c->layer_dir);
-		}
-	}
+	if (dst < 0)
+		r = sbx_err_set(&e, errno, "cannot open '%s'", c->layer_dir);
+	else
+		r = sbx_jail_layers_copy(c->jail.layer_fd, dst, &c->cfg,
+					 c->rootfs_dir && c->cfg.rootfs_writable, false, &e);
 	if (r < 0) {
 		sbx_print_err(&e);
 		run_log_warn(c, e.msg);

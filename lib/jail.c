@@ -610,3 +610,67 @@ int sbx_jail_layers_settle(const char *layer_dir, const struct sbx_config *cfg, 
 	}
 	return r;
 }
+
+/* The upper directories of the layout: "upper" (rootfs_layer), then
+ * "overlays/I/upper" for each overlay entry.  NULL past the end. */
+static const char *layer_upper(const struct sbx_config *cfg, bool rootfs_layer, size_t *k,
+			       char buf[48])
+{
+	if (*k == 0) {
+		(*k)++;
+		if (rootfs_layer)
+			return "upper";
+	}
+	while (*k - 1 < cfg->n_mounts) {
+		size_t i = (*k)++ - 1;
+
+		if (cfg->mounts[i].kind == SBX_MNT_OVERLAY) {
+			snprintf(buf, 48, "overlays/%zu/upper", i);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool rootfs_layer,
+			 bool replace, struct sbx_err *err)
+{
+	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	char buf[48];
+	const char *name;
+	size_t k = 0;
+	int r = 0;
+
+	while ((name = layer_upper(cfg, rootfs_layer, &k, buf))) {
+		_cleanup_free_ char *tmp = sbx_xasprintf("%s.new", name);
+		struct sbx_tree_copy_stats st;
+		struct sbx_err e = {0};
+		struct stat old;
+		_cleanup_close_ int s = -1;
+		_cleanup_close_ int d = -1;
+		int r1 = 0;
+
+		s = openat(from, name, dflags);
+		if (s < 0)
+			r1 = sbx_err_set(&e, errno, "cannot open the writable layer '%s'", name);
+		/* replace: copy beside it, then swap the two in one rename */
+		if (r1 == 0 && replace &&
+		    (fstatat(to, name, &old, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(old.st_mode) ||
+		     mkdirat(to, tmp, 0700) < 0 || fchmodat(to, tmp, old.st_mode & 07777, 0) < 0))
+			r1 = sbx_err_set(&e, errno, "cannot make '%s'", tmp);
+		if (r1 == 0 && (d = openat(to, replace ? tmp : name, dflags)) < 0)
+			r1 = sbx_err_set(&e, errno, "cannot open '%s'", replace ? tmp : name);
+		if (r1 == 0)
+			r1 = sbx_tree_copy(s, d, &st, &e);
+		if (r1 == 0 && replace && renameat2(to, tmp, to, name, RENAME_EXCHANGE) < 0)
+			r1 = sbx_err_set(&e, errno, "cannot put '%s' in place", name);
+		if (replace)
+			(void)sbx_rm_rf_at(to, tmp); /* the old one, or the failed copy */
+		if (r1 < 0 && r == 0) {
+			r = r1;
+			*err = e;
+			sbx_err_wrap(err, "copying the in-memory writable layer");
+		}
+	}
+	return r;
+}

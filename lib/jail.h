@@ -87,6 +87,7 @@ struct sbx_jail_opts {
 	 * the directories of sandbox_dir onto it, and its root comes back in
 	 * sbx_jail.layer_fd, for the supervisor to keep. */
 	uint64_t layer_tmpfs;
+	bool layer_tmpfs_fill; /* and the layers' contents too (a kept sandbox's) */
 	const struct sbx_jail_file *files;
 	size_t n_files;
 	/* sbx's argv strings: init rewrites them to "sbx-init" once the
@@ -139,6 +140,16 @@ int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *opts, struct 
  */
 int sbx_jail_layers_settle(const char *layer_dir, const struct sbx_config *cfg, bool rootfs_layer,
 			   struct sbx_err *err);
+
+/*
+ * Copy the upper directories of a layer layout (upper/ when rootfs_layer,
+ * overlays/N/upper for cfg's overlays) from directory `from` into the same
+ * names below `to`: into the (empty) directories there, or with replace,
+ * into a copy beside each that then takes its place (the old one removed).
+ * Every layer is tried; the first failure is returned (err names it).
+ */
+int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool rootfs_layer,
+			 bool replace, struct sbx_err *err);
 
 /* Build the command's environment: cleared (unless [env] clear = no), then
  * pass (glob patterns), set, PATH, HOME, TERM (tty), USER.  `extra` are more

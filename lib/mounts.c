@@ -210,6 +210,9 @@ static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
 	if (b->layer < 0)
 		return sbx_err_wrap(err, "the writable layer ([limits] disk)");
 	r = copy_skeleton(*sbfd, b->layer, 3, err);
+	if (r == 0 && o->layer_tmpfs_fill)
+		r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg,
+					 o->rootfs_dir && b->cfg->rootfs_writable, false, err);
 	if (r < 0)
 		return r;
 	root = openat(b->layer, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

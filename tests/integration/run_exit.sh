@@ -237,9 +237,14 @@ ok $? "user: [limits] disk caps the writable layer (ENOSPC), the run log says ho
 capture as_mode user "$SBX" run -q --name disk-kept -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo x > /etc/newfile; rm /bin/ls; mkdir /d; echo y > /d/f; exit 3'
 [ "$rc" -eq 3 ] && chg=$(as_mode user "$SBX" inspect --changes disk-kept) &&
 	grep -q '^A /etc/newfile$' <<<"$chg" && grep -q '^D /bin/ls$' <<<"$chg" && grep -q '^A /d/f$' <<<"$chg" &&
-	[ "$(as_mode user "$SBX" exec disk-kept cat /etc/newfile /d/f)" = "$(printf 'x\ny')" ] &&
-	as_mode user "$SBX" destroy disk-kept >/dev/null
+	[ "$(as_mode user "$SBX" exec disk-kept cat /etc/newfile /d/f)" = "$(printf 'x\ny')" ]
 ok $? "user: a failed run's in-memory layer is kept on disk: inspect --changes and exec see it (rc $rc)"
+capture as_mode user "$SBX" exec disk-kept sh -c 'dd if=/dev/zero of=/big bs=1024 count=4096 2>&1; rm -f /big; echo two > /two'
+[[ "$out" == *"No space left"* ]] && [ "$(as_mode user "$SBX" exec disk-kept cat /two /d/f)" = "$(printf 'two\ny')" ] &&
+	as_mode user "$SBX" inspect --changes disk-kept | grep -q '^A /two$' &&
+	[ -z "$(find "$BASE/state-user/sandboxes" -name '*.new')" ] &&
+	as_mode user "$SBX" destroy disk-kept >/dev/null
+ok $? "user: exec into it is capped the same way, and its writes are kept for the next"
 as_mode user "$SBX" run -q --name disk-live -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo a > /a; sleep 30' >/dev/null 2>&1 &
 live=$!
 for _ in $(seq 100); do
