@@ -150,7 +150,7 @@ static int capture_mount(struct build *b, int sbfd, size_t i, size_t *next_idmap
 static int new_fs(const char *type, const char *const *opts, uint64_t attrs, struct sbx_err *err);
 
 /* Copy the directories of src (the layer skeleton: upper/ work/ overlays/N/
- * upper/ ...) into dst with their modes, depth levels down. */
+ * upper/ ...) into dst with their modes; depth is 3 at the top. */
 static int copy_skeleton(int src, int dst, int depth, struct sbx_err *err)
 {
 	_cleanup_(sbx_strv_free) struct sbx_strv names = {0};
@@ -176,7 +176,8 @@ static int copy_skeleton(int src, int dst, int depth, struct sbx_err *err)
 		    fchmodat(dst, names.v[i], st.st_mode & 07777, 0) < 0)
 			return sbx_err_set(err, errno, "cannot create '%s' in the in-memory layer",
 					   names.v[i]);
-		if (depth > 1) {
+		/* into overlays/ and overlays/N/ only, never a layer's contents */
+		if ((depth == 3 && !strcmp(names.v[i], "overlays")) || depth == 2) {
 			int r;
 
 			t = openat(dst, names.v[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
