@@ -141,6 +141,10 @@ static void print_fs(FILE *o, const json_t *r)
 
 	section(o, "Filesystem");
 	kv_json(o, "writable layer", json_object_get(fs, "writable_layer"));
+	if (json_is_true(json_object_get(fs, "layers_in_memory")))
+		kv_take(o, "layer kept in",
+			sbx_xstrdup("memory while it runs ([limits] disk, unprivileged), "
+				    "then disk/ if the sandbox is kept"));
 	kv_json(o, "shared with host", json_object_get(fs, "shared"));
 	if (json_object_get(fs, "mounts"))
 		kv_json(o, "mounts", json_object_get(fs, "mounts"));

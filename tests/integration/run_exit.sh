@@ -252,10 +252,26 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 capture as_mode user "$SBX" inspect --changes disk-live
+text=$(as_mode user "$SBX" inspect disk-live)
+rm -f "$BASE/live.html"
+as_mode user "$SBX" inspect --html "$BASE/live.html" disk-live
 as_mode user "$SBX" destroy disk-live >/dev/null 2>&1
 wait "$live"
-[ "$rc" -ne 0 ] && [[ "$err" == *"in memory while it runs"* ]] && [ -z "$out" ]
-ok $? "user: inspect --changes of a running sandbox with an in-memory layer says why it cannot ($err)"
+[ "$rc" -ne 0 ] && [[ "$err" == *"in memory while it runs"* ]] && [ -z "$out" ] &&
+	grep -q 'layer kept in .*memory while it runs' <<<"$text" && grep -q 'in memory while it runs' "$BASE/live.html"
+ok $? "user: inspect of a running sandbox with an in-memory layer says where it is, --changes and --html why they cannot list it ($err)"
+as_mode user "$SBX" run -q --name disk-lost -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo a > /a; sleep 30' >/dev/null 2>&1 &
+live=$!
+for _ in $(seq 100); do
+	as_mode user "$SBX" ps | grep -q ' disk-lost .*running' && break
+	sleep 0.1
+done
+pkill -KILL -f -- '--name disk-lost'
+wait "$live"
+capture as_mode user "$SBX" inspect --changes disk-lost
+[ "$rc" -ne 0 ] && [[ "$err" == *"was lost: its changes are gone"* ]] &&
+	as_mode user "$SBX" destroy --stale | grep -q disk-lost
+ok $? "user: a killed run's in-memory layer is gone, and inspect --changes says so ($err)"
 ids=$(sed -n 's/.*"event":"start","id":"\([0-9a-f]*\)".*/\1/p' "$BASE/limits.jsonl")
 left=0
 for id in $ids; do
