@@ -245,12 +245,17 @@ capture as_mode user "$SBX" exec disk-kept sh -c 'dd if=/dev/zero of=/big bs=102
 	[ -z "$(find "$BASE/state-user/sandboxes" -name '*.new')" ] &&
 	as_mode user "$SBX" destroy disk-kept >/dev/null
 ok $? "user: exec into it is capped the same way, and its writes are kept for the next"
-as_mode user "$SBX" run -q --name disk-live -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo a > /a; sleep 30' >/dev/null 2>&1 &
-live=$!
-for _ in $(seq 100); do
-	as_mode user "$SBX" ps | grep -q ' disk-live .*running' && break
-	sleep 0.1
-done
+# disk_live NAME: an unprivileged in-memory-layer run of NAME in the
+# background (its pid in $live), once ps shows it running.
+disk_live() {
+	as_mode user "$SBX" run -q --name "$1" -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo a > /a; sleep 30' >/dev/null 2>&1 &
+	live=$!
+	for _ in $(seq 100); do
+		as_mode user "$SBX" ps | grep -q " $1 .*running" && break
+		sleep 0.1
+	done
+}
+disk_live disk-live
 capture as_mode user "$SBX" inspect --changes disk-live
 text=$(as_mode user "$SBX" inspect disk-live)
 rm -f "$BASE/live.html"
@@ -260,12 +265,7 @@ wait "$live"
 [ "$rc" -ne 0 ] && [[ "$err" == *"in memory while it runs"* ]] && [ -z "$out" ] &&
 	grep -q 'layer kept in .*memory while it runs' <<<"$text" && grep -q 'in memory while it runs' "$BASE/live.html"
 ok $? "user: inspect of a running sandbox with an in-memory layer says where it is, --changes and --html why they cannot list it ($err)"
-as_mode user "$SBX" run -q --name disk-lost -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo a > /a; sleep 30' >/dev/null 2>&1 &
-live=$!
-for _ in $(seq 100); do
-	as_mode user "$SBX" ps | grep -q ' disk-lost .*running' && break
-	sleep 0.1
-done
+disk_live disk-lost
 pkill -KILL -f -- '--name disk-lost'
 wait "$live"
 capture as_mode user "$SBX" inspect --changes disk-lost
