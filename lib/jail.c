@@ -653,7 +653,10 @@ int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool ro
 		s = openat(from, name, dflags);
 		if (s < 0)
 			r1 = sbx_err_set(&e, errno, "cannot open the writable layer '%s'", name);
-		/* replace: copy beside it, then swap the two in one rename */
+		/* replace: copy beside it (a copy an earlier crash left there goes
+		 * first), then swap the two in one rename */
+		if (r1 == 0 && replace)
+			(void)sbx_rm_rf_at(to, tmp);
 		if (r1 == 0 && replace &&
 		    (fstatat(to, name, &old, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(old.st_mode) ||
 		     mkdirat(to, tmp, 0700) < 0 || fchmodat(to, tmp, old.st_mode & 07777, 0) < 0))

@@ -239,12 +239,14 @@ capture as_mode user "$SBX" run -q --name disk-kept -p "$BASE/disk.ini" --rootfs
 	grep -q '^A /etc/newfile$' <<<"$chg" && grep -q '^D /bin/ls$' <<<"$chg" && grep -q '^A /d/f$' <<<"$chg" &&
 	[ "$(as_mode user "$SBX" exec disk-kept cat /etc/newfile /d/f)" = "$(printf 'x\ny')" ]
 ok $? "user: a failed run's in-memory layer is kept on disk: inspect --changes and exec see it (rc $rc)"
+# as if an earlier copy-back had crashed half-way: its leftover goes first
+as_mode user mkdir -p "$(echo "$BASE"/state-user/sandboxes/*/disk)/upper.new/junk"
 capture as_mode user "$SBX" exec disk-kept sh -c 'dd if=/dev/zero of=/big bs=1024 count=4096 2>&1; rm -f /big; echo two > /two'
 [[ "$out" == *"No space left"* ]] && [ "$(as_mode user "$SBX" exec disk-kept cat /two /d/f)" = "$(printf 'two\ny')" ] &&
 	as_mode user "$SBX" inspect --changes disk-kept | grep -q '^A /two$' &&
 	[ -z "$(find "$BASE/state-user/sandboxes" -name '*.new')" ] &&
 	as_mode user "$SBX" destroy disk-kept >/dev/null
-ok $? "user: exec into it is capped the same way, and its writes are kept for the next"
+ok $? "user: exec into it is capped the same way, and its writes are kept for the next (no upper.new left)"
 # disk_live NAME: an unprivileged in-memory-layer run of NAME in the
 # background (its pid in $live), once ps shows it running.
 disk_live() {
