@@ -7,9 +7,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -64,6 +66,28 @@ static int open_subdir(int dfd, const char *name, bool create, int *out)
 	return 0;
 }
 
+/*
+ * Every run creates and removes ~40 inodes below STATE/sandboxes (its
+ * directory, record, logs, the overlays' upper and work directories and
+ * what the kernel makes in them).  ext4 without a journal does not reuse
+ * an inode freed in the last minutes, and each allocation steps over the
+ * recently freed ones of its block group: with every sandbox in its
+ * parent's group, start-up grew from ~7.5 to ~11 ms after a few hundred
+ * runs in a row.  The top-directory flag (chattr +T) makes ext4 place
+ * each sandbox directory, and so what is made in it, in a group of its
+ * own choosing, spreading the freed inodes.  Where the flag means nothing
+ * or cannot be set, nothing changes.
+ */
+static void spread_sandboxes(int fd)
+{
+	int flags = 0;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_TOPDIR_FL)) {
+		flags |= FS_TOPDIR_FL;
+		(void)ioctl(fd, FS_IOC_SETFLAGS, &flags);
+	}
+}
+
 int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cache_dir,
 		   bool create, struct sbx_err *err)
 {
@@ -106,6 +130,8 @@ int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cach
 		return 0;
 	if (r < 0)
 		goto fail_state;
+	if (create)
+		spread_sandboxes(st->sandboxes_fd);
 	if (create && mkdirat(st->state_fd, "names", 0700) < 0 && errno != EEXIST) {
 		r = -errno;
 		goto fail_state;

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -51,6 +52,33 @@ static void open_state(struct sbx_state *st)
 
 	if (sbx_state_open(st, path("state"), path("cache"), true, &e) < 0)
 		fail_msg("state open: %s", e.msg);
+}
+
+#ifndef FS_IOC_GETFLAGS
+#define FS_IOC_GETFLAGS _IOR('f', 1, long)
+#endif
+#ifndef FS_TOPDIR_FL
+#define FS_TOPDIR_FL 0x00020000
+#endif
+
+/* STATE/sandboxes carries ext4's top-directory flag (see spread_sandboxes
+ * in lib/state.c) wherever the filesystem has such flags. */
+static void test_sandboxes_topdir(void **state)
+{
+	struct sbx_state st;
+	int flags = 0, fd;
+
+	open_state(&st);
+	fd = open(path("state/sandboxes"), O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
+		close(fd);
+		sbx_state_close(&st);
+		skip(); /* tmpfs and others: no inode flags */
+	}
+	close(fd);
+	sbx_state_close(&st);
+	assert_true(flags & FS_TOPDIR_FL);
 }
 
 static void write_text(const char *p, const char *text)
@@ -643,6 +671,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_open_creates_private_dirs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sandboxes_topdir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_resolution, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_ids_and_record, setup, teardown),
 		cmocka_unit_test(test_id_validity),
