@@ -42,11 +42,15 @@
 # directories; the kernel's ~7 per overlay mount: work/work, the volatile
 # marker, its tmpfile and whiteout probes).  ext4 without a journal does
 # not reuse an inode freed in the last minutes, and each allocation skips
-# the recently freed ones one by one (perf: ovl_fill_super ->
-# ext4's recently_deleted / find_get_block_common): after a few hundred runs
-# in a row the mounts phase grew from ~1.5 ms to 6-9 ms, and it recovers
-# over ~5 minutes.  bwrap's binds allocate none.  Compare runs made at the
-# same point, as this script does by alternating.
+# the recently freed ones of its block group one by one (perf:
+# ovl_fill_super -> ext4's recently_deleted / find_get_block_common).  With
+# every sandbox in its parent's group, start-up grew over a few hundred
+# runs in a row (7.5 -> 11 ms; 100 runs 2 at a time: 1130 ms).  sbx now
+# gives STATE/sandboxes ext4's top-directory flag (chattr +T), so each
+# sandbox lands in a group of its own and start-up stays flat (7.1-8.0 ms
+# over 600 runs; 100 runs 2 at a time: 548 ms).  bwrap's binds allocate
+# none.  Compare runs made at the same point, as this script does by
+# alternating.
 set -eu
 N=${1:-30}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
