@@ -162,9 +162,17 @@ static int copy_skeleton(int src, int dst, int depth, struct sbx_err *err)
 	if (lfd < 0 || !(d = fdopendir(lfd)))
 		return sbx_err_set(err, errno, "cannot list the writable layer's directories");
 	lfd = -1;
-	while ((e = readdir(d)))
-		if (e->d_type == DT_DIR && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (e->d_type == DT_DIR ||
+		    (e->d_type == DT_UNKNOWN &&
+		     fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     S_ISDIR(st.st_mode)))
 			sbx_strv_push(&names, e->d_name);
+	}
 	closedir(d);
 	for (size_t i = 0; i < names.n; i++) {
 		_cleanup_close_ int s = -1;
