@@ -147,15 +147,10 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 /* The new jail's in-memory layer (layer_tmpfs) back over disk/. */
 static void keep_memory_layer(struct exec_ctx *x)
 {
-	_cleanup_close_ int dst = -1;
 	struct sbx_err e = {0};
 
-	if (x->jail.layer_fd < 0)
-		return;
-	dst = open(x->layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dst < 0)
-		sbx_err_set(&e, errno, "cannot open '%s'", x->layer_dir);
-	if (dst < 0 || sbx_jail_layers_copy(x->jail.layer_fd, dst, &x->cfg, true, true, &e) < 0) {
+	if (x->jail.layer_fd >= 0 &&
+	    sbx_jail_keep_layers(&x->jail, x->layer_dir, &x->cfg, true, true, &e) < 0) {
 		sbx_err_wrap(&e, "the changes of this exec were not kept");
 		sbx_print_err(&e);
 	}

@@ -630,24 +630,17 @@ static void decide_keep(struct run_ctx *c)
 static void keep_layers(struct run_ctx *c)
 {
 	struct sbx_err e = {0};
-	_cleanup_close_ int dst = -1;
-	int r = 0;
 
 	if (!c->kept || !c->disk_memory)
 		return;
-	if (c->jail.layer_fd < 0) {
+	if (c->jail.layer_fd < 0) { /* the set-up failed first: its error is said */
 		if (c->jail.init_pid > 0)
 			run_log_warn(c, "the in-memory writable layer never reached sbx: "
 					"nothing of it was kept");
 		return;
 	}
-	dst = open(c->layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dst < 0)
-		r = sbx_err_set(&e, errno, "cannot open '%s'", c->layer_dir);
-	else
-		r = sbx_jail_layers_copy(c->jail.layer_fd, dst, &c->cfg,
-					 c->rootfs_dir && c->cfg.rootfs_writable, false, &e);
-	if (r < 0) {
+	if (sbx_jail_keep_layers(&c->jail, c->layer_dir, &c->cfg,
+				 c->rootfs_dir && c->cfg.rootfs_writable, false, &e) < 0) {
 		sbx_print_err(&e);
 		run_log_warn(c, e.msg);
 	}

@@ -632,43 +632,77 @@ static const char *layer_upper(const struct sbx_config *cfg, bool rootfs_layer, 
 	return NULL;
 }
 
-int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool rootfs_layer,
-			 bool replace, struct sbx_err *err)
+/* SKELETON: NAME and its sibling work/ (and the directories above them)
+ * made in `to` with the modes they have in `from`. */
+static int make_skeleton(int from, int to, const char *name, struct sbx_err *err)
+{
+	char path[48], work[48];
+	const char *dirs[] = {name, work};
+	size_t n = strlen(name) - strlen("upper");
+
+	snprintf(work, sizeof(work), "%.*swork", (int)n, name);
+	for (const char *sl = strchr(name, '/'); sl; sl = strchr(sl + 1, '/')) {
+		snprintf(path, sizeof(path), "%.*s", (int)(sl - name), name);
+		if (mkdirat(to, path, 0700) < 0 && errno != EEXIST)
+			return sbx_err_set(err, errno, "cannot create '%s'", path);
+	}
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(dirs); i++) {
+		struct stat st;
+
+		if (fstatat(from, dirs[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    mkdirat(to, dirs[i], 0700) < 0 || fchmodat(to, dirs[i], st.st_mode & 07777, 0) < 0)
+			return sbx_err_set(err, errno, "cannot create '%s'", dirs[i]);
+	}
+	return 0;
+}
+
+/* INTO / REPLACE: the contents of from/NAME into to/NAME, or into a copy
+ * beside it (a copy an earlier crash left there goes first) that then
+ * takes its place in one rename. */
+static int copy_upper(int from, int to, const char *name, bool replace, struct sbx_err *err)
 {
 	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	_cleanup_free_ char *tmp = sbx_xasprintf("%s.new", name);
+	struct sbx_tree_copy_stats st;
+	struct stat old;
+	_cleanup_close_ int s = -1;
+	_cleanup_close_ int d = -1;
+	int r = 0;
+
+	s = openat(from, name, dflags);
+	if (s < 0)
+		return sbx_err_set(err, errno, "cannot open the writable layer '%s'", name);
+	if (replace) {
+		(void)sbx_rm_rf_at(to, tmp);
+		if (fstatat(to, name, &old, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(old.st_mode) ||
+		    mkdirat(to, tmp, 0700) < 0 || fchmodat(to, tmp, old.st_mode & 07777, 0) < 0)
+			r = sbx_err_set(err, errno, "cannot make '%s'", tmp);
+	}
+	if (r == 0 && (d = openat(to, replace ? tmp : name, dflags)) < 0)
+		r = sbx_err_set(err, errno, "cannot open '%s'", replace ? tmp : name);
+	if (r == 0)
+		r = sbx_tree_copy(s, d, &st, err);
+	if (r == 0 && replace && renameat2(to, tmp, to, name, RENAME_EXCHANGE) < 0)
+		r = sbx_err_set(err, errno, "cannot put '%s' in place", name);
+	if (replace)
+		(void)sbx_rm_rf_at(to, tmp); /* the old one, or the failed copy */
+	return r;
+}
+
+int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool rootfs_layer,
+			 enum sbx_layers_copy how, struct sbx_err *err)
+{
 	char buf[48];
 	const char *name;
 	size_t k = 0;
 	int r = 0;
 
 	while ((name = layer_upper(cfg, rootfs_layer, &k, buf))) {
-		_cleanup_free_ char *tmp = sbx_xasprintf("%s.new", name);
-		struct sbx_tree_copy_stats st;
 		struct sbx_err e = {0};
-		struct stat old;
-		_cleanup_close_ int s = -1;
-		_cleanup_close_ int d = -1;
-		int r1 = 0;
+		int r1 = how == SBX_LAYERS_SKELETON
+			     ? make_skeleton(from, to, name, &e)
+			     : copy_upper(from, to, name, how == SBX_LAYERS_REPLACE, &e);
 
-		s = openat(from, name, dflags);
-		if (s < 0)
-			r1 = sbx_err_set(&e, errno, "cannot open the writable layer '%s'", name);
-		/* replace: copy beside it (a copy an earlier crash left there goes
-		 * first), then swap the two in one rename */
-		if (r1 == 0 && replace)
-			(void)sbx_rm_rf_at(to, tmp);
-		if (r1 == 0 && replace &&
-		    (fstatat(to, name, &old, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(old.st_mode) ||
-		     mkdirat(to, tmp, 0700) < 0 || fchmodat(to, tmp, old.st_mode & 07777, 0) < 0))
-			r1 = sbx_err_set(&e, errno, "cannot make '%s'", tmp);
-		if (r1 == 0 && (d = openat(to, replace ? tmp : name, dflags)) < 0)
-			r1 = sbx_err_set(&e, errno, "cannot open '%s'", replace ? tmp : name);
-		if (r1 == 0)
-			r1 = sbx_tree_copy(s, d, &st, &e);
-		if (r1 == 0 && replace && renameat2(to, tmp, to, name, RENAME_EXCHANGE) < 0)
-			r1 = sbx_err_set(&e, errno, "cannot put '%s' in place", name);
-		if (replace)
-			(void)sbx_rm_rf_at(to, tmp); /* the old one, or the failed copy */
 		if (r1 < 0 && r == 0) {
 			r = r1;
 			*err = e;
@@ -676,4 +710,19 @@ int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool ro
 		}
 	}
 	return r;
+}
+
+int sbx_jail_keep_layers(const struct sbx_jail *j, const char *layer_dir,
+			 const struct sbx_config *cfg, bool rootfs_layer, bool replace,
+			 struct sbx_err *err)
+{
+	_cleanup_close_ int dst = -1;
+
+	if (j->layer_fd < 0)
+		return sbx_err_set(err, EBADF, "the jail has no in-memory writable layer");
+	dst = open(layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dst < 0)
+		return sbx_err_set(err, errno, "cannot open '%s'", layer_dir);
+	return sbx_jail_layers_copy(j->layer_fd, dst, cfg, rootfs_layer,
+				    replace ? SBX_LAYERS_REPLACE : SBX_LAYERS_INTO, err);
 }

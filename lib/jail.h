@@ -142,14 +142,23 @@ int sbx_jail_layers_settle(const char *layer_dir, const struct sbx_config *cfg, 
 			   struct sbx_err *err);
 
 /*
- * Copy the upper directories of a layer layout (upper/ when rootfs_layer,
- * overlays/N/upper for cfg's overlays) from directory `from` into the same
- * names below `to`: into the (empty) directories there, or with replace,
- * into a copy beside each that then takes its place (the old one removed).
+ * The writable layers of a layout: upper/ (and its work/) when
+ * rootfs_layer, overlays/N/upper (and work) for cfg's overlays, from
+ * directory `from` to the same names below `to`:
+ *   SKELETON  the directories only, with their modes (an empty layer);
+ *   INTO      the upper directories' contents, into the empty ones there;
+ *   REPLACE   the same, into a copy beside each, which then takes its
+ *             place (the old one removed).
  * Every layer is tried; the first failure is returned (err names it).
  */
+enum sbx_layers_copy { SBX_LAYERS_SKELETON, SBX_LAYERS_INTO, SBX_LAYERS_REPLACE };
 int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool rootfs_layer,
-			 bool replace, struct sbx_err *err);
+			 enum sbx_layers_copy how, struct sbx_err *err);
+/* After a jail with layer_tmpfs: its layers' upper directories into
+ * layer_dir (INTO, or REPLACE what a kept sandbox had). */
+int sbx_jail_keep_layers(const struct sbx_jail *j, const char *layer_dir,
+			 const struct sbx_config *cfg, bool rootfs_layer, bool replace,
+			 struct sbx_err *err);
 
 /* Build the command's environment: cleared (unless [env] clear = no), then
  * pass (glob patterns), set, PATH, HOME, TERM (tty), USER.  `extra` are more

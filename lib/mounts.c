@@ -17,7 +17,6 @@
  */
 #include "jail_int.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/openat2.h>
@@ -149,56 +148,6 @@ static int capture_mount(struct build *b, int sbfd, size_t i, size_t *next_idmap
 
 static int new_fs(const char *type, const char *const *opts, uint64_t attrs, struct sbx_err *err);
 
-/* Copy the directories of src (the layer skeleton: upper/ work/ overlays/N/
- * upper/ ...) into dst with their modes; depth is 3 at the top. */
-static int copy_skeleton(int src, int dst, int depth, struct sbx_err *err)
-{
-	_cleanup_(sbx_strv_free) struct sbx_strv names = {0};
-	_cleanup_close_ int lfd = -1;
-	DIR *d;
-	struct dirent *e;
-
-	lfd = openat(src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (lfd < 0 || !(d = fdopendir(lfd)))
-		return sbx_err_set(err, errno, "cannot list the writable layer's directories");
-	lfd = -1;
-	while ((e = readdir(d))) {
-		struct stat st;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (e->d_type == DT_DIR ||
-		    (e->d_type == DT_UNKNOWN &&
-		     fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		     S_ISDIR(st.st_mode)))
-			sbx_strv_push(&names, e->d_name);
-	}
-	closedir(d);
-	for (size_t i = 0; i < names.n; i++) {
-		_cleanup_close_ int s = -1;
-		_cleanup_close_ int t = -1;
-		struct stat st;
-
-		s = openat(src, names.v[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (s < 0 || fstat(s, &st) < 0 || mkdirat(dst, names.v[i], 0700) < 0 ||
-		    fchmodat(dst, names.v[i], st.st_mode & 07777, 0) < 0)
-			return sbx_err_set(err, errno, "cannot create '%s' in the in-memory layer",
-					   names.v[i]);
-		/* into overlays/ and overlays/N/ only, never a layer's contents */
-		if ((depth == 3 && !strcmp(names.v[i], "overlays")) || depth == 2) {
-			int r;
-
-			t = openat(dst, names.v[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (t < 0)
-				return sbx_err_set(err, errno, "cannot open '%s'", names.v[i]);
-			r = copy_skeleton(s, t, depth - 1, err);
-			if (r < 0)
-				return r;
-		}
-	}
-	return 0;
-}
-
 /*
  * An unprivileged [limits] disk: nobody can mount a tmpfs of that size on
  * the host's state directory, but init can in its own mount namespace.
@@ -209,6 +158,7 @@ static int copy_skeleton(int src, int dst, int depth, struct sbx_err *err)
 static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
 {
 	const struct sbx_jail_opts *o = b->c->o;
+	const bool rootfs_layer = o->rootfs_dir && b->cfg->rootfs_writable;
 	char size[32];
 	const char *const opts[] = {"size", size, "mode", "0700", NULL, NULL};
 	_cleanup_close_ int root = -1;
@@ -218,10 +168,9 @@ static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
 	b->layer = new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
 	if (b->layer < 0)
 		return sbx_err_wrap(err, "the writable layer ([limits] disk)");
-	r = copy_skeleton(*sbfd, b->layer, 3, err);
+	r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg, rootfs_layer, SBX_LAYERS_SKELETON, err);
 	if (r == 0 && o->layer_tmpfs_fill)
-		r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg,
-					 o->rootfs_dir && b->cfg->rootfs_writable, false, err);
+		r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg, rootfs_layer, SBX_LAYERS_INTO, err);
 	if (r < 0)
 		return r;
 	root = openat(b->layer, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
