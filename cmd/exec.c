@@ -451,10 +451,10 @@ int cmd_exec(int argc, char **argv)
 				       err.msg);
 		r = SBX_EXIT_SBX;
 	} else {
-		if (x.jail.exec_errno)
-			sbx_errorf("'%s': %s", x.args.argv[0],
-				   x.jail.exec_errno == ENOENT ? "command not found"
-							       : strerror(x.jail.exec_errno));
+		if (x.jail.exec_errno && x.jail.exec_msg)
+			sbx_errorf("%s", x.jail.exec_msg);
+		else if (x.jail.exec_errno)
+			sbx_errorf("'%s': %s", x.args.argv[0], strerror(x.jail.exec_errno));
 		if (x.sb.dirfd >= 0)
 			exec_log_event(&x.sb, &x.args, x.mode, exec_via(&x), r, x.jail.cmd_pid,
 				       NULL);

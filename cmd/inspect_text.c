@@ -225,6 +225,8 @@ static void print_exit(FILE *o, const json_t *r)
 		if (sig > 0 && sig < 65)
 			kv_take(o, "signal", sbx_xasprintf("%lld (SIG%s)", (long long)sig,
 							   sigabbrev_np((int)sig) ?: "?"));
+		if (json_is_string(json_object_get(ex, "exec_error")))
+			kv_json(o, "not started", json_object_get(ex, "exec_error"));
 		if (json_is_string(json_object_get(ex, "error")))
 			kv_json(o, "error", json_object_get(ex, "error"));
 	}

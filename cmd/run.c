@@ -502,6 +502,9 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 	o.proxy_port = c->cfg.net == SBX_NET_PROXY ? SBX_PROXY_DEFAULT_PORT : 0;
 	sbx_jail_build_env(&c->cfg, &c->ids, c->rootfs_dir == NULL, o.tty, extra.v, &env);
 	o.envp = env.v;
+	for (size_t i = 0; i < env.n; i++)
+		if (strncmp(env.v[i], "PATH=", 5) == 0)
+			c->jail_path = sbx_xstrdup(env.v[i] + 5);
 	if (o.tty) {
 		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &o.ws) < 0)
 			memset(&o.ws, 0, sizeof(o.ws));
@@ -568,7 +571,9 @@ static void finish(struct run_ctx *c)
 		oom = c->usage.oom_kills > 0;
 	oom = oom || c->oom_seen;
 	c->exit_code = sbx_jail_exit_code(&c->jail, &c->res);
-	if (c->res.timed_out)
+	if (c->jail.exec_errno)
+		c->reason = c->exit_code == SBX_EXIT_NOTFOUND ? "not-found" : "not-executable";
+	else if (c->res.timed_out)
 		c->reason = "timeout";
 	else if (oom && c->exit_code == 128 + SIGKILL)
 		c->reason = "oom";
@@ -597,6 +602,29 @@ static void check_image(struct run_ctx *c)
 	c->reason = "error";
 }
 
+/*
+ * A command that could not be started: one line, like env(1), naming it
+ * and why (what the jail saw, and on the host which profile entry hides
+ * it), printed even with -q, and kept for the record.
+ */
+static void explain_exec_failure(struct run_ctx *c)
+{
+	char hint[2048];
+	const char *why = c->jail.exec_msg;
+
+	if (!c->jail.exec_errno)
+		return;
+	if (!why)
+		why = strerror(c->jail.exec_errno);
+	if (c->jail.exec_absent &&
+	    sbx_exec_hint(&c->cfg, c->rootfs_dir != NULL, c->args.argv[0], c->jail_path, c->cwd,
+			  hint, sizeof(hint)))
+		c->exec_error = sbx_xasprintf("%s; %s", why, hint);
+	else
+		c->exec_error = sbx_xstrdup(why);
+	sbx_errorf("%s", c->exec_error);
+}
+
 static void decide_keep(struct run_ctx *c)
 {
 	bool failed = c->exit_code != 0;
@@ -610,6 +638,9 @@ static void decide_keep(struct run_ctx *c)
 	} else if (c->cfg.persist == SBX_PERSIST_ALWAYS) {
 		c->kept = true;
 		c->keep_reason = "persist = always";
+	} else if (c->cfg.persist == SBX_PERSIST_ON_FAILURE && c->jail.exec_errno) {
+		c->kept = false;
+		c->keep_reason = "persist = on-failure and the command never started";
 	} else if (c->cfg.persist == SBX_PERSIST_ON_FAILURE && failed) {
 		c->kept = true;
 		c->keep_reason = "persist = on-failure and the command failed";
@@ -767,6 +798,8 @@ static void teardown(struct run_ctx *c)
 	free(c->rootfs_dir);
 	free(c->layer_dir);
 	free(c->cwd);
+	free(c->jail_path);
+	free(c->exec_error);
 	free(c->error);
 	run_args_free(&c->args);
 }
@@ -807,6 +840,7 @@ int cmd_run(int argc, char **argv)
 		c.keep_reason = c.kept ? "--keep" : "sbx failed before the command ran";
 	} else {
 		finish(&c);
+		explain_exec_failure(&c);
 		check_image(&c);
 		decide_keep(&c);
 	}

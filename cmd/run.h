@@ -58,6 +58,8 @@ struct run_ctx {
 	bool disk_memory;  /* unprivileged [limits] disk: the layers are on a tmpfs in
 			    * the jail (jail.layer_fd), copied to disk/ when kept */
 	char *cwd;
+	char *jail_path;   /* the command's PATH in the jail */
+	char *exec_error;  /* why the command could not be started (126/127) */
 	double t_image;
 	int exit_code;
 	const char *reason; /* exited | signaled | timeout | oom | error */

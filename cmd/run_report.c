@@ -52,6 +52,10 @@ static void human_exit(const json_t *ev)
 			 (int)json_integer_value(json_object_get(x, "status")));
 	else if (!strcmp(reason, "error"))
 		snprintf(what, sizeof(what), "sbx failed, exit 125");
+	else if (!strcmp(reason, "not-found"))
+		snprintf(what, sizeof(what), "command not found, exit 127");
+	else if (!strcmp(reason, "not-executable"))
+		snprintf(what, sizeof(what), "command could not be executed, exit 126");
 	else
 		snprintf(what, sizeof(what), "exit %d",
 			 (int)json_integer_value(json_object_get(x, "status")));
@@ -417,7 +421,8 @@ static json_t *exit_json(struct run_ctx *c)
 	bool sig = r->have_status && WIFSIGNALED(r->status);
 
 	return json_pack(
-	    "{s:i, s:s, s:o, s:o, s:o}", "status", c->exit_code, "reason", c->reason, "code",
+	    "{s:i, s:s, s:o, s:o, s:o, s:o}", "status", c->exit_code, "reason", c->reason,
+	    "exec_error", c->exec_error ? json_string(c->exec_error) : json_null(), "code",
 	    r->have_status && WIFEXITED(r->status) ? json_integer(WEXITSTATUS(r->status))
 						   : json_null(),
 	    "signal",

@@ -269,7 +269,12 @@ void sbx_jail_exec_command(const struct sbx_jail_cmd *c)
 	m.ts[SBX_TS_EXEC] = sbx_now_ns();
 	(void)sbx_jail_send(c->report_fd, &m, NULL, 0);
 	r = exec_lookup(c->argv, c->envp);
-	sbx_jail_report(c->report_fd, SBX_MSG_EXEC_FAIL, r, "'%s': %s", c->argv[0],
-			r == ENOENT ? "command not found" : strerror(r));
+	{
+		struct sbx_jail_msg f = {.type = SBX_MSG_EXEC_FAIL, .errnum = r};
+
+		f.value = sbx_exec_diagnose(c->argv[0] ? c->argv[0] : "", env_get(c->envp, "PATH"),
+					    r, f.text, sizeof(f.text));
+		(void)sbx_jail_send(c->report_fd, &f, NULL, 0);
+	}
 	_exit(r == ENOENT || r == ENOTDIR ? 127 : 126);
 }

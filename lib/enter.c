@@ -556,6 +556,9 @@ static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 			return sbx_err_set(err, m.errnum, "%s", m.text);
 		case SBX_MSG_EXEC_FAIL:
 			j->exec_errno = m.errnum ? m.errnum : ENOENT;
+			free(j->exec_msg);
+			j->exec_msg = m.text[0] ? sbx_xstrdup(m.text) : NULL;
+			j->exec_absent = m.value != 0;
 			return 0;
 		case SBX_MSG_EXEC:
 			j->exec_ok = true;

@@ -263,6 +263,7 @@ void sbx_jail_free(struct sbx_jail *j)
 	sbx_closep(&j->layer_fd);
 	sbx_closep(&j->seccomp_fd);
 	free(j->warnings);
+	free(j->exec_msg);
 	sbx_jail_init(j);
 }
 
@@ -430,6 +431,9 @@ static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 			break;
 		case SBX_MSG_EXEC_FAIL:
 			j->exec_errno = m.errnum ? m.errnum : ENOENT;
+			free(j->exec_msg);
+			j->exec_msg = m.text[0] ? sbx_xstrdup(m.text) : NULL;
+			j->exec_absent = m.value != 0;
 			return 0;
 		case SBX_MSG_EXEC:
 			sbx_fault_point("before-exec");

@@ -115,6 +115,8 @@ struct sbx_jail {
 	double t_namespaces, t_mounts, t_seccomp, t_exec;
 	bool exec_ok;	/* the command reached execve */
 	int exec_errno; /* execve failed with this (status 126/127) */
+	char *exec_msg; /* and why, as the jail saw it (sbx_exec_diagnose) */
+	bool exec_absent; /* the file is not there in the jail (or masked) */
 	bool have_status;
 	int status;	/* the command's wait status (have_status) */
 	char *warnings; /* NUL-separated notes from the child (e.g. no /sys) */
@@ -236,7 +238,21 @@ struct sbx_jail_cmd {
 };
 void sbx_jail_exec_command(const struct sbx_jail_cmd *c) __attribute__((noreturn));
 
-/* Map a jail result to the DESIGN.md exit status (own, 128+N, 124, 126, 127). */
+/*
+ * Why a command could not be started (lib/exec_explain.c).  In the jail,
+ * after execve of `file` failed with errnum: what the jail sees (not on
+ * PATH, not executable, a missing interpreter), one line into out; true
+ * when the file itself is absent (or masked).  On the host, for such a
+ * file: when it exists on the host, the
+ * profile entry that hides it and the option that would show it (true), or
+ * nothing to add (false).  `path` is the jail's PATH, `cwd` where a
+ * relative name was looked up.
+ */
+bool sbx_exec_diagnose(const char *file, const char *path, int errnum, char *out, size_t len);
+bool sbx_exec_hint(const struct sbx_config *cfg, bool image, const char *file, const char *path,
+		   const char *cwd, char *out, size_t len);
+
+/* Map a jail result to the exit status contract (own, 128+N, 124, 126, 127). */
 int sbx_jail_exit_code(const struct sbx_jail *j, const struct sbx_jail_result *r);
 
 #endif

@@ -169,6 +169,9 @@ static void on_sync(struct sup *s)
 		s->res->have_status = true;
 	} else if (m.type == SBX_MSG_EXEC_FAIL) {
 		s->j->exec_errno = m.errnum ? m.errnum : ENOENT;
+		free(s->j->exec_msg);
+		s->j->exec_msg = m.text[0] ? sbx_xstrdup(m.text) : NULL;
+		s->j->exec_absent = m.value != 0;
 	}
 }
 

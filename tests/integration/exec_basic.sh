@@ -138,10 +138,11 @@ for mode in root user; do
 	[ $rc -eq 3 ]
 	ok $? "$mode: exit status passes through (3, got $rc)"
 	capture as_mode $mode "$SBX" exec "$ID" no-such-command
-	[ $rc -eq 127 ] && [ "$err" = "sbx: 'no-such-command': command not found" ]
+	[ $rc -eq 127 ] && [ "$(lines "$err")" -eq 1 ] &&
+		[[ "$err" == "sbx: 'no-such-command': not found on the jail's PATH ("*")" ]]
 	ok $? "$mode: command not found: 127 ($rc: $err)"
 	capture as_mode $mode "$SBX" exec "$ID" /etc/passwd
-	[ $rc -eq 126 ]
+	[ $rc -eq 126 ] && [[ "$err" == "sbx: '/etc/passwd': is not executable (mode 0644"* ]]
 	ok $? "$mode: not executable: 126 (got $rc)"
 	capture as_mode $mode "$SBX" exec "$ID" sh -c 'kill -9 $$'
 	[ $rc -eq 137 ]
