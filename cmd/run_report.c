@@ -135,8 +135,8 @@ static json_t *user_json(struct run_ctx *c)
 static json_t *network_json(struct run_ctx *c)
 {
 	static const char *const what[] = {
-	    "none (own network namespace, only a down lo)",
-	    "loopback (own network namespace, lo up, nothing else)",
+	    "none (own network namespace: its own lo, up; nothing outside)",
+	    "loopback (own network namespace: its own lo, up; nothing outside)",
 	    "proxy (only the allowlist proxy)",
 	    "HOST NETWORK (the jail shares the host's network)",
 	};

@@ -16,8 +16,8 @@
 #include "util.h"
 
 enum sbx_net_mode {
-	SBX_NET_NONE = 0,	/* own netns, lo down */
-	SBX_NET_LOOPBACK,	/* own netns, lo up */
+	SBX_NET_NONE = 0,	/* own netns, its own lo up, nothing outside */
+	SBX_NET_LOOPBACK,	/* the same (the older name) */
 	SBX_NET_PROXY,		/* own netns, allowlist HTTP proxy at 127.0.0.1:PORT */
 	SBX_NET_HOST,		/* host network: loudly flagged */
 };

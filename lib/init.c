@@ -71,7 +71,10 @@ static int setup(struct sbx_jail_child *c, struct sbx_err *err)
 		snprintf(host, sizeof(host), "sbx-%.8s", c->o->id ? c->o->id : "jail");
 	if (sethostname(host, strlen(host)) < 0)
 		return sbx_err_set(err, errno, "cannot set the hostname '%s'", host);
-	if (cfg->net == SBX_NET_LOOPBACK || cfg->net == SBX_NET_PROXY) {
+	/* Every mode but host has its own namespace, and its lo up: "none"
+	 * means nothing outside, not even the jail itself unreachable (test
+	 * servers, asyncio, multiprocessing talk to themselves). */
+	if (cfg->net != SBX_NET_HOST) {
 		r = sbx_jail_lo_up(err);
 		if (r < 0)
 			return r;

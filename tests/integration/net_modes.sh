@@ -53,13 +53,25 @@ ifs_py=$(cat "$TAP_TMP/ifs.py")
 loop_py=$(cat "$TAP_TMP/loop.py")
 run() { "$SBX" run -q --rm -w / "$@"; }
 
-# none
+# none: its own lo, up (a program talks to itself), nothing outside
 capture run --net none -- python3 -c "$ifs_py"
-[ "$rc" = 0 ] && [ "$out" = "lo down" ]
-ok $? "--net none: only lo, and it is down ($out)"
+[ "$rc" = 0 ] && [ "$out" = "lo up" ]
+ok $? "--net none: only lo, and it is up ($out)"
 capture run --net none -- curl -s --max-time 5 http://127.0.0.1:1/
 [ "$rc" != 0 ]
 ok $? "--net none: no connection at all"
+capture run --net none -- python3 -c '
+import socket, threading
+for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    s = socket.socket(fam); s.bind((addr, 0)); s.listen()
+    threading.Thread(target=lambda: s.accept()[0].sendall(b"pong"), daemon=True).start()
+    c = socket.create_connection(s.getsockname()[:2], timeout=5)
+    print(addr, c.recv(4).decode())'
+[ "$rc" = 0 ] && [ "$out" = "$(printf '127.0.0.1 pong\n::1 pong')" ]
+ok $? "--net none: a server in the jail is reachable from the jail, IPv4 and IPv6 ($out $err)"
+capture "$SBX" run --rm -w / --net none -- true
+[[ "$err" == *"network: none (own network namespace: its own lo, up; nothing outside)"* ]]
+ok $? "--net none: the run log says what none gives"
 
 # loopback
 capture run --net loopback -- python3 -c "$ifs_py"
