@@ -113,7 +113,7 @@ tests/unit/test_%: tests/unit/test_%.c lib/libsbx.a $(HDRS)
 # Attack programs for tests/escape, static so they run in any rootfs.
 ESCAPE_SRCS := $(sort $(wildcard tests/escape/*.c))
 ESCAPE_BINS := $(ESCAPE_SRCS:.c=)
-tests/escape/%: tests/escape/%.c | .deps-ok
+tests/escape/%: tests/escape/%.c $(wildcard tests/escape/*.h) | .deps-ok
 	$(CC) -std=gnu11 -O1 -static -o $@ $< $(ESCAPE_LDLIBS)
 
 # libFuzzer harnesses (clang from Debian): tests/fuzz/fuzz_*.c against the

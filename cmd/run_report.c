@@ -97,8 +97,13 @@ void run_human(const json_t *ev, void *data)
 		      jstr(ev, "host"), (int)json_integer_value(json_object_get(ev, "port")),
 		      jstr(ev, "reason"));
 	} else if (!strcmp(type, "seccomp")) {
-		sbx_errorf("seccomp: blocked %s (%d times, errno %s)", jstr(ev, "syscall"),
-		      (int)json_integer_value(json_object_get(ev, "count")), jstr(ev, "errno"));
+		const char *args = jstr(ev, "args");
+
+		int n = (int)json_integer_value(json_object_get(ev, "count"));
+
+		sbx_errorf("seccomp: blocked %s%s%s%s (%d time%s, errno %s)", jstr(ev, "syscall"),
+			   *args ? "(" : "", args, *args ? ")" : "", n, n == 1 ? "" : "s",
+			   jstr(ev, "errno"));
 	} else if (!strcmp(type, "exit")) {
 		human_exit(ev);
 		if (c->cfg.net == SBX_NET_PROXY)

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <linux/netlink.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -231,7 +232,8 @@ enum sbx_sc_act sbx_seccomp_policy_eval(const struct sbx_seccomp_policy *p, int 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct sbx_sc_rule *r = &p->rules[i];
 
-		if (r->nr != nr || (r->has_cmp && !cmp_match(&r->cmp, args)))
+		if (r->nr != nr || (r->has_cmp && !cmp_match(&r->cmp, args)) ||
+		    (r->has_cmp2 && !cmp_match(&r->cmp2, args)))
 			continue;
 		*errnum = r->err;
 		return r->act;
@@ -364,9 +366,34 @@ static void common_denies(struct sbx_seccomp_policy *p, bool strict)
 		SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_VSOCK));
 	if (!strict) {
 		/* The type without SOCK_CLOEXEC|SOCK_NONBLOCK.  Under strict,
-		 * only AF_UNIX sockets exist (its SOCK_RAW is a datagram). */
-		add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e,
-			SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
+		 * only AF_UNIX sockets exist (its SOCK_RAW is a datagram).
+		 * Raw sockets of every family but netlink (getifaddrs,
+		 * if_nameindex, `ip link` read the jail's own namespace with a
+		 * SOCK_RAW netlink socket); a domain with high bits set is
+		 * not AF_NETLINK here, so it stays refused. */
+		struct sbx_sc_rule raw = {
+		    .nr = SCMP_SYS(socket),
+		    .act = SBX_SC_ERRNO,
+		    .err = e,
+		    .has_cmp = true,
+		    .cmp = SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW),
+		    .has_cmp2 = true,
+		    .cmp2 = SCMP_A0_64(SCMP_CMP_NE, AF_NETLINK),
+		};
+		/* Netlink: route only (the jail's own interfaces, addresses,
+		 * routes); audit, uevents, xfrm, netfilter... stay refused. */
+		struct sbx_sc_rule nl = {
+		    .nr = SCMP_SYS(socket),
+		    .act = SBX_SC_ERRNO,
+		    .err = e,
+		    .has_cmp = true,
+		    .cmp = SCMP_A0_64(SCMP_CMP_EQ, AF_NETLINK),
+		    .has_cmp2 = true,
+		    .cmp2 = SCMP_A2_64(SCMP_CMP_NE, NETLINK_ROUTE),
+		};
+
+		sbx_seccomp_policy_add(p, &raw);
+		sbx_seccomp_policy_add(p, &nl);
 		add_cmp(p, SCMP_SYS(socket), SBX_SC_ERRNO, e,
 			SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, SOCK_PACKET));
 	}
@@ -548,7 +575,10 @@ static int build_ctx(const struct sbx_seccomp_policy *p, bool notify, scmp_filte
 
 		if (r->nr < 0 || act == def)
 			continue;
-		rc = seccomp_rule_add_exact_array(ctx, act, r->nr, r->has_cmp ? 1 : 0, &r->cmp);
+		struct scmp_arg_cmp cmps[2] = {r->cmp, r->cmp2};
+
+		rc = seccomp_rule_add_exact_array(ctx, act, r->nr,
+						  r->has_cmp ? (r->has_cmp2 ? 2 : 1) : 0, cmps);
 		if (rc < 0)
 			return sbx_err_set(err, -rc, "cannot add the seccomp rule for '%s'",
 					   sbx_seccomp_syscall_name(r->nr, name, sizeof(name))

@@ -79,6 +79,7 @@ struct sbx_seccomp_audit_entry {
 	pid_t pid;	/* first caller, as the supervisor sees it (host pid) */
 	pid_t jail_pid; /* the same in the jail's pid namespace; 0 if unknown */
 	int errnum;	/* errno answered (EPERM, ENOSYS, ...) */
+	char args[64];	/* the arguments that decided: "AF_INET, SOCK_RAW", or "" */
 };
 
 struct sbx_seccomp_policy;
@@ -107,8 +108,10 @@ void sbx_seccomp_audit_free(struct sbx_seccomp_audit *a);
  */
 int sbx_seccomp_audit_handle(int notify_fd, struct sbx_seccomp_audit *a, struct sbx_err *err);
 
-/* {"syscall", "nr", "count", "pid", "jail_pid", "errno"} for one entry (the
- * fields of a `seccomp` run-log event), and an array of all of them. */
+/* {"syscall", "nr", "count", "pid", "jail_pid", "errno", "args"} for one
+ * entry (the fields of a `seccomp` run-log event; "args" is null for a
+ * call whose arguments the policy does not look at), and an array of all
+ * of them.  Calls are counted per syscall, errno and deciding arguments. */
 json_t *sbx_seccomp_audit_entry_json(const struct sbx_seccomp_audit_entry *e);
 json_t *sbx_seccomp_audit_json(const struct sbx_seccomp_audit *a);
 

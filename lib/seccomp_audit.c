@@ -16,6 +16,7 @@
 
 #include <linux/seccomp.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "proc.h"
@@ -84,12 +85,75 @@ static pid_t jail_pid_of(pid_t pid)
 	return sbx_proc_status_nums(pid, "NSpid", &last) > 0 ? (pid_t)last : 0;
 }
 
-static struct sbx_seccomp_audit_entry *entry_for(struct sbx_seccomp_audit *a, int nr, int errnum)
+static const char *family_name(uint64_t v)
+{
+	static const char *const names[] = {
+	    [AF_UNIX] = "AF_UNIX",	   [AF_INET] = "AF_INET",	[AF_AX25] = "AF_AX25",
+	    [AF_IPX] = "AF_IPX",	   [AF_APPLETALK] = "AF_APPLETALK", [AF_BRIDGE] = "AF_BRIDGE",
+	    [AF_INET6] = "AF_INET6",	   [AF_KEY] = "AF_KEY",		[AF_NETLINK] = "AF_NETLINK",
+	    [AF_PACKET] = "AF_PACKET",	   [AF_CAN] = "AF_CAN",		[AF_TIPC] = "AF_TIPC",
+	    [AF_BLUETOOTH] = "AF_BLUETOOTH", [AF_ALG] = "AF_ALG",	[AF_VSOCK] = "AF_VSOCK",
+	    [AF_XDP] = "AF_XDP",
+	};
+
+	return v < SBX_ARRAY_SIZE(names) ? names[v] : NULL;
+}
+
+static const char *type_name(uint64_t v)
+{
+	static const char *const names[] = {
+	    [SOCK_STREAM] = "SOCK_STREAM", [SOCK_DGRAM] = "SOCK_DGRAM", [SOCK_RAW] = "SOCK_RAW",
+	    [SOCK_RDM] = "SOCK_RDM",	   [SOCK_SEQPACKET] = "SOCK_SEQPACKET",
+	    [SOCK_DCCP] = "SOCK_DCCP",	   [SOCK_PACKET] = "SOCK_PACKET",
+	};
+
+	return v < SBX_ARRAY_SIZE(names) ? names[v] : NULL;
+}
+
+/* The arguments a policy looks at, for the run log: socket's family, type
+ * (and a netlink protocol), clone's namespace flags, ioctl's request,
+ * personality's persona.  Other calls: "". */
+static void describe_args(int nr, const uint64_t args[6], char *out, size_t len)
+{
+	out[0] = '\0';
+	if (nr == SCMP_SYS(socket) || nr == SCMP_SYS(socketpair)) {
+		const char *f = family_name(args[0] & 0xffffffffu);
+		const char *t = type_name(args[1] & 0xf);
+		int n = f ? snprintf(out, len, "%s", f)
+			  : snprintf(out, len, "family %llu", (unsigned long long)(args[0] & 0xffffffffu));
+
+		/* The filter compares all 64 bits where the kernel takes an int. */
+		if (n > 0 && (size_t)n < len && args[0] >> 32)
+			n += snprintf(out + n, len - (size_t)n, " (0x%llx)", (unsigned long long)args[0]);
+
+		if (n < 0 || (size_t)n >= len)
+			return;
+		n += t ? snprintf(out + n, len - (size_t)n, ", %s", t)
+		       : snprintf(out + n, len - (size_t)n, ", type %llu",
+				  (unsigned long long)(args[1] & 0xf));
+		if ((size_t)n < len && (args[0] & 0xffffffffu) == AF_NETLINK)
+			snprintf(out + n, len - (size_t)n, ", protocol %llu%s",
+				 (unsigned long long)(args[2] & 0xffffffffu),
+				 args[2] >> 32 ? " (high bits set)" : "");
+	} else if (nr == SCMP_SYS(clone)) {
+		snprintf(out, len, "flags 0x%llx", (unsigned long long)args[0]);
+	} else if (nr == SCMP_SYS(ioctl)) {
+		snprintf(out, len, "request 0x%llx", (unsigned long long)(args[1] & 0xffffffffu));
+	} else if (nr == SCMP_SYS(personality)) {
+		snprintf(out, len, "persona 0x%llx", (unsigned long long)(args[0] & 0xffffffffu));
+	}
+}
+
+static struct sbx_seccomp_audit_entry *entry_for(struct sbx_seccomp_audit *a, int nr, int errnum,
+						 const uint64_t args[6])
 {
 	struct sbx_seccomp_audit_entry *e;
+	char desc[sizeof(e->args)];
 
+	describe_args(nr, args, desc, sizeof(desc));
 	for (size_t i = 0; i < a->n; i++)
-		if (a->entries[i].nr == nr && a->entries[i].errnum == errnum)
+		if (a->entries[i].nr == nr && a->entries[i].errnum == errnum &&
+		    strcmp(a->entries[i].args, desc) == 0)
 			return &a->entries[i];
 	if (a->n == a->cap) {
 		a->cap = a->cap ? a->cap * 2 : 16;
@@ -99,6 +163,7 @@ static struct sbx_seccomp_audit_entry *entry_for(struct sbx_seccomp_audit *a, in
 	memset(e, 0, sizeof(*e));
 	e->nr = nr;
 	e->errnum = errnum;
+	memcpy(e->args, desc, sizeof(e->args));
 	if (!sbx_seccomp_syscall_name(nr, e->name, sizeof(e->name)))
 		snprintf(e->name, sizeof(e->name), "syscall_%d", nr);
 	return e;
@@ -127,7 +192,7 @@ int sbx_seccomp_audit_handle(int notify_fd, struct sbx_seccomp_audit *a, struct 
 	if (sbx_seccomp_policy_eval(a->policy, req->data.nr, args, &errnum) != SBX_SC_ERRNO ||
 	    errnum <= 0)
 		errnum = SBX_SECCOMP_ERRNO;
-	e = entry_for(a, req->data.nr, errnum);
+	e = entry_for(a, req->data.nr, errnum, args);
 	if (e->count++ == 0) {
 		e->pid = (pid_t)req->pid;
 		e->jail_pid = jail_pid_of(e->pid);
@@ -151,9 +216,10 @@ json_t *sbx_seccomp_audit_entry_json(const struct sbx_seccomp_audit_entry *e)
 {
 	const char *ename = strerrorname_np(e->errnum);
 
-	return json_pack("{s:s, s:i, s:I, s:i, s:i, s:s}", "syscall", e->name, "nr", e->nr, "count",
-			 (json_int_t)e->count, "pid", (int)e->pid, "jail_pid", (int)e->jail_pid,
-			 "errno", ename ? ename : "?");
+	return json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s?}", "syscall", e->name, "nr", e->nr,
+			 "count", (json_int_t)e->count, "pid", (int)e->pid, "jail_pid",
+			 (int)e->jail_pid, "errno", ename ? ename : "?", "args",
+			 e->args[0] ? e->args : NULL);
 }
 
 json_t *sbx_seccomp_audit_json(const struct sbx_seccomp_audit *a)

@@ -8,8 +8,8 @@
  * syscall never overlap (a value of the argument matches at most one rule):
  * libseccomp silently drops or reorders overlapping rules with different
  * actions, and the audit supervisor replays the same table in user space
- * to find the errno a notified call gets.  Every rule compares at most one
- * argument.
+ * to find the errno a notified call gets.  A rule compares at most two
+ * arguments (both must match), each at most once.
  */
 #ifndef SBX_SECCOMP_INT_H
 #define SBX_SECCOMP_INT_H
@@ -34,6 +34,8 @@ struct sbx_sc_rule {
 	bool quiet; /* stays ERRNO in audit mode (clone3 -> ENOSYS) */
 	bool has_cmp;
 	struct scmp_arg_cmp cmp; /* one comparison, when has_cmp */
+	bool has_cmp2;
+	struct scmp_arg_cmp cmp2; /* and a second one (another argument) */
 };
 
 struct sbx_seccomp_policy {

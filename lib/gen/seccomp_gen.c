@@ -54,6 +54,11 @@ static void print_rules(const char *name, const struct sbx_seccomp_policy *p)
 			       ".datum_a = 0x%llxULL, .datum_b = 0x%llxULL}",
 			       r->cmp.arg, (int)r->cmp.op, (unsigned long long)r->cmp.datum_a,
 			       (unsigned long long)r->cmp.datum_b);
+		if (r->has_cmp2)
+			printf(",\n\t .has_cmp2 = true, .cmp2 = {.arg = %u, .op = (enum scmp_compare)%d, "
+			       ".datum_a = 0x%llxULL, .datum_b = 0x%llxULL}",
+			       r->cmp2.arg, (int)r->cmp2.op, (unsigned long long)r->cmp2.datum_a,
+			       (unsigned long long)r->cmp2.datum_b);
 		printf("},\n");
 	}
 	if (p->n == 0)

@@ -169,6 +169,11 @@ static long c_socket_packet_hi(void) { return S(SYS_socket, (1L << 32) | AF_PACK
 static long c_socket_raw(void) { return S(SYS_socket, AF_INET, SOCK_RAW | SOCK_CLOEXEC, 1); }
 static long c_socket_raw6(void) { return S(SYS_socket, AF_INET6, SOCK_RAW | SOCK_NONBLOCK, 58); }
 static long c_socket_sockpacket(void) { return S(SYS_socket, AF_INET, SOCK_PACKET, 0); }
+/* Netlink: route only (0); audit (9) and uevents (15) stay refused. */
+static long c_netlink_audit(void) { return S(SYS_socket, AF_NETLINK, SOCK_RAW, 9); }
+static long c_netlink_uevent(void) { return S(SYS_socket, AF_NETLINK, SOCK_DGRAM, 15); }
+static long c_netlink_route_hi(void) { return S(SYS_socket, (1L << 32) | AF_NETLINK, SOCK_RAW, 0); }
+static long c_netlink_route_hiproto(void) { return S(SYS_socket, AF_NETLINK, SOCK_RAW, (1L << 32) | 9); }
 static long c_tiocsti(void) { return S(SYS_ioctl, st_pipe_fd(), (unsigned long)TIOCSTI, "x"); }
 static long c_tiocsti_hi(void) { return S(SYS_ioctl, st_pipe_fd(), (1UL << 32) | TIOCSTI, "x"); }
 static long c_tioclinux(void) { return S(SYS_ioctl, st_pipe_fd(), (unsigned long)TIOCLINUX, "\2"); }
@@ -179,6 +184,8 @@ static long c_getpid(void) { return S0(SYS_getpid); }
 static long c_fork(void) { return st_clone(0); }
 static long c_socket_inet(void) { return S(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0); }
 static long c_socket_unix(void) { return S(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); }
+static long c_netlink_route(void) { return S(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0); }
+static long c_netlink_route_dgram(void) { return S(SYS_socket, AF_NETLINK, SOCK_DGRAM, 0); }
 static long c_personality_query(void) { return S(SYS_personality, 0xffffffffUL); }
 static long c_personality_linux(void) { return S(SYS_personality, 0UL); }
 static long c_tcgets(void)
@@ -286,6 +293,10 @@ static const struct st_check st_checks[] = {
 	{ "socket", "socket(AF_INET, SOCK_RAW|SOCK_CLOEXEC)", c_socket_raw, P, N },
 	{ "socket", "socket(AF_INET6, SOCK_RAW|SOCK_NONBLOCK)", c_socket_raw6, P, N },
 	{ "socket", "socket(AF_INET, SOCK_PACKET)", c_socket_sockpacket, P, N },
+	{ "socket", "socket(AF_NETLINK, SOCK_RAW, NETLINK_AUDIT)", c_netlink_audit, P, N },
+	{ "socket", "socket(AF_NETLINK, SOCK_DGRAM, NETLINK_KOBJECT_UEVENT)", c_netlink_uevent, P, N },
+	{ "socket", "socket(1<<32 | AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)", c_netlink_route_hi, P, N },
+	{ "socket", "socket(AF_NETLINK, SOCK_RAW, 1<<32 | NETLINK_AUDIT)", c_netlink_route_hiproto, P, N },
 	{ "ioctl", "ioctl(pipe, TIOCSTI)", c_tiocsti, P, P },
 	{ "ioctl", "ioctl(pipe, 1<<32 | TIOCSTI)", c_tiocsti_hi, P, P },
 	{ "ioctl", "ioctl(pipe, TIOCLINUX)", c_tioclinux, P, P },
@@ -295,6 +306,8 @@ static const struct st_check st_checks[] = {
 	{ "clone", "clone(SIGCHLD) (fork)", c_fork, A, A },
 	{ "socket", "socket(AF_INET, SOCK_STREAM|SOCK_CLOEXEC)", c_socket_inet, A, N },
 	{ "socket", "socket(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC)", c_socket_unix, A, A },
+	{ "socket", "socket(AF_NETLINK, SOCK_RAW|SOCK_CLOEXEC, NETLINK_ROUTE)", c_netlink_route, A, N },
+	{ "socket", "socket(AF_NETLINK, SOCK_DGRAM, NETLINK_ROUTE)", c_netlink_route_dgram, A, N },
 	{ "personality", "personality(0xffffffff)", c_personality_query, A, A },
 	{ "personality", "personality(PER_LINUX)", c_personality_linux, A, A },
 	{ "ioctl", "ioctl(pipe, TCGETS)", c_tcgets, A, A },

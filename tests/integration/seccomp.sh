@@ -64,10 +64,16 @@ for mode in root user; do
 	rm -f "$log"
 	capture as_mode $mode "$SBX" run -q --log-json "$log" --rootfs "$IMG" -- /bin/seccomp_probe
 	ev() { grep "\"event\":\"seccomp\",\"syscall\":\"$1\"" "$log"; }
+	# One event per syscall, errno and the arguments that decided.
 	ev mount | grep -q '"count":1,' && ev mount | grep -q '"errno":"EPERM"' &&
-		ev clone | grep -q '"count":7,' && ev ioctl | grep -q '"count":4,' &&
+		[ "$(ev clone | grep -c '"count":1,')" -eq 7 ] && [ "$(jq -s '[.[] | select(.event == "seccomp" and .syscall == "ioctl").count] | add' "$log")" -eq 4 ] &&
 		ev ptrace | grep -qE '"pid":[1-9][0-9]*,"jail_pid":[1-9][0-9]*,'
 	ok $? "$mode: audit: blocked calls logged with syscall, count, host and jail pid, errno"
+	ev socket | grep -q '"args":"AF_PACKET, SOCK_RAW"' &&
+		ev socket | grep -q '"args":"AF_INET6, SOCK_RAW"' &&
+		ev socket | grep -q '"args":"AF_NETLINK, SOCK_RAW, protocol 9"' &&
+		ev clone | grep -q '"args":"flags 0x10000011"' && ev mount | grep -q '"args":null'
+	ok $? "$mode: audit: the events name the arguments that decided (socket family and type)"
 	! ev getpid >/dev/null && ! ev clone3 >/dev/null
 	ok $? "$mode: audit: allowed calls and clone3 (a plain ENOSYS) are not logged"
 	[ "$(grep -c '"event":"seccomp"' "$log")" -ge 60 ]
@@ -93,6 +99,33 @@ for mode in root user; do
 	[ $rc -eq 125 ] && printf '%s\n' "$err" | grep -qF \
 		"seccomp policy '$POL/bad.policy': line 2: unknown syscall 'mkdirr' (did you mean 'mkdir'?)"
 	ok $? "$mode: a bad policy file: exit 125 naming file:line ($rc: $err)"
+
+	# Netlink route sockets read the jail's own namespace: getifaddrs,
+	# if_nameindex, ip(8), Node's os.networkInterfaces().
+	capture as_mode $mode "$SBX" run -q -- python3 -c '
+import socket; print(socket.if_nameindex())'
+	[ "$rc" = 0 ] && [ "$out" = "[(1, 'lo')]" ]
+	ok $? "$mode: if_nameindex() in the jail: its own lo ($rc: $out $err)"
+	capture as_mode $mode "$SBX" run -q -- ip -o link show
+	[ "$rc" = 0 ] && [ "$(lines "$out")" = 1 ] && [[ "$out" == "1: lo: "* ]]
+	ok $? "$mode: ip link in the jail: only its lo ($rc: $err)"
+	if command -v node >/dev/null; then
+		capture as_mode $mode "$SBX" run -q -- node -e \
+			'console.log(Object.keys(require("os").networkInterfaces()).join(","))'
+		[ "$rc" = 0 ] && [ "$out" = lo ]
+		ok $? "$mode: Node's os.networkInterfaces() works ($rc: $out $err)"
+	else
+		skip "$mode: Node's os.networkInterfaces()" "node is not installed"
+	fi
+	capture as_mode $mode "$SBX" run -- ip link set lo down
+	[ "$rc" != 0 ] && [[ "$err" == *"Operation not permitted"* ]]
+	ok $? "$mode: the jail's netlink cannot change its own links without capabilities ($rc)"
+	capture as_mode $mode "$SBX" run -- python3 -c '
+import socket
+try: socket.socket(socket.AF_INET, socket.SOCK_RAW, 1)
+except OSError as e: print(e.errno)'
+	[ "$out" = 1 ] && [[ "$err" == *"sbx: seccomp: blocked socket(AF_INET, SOCK_RAW) (1 time, errno EPERM)"* ]]
+	ok $? "$mode: a raw socket is refused and the run log names family and type ($out)"
 done
 
 capture "$SBX" profile check "$BASE/bad.ini"

@@ -185,6 +185,26 @@ static const struct sbx_seccomp_audit_entry *audit_find(const struct sbx_seccomp
 	return NULL;
 }
 
+/* Calls of name answered errnum, over every argument description. */
+static uint64_t audit_count(const struct sbx_seccomp_audit *a, const char *name, int errnum)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->entries[i].name, name) == 0 && a->entries[i].errnum == errnum)
+			n += a->entries[i].count;
+	return n;
+}
+
+static const struct sbx_seccomp_audit_entry *audit_find_args(const struct sbx_seccomp_audit *a,
+							     const char *name, const char *args)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->entries[i].name, name) == 0 && strcmp(a->entries[i].args, args) == 0)
+			return &a->entries[i];
+	return NULL;
+}
+
 /* Every blocked call (but clone3, a plain ENOSYS) reached the supervisor. */
 static void check_audit(const struct sbx_seccomp_audit *a, bool strict, pid_t pid)
 {
@@ -225,8 +245,17 @@ static void test_default_audit(void **state)
 	check_audit(&a, false, pid);
 	e = audit_find(&a, "clone", EPERM);
 	assert_non_null(e);
-	assert_int_equal(e->count, 7); /* one per namespace flag */
-	assert_int_equal(audit_find(&a, "ioctl", EPERM)->count, 4);
+	assert_int_equal(audit_count(&a, "clone", EPERM), 7); /* one per namespace flag */
+	assert_int_equal(audit_count(&a, "ioctl", EPERM), 4);
+	/* The arguments that decided are named: family and type, a netlink
+	 * protocol, ioctl's request. */
+	assert_non_null(audit_find_args(&a, "socket", "AF_PACKET, SOCK_RAW"));
+	assert_non_null(audit_find_args(&a, "socket", "AF_INET6, SOCK_RAW"));
+	assert_non_null(audit_find_args(&a, "socket", "AF_NETLINK, SOCK_RAW, protocol 9"));
+	assert_non_null(audit_find_args(&a, "socket", "AF_NETLINK, SOCK_DGRAM, protocol 15"));
+	assert_null(audit_find_args(&a, "socket", "AF_NETLINK, SOCK_RAW, protocol 0"));
+	assert_non_null(audit_find_args(&a, "ioctl", "request 0x5412"));
+	assert_non_null(audit_find_args(&a, "clone", "flags 0x10000011"));
 
 	json_t *j = sbx_seccomp_audit_json(&a), *o;
 	assert_true(json_is_array(j));
@@ -237,6 +266,9 @@ static void test_default_audit(void **state)
 	assert_int_equal(json_integer_value(json_object_get(o, "pid")), pid);
 	assert_string_equal(json_string_value(json_object_get(o, "errno")), "EPERM");
 	json_decref(j);
+	o = sbx_seccomp_audit_entry_json(audit_find_args(&a, "socket", "AF_PACKET, SOCK_RAW"));
+	assert_string_equal(json_string_value(json_object_get(o, "args")), "AF_PACKET, SOCK_RAW");
+	json_decref(o);
 	sbx_seccomp_audit_free(&a);
 }
 
