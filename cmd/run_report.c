@@ -214,11 +214,26 @@ static json_t *fs_json(struct run_ctx *c)
 		const struct sbx_mount *m = &c->cfg.mounts[i];
 		const char *k = sbx_mount_kind_name(m->kind);
 
-		json_array_append_new(
-		    mounts, json_pack("{s:s, s:s?, s:s}", "kind", k, "src", m->src, "dst", m->dst));
+		uid_t owner = c->jail.mount_owner ? c->jail.mount_owner[i] : (uid_t)-1;
+		json_t *mj = json_pack("{s:s, s:s?, s:s}", "kind", k, "src", m->src, "dst", m->dst);
+
+		/* As root, a bind idmapped to its owner: the jail writes as them;
+		 * a root-owned one is read-only. */
+		if (owner == 0)
+			json_object_set_new(mj, "read_only", json_string("root owns it"));
+		else if (owner != (uid_t)-1)
+			json_object_set_new(mj, "written_as", json_integer(owner));
+		json_array_append_new(mounts, mj);
 		if (m->kind == SBX_MNT_BIND || m->kind == SBX_MNT_RO_BIND) {
-			char *s = sbx_xasprintf("%s (%s)", m->src,
-						m->kind == SBX_MNT_BIND ? "bind rw" : "bind ro");
+			char as[64] = "";
+			char *s;
+
+			if (owner == 0)
+				snprintf(as, sizeof(as), "; read-only: root owns it");
+			else if (owner != (uid_t)-1)
+				snprintf(as, sizeof(as), ", written as its owner uid %u", owner);
+			s = sbx_xasprintf("%s (%s%s)", m->src,
+					  m->kind == SBX_MNT_BIND ? "bind rw" : "bind ro", as);
 			json_array_append_new(shared, json_string(s));
 			if (n < sizeof(sum))
 				n += (size_t)snprintf(sum + n, sizeof(sum) - n, "; shared: %s", s);

@@ -264,6 +264,7 @@ void sbx_jail_free(struct sbx_jail *j)
 	sbx_closep(&j->seccomp_fd);
 	free(j->warnings);
 	free(j->exec_msg);
+	free(j->mount_owner);
 	sbx_jail_init(j);
 }
 
@@ -306,45 +307,112 @@ static int write_id_maps(pid_t pid, const struct sbx_jail_ids *ids, struct sbx_e
 	return write_map(pid, "gid_map", map, err);
 }
 
-/*
- * As root: an idmapped clone of path (host uid 0 shows as the jail's root),
- * so the jail owns the image and overlay lowers it gets copy-on-write.
- * Returns the detached tree's fd, or -1 when the filesystem cannot be
- * idmapped (the jail then sees the files as they are).
- */
-static int idmapped_tree(const char *path, int userns_fd)
+static void add_warning(struct sbx_jail *j, const char *text)
 {
-	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
-	_cleanup_close_ int fd = -1;
+	size_t n = strlen(text) + 1;
 
-	fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (mount_setattr(fd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
-		return -1;
-	return steal_fd(&fd);
+	j->warnings = sbx_xrealloc(j->warnings, j->warnings_len + n);
+	memcpy(j->warnings + j->warnings_len, text, n);
+	j->warnings_len += n;
 }
 
-static void idmap_lowers(const struct sbx_jail_opts *o, pid_t pid, int *fds, size_t *n)
+/* A root-owned read-write bind (not world-writable): said once. */
+static void note_root_owned(struct sbx_jail *j, const struct sbx_jail_opts *o,
+			    const struct sbx_mount *m)
+{
+	_cleanup_free_ char *msg = NULL;
+	bool project = o->host_cwd && strcmp(o->host_cwd, m->src) == 0;
+
+	msg = sbx_xasprintf("%s '%s' is read-only in the jail: root owns it, and a jail never "
+			    "writes as host root; to let the jail write it, run sbx as the user "
+			    "who should own the changes, or chown the directory to that user "
+			    "(sbx then writes it as that user)",
+			    project ? "the project" : "bind", m->src);
+	add_warning(j, msg);
+}
+
+/*
+ * A read-write bind, as root (lib/idmap.c): a directory an ordinary user
+ * owns is idmapped so that the jail's user writes as that owner; one that
+ * root owns (and that is not world-writable) is shown read-only through
+ * the jail's own mapping (root's files as the jail's root's, readable as
+ * they are on the host, never written).  -1: a plain bind (world-writable,
+ * missing, or the filesystem refuses idmapping: said).
+ */
+static int idmap_bind(struct sbx_jail *j, const struct sbx_jail_opts *o, size_t i,
+		      int jail_ns, int *userns, uid_t *ns_uid, gid_t *ns_gid)
+{
+	const struct sbx_mount *m = &o->cfg->mounts[i];
+	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	struct sbx_err e = {0};
+	struct stat st;
+	uid_t u;
+	gid_t g;
+	int own = sbx_idmap_bind_owner(m->src, &u, &g), fd;
+
+	if (own < 0 || stat(m->src, &st) < 0)
+		return -1;
+	if (own == 0 && (st.st_mode & S_IWOTH))
+		return -1;
+	if (own == 0) {
+		fd = sbx_idmap_tree(m->src, jail_ns, true, attrs | MOUNT_ATTR_RDONLY);
+		note_root_owned(j, o, m);
+		if (fd >= 0)
+			j->mount_owner[i] = 0;
+		return fd < 0 ? -1 : fd;
+	}
+	if (*userns < 0 || *ns_uid != u || *ns_gid != g) {
+		sbx_closep(userns);
+		*userns = sbx_idmap_userns(u, o->ids.host_uid, g, o->ids.host_gid, &e);
+		*ns_uid = u;
+		*ns_gid = g;
+	}
+	fd = *userns < 0 ? *userns : sbx_idmap_tree(m->src, *userns, true, attrs);
+	if (fd < 0) {
+		_cleanup_free_ char *msg = sbx_xasprintf(
+		    "'%s' is written as uid %u, not as its owner %u: it cannot be idmapped (%s)",
+		    m->src, o->ids.host_uid, u, strerror(-fd));
+
+		add_warning(j, msg);
+		return -1;
+	}
+	j->mount_owner[i] = u;
+	return fd;
+}
+
+static void idmap_lowers(struct sbx_jail *j, const struct sbx_jail_opts *o, pid_t pid, int *fds,
+			 size_t *n)
 {
 	const struct sbx_config *cfg = o->cfg;
 	_cleanup_close_ int userns = -1;
+	_cleanup_close_ int bind_ns = -1;
+	uid_t ns_uid = 0;
+	gid_t ns_gid = 0;
 	char path[64];
 
 	*n = 0;
+	j->mount_owner = sbx_xcalloc(cfg->n_mounts + 1, sizeof(*j->mount_owner));
+	for (size_t i = 0; i < cfg->n_mounts; i++)
+		j->mount_owner[i] = (uid_t)-1;
 	if (!o->ids.range)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
 	userns = open(path, O_RDONLY | O_CLOEXEC);
 	if (userns < 0)
 		return;
-	fds[(*n)++] = o->rootfs_dir ? idmapped_tree(o->rootfs_dir, userns) : -1;
+	/* Slots: [0] the image, then one per overlay and per read-write bind. */
+	fds[(*n)++] = o->rootfs_dir ? sbx_idmap_tree(o->rootfs_dir, userns, false, 0) : -1;
 	for (size_t i = 0; i < cfg->n_mounts && *n < SBX_MSG_MAXFDS; i++) {
 		const struct sbx_mount *m = &cfg->mounts[i];
 
 		if (m->kind == SBX_MNT_OVERLAY)
-			fds[(*n)++] = idmapped_tree(m->src, userns);
+			fds[(*n)++] = sbx_idmap_tree(m->src, userns, false, 0);
+		else if (m->kind == SBX_MNT_BIND)
+			fds[(*n)++] = idmap_bind(j, o, i, userns, &bind_ns, &ns_uid, &ns_gid);
 	}
+	for (size_t i = 0; i < *n; i++)
+		if (fds[i] < 0)
+			fds[i] = -1;
 }
 
 /* SCM_RIGHTS cannot carry -1: send the valid ones and a bitmap of which. */
@@ -373,15 +441,6 @@ static pid_t clone_init(int flags, int *pidfd)
 {
 	return (pid_t)syscall(SYS_clone, (unsigned long)flags | CLONE_PIDFD | SIGCHLD, NULL, pidfd,
 			      NULL, 0);
-}
-
-static void add_warning(struct sbx_jail *j, const char *text)
-{
-	size_t n = strlen(text) + 1;
-
-	j->warnings = sbx_xrealloc(j->warnings, j->warnings_len + n);
-	memcpy(j->warnings + j->warnings_len, text, n);
-	j->warnings_len += n;
 }
 
 static double ts_ms(uint64_t a, uint64_t b)
@@ -475,7 +534,7 @@ static int prepare_child(struct sbx_jail *j, const struct sbx_jail_opts *o, stru
 		if (r < 0)
 			return r;
 	}
-	idmap_lowers(o, j->init_pid, fds, &n);
+	idmap_lowers(j, o, j->init_pid, fds, &n);
 	r = send_go(j->sync_fd, fds, n, err);
 	for (size_t i = 0; i < n; i++)
 		if (fds[i] >= 0)

@@ -119,6 +119,10 @@ struct sbx_jail {
 	bool exec_absent; /* the file is not there in the jail (or masked) */
 	bool have_status;
 	int status;	/* the command's wait status (have_status) */
+	/* Per [filesystem] entry, as root: the host owner a read-write bind
+	 * is written as (idmapped), 0 when root owns it and it is shown
+	 * read-only, else (uid_t)-1 (a plain bind). */
+	uid_t *mount_owner;
 	char *warnings; /* NUL-separated notes from the child (e.g. no /sys) */
 	size_t warnings_len;
 };
@@ -251,6 +255,18 @@ void sbx_jail_exec_command(const struct sbx_jail_cmd *c) __attribute__((noreturn
 bool sbx_exec_diagnose(const char *file, const char *path, int errnum, char *out, size_t len);
 bool sbx_exec_hint(const struct sbx_config *cfg, bool image, const char *file, const char *path,
 		   const char *cwd, char *out, size_t len);
+
+/*
+ * Idmapped mounts (lib/idmap.c), for a jail started by root.  The owner a
+ * read-write bind of src is written as: 1 and uid, gid (an ordinary user
+ * and a group that is not root's), 0 when root owns it (never mapped), or
+ * -errno.  A user namespace mapping uid -> to_uid and gid -> to_gid (one
+ * id each), as an fd.  A detached clone of path idmapped with userns_fd
+ * (and attrs), as an fd, or -errno.
+ */
+int sbx_idmap_bind_owner(const char *src, uid_t *uid, gid_t *gid);
+int sbx_idmap_userns(uid_t uid, uid_t to_uid, gid_t gid, gid_t to_gid, struct sbx_err *err);
+int sbx_idmap_tree(const char *path, int userns_fd, bool recursive, uint64_t attrs);
 
 /* Map a jail result to the exit status contract (own, 128+N, 124, 126, 127). */
 int sbx_jail_exit_code(const struct sbx_jail *j, const struct sbx_jail_result *r);

@@ -115,6 +115,13 @@ static int capture_mount(struct build *b, int sbfd, size_t i, size_t *next_idmap
 
 	switch (m->kind) {
 	case SBX_MNT_BIND:
+		/* As root, an idmapped clone (written as the directory's owner). */
+		k = (*next_idmap)++;
+		if (k < b->c->n_idmap && b->c->idmap_fds[k] >= 0) {
+			s->fd = steal_fd(&b->c->idmap_fds[k]);
+			return 0;
+		}
+		/* fall through */
 	case SBX_MNT_RO_BIND:
 		s->fd = clone_tree(AT_FDCWD, m->src,
 				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
