@@ -378,6 +378,33 @@ static int set_mask(struct sbx_config *c, const char *key, const char *val,
 	return 0;
 }
 
+/* unmask = PATH: drop the masks (inherited through extends, or earlier in
+ * this profile) at PATH or below it. */
+static int set_unmask(struct sbx_config *c, const char *key, const char *val,
+		      const struct sbx_profile_setctx *sc, struct sbx_err *err)
+{
+	_cleanup_free_ char *dst = NULL;
+	size_t j = 0, n;
+	int r = check_dst(val, &dst, err);
+
+	if (r < 0)
+		return r;
+	n = strlen(dst);
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		struct sbx_mount *m = &c->mounts[i];
+
+		if (m->kind == SBX_MNT_MASK && m->dst && strncmp(m->dst, dst, n) == 0 &&
+		    (m->dst[n] == '\0' || m->dst[n] == '/')) {
+			free(m->src);
+			free(m->dst);
+			continue;
+		}
+		c->mounts[j++] = *m;
+	}
+	c->n_mounts = j;
+	return 0;
+}
+
 /* ---------------------------------------------------------------- [env] */
 
 static int set_clear(struct sbx_config *c, const char *key, const char *val,
@@ -784,6 +811,7 @@ const struct sbx_profile_key sbx_profile_keys[] = {
     K("filesystem", "overlay", true, set_bind, NULL, "[-]SRC[:DST]"),
     K("filesystem", "tmpfs", true, set_tmpfs, NULL, "DST[:SIZE]"),
     K("filesystem", "mask", true, set_mask, NULL, "PATH"),
+    K("filesystem", "unmask", true, set_unmask, NULL, "PATH"),
     K("env", "clear", false, set_clear, sbx_profile_write_env, "BOOL"),
     K("env", "pass", true, set_pass, NULL, "NAME|GLOB ..."),
     K("env", "set", true, set_set, NULL, "NAME=VALUE"),
