@@ -129,9 +129,13 @@ static void print_secrets(FILE *o, const json_t *secrets)
 	json_array_foreach(secrets, i, s) {
 		_cleanup_free_ char *name = lc_text(json_object_get(s, "name"));
 
-		kv_take(o, name, sbx_xasprintf("from %s, injected as %s",
-					       json_string_value(json_object_get(s, "source")) ?: "?",
-					       json_string_value(json_object_get(s, "inject")) ?: "?"));
+		if (json_is_false(json_object_get(s, "present")))
+			kv_take(o, name, sbx_xasprintf("absent (optional, its %s source was not there)",
+						       json_string_value(json_object_get(s, "source")) ?: "?"));
+		else
+			kv_take(o, name, sbx_xasprintf("from %s, injected as %s",
+						       json_string_value(json_object_get(s, "source")) ?: "?",
+						       json_string_value(json_object_get(s, "inject")) ?: "?"));
 	}
 }
 

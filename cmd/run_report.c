@@ -153,19 +153,39 @@ static json_t *network_json(struct run_ctx *c)
 			 allow, "proxy", "summary", what[c->cfg.net]);
 }
 
+static bool secret_present(const struct run_ctx *c, const char *name)
+{
+	for (size_t i = 0; i < c->secrets.n; i++)
+		if (strcmp(c->secrets.v[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* What went in, by name and how; then the optional ones that were absent. */
 static void secrets_summary(struct run_ctx *c, char *sum, size_t len)
 {
-	size_t n = 0;
+	size_t n = 0, absent = 0;
+	int w;
 
-	snprintf(sum, len, "none");
-	for (size_t i = 0; i < c->cfg.n_secrets; i++) {
-		const struct sbx_secret *s = &c->cfg.secrets[i];
-		int w =
-		    snprintf(sum + n, len - n, "%s%s (%s)", i ? ", " : "", s->name,
-			     s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/" : "env var");
+	sum[0] = '\0';
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < c->cfg.n_secrets; i++) {
+			const struct sbx_secret *s = &c->cfg.secrets[i];
+			bool in = secret_present(c, s->name);
 
-		if (w > 0 && (size_t)w < len - n)
-			n += (size_t)w;
+			if (in != (pass == 0))
+				continue;
+			if (pass == 0)
+				w = snprintf(sum + n, len - n, "%s%s (%s)", n ? ", " : "", s->name,
+					     s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/"
+									     : "env var");
+			else
+				w = snprintf(sum + n, len - n, "%s%s", absent++ ? ", " : "; absent (optional): ", s->name);
+			if (w > 0 && (size_t)w < len - n)
+				n += (size_t)w;
+		}
+		if (pass == 0 && n == 0)
+			n = (size_t)snprintf(sum, len, "none");
 	}
 }
 
@@ -271,7 +291,7 @@ void run_log_policy(struct run_ctx *c)
 	json_t *p;
 
 	p = json_pack("{s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:o, s:b}", "user", user_json(c),
-		      "network", network_json(c), "secrets", sbx_secrets_describe(&c->cfg, NULL),
+		      "network", network_json(c), "secrets", sbx_secrets_describe(&c->cfg, &c->secrets),
 		      "filesystem", fs_json(c), "persist", sbx_persist_name(c->cfg.persist),
 		      "limits", sbx_limits_json(&c->cfg, &c->cg), "seccomp", c->cfg.seccomp,
 		      "capabilities", caps_json(&c->cfg), "no_new_privs", c->cfg.no_new_privs);

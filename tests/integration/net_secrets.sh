@@ -67,6 +67,11 @@ capture env SBX_T_TOKEN="$tok" "$SBX" run --rm -p "$TAP_TMP/p.ini" --rootfs "$TA
 [ "$rc" = 0 ] && [ "$out" = "$tok" ] && grep -q TOKEN <<<"$err" && ! grep -qF "$tok" <<<"$err" &&
 	[ -s "$TAP_TMP/run.jsonl" ] && ! grep -qF -e "$tok" -e "$key" "$TAP_TMP/run.jsonl"
 ok $? "the run log on stderr and --log-json name the secrets without values"
+grep -qx 'sbx: secrets: TOKEN (env var), KEYF (file /run/secrets/); absent (optional): OPT' <<<"$err"
+ok $? "the secrets line names what went in and the optional one that was absent ($(grep 'secrets:' <<<"$err"))"
+jq -s -e 'map(select(.event == "policy"))[0].secrets | map({(.name): .present}) | add == {"TOKEN": true, "KEYF": true, "OPT": false}' \
+	"$TAP_TMP/run.jsonl" >/dev/null
+ok $? "the policy event says which secrets were present ($(grep policy "$TAP_TMP/run.jsonl" | jq -c .secrets))"
 
 # Owned by the jail user when that is not root.
 capture env SBX_T_TOKEN="$tok" "$SBX" run -q --rm -p "$TAP_TMP/p.ini" --rootfs "$TAP_TMP/rootfs.tar.gz" \
