@@ -250,8 +250,10 @@ static int load_config(struct run_ctx *c, struct sbx_err *err)
 		if (r < 0)
 			sbx_err_wrap(err, "option for [%s] %s", s->section, s->key);
 	}
-	if (r == 0)
+	if (r == 0) {
+		sbx_config_drop_host_only(&c->cfg);
 		sbx_config_drop_covered_overlays(&c->cfg);
+	}
 	if (r == 0 && c->cfg.rootfs_required && !c->cfg.rootfs)
 		r = sbx_err_set(err, EINVAL, "profile '%s' needs --rootfs TARBALL|DIR",
 				c->cfg.profile_name ? c->cfg.profile_name : "?");

@@ -180,3 +180,20 @@ size_t sbx_config_drop_covered_overlays(struct sbx_config *c)
 	}
 	return dropped;
 }
+
+void sbx_config_drop_host_only(struct sbx_config *c)
+{
+	size_t j = 0;
+
+	if (!c->rootfs || strcmp(c->rootfs, "host") == 0)
+		return;
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		if (c->mounts[i].host_only) {
+			free(c->mounts[i].src);
+			free(c->mounts[i].dst);
+			continue;
+		}
+		c->mounts[j++] = c->mounts[i];
+	}
+	c->n_mounts = j;
+}

@@ -42,6 +42,7 @@ struct sbx_mount {
 	char *dst;		/* absolute path inside the jail */
 	uint64_t size;		/* tmpfs size in bytes, 0 = kernel default */
 	bool optional;		/* SRC may be missing (prefix '-' in the value) */
+	bool host_only;		/* " when host": only with the host's root (not an image) */
 };
 
 enum sbx_secret_source { SBX_SECRET_FROM_ENV = 0, SBX_SECRET_FROM_FILE };
@@ -121,6 +122,12 @@ void sbx_config_free(struct sbx_config *c);
  * and an overlay mount).  Returns how many were dropped.
  */
 size_t sbx_config_drop_covered_overlays(struct sbx_config *c);
+/*
+ * With an image root: drop the entries marked "when host" (the default
+ * profile's copy-on-write home: an image has a home of its own).  Call
+ * once the rootfs is final (after the command-line options).
+ */
+void sbx_config_drop_host_only(struct sbx_config *c);
 const char *sbx_net_mode_name(enum sbx_net_mode m);
 const char *sbx_persist_name(enum sbx_persist p);
 const char *sbx_mount_kind_name(enum sbx_mount_kind k);

@@ -313,11 +313,19 @@ static int set_bind(struct sbx_config *c, const char *key, const char *val,
 	enum sbx_mount_kind kind = strcmp(key, "bind") == 0	 ? SBX_MNT_BIND
 				   : strcmp(key, "ro-bind") == 0 ? SBX_MNT_RO_BIND
 								 : SBX_MNT_OVERLAY;
-	_cleanup_free_ char *rawsrc = NULL, *src = NULL, *dst = NULL;
-	bool optional = val[0] == '-';
+	_cleanup_free_ char *rawsrc = NULL, *src = NULL, *dst = NULL, *own = NULL;
+	static const char when_host[] = " when host";
+	bool optional = val[0] == '-', host_only = false;
+	size_t vl = strlen(val);
 	const char *colon;
 	int r;
 
+	/* "SRC when host": only when the root is the host's (not an image). */
+	if (vl > strlen(when_host) && strcmp(val + vl - strlen(when_host), when_host) == 0) {
+		own = sbx_xstrndup(val, vl - strlen(when_host));
+		val = own;
+		host_only = true;
+	}
 	if (optional)
 		val++;
 	colon = strchr(val, ':');
@@ -345,6 +353,7 @@ static int set_bind(struct sbx_config *c, const char *key, const char *val,
 	if (r < 0)
 		return r;
 	add_mount(c, kind, steal_pointer(&src), steal_pointer(&dst), 0, optional);
+	c->mounts[c->n_mounts - 1].host_only = host_only;
 	return 0;
 }
 
@@ -806,9 +815,9 @@ const struct sbx_profile_key sbx_profile_keys[] = {
     K("sandbox", "persist", false, set_persist, NULL, "never|on-failure|always"),
     K("sandbox", "tty", false, set_tty, NULL, "BOOL"),
     K("sandbox", "writable", false, set_writable, NULL, "BOOL"),
-    K("filesystem", "bind", true, set_bind, sbx_profile_write_mounts, "[-]SRC[:DST]"),
-    K("filesystem", "ro-bind", true, set_bind, NULL, "[-]SRC[:DST]"),
-    K("filesystem", "overlay", true, set_bind, NULL, "[-]SRC[:DST]"),
+    K("filesystem", "bind", true, set_bind, sbx_profile_write_mounts, "[-]SRC[:DST] [when host]"),
+    K("filesystem", "ro-bind", true, set_bind, NULL, "[-]SRC[:DST] [when host]"),
+    K("filesystem", "overlay", true, set_bind, NULL, "[-]SRC[:DST] [when host]"),
     K("filesystem", "tmpfs", true, set_tmpfs, NULL, "DST[:SIZE]"),
     K("filesystem", "mask", true, set_mask, NULL, "PATH"),
     K("filesystem", "unmask", true, set_unmask, NULL, "PATH"),

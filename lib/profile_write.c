@@ -97,8 +97,10 @@ void sbx_profile_write_mounts(const struct sbx_config *c, FILE *out)
 			break;
 		default:
 			v = strcmp(m->src, m->dst) == 0
-				? sbx_xasprintf("%s%s", m->optional ? "-" : "", m->src)
-				: sbx_xasprintf("%s%s:%s", m->optional ? "-" : "", m->src, m->dst);
+				? sbx_xasprintf("%s%s%s", m->optional ? "-" : "", m->src,
+						m->host_only ? " when host" : "")
+				: sbx_xasprintf("%s%s:%s%s", m->optional ? "-" : "", m->src, m->dst,
+						m->host_only ? " when host" : "");
 		}
 		put(out, sbx_mount_kind_name(m->kind), v);
 	}

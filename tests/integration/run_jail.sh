@@ -89,6 +89,18 @@ for mode in $MODES; do
 	printf '%s\n' "$out" | grep -qw UP
 	ok $? "$mode: net loopback: lo is up"
 
+	# The default profile's copy-on-write home comes with the host root
+	# only; with an image, the working directory comes, the home does not.
+	mkdir -p "$BASE/h" && echo home >"$BASE/h/.home-marker" && chmod -R a+rX "$BASE/h"
+	echo wd >"$WD/.wd-marker" && chmod a+r "$WD/.wd-marker"
+	capture as_mode $mode env HOME="$BASE/h" "$SBX" run -q --rootfs "$IMG" -- sh -c \
+		"cat '$BASE/h/.home-marker' 2>/dev/null || echo no-home; cat .wd-marker; echo new >.wd-new"
+	[ "$rc" -eq 0 ] && [ "$out" = "$(printf 'no-home\nwd')" ] && [ ! -e "$WD/.wd-new" ]
+	ok $? "$mode: image root: the host's home stays out, the working directory is copy-on-write ($out)"
+	capture as_mode $mode env HOME="$BASE/h" "$SBX" run -q -- cat "$BASE/h/.home-marker"
+	[ "$rc" -eq 0 ] && [ "$out" = home ]
+	ok $? "$mode: host root: the home is there (copy-on-write)"
+
 	# Root filesystem: host root read-only; image root writable but private.
 	capture as_mode $mode "$SBX" run -q -- sh -c 'touch /sbx-probe-file'
 	[ "$rc" -ne 0 ] && [ ! -e /sbx-probe-file ]
