@@ -48,6 +48,9 @@ static const char usage[] =
     "      --pids N              process limit\n"
     "      --cpus N              cpu limit (e.g. 1.5)\n"
     "      --time DURATION       wall-clock limit (e.g. 90s): exit 124\n"
+    "      --stop-timeout DURATION  after SIGTERM/SIGINT/SIGHUP reaches sbx, kill\n"
+    "                            the jail if it has not ended (default 10s; a\n"
+    "                            second SIGINT/SIGTERM kills at once)\n"
     "  -w, --workdir DIR         working directory inside\n"
     "  -u, --user UID[:GID]|root user inside (never root on the host)\n"
     "      --hostname NAME       hostname inside\n"
@@ -82,6 +85,7 @@ enum {
 	O_TIME,
 	O_HOSTNAME,
 	O_LOGJSON,
+	O_STOP_TIMEOUT,
 };
 
 /* Options that are profile keys: option -> section, key. */
@@ -96,7 +100,7 @@ static const struct {
     {O_TMPFS, "filesystem", "tmpfs"},	 {O_NET, "network", "mode"},
     {O_ALLOW, "network", "allow"},	 {O_MEMORY, "limits", "memory"},
     {O_PIDS, "limits", "pids"},		 {O_CPUS, "limits", "cpus"},
-    {O_TIME, "limits", "time"},
+    {O_TIME, "limits", "time"},	 {O_STOP_TIMEOUT, "sandbox", "stop-timeout"},
 };
 
 static const struct option long_opts[] = {
@@ -116,6 +120,7 @@ static const struct option long_opts[] = {
     {"pids", required_argument, NULL, O_PIDS},
     {"cpus", required_argument, NULL, O_CPUS},
     {"time", required_argument, NULL, O_TIME},
+    {"stop-timeout", required_argument, NULL, O_STOP_TIMEOUT},
     {"workdir", required_argument, NULL, O_WORKDIR},
     {"user", required_argument, NULL, O_USER},
     {"hostname", required_argument, NULL, O_HOSTNAME},
@@ -531,6 +536,7 @@ static int run_jail(struct run_ctx *c, struct sbx_err *err)
 	struct sbx_jail_io io = {.log_cap = OUTPUT_CAP,
 				 .time_ms = c->cfg.time_ms,
 				 .grace_ms = GRACE_MS,
+				 .stop_ms = c->cfg.stop_timeout_ms,
 				 .cg = &c->cg,
 				 .event = run_event_cb,
 				 .event_data = c};
@@ -577,6 +583,8 @@ static void finish(struct run_ctx *c)
 		c->reason = c->exit_code == SBX_EXIT_NOTFOUND ? "not-found" : "not-executable";
 	else if (c->res.timed_out)
 		c->reason = "timeout";
+	else if (c->res.stopped)
+		c->reason = "stopped";
 	else if (oom && c->exit_code == 128 + SIGKILL)
 		c->reason = "oom";
 	else if (c->res.have_status && WIFSIGNALED(c->res.status))

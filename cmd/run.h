@@ -68,6 +68,7 @@ struct run_ctx {
 	const char *keep_reason;
 	int log_json_fd, jsonl_fd;
 	char phases[256]; /* human timings line being built */
+	bool stop_said;	  /* the stop timeout was explained once */
 	int output_fd;	  /* output.log */
 	/* run_net.c */
 	struct sbx_secrets secrets;

@@ -15,6 +15,20 @@
 
 /* ---- human lines ---- */
 
+/* "10 s", "1.5 s", "250 ms". */
+static const char *duration_text(uint64_t ms)
+{
+	static char buf[32];
+
+	if (ms % 1000 == 0)
+		snprintf(buf, sizeof(buf), "%llu s", (unsigned long long)(ms / 1000));
+	else if (ms > 1000)
+		snprintf(buf, sizeof(buf), "%.1f s", (double)ms / 1000.0);
+	else
+		snprintf(buf, sizeof(buf), "%llu ms", (unsigned long long)ms);
+	return buf;
+}
+
 static const char *jstr(const json_t *o, const char *k)
 {
 	const char *s = json_string_value(json_object_get(o, k));
@@ -39,13 +53,19 @@ static void human_exit(const json_t *ev)
 	const json_t *x = json_object_get(ev, "exit");
 	const json_t *r = json_object_get(ev, "resources");
 	const char *reason = jstr(x, "reason");
-	char what[128];
+	char what[160];
 	int sig = (int)json_integer_value(json_object_get(x, "signal"));
 
 	if (!strcmp(reason, "timeout"))
 		snprintf(what, sizeof(what), "timed out (time limit), exit 124");
 	else if (!strcmp(reason, "oom"))
 		snprintf(what, sizeof(what), "killed by the OOM killer (memory limit), exit 137");
+	else if (!strcmp(reason, "stopped"))
+		snprintf(what, sizeof(what), "killed by sbx (SIGKILL) %s, exit %d",
+			 !strcmp(jstr(x, "stop"), "second-signal")
+			     ? "on a second signal"
+			     : "when it outlived --stop-timeout after the signal",
+			 (int)json_integer_value(json_object_get(x, "status")));
 	else if (!strcmp(reason, "signaled"))
 		snprintf(what, sizeof(what), "killed by signal %d (SIG%s), exit %d", sig,
 			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
@@ -86,7 +106,27 @@ void run_human(const json_t *ev, void *data)
 	} else if (!strcmp(type, "warning")) {
 		sbx_errorf("warning: %s", jstr(ev, "message"));
 	} else if (!strcmp(type, "signal")) {
-		sbx_errorf("forwarded %s to the command", jstr(ev, "name"));
+		const char *n = jstr(ev, "name");
+		bool stop = !strcmp(n, "INT") || !strcmp(n, "TERM") || !strcmp(n, "HUP") ||
+			    !strcmp(n, "QUIT");
+		json_t *ms = json_object_get(ev, "stop_timeout_ms");
+
+		if (stop && json_is_integer(ms) && !c->stop_said) {
+			c->stop_said = true;
+			sbx_errorf("forwarded SIG%s to the command; the jail is killed if it has not "
+				   "ended in %s (--stop-timeout), or at once on a second Ctrl-C or "
+				   "SIGTERM",
+				   n, duration_text((uint64_t)json_integer_value(ms)));
+		} else {
+			sbx_errorf("forwarded SIG%s to the command", n);
+		}
+	} else if (!strcmp(type, "stop-kill")) {
+		sbx_errorf("the command had not ended %s after SIG%s: killing the jail (SIGKILL)",
+			   duration_text((uint64_t)json_integer_value(
+			       json_object_get(ev, "stop_timeout_ms"))),
+			   jstr(ev, "name"));
+	} else if (!strcmp(type, "second-signal")) {
+		sbx_errorf("a second SIG%s: killing the jail now (SIGKILL)", jstr(ev, "name"));
 	} else if (!strcmp(type, "timeout")) {
 		sbx_errorf("time limit reached: SIGTERM sent, SIGKILL in %d ms",
 		      (int)json_integer_value(json_object_get(ev, "grace_ms")));
@@ -445,10 +485,14 @@ void run_event_cb(const char *what, int value, void *data)
 {
 	struct run_ctx *c = data;
 
-	if (!strcmp(what, "signal"))
-		sbx_log_event(&c->log, "signal",
-			      json_pack("{s:i, s:s}", "signal", value, "name",
-					sigabbrev_np(value) ? sigabbrev_np(value) : "?"));
+	if (!strcmp(what, "signal") || !strcmp(what, "second-signal") ||
+	    !strcmp(what, "stop-kill"))
+		sbx_log_event(&c->log, what,
+			      json_pack("{s:i, s:s, s:o}", "signal", value, "name",
+					sigabbrev_np(value) ? sigabbrev_np(value) : "?", "stop_timeout_ms",
+					c->cfg.stop_timeout_ms == SBX_UNSET
+					    ? json_null()
+					    : json_integer((json_int_t)c->cfg.stop_timeout_ms)));
 	else if (!strcmp(what, "timeout"))
 		sbx_log_event(&c->log, "timeout", json_pack("{s:i}", "grace_ms", 2000));
 	else
@@ -461,7 +505,11 @@ static json_t *exit_json(struct run_ctx *c)
 	bool sig = r->have_status && WIFSIGNALED(r->status);
 
 	return json_pack(
-	    "{s:i, s:s, s:o, s:o, s:o, s:o}", "status", c->exit_code, "reason", c->reason,
+	    "{s:i, s:s, s:s?, s:o, s:o, s:o, s:o}", "status", c->exit_code, "reason", c->reason,
+	    "stop",
+	    r->stopped == SBX_STOP_GRACE    ? "stop-timeout"
+	    : r->stopped == SBX_STOP_SECOND ? "second-signal"
+					    : NULL,
 	    "exec_error", c->exec_error ? json_string(c->exec_error) : json_null(), "code",
 	    r->have_status && WIFEXITED(r->status) ? json_integer(WEXITSTATUS(r->status))
 						   : json_null(),

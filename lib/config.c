@@ -14,6 +14,7 @@ void sbx_config_init(struct sbx_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->persist = SBX_PERSIST_ON_FAILURE;
+	c->stop_timeout_ms = SBX_STOP_TIMEOUT_DEFAULT_MS;
 	c->rootfs_writable = true;
 	c->env_clear = true;
 	c->net = SBX_NET_NONE;

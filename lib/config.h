@@ -15,6 +15,11 @@
 
 #include "util.h"
 
+/* Sentinel meaning "not set" for numeric limits. */
+#define SBX_UNSET UINT64_MAX
+/* [sandbox] stop-timeout when a profile does not set one. */
+#define SBX_STOP_TIMEOUT_DEFAULT_MS 10000
+
 enum sbx_net_mode {
 	SBX_NET_NONE = 0,	/* own netns, its own lo up, nothing outside */
 	SBX_NET_LOOPBACK,	/* the same (the older name) */
@@ -56,8 +61,6 @@ struct sbx_secret {
 	bool optional;			/* "env:VAR?": skipped (not an error) when missing */
 };
 
-/* Sentinel meaning "not set" for numeric limits. */
-#define SBX_UNSET UINT64_MAX
 
 struct sbx_config {
 	/* Where it came from. */
@@ -75,6 +78,10 @@ struct sbx_config {
 	char *workdir;		/* NULL: $PWD if visible inside, else / */
 	enum sbx_persist persist;
 	bool tty;		/* allocate a pty (also -t) */
+	/* After SIGINT/SIGTERM/SIGHUP/SIGQUIT reached sbx and was forwarded:
+	 * how long the command may take to end before the jail is killed
+	 * (SBX_UNSET: never).  A second SIGINT/SIGTERM kills at once. */
+	uint64_t stop_timeout_ms;
 
 	/* [filesystem]: in order of appearance */
 	struct sbx_mount *mounts;

@@ -173,6 +173,8 @@ void sbx_jail_build_env(const struct sbx_config *cfg, const struct sbx_jail_ids 
 			bool host_root, bool tty, char *const *extra, struct sbx_strv *out);
 
 /* Supervision: proxy I/O, forward signals, enforce the time limit. */
+/* what: "signal" (forwarded: value), "timeout", "kill" (time limit),
+ * "stop-kill" (the stop timeout ran out), "second-signal" (value). */
 typedef void (*sbx_jail_event_fn)(const char *what, int value, void *data);
 
 /* A descriptor served while the jail runs (proxy events, seccomp notify):
@@ -193,6 +195,10 @@ struct sbx_jail_io {
 	void *log_ctx;
 	uint64_t time_ms;	 /* wall-clock limit, SBX_UNSET for none */
 	uint64_t grace_ms;	 /* between SIGTERM and SIGKILL */
+	/* After the first SIGINT, SIGTERM, SIGHUP or SIGQUIT forwarded: the
+	 * jail is killed when it has not ended within stop_ms, or at once on
+	 * a second SIGINT or SIGTERM.  SBX_UNSET: never (only forwarded). */
+	uint64_t stop_ms;
 	struct sbx_cgroup *cg;	 /* killed on timeout, may be NULL */
 	sbx_jail_event_fn event; /* "signal" (forwarded), "timeout", "kill" */
 	void *event_data;
@@ -200,10 +206,18 @@ struct sbx_jail_io {
 	size_t n_watch;
 };
 
+enum sbx_jail_stop {
+	SBX_STOP_NONE = 0,
+	SBX_STOP_GRACE,	 /* killed: the stop timeout ran out after a signal */
+	SBX_STOP_SECOND, /* killed: a second SIGINT/SIGTERM */
+};
+
 struct sbx_jail_result {
 	int status;	  /* the command's wait status */
 	bool have_status; /* false: init died before reporting (killed) */
 	bool timed_out;
+	int stop_signal;	  /* the first terminating signal forwarded, or 0 */
+	enum sbx_jail_stop stopped; /* whether sbx then killed the jail, and why */
 	uint64_t output_bytes; /* bytes of output seen */
 	bool output_truncated; /* output.log hit the cap */
 	uint64_t cpu_usec;     /* rusage of the jail's init (includes what it reaped) */

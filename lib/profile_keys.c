@@ -273,6 +273,21 @@ static int set_tty(struct sbx_config *c, const char *key, const char *val,
 	return sbx_parse_bool(val, &c->tty, err);
 }
 
+static int set_stop_timeout(struct sbx_config *c, const char *key, const char *val,
+			    const struct sbx_profile_setctx *sc, struct sbx_err *err)
+{
+	if (strcmp(val, "never") == 0) {
+		c->stop_timeout_ms = SBX_UNSET;
+		return 0;
+	}
+	/* 0 is allowed: the first signal kills the jail. */
+	if (strcmp(val, "0") == 0) {
+		c->stop_timeout_ms = 0;
+		return 0;
+	}
+	return sbx_parse_duration(val, &c->stop_timeout_ms, err);
+}
+
 static int set_writable(struct sbx_config *c, const char *key, const char *val,
 			const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
@@ -815,6 +830,7 @@ const struct sbx_profile_key sbx_profile_keys[] = {
     K("sandbox", "persist", false, set_persist, NULL, "never|on-failure|always"),
     K("sandbox", "tty", false, set_tty, NULL, "BOOL"),
     K("sandbox", "writable", false, set_writable, NULL, "BOOL"),
+    K("sandbox", "stop-timeout", false, set_stop_timeout, NULL, "DURATION|0|never"),
     K("filesystem", "bind", true, set_bind, sbx_profile_write_mounts, "[-]SRC[:DST] [when host]"),
     K("filesystem", "ro-bind", true, set_bind, NULL, "[-]SRC[:DST] [when host]"),
     K("filesystem", "overlay", true, set_bind, NULL, "[-]SRC[:DST] [when host]"),

@@ -78,6 +78,14 @@ void sbx_profile_write_sandbox(const struct sbx_config *c, FILE *out)
 	put(out, "persist", sbx_persist_name(c->persist));
 	put_bool(out, "tty", c->tty);
 	put_bool(out, "writable", c->rootfs_writable);
+	if (c->stop_timeout_ms == SBX_UNSET)
+		put(out, "stop-timeout", "never");
+	else if (c->stop_timeout_ms == 0)
+		put(out, "stop-timeout", "0");
+	else {
+		sbx_profile_fmt_duration(c->stop_timeout_ms, buf, sizeof(buf));
+		put(out, "stop-timeout", buf);
+	}
 }
 
 void sbx_profile_write_mounts(const struct sbx_config *c, FILE *out)

@@ -695,7 +695,8 @@ const char *sbx_sandbox_state(const struct sbx_sandbox *sb, int *code)
 	}
 	if (strcmp(reason, "timeout") == 0 || strcmp(reason, "oom") == 0 ||
 	    strcmp(reason, "error") == 0 || strcmp(reason, "lost") == 0 ||
-	    strcmp(reason, "not-found") == 0 || strcmp(reason, "not-executable") == 0)
+	    strcmp(reason, "not-found") == 0 || strcmp(reason, "not-executable") == 0 ||
+	    strcmp(reason, "stopped") == 0)
 		return reason;
 	return s;
 }

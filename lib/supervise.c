@@ -26,6 +26,7 @@ enum {
 	S_SYNC,
 	S_SIG,
 	S_TIMER,
+	S_STOP,
 	S_OUT,
 	S_ERR,
 	S_PTY,
@@ -43,6 +44,7 @@ struct sup {
 	bool init_done;
 	int timer_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
 	int timer_fd;
+	int stop_fd; /* the stop timeout after a forwarded terminating signal */
 	bool raw;
 	struct termios saved;
 	uint64_t t0;
@@ -102,6 +104,59 @@ static bool pump(struct sup *s, int idx, int out_fd, bool *broken, bool log)
 	return true;
 }
 
+static void kill_jail(struct sup *s)
+{
+	sendsig(s, SIGKILL);
+	if (s->io->cg)
+		(void)sbx_cgroup_kill(s->io->cg);
+}
+
+/*
+ * A terminating signal is forwarded; the first one starts the stop
+ * timeout, a second SIGINT or SIGTERM kills the jail at once (the user
+ * means it: `timeout(1)` and CI runners send SIGTERM, then give up).
+ */
+static void stop_signal(struct sup *s, int sig)
+{
+	struct itimerspec its = {0};
+
+	if (s->io->stop_ms == SBX_UNSET || s->init_done || s->res->stopped)
+		return;
+	if (s->res->stop_signal == 0) {
+		s->res->stop_signal = sig;
+		s->stop_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		its.it_value.tv_sec = (time_t)(s->io->stop_ms / 1000);
+		its.it_value.tv_nsec = (long)(s->io->stop_ms % 1000) * 1000000L;
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1;
+		if (s->stop_fd >= 0 && timerfd_settime(s->stop_fd, 0, &its, NULL) == 0)
+			s->p[S_STOP].fd = s->stop_fd;
+		return;
+	}
+	if (sig != SIGINT && sig != SIGTERM)
+		return;
+	s->res->stopped = SBX_STOP_SECOND;
+	kill_jail(s);
+	s->p[S_STOP].fd = -1;
+	if (s->io->event)
+		s->io->event("second-signal", sig, s->io->event_data);
+}
+
+static void on_stop_timer(struct sup *s)
+{
+	uint64_t ticks;
+
+	if (read(s->p[S_STOP].fd, &ticks, sizeof(ticks)) < 0)
+		return;
+	s->p[S_STOP].fd = -1;
+	if (s->init_done || s->res->stopped)
+		return;
+	s->res->stopped = SBX_STOP_GRACE;
+	kill_jail(s);
+	if (s->io->event)
+		s->io->event("stop-kill", s->res->stop_signal, s->io->event_data);
+}
+
 static void on_signal(struct sup *s)
 {
 	struct signalfd_siginfo si;
@@ -116,9 +171,16 @@ static void on_signal(struct sup *s)
 				(void)ioctl(s->j->pty_fd, TIOCSWINSZ, &ws);
 			continue;
 		}
+		if (s->res->stop_signal && (sig == SIGINT || sig == SIGTERM) &&
+		    s->io->stop_ms != SBX_UNSET) {
+			stop_signal(s, sig);
+			continue;
+		}
 		sendsig(s, sig);
 		if (s->io->event)
 			s->io->event("signal", sig, s->io->event_data);
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+			stop_signal(s, sig);
 	}
 }
 
@@ -142,9 +204,7 @@ static void on_timer(struct sup *s)
 		timerfd_settime(s->p[S_TIMER].fd, 0, &its, NULL);
 	} else if (s->timer_stage == 1) {
 		s->timer_stage = 2;
-		sendsig(s, SIGKILL);
-		if (s->io->cg)
-			(void)sbx_cgroup_kill(s->io->cg);
+		kill_jail(s);
 		if (s->io->event)
 			s->io->event("kill", SIGKILL, s->io->event_data);
 		s->p[S_TIMER].fd = -1;
@@ -198,6 +258,7 @@ static void on_init_exit(struct sup *s)
 		on_sync(s);
 	}
 	s->p[S_TIMER].fd = -1;
+	s->p[S_STOP].fd = -1;
 	s->p[S_IN].fd = -1;
 }
 
@@ -251,6 +312,8 @@ static void dispatch(struct sup *s)
 		on_signal(s);
 	if (s->p[S_TIMER].revents & POLLIN)
 		on_timer(s);
+	if (s->p[S_STOP].revents & POLLIN)
+		on_stop_timer(s);
 	if (s->p[S_SYNC].revents)
 		on_sync(s);
 	if (s->p[S_OUT].revents && !pump(s, S_OUT, STDOUT_FILENO, &s->out_broken, true))
@@ -280,7 +343,8 @@ static void dispatch(struct sup *s)
 int sbx_jail_supervise(struct sbx_jail *j, const struct sbx_jail_io *io,
 		       struct sbx_jail_result *res, struct sbx_err *err)
 {
-	struct sup s = {.j = j, .io = io, .res = res, .t0 = sbx_now_ns(), .timer_fd = -1};
+	struct sup s = {
+	    .j = j, .io = io, .res = res, .t0 = sbx_now_ns(), .timer_fd = -1, .stop_fd = -1};
 	sigset_t mask;
 	int r;
 
@@ -304,6 +368,7 @@ int sbx_jail_supervise(struct sbx_jail *j, const struct sbx_jail_io *io,
 		tcsetattr(STDIN_FILENO, TCSANOW, &s.saved);
 	sbx_closep(&s.p[S_SIG].fd);
 	sbx_closep(&s.timer_fd);
+	sbx_closep(&s.stop_fd);
 	res->wall_ms = sbx_ms_since(s.t0);
 	return r;
 }

@@ -6,7 +6,11 @@
 #     returns), and log.jsonl has a `signal` event naming each;
 #   - every exit status 0..255 of the command is sbx's exit status;
 #   - a command killed by signal N makes sbx exit 128+N, and the record
-#     says signaled, with the signal.
+#     says signaled, with the signal;
+#   - a command that ignores SIGTERM/SIGINT is killed when it has not
+#     ended within the stop timeout (--stop-timeout, [sandbox]
+#     stop-timeout, 10 s by default), or at once on a second signal; the
+#     footer and the record say so.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
@@ -147,6 +151,62 @@ for mode in root user; do
 		[ "$rc" -eq $((128 + n)) ] && [ "$st" = "($((128 + n)), 'signaled', $n)" ]
 		ok $? "as $who: killed by signal $n: exit $rc, record exit $st"
 	done
+
+	# 4. A command that ignores the signal: killed after the stop
+	# timeout, or at once on a second one.
+	for how in timeout profile second; do
+		name=stop-$how-$mode
+		out_f=$TAP_TMP/$name.out
+		opt=(--stop-timeout 1s)
+		[ "$how" = profile ] && opt=(-p "$BASE/stop.ini")
+		[ "$how" = second ] && opt=()
+		printf '[sandbox]\nextends = default\nstop-timeout = 1s\n' >"$BASE/stop.ini"
+		chmod 0644 "$BASE/stop.ini"
+		set -m
+		as_mode_exec "$mode" "$SBX" run --keep -n "$name" "${opt[@]}" --rootfs "$TARBALL" -- \
+			sh -c "trap '' INT TERM HUP; echo ready; while :; do sleep 0.05; done" >"$out_f" 2>&1 &
+		pid=$!
+		set +m
+		for _ in $(seq 200); do
+			grep -q ready "$out_f" && break
+			sleep 0.05
+		done
+		t0=$(date +%s%N)
+		if [ "$how" = second ]; then
+			kill -INT "$pid"
+			sleep 0.3
+			kill -INT "$pid"
+		else
+			kill -TERM "$pid"
+		fi
+		(sleep 30 && kill -KILL "$pid") 2>/dev/null &
+		killer=$!
+		wait "$pid"
+		rc=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		pkill -P "$killer" sleep 2>/dev/null; kill "$killer" 2>/dev/null
+		wait "$killer" 2>/dev/null
+		dir=$(sandbox_dir "$mode" "$name")
+		st=
+		[ -n "$dir" ] && st=$(json_get "$dir/record.json" 'd["exit"]["status"], d["exit"]["reason"], d["exit"]["stop"]')
+		if [ "$how" = second ]; then
+			want="(137, 'stopped', 'second-signal')"
+			grep -q "sbx: a second SIGINT: killing the jail now (SIGKILL)" "$out_f" &&
+				grep -q "exit 137" "$out_f" && [ "$ms" -lt 5000 ]
+		else
+			want="(137, 'stopped', 'stop-timeout')"
+			grep -q "sbx: the command had not ended 1 s after SIGTERM: killing the jail (SIGKILL)" "$out_f" &&
+				[ "$ms" -ge 900 ] && [ "$ms" -lt 8000 ]
+		fi
+		[ $? -eq 0 ] && [ "$rc" -eq 137 ] && [ "$st" = "$want" ]
+		ok $? "as $who: a command ignoring the signal ($how) is killed: exit $rc after $ms ms, record $st"
+	done
+	grep -q "forwarded SIGINT to the command; the jail is killed if it has not ended in 10 s (--stop-timeout), or at once on a second Ctrl-C or SIGTERM" \
+		"$TAP_TMP/stop-second-$mode.out"
+	ok $? "as $who: the run log says what happens next (10 s by default)"
 	as_mode "$mode" "$SBX" destroy --all >/dev/null 2>&1
 done
+capture "$SBX" profile show default
+grep -qx 'stop-timeout = 10s' <<<"$out"
+ok $? "the default stop timeout is 10 s"
 done_testing
