@@ -46,6 +46,7 @@ struct sup {
 	int timer_fd;
 	int stop_fd; /* the stop timeout after a forwarded terminating signal */
 	bool raw;
+	bool in_midline; /* the last byte of stdin sent to the pty was not '\n' */
 	struct termios saved;
 	uint64_t t0;
 };
@@ -155,6 +156,33 @@ static void on_stop_timer(struct sup *s)
 	kill_jail(s);
 	if (s->io->event)
 		s->io->event("stop-kill", s->res->stop_signal, s->io->event_data);
+}
+
+/*
+ * The caller's stdin into the pty.  At its end (`echo hi | sbx run -t --
+ * cat`) the pty is told as a terminal would be: the EOF character (^D),
+ * twice when a line is pending (the first only ends the line).
+ */
+static bool pump_stdin(struct sup *s)
+{
+	char buf[65536];
+	ssize_t n = read(s->p[S_IN].fd, buf, sizeof(buf));
+	struct termios t;
+	char eof[2];
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n > 0) {
+		if (sbx_write_all(s->j->pty_fd, buf, (size_t)n) < 0)
+			return false;
+		s->in_midline = buf[n - 1] != '\n';
+		return true;
+	}
+	if (tcgetattr(s->j->pty_fd, &t) == 0 && (t.c_lflag & ICANON)) {
+		eof[0] = eof[1] = (char)(t.c_cc[VEOF] ? t.c_cc[VEOF] : 4);
+		(void)sbx_write_all(s->j->pty_fd, eof, s->in_midline ? 2 : 1);
+	}
+	return false;
 }
 
 static void on_signal(struct sup *s)
@@ -306,7 +334,6 @@ static int setup_fds(struct sup *s, sigset_t *mask, struct sbx_err *err)
 
 static void dispatch(struct sup *s)
 {
-	bool dummy = false;
 
 	if (s->p[S_SIG].revents & POLLIN)
 		on_signal(s);
@@ -322,7 +349,7 @@ static void dispatch(struct sup *s)
 		s->p[S_ERR].fd = -1;
 	if (s->p[S_PTY].revents && !pump(s, S_PTY, STDOUT_FILENO, &s->out_broken, true))
 		s->p[S_PTY].fd = -1;
-	if (s->p[S_IN].revents && !pump(s, S_IN, s->j->pty_fd, &dummy, false))
+	if (s->p[S_IN].revents && !pump_stdin(s))
 		s->p[S_IN].fd = -1;
 	for (size_t i = 0; i < s->io->n_watch && i < SBX_JAIL_MAX_WATCH; i++) {
 		const struct sbx_jail_watch *w = &s->io->watch[i];

@@ -26,6 +26,16 @@ in_tty() {
 		timeout 20 $pre script -qec "$cmd" /dev/null </dev/null)
 }
 
+# Piped input to -t: its end reaches the command as a terminal's EOF.
+for mode in $MODES; do
+	capture sbx_as_mode_in "$BASE/wd" $mode timeout 20 sh -c "echo hi | '$SBX' run -q -t --rootfs '$IMG' -- cat"
+	[ "$rc" -eq 0 ] && [ "$(printf '%s' "$out" | tr -d '\r' | tail -1)" = hi ]
+	ok $? "$mode: echo hi | sbx run -t -- cat ends at the end of input ($rc)"
+	capture sbx_as_mode_in "$BASE/wd" $mode timeout 20 sh -c "printf 'a b' | '$SBX' run -q -t --rootfs '$IMG' -- wc -w"
+	[ "$rc" -eq 0 ] && [[ "$(printf '%s' "$out" | tr -d '\r ')" == *2 ]]
+	ok $? "$mode: input without a final newline ends too ($rc: $out)"
+done
+
 for mode in $MODES; do
 	out=$(in_tty $mode "stty rows 33 cols 101; $SBX run -q -t --rootfs $IMG -- sh -c 'tty; stty size; test -t 1 && echo stdout-is-tty; exit 7'")
 	rc=$?
