@@ -246,8 +246,11 @@ static void stdio_open(void)
 
 static int supervise(struct sbx_jail *j, int out_r, int err_r, struct sbx_err *err)
 {
-	struct sbx_jail_io io = {
-	    .out_r = out_r, .err_r = err_r, .log_fd = -1, .time_ms = SBX_UNSET};
+	struct sbx_jail_io io = {.out_r = out_r,
+				 .err_r = err_r,
+				 .log_fd = -1,
+				 .time_ms = SBX_UNSET,
+				 .stop_ms = SBX_UNSET};
 	struct sbx_jail_result res;
 	int r = sbx_jail_supervise(j, &io, &res, err);
 

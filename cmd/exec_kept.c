@@ -28,39 +28,76 @@ static bool layer_has(int dirfd, const char *name, const char *sub)
 }
 
 /*
- * The directory of the writable layers, from the record: policy.
- * filesystem.upper is "upper" (they are in the sandbox dir) or
- * "NAME/upper" ([limits] disk put them on a tmpfs mounted there).
+ * The directory of the writable layers, from the record's policy.
+ * filesystem.layers (every overlay whose upper is in the sandbox: the
+ * image root's "upper", the copy-on-write directories' "overlays/N/upper";
+ * the host root has none of its own), each below the sandbox dir or below
+ * "NAME/" when [limits] disk put them on a tmpfs mounted there.
  */
+static int layer_prefix(const struct exec_ctx *x, const char *up, char **name,
+			struct sbx_err *err)
+{
+	const char *p = strstr(up, "upper");
+	const char *ov = strstr(up, "overlays/");
+	const char *end = ov && (!p || ov < p) ? ov : p;
+
+	*name = NULL;
+	if (!end || (end != up && end[-1] != '/') || strstr(up, ".."))
+		return sbx_err_set(err, 0, "the record of sandbox '%s' names an odd layer '%s'",
+				   x->sb.id, up);
+	if (end == up)
+		return 0;
+	*name = sbx_xstrndup(up, (size_t)(end - up - 1));
+	if (strchr(*name, '/') || !strcmp(*name, "."))
+		return sbx_err_set(err, 0, "the record of sandbox '%s' names an odd layer '%s'",
+				   x->sb.id, up);
+	return 0;
+}
+
 static int check_layer(struct exec_ctx *x, struct sbx_err *err)
 {
 	const json_t *rec = x->sb.record;
 	const char *layer = lc_str(rec, "policy.filesystem.writable_layer");
 	const char *up = lc_str(rec, "policy.filesystem.upper");
+	const json_t *layers = lc_get(rec, "policy.filesystem.layers");
+	const json_t *l;
 	_cleanup_free_ char *name = NULL;
+	size_t i;
+	int r;
 
 	if (!json_is_true(json_object_get(rec, "kept")))
 		return sbx_err_set(
 		    err, 0, "sandbox '%s' has exited and was not kept: nothing to enter", x->sb.id);
-	if (!layer || strcmp(layer, "private") != 0)
+	x->rootfs_layer = layer && strcmp(layer, "private") == 0;
+	if (!x->rootfs_layer && json_array_size(layers) == 0)
 		return sbx_err_set(
 		    err, 0, "sandbox '%s' has exited and kept no writable layer: nothing to enter",
 		    x->sb.id);
-	if (up && strcmp(up, "upper") != 0) {
-		size_t n = strlen(up);
-
-		if (n < 7 || strcmp(up + n - 6, "/upper") != 0)
-			return sbx_err_set(err, 0,
-					   "the record of sandbox '%s' names an odd layer '%s'",
-					   x->sb.id, up);
-		name = sbx_xstrndup(up, n - 6);
-		if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-			return sbx_err_set(err, 0,
-					   "the record of sandbox '%s' names an odd layer '%s'",
-					   x->sb.id, up);
-	}
-	if (!layer_has(x->sb.dirfd, name, "upper") || !layer_has(x->sb.dirfd, name, "work"))
+	if (!up && json_array_size(layers) > 0)
+		up = lc_str(json_array_get(layers, 0), "upper");
+	r = layer_prefix(x, up ? up : "upper", &name, err);
+	if (r < 0)
+		return r;
+	if (x->rootfs_layer &&
+	    (!layer_has(x->sb.dirfd, name, "upper") || !layer_has(x->sb.dirfd, name, "work")))
 		return sbx_err_set(err, 0, "the writable layer of sandbox '%s' is gone", x->sb.id);
+	json_array_foreach(layers, i, l) {
+		const char *u = lc_str(l, "upper");
+		char *base;
+		bool ok;
+
+		if (!u || strncmp(u, name ? name : "", name ? strlen(name) : 0) != 0)
+			continue;
+		if (!strchr(u, '/'))
+			continue; /* "upper": the image root's, checked above */
+		base = sbx_xstrdup(u);
+		*strrchr(base, '/') = '\0';
+		ok = layer_has(x->sb.dirfd, base, "upper") && layer_has(x->sb.dirfd, base, "work");
+		free(base);
+		if (!ok)
+			return sbx_err_set(err, 0, "the writable layer '%s' of sandbox '%s' is gone",
+					   u, x->sb.id);
+	}
 	x->layer_dir = name ? sbx_xasprintf("%s/%s", x->sb.dir, name) : sbx_xstrdup(x->sb.dir);
 	return 0;
 }
@@ -116,7 +153,7 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	/* A run whose overlays were "volatile" leaves a marker that forbids
 	 * mounting them again until it is settled (it normally is). */
 	if (r == 0)
-		r = sbx_jail_layers_settle(x->layer_dir, cfg, true, err);
+		r = sbx_jail_layers_settle(x->layer_dir, cfg, x->rootfs_layer, err);
 	o->sandbox_dir = x->layer_dir;
 	/* An unprivileged [limits] disk: the new jail's layers are capped the
 	 * same way, on a tmpfs filled from disk/ and copied back after. */
@@ -150,7 +187,7 @@ static void keep_memory_layer(struct exec_ctx *x)
 	struct sbx_err e = {0};
 
 	if (x->jail.layer_fd >= 0 &&
-	    sbx_jail_keep_layers(&x->jail, x->layer_dir, &x->cfg, true, true, &e) < 0) {
+	    sbx_jail_keep_layers(&x->jail, x->layer_dir, &x->cfg, x->rootfs_layer, true, &e) < 0) {
 		sbx_err_wrap(&e, "the changes of this exec were not kept");
 		sbx_print_err(&e);
 	}

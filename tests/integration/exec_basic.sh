@@ -341,8 +341,19 @@ PY
 	[ -n "$dup" ] && [ $rc -eq 125 ] && [[ $err == *ambiguous* || $err == *candidates* || $err == *matches* ]] &&
 		[ "$(printf '%s\n' "$err" | grep -o "${dup}[0-9a-f]\{11\}" | sort -u | wc -l)" -ge 2 ]
 	ok $? "$mode: ambiguous prefix '$dup': 125, lists the candidates ($err)"
-	capture as_mode $mode "$SBX" run -q --keep -n "hostroot-$mode" --rootfs host -- sh -c 'exit 2'
-	capture as_mode $mode "$SBX" exec "hostroot-$mode" true
+	# The host root with the default profile: its copy-on-write working
+	# directory is the kept layer (the default and ci case).
+	capture as_mode $mode "$SBX" run -q --keep -n "hostroot-$mode" --rootfs host -- \
+		sh -c 'echo from-run >hostroot-made.txt; exit 2'
+	capture as_mode $mode "$SBX" exec "hostroot-$mode" sh -c 'cat hostroot-made.txt; echo from-exec >>hostroot-made.txt'
+	[ $rc -eq 0 ] && [ "$out" = from-run ] && [ ! -e "$WD/hostroot-made.txt" ]
+	ok $? "$mode: exec into a kept host-root sandbox sees its copy-on-write changes ($rc: $out $err)"
+	capture as_mode $mode "$SBX" exec "hostroot-$mode" cat hostroot-made.txt
+	[ "$out" = "$(printf 'from-run\nfrom-exec')" ] && [ ! -e "$WD/hostroot-made.txt" ]
+	ok $? "$mode: and what that exec wrote stays in the sandbox ($out)"
+	printf '[sandbox]\nrootfs = host\n' >"$BASE/nolayer.ini" && chmod 0644 "$BASE/nolayer.ini"
+	capture as_mode $mode "$SBX" run -q --keep -n "nolayer-$mode" -p "$BASE/nolayer.ini" -- sh -c 'exit 2'
+	capture as_mode $mode "$SBX" exec "nolayer-$mode" true
 	[ $rc -eq 125 ] && [[ $err == *"no writable layer"* ]]
 	ok $? "$mode: exited sandbox without a kept writable layer: 125 ($err)"
 	capture as_mode $mode "$SBX" exec
