@@ -312,12 +312,19 @@ static int make_layer(struct run_ctx *c, const char *dir, const char *lower, str
 	_cleanup_free_ char *up = sbx_xasprintf("%s/upper", dir);
 	_cleanup_free_ char *wk = sbx_xasprintf("%s/work", dir);
 	struct stat st = {.st_mode = 0755};
-	uid_t uid = c->ids.host_root == (uid_t)-1 ? geteuid() : c->ids.host_root;
-	gid_t gid = c->ids.range ? (gid_t)SBX_JAIL_HOST_BASE : getegid();
+	uid_t uid = c->ids.host_root == (uid_t)-1 ? geteuid() : c->ids.host_root, u;
+	gid_t gid = c->ids.range ? (gid_t)SBX_JAIL_HOST_BASE : getegid(), g;
 
 	if (lower && stat(lower, &st) == 0 && c->ids.range && st.st_uid < SBX_JAIL_ID_COUNT) {
 		uid = SBX_JAIL_HOST_BASE + st.st_uid;
 		gid = SBX_JAIL_HOST_BASE + (st.st_gid < SBX_JAIL_ID_COUNT ? st.st_gid : 0);
+	}
+	/* A lower an ordinary user owns shows as the jail's user's (lib/jail.c
+	 * idmap_lower): so does its upper. */
+	if (lower && c->ids.range && c->rootfs_dir != lower &&
+	    sbx_idmap_bind_owner(lower, &u, &g) == 1) {
+		uid = c->ids.host_uid;
+		gid = c->ids.host_gid;
 	}
 	if (sbx_mkdir_p(up, 0700) < 0 || mkdir(wk, 0700) < 0)
 		return sbx_err_set(err, errno, "cannot create the writable layer in '%s'", dir);

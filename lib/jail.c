@@ -331,6 +331,41 @@ static void note_root_owned(struct sbx_jail *j, const struct sbx_jail_opts *o,
 	add_warning(j, msg);
 }
 
+/* The owner-mapping user namespace for uid:gid (one kept at a time). */
+static int owner_ns(const struct sbx_jail_opts *o, uid_t u, gid_t g, int *userns, uid_t *ns_uid,
+		    gid_t *ns_gid)
+{
+	struct sbx_err e = {0};
+
+	if (*userns < 0 || *ns_uid != u || *ns_gid != g) {
+		sbx_closep(userns);
+		*userns = sbx_idmap_userns(u, o->ids.host_uid, g, o->ids.host_gid, &e);
+		*ns_uid = u;
+		*ns_gid = g;
+	}
+	return *userns;
+}
+
+/*
+ * A copy-on-write lower, as root: a directory an ordinary user owns shows
+ * as the jail's user's (as a read-write bind of it would, so `sudo sbx run
+ * -- make` in a user's project can write its copy-on-write view); any
+ * other through the jail's own mapping (host root's files as the jail's
+ * root's).  The upper directory is made to match (sbx_jail_layer_owner).
+ */
+static int idmap_lower(const struct sbx_jail_opts *o, const struct sbx_mount *m, int jail_ns,
+		       int *userns, uid_t *ns_uid, gid_t *ns_gid)
+{
+	uid_t u;
+	gid_t g;
+	int ns = jail_ns, fd;
+
+	if (sbx_idmap_bind_owner(m->src, &u, &g) == 1)
+		ns = owner_ns(o, u, g, userns, ns_uid, ns_gid);
+	fd = ns < 0 ? -1 : sbx_idmap_tree(m->src, ns, false, 0);
+	return fd < 0 ? -1 : fd;
+}
+
 /*
  * A read-write bind, as root (lib/idmap.c): a directory an ordinary user
  * owns is idmapped so that the jail's user writes as that owner; one that
@@ -344,7 +379,6 @@ static int idmap_bind(struct sbx_jail *j, const struct sbx_jail_opts *o, size_t 
 {
 	const struct sbx_mount *m = &o->cfg->mounts[i];
 	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-	struct sbx_err e = {0};
 	struct stat st;
 	uid_t u;
 	gid_t g;
@@ -361,13 +395,9 @@ static int idmap_bind(struct sbx_jail *j, const struct sbx_jail_opts *o, size_t 
 			j->mount_owner[i] = 0;
 		return fd < 0 ? -1 : fd;
 	}
-	if (*userns < 0 || *ns_uid != u || *ns_gid != g) {
-		sbx_closep(userns);
-		*userns = sbx_idmap_userns(u, o->ids.host_uid, g, o->ids.host_gid, &e);
-		*ns_uid = u;
-		*ns_gid = g;
-	}
-	fd = *userns < 0 ? *userns : sbx_idmap_tree(m->src, *userns, true, attrs);
+	fd = owner_ns(o, u, g, userns, ns_uid, ns_gid);
+	if (fd >= 0)
+		fd = sbx_idmap_tree(m->src, fd, true, attrs);
 	if (fd < 0) {
 		_cleanup_free_ char *msg = sbx_xasprintf(
 		    "'%s' is written as uid %u, not as its owner %u: it cannot be idmapped (%s)",
@@ -406,7 +436,7 @@ static void idmap_lowers(struct sbx_jail *j, const struct sbx_jail_opts *o, pid_
 		const struct sbx_mount *m = &cfg->mounts[i];
 
 		if (m->kind == SBX_MNT_OVERLAY)
-			fds[(*n)++] = sbx_idmap_tree(m->src, userns, false, 0);
+			fds[(*n)++] = idmap_lower(o, m, userns, &bind_ns, &ns_uid, &ns_gid);
 		else if (m->kind == SBX_MNT_BIND)
 			fds[(*n)++] = idmap_bind(j, o, i, userns, &bind_ns, &ns_uid, &ns_gid);
 	}

@@ -78,6 +78,21 @@ else
 	skip "root, -p agent: npm install in the project" "npm is not installed"
 fi
 
+# The default profile: the project is copy-on-write, and its view is the
+# jail's user's too (sudo sbx run -- make in a user's project).
+before=$(cd "$P" && find . -printf '%p %u %s\n' | sort | md5sum)
+capture run_in "$P" -q --name cow --net none -- sh -c '
+	stat -c %u .; echo x >cow-new && echo more >>README && mkdir -p made2 && git status --short >/dev/null && echo ok; exit 3'
+[ "$(printf '%s\n' "$out" | head -1)" = 0 ] && [ "$(printf '%s\n' "$out" | tail -1)" = ok ] &&
+	[ "$(cd "$P" && find . -printf '%p %u %s\n' | sort | md5sum)" = "$before" ]
+ok $? "root, default profile: the user's project is writable copy-on-write, the host's untouched ($out $err)"
+capture "$SBX" inspect --changes cow
+grep -q "^A $P/cow-new$" <<<"$out" && grep -q "^C $P/README$" <<<"$out"
+ok $? "root, default profile: inspect --changes lists what it changed ($out)"
+capture "$SBX" exec cow sh -c 'cat cow-new; echo again >>cow-new'
+[ "$rc" -eq 0 ] && [ "$out" = x ]
+ok $? "root, default profile: exec into the kept sandbox writes its copy-on-write view ($rc: $err)"
+
 # An agent's config directory in the user's home, bound read-write.
 capture env HOME="$BASE/alice" sh -c "cd '$P' && '$SBX' run -q -p codex --net none -- sh -c 'echo tok >\"\$HOME/.codex/auth.json\" && echo ok'"
 [ "$out" = ok ] && [ "$(stat -c %u "$BASE/alice/.codex/auth.json")" = 4242 ]
