@@ -157,9 +157,16 @@ int cmd_destroy(int argc, char **argv)
 			int r = sbx_sandbox_find(&st, o.refs[i], id, &err);
 
 			if (r < 0) {
-				/* A full id that no longer exists: already destroyed. */
-				if (r == -ENOENT && sbx_state_valid_id(o.refs[i])) {
-					printf("%s: already gone\n", o.refs[i]);
+				/* Idempotent: a full id that no longer exists was
+				 * destroyed already; a name or prefix that matches
+				 * nothing has nothing to destroy (said, exit 0). */
+				if (r == -ENOENT) {
+					_cleanup_free_ char *e = sbx_escape_display(o.refs[i]);
+
+					if (sbx_state_valid_id(o.refs[i]))
+						printf("%s: already gone\n", e);
+					else
+						printf("%s: no such sandbox, nothing to destroy\n", e);
 					continue;
 				}
 				sbx_print_err(&err);

@@ -594,8 +594,8 @@ static void finish(struct run_ctx *c)
 		c->reason = "stopped";
 	else if (oom && c->exit_code == 128 + SIGKILL)
 		c->reason = "oom";
-	else if (c->res.have_status && WIFSIGNALED(c->res.status))
-		c->reason = "signaled";
+	else if ((c->res.have_status && WIFSIGNALED(c->res.status)) || !c->res.have_status)
+		c->reason = "signaled"; /* no status: the jail was killed from outside */
 	else
 		c->reason = "exited";
 }
@@ -642,11 +642,25 @@ static void explain_exec_failure(struct run_ctx *c)
 	sbx_errorf("%s", c->exec_error);
 }
 
+/* `sbx destroy` of this running sandbox killed the jail (and is waiting
+ * for our lock to remove it), or already removed its directory. */
+static bool destroyed(const struct run_ctx *c)
+{
+	struct stat st;
+
+	return c->sb.dirfd >= 0 &&
+	       ((fstat(c->sb.dirfd, &st) == 0 && st.st_nlink == 0) ||
+		faccessat(c->sb.dirfd, SBX_SANDBOX_DESTROYING, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+}
+
 static void decide_keep(struct run_ctx *c)
 {
 	bool failed = c->exit_code != 0;
 
-	if (c->args.rm) {
+	if (destroyed(c)) {
+		c->kept = false;
+		c->keep_reason = "destroyed by 'sbx destroy' while it ran";
+	} else if (c->args.rm) {
 		c->kept = false;
 		c->keep_reason = "--rm";
 	} else if (c->args.keep) {

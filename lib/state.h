@@ -63,6 +63,10 @@ struct sbx_sandbox {
 	char *record_error;	/* why record is NULL (malloc'd), NULL if fine */
 };
 
+/* The file `sbx destroy` makes in a running sandbox's directory before it
+ * kills the jail, so that its supervisor reports it destroyed, not kept. */
+#define SBX_SANDBOX_DESTROYING "destroying"
+
 /* Is s a syntactically valid id (12 lowercase hex chars)? */
 bool sbx_state_valid_id(const char *s);
 /* Is s an acceptable --name?  [A-Za-z0-9][A-Za-z0-9_.-]*, <= 64, not all hex. */

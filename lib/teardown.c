@@ -234,6 +234,13 @@ static bool kill_lock_holding_inits(const struct sbx_sandbox *sb)
 }
 
 /* Try the lock for up to ms milliseconds. */
+static bool sandbox_unlinked(const struct sbx_sandbox *sb)
+{
+	struct stat st;
+
+	return fstat(sb->dirfd, &st) == 0 && st.st_nlink == 0;
+}
+
 static int lock_within(struct sbx_sandbox *sb, int ms, struct sbx_err *err)
 {
 	for (int waited = 0;; waited += 20) {
@@ -261,6 +268,15 @@ int sbx_sandbox_destroy(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx
 
 	memset(t, 0, sizeof(*t));
 	t->was_running = sb->lockfd < 0 && sbx_sandbox_lock_held(sb);
+	/* A running supervisor learns why its jail died: it then says the
+	 * sandbox was destroyed, not kept (SBX_SANDBOX_DESTROYING). */
+	if (t->was_running) {
+		int fd = openat(sb->dirfd, SBX_SANDBOX_DESTROYING,
+				O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		if (fd >= 0)
+			close(fd);
+	}
 	/* The jail first (also a lost one whose init somehow survived). */
 	t->killed_init = kill_verified(sb, "init_pid", "init_start");
 	if (!t->killed_init && t->was_running)
@@ -274,6 +290,11 @@ int sbx_sandbox_destroy(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx
 		t->killed_supervisor =
 			kill_verified(sb, "supervisor_pid", "supervisor_start");
 		r = lock_within(sb, 5000, err);
+	}
+	if (r == -ENOENT && sandbox_unlinked(sb)) {
+		/* Its supervisor saw the marker and removed it itself. */
+		sbx_err_clear(err);
+		return 0;
 	}
 	if (r < 0)
 		return sbx_err_set(err, -r,

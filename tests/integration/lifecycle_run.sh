@@ -188,8 +188,8 @@ assert len(a) == 10 and all(x["state"] == "exited" and x["exit_code"] == 4 for x
 		ok $? "$mode: nothing left after SIGKILL at ${delay}s + destroy --stale${left:+ (left:$left)}"
 	done
 
-	# destroy of a running sandbox kills it.
-	as_mode $mode "$SBX" run -q --keep --rootfs "$IMG" -- sleep 9123 >/dev/null 2>&1 &
+	# destroy of a running sandbox kills it; its run says so, not "kept".
+	as_mode $mode "$SBX" run --keep --rootfs "$IMG" -- sleep 9123 >/dev/null 2>"$TAP_TMP/destroyed.err" &
 	pid=$!
 	for _ in $(seq 100); do
 		id=$(as_mode $mode "$SBX" ps --json | ids_of)
@@ -205,6 +205,9 @@ assert len(a) == 10 and all(x["state"] == "exited" and x["exit_code"] == 4 for x
 	[ $rc -eq 0 ] && [[ $out == "removed $id (running, jail killed"* ]] && [ $runrc -eq 137 ] &&
 		! pgrep -f 'sleep 9123' >/dev/null && [ ! -e "$BASE/state-$mode/sandboxes/$id" ]
 	ok $? "$mode: destroy of a running sandbox kills it (run exits $runrc) and removes it ($out)"
+	grep -q "^sbx: removed sandbox $id (destroyed by 'sbx destroy' while it ran)$" "$TAP_TMP/destroyed.err" &&
+		! grep -q "kept sandbox" "$TAP_TMP/destroyed.err"
+	ok $? "$mode: the destroyed run says it was destroyed, not kept ($(tail -1 "$TAP_TMP/destroyed.err"))"
 done
 
 done_testing
