@@ -55,6 +55,15 @@ int sbx_cmd_state(struct sbx_state *st, bool create, struct sbx_err *err);
 struct sbx_config;
 int sbx_cmd_hide_state(struct sbx_config *cfg, const struct sbx_state *st, struct sbx_err *err);
 
+/*
+ * " (did you mean '--memory'?)" for an unknown long option arg ("--memroy"
+ * or "--memroy=1g") close to one of opts, else "": to append to the
+ * "unknown option" line, as profile keys do.
+ */
+struct option;
+const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char *buf,
+				size_t len);
+
 /* Standard --help handling: prints usage to stdout, returns true if asked. */
 bool sbx_cmd_wants_help(int argc, char **argv, const char *usage);
 

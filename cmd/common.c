@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd/common.c - helpers shared by the subcommands. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +42,26 @@ void sbx_warnf(const char *fmt, ...)
 int sbx_cmd_state(struct sbx_state *st, bool create, struct sbx_err *err)
 {
 	return sbx_state_open(st, sbx_globals.state_dir, sbx_globals.cache_dir, create, err);
+}
+
+const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char *buf,
+				size_t len)
+{
+	const char *names[128];
+	_cleanup_free_ char *name = NULL;
+	const char *near;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!arg || strncmp(arg, "--", 2) != 0 || !arg[2])
+		return buf;
+	name = sbx_xstrndup(arg + 2, strcspn(arg + 2, "="));
+	for (; opts[n].name && n < SBX_ARRAY_SIZE(names); n++)
+		names[n] = opts[n].name;
+	near = sbx_closest(name, names, n);
+	if (near && strcmp(near, name) != 0)
+		snprintf(buf, len, " (did you mean '--%s'?)", near);
+	return buf;
 }
 
 bool sbx_cmd_wants_help(int argc, char **argv, const char *usage)

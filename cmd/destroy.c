@@ -44,7 +44,12 @@ static int parse_opts(int argc, char **argv, struct destroy_opts *o)
 		case 'A': o->all = true; break;
 		case 'S': o->stale = true; break;
 		default:
-			sbx_errorf("unknown option '%s' (see 'sbx destroy --help')", argv[optind - 1]);
+			{
+				char hint[96];
+
+				sbx_errorf("unknown option '%s'%s (see 'sbx destroy --help')", argv[optind - 1],
+					   sbx_cmd_option_hint(argv[optind - 1], longopts, hint, sizeof(hint)));
+			}
 			return -1;
 		}
 	}

@@ -54,7 +54,12 @@ static int parse_opts(int argc, char **argv, struct inspect_opts *o)
 			sbx_errorf("option '%s' needs a file name", argv[optind - 1]);
 			return -1;
 		default:
-			sbx_errorf("unknown option '%s' (see 'sbx inspect --help')", argv[optind - 1]);
+			{
+				char hint[96];
+
+				sbx_errorf("unknown option '%s'%s (see 'sbx inspect --help')", argv[optind - 1],
+					   sbx_cmd_option_hint(argv[optind - 1], longopts, hint, sizeof(hint)));
+			}
 			return -1;
 		}
 	}

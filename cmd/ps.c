@@ -41,7 +41,12 @@ static int parse_opts(int argc, char **argv, struct ps_opts *o)
 		case 'a': o->all = true; break;
 		case 'J': o->json = true; break;
 		default:
-			sbx_errorf("unknown option '%s' (see 'sbx ps --help')", argv[optind - 1]);
+			{
+				char hint[96];
+
+				sbx_errorf("unknown option '%s'%s (see 'sbx ps --help')", argv[optind - 1],
+					   sbx_cmd_option_hint(argv[optind - 1], longopts, hint, sizeof(hint)));
+			}
 			return -1;
 		}
 	}

@@ -182,7 +182,7 @@ static int other_opt(struct run_args *a, int opt, const char *arg, struct sbx_er
 		fputs(usage, stdout);
 		return 1;
 	default:
-		return sbx_err_set(err, EINVAL, "run: unknown option (see 'sbx run --help')");
+		return sbx_err_set(err, 0, "run: unknown option (see 'sbx run --help')");
 	}
 }
 
@@ -198,12 +198,13 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 
 		if (opt == '?' || opt == ':') {
 			const char *bad = argv[optind - 1];
+			bool value = opt == ':' || (optopt && strchr("pnewu", optopt));
+			char hint[96];
 
-			return sbx_err_set(err, EINVAL, "run: %s '%s' (see 'sbx run --help')",
-					   opt == ':' || (optopt && strchr("pnewu", optopt))
-					       ? "option needs a value"
-					       : "unknown option",
-					   bad ? bad : "?");
+			return sbx_err_set(err, 0, "run: %s '%s'%s (see 'sbx run --help')",
+					   value ? "option needs a value" : "unknown option",
+					   bad ? bad : "?",
+					   value ? "" : sbx_cmd_option_hint(bad, long_opts, hint, sizeof(hint)));
 		}
 		if (key_opt(a, opt, optarg))
 			continue;
@@ -212,7 +213,7 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 			return r;
 	}
 	if (a->keep && a->rm)
-		return sbx_err_set(err, EINVAL, "run: --keep and --rm contradict each other");
+		return sbx_err_set(err, 0, "run: --keep and --rm contradict each other");
 	if (optind >= argc)
 		return sbx_err_set(
 		    err, EINVAL,
@@ -241,6 +242,32 @@ void run_args_free(struct run_args *a)
 
 /* ---- set-up ---- */
 
+/* "--memory '1': memory limit '1' is too small ...": the option as typed,
+ * not the profile key it sets. */
+static void option_error(const struct run_set *s, struct sbx_err *err)
+{
+	_cleanup_free_ char *key = sbx_xasprintf("key '%s': ", s->key);
+	char msg[SBX_ERR_MSG_MAX];
+	const char *name = NULL, *m = err->msg;
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(key_opts) && !name; i++)
+		if (!strcmp(key_opts[i].section, s->section) && !strcmp(key_opts[i].key, s->key))
+			for (size_t k = 0; long_opts[k].name && !name; k++)
+				if (long_opts[k].val == key_opts[i].opt)
+					name = long_opts[k].name;
+	_cleanup_free_ char *quoted = sbx_xasprintf("'%s' ", s->value);
+
+	if (strncmp(m, key, strlen(key)) == 0)
+		m += strlen(key);
+	if (strncmp(m, quoted, strlen(quoted)) == 0) /* "'/x.tar' does not exist" */
+		m += strlen(quoted);
+	snprintf(msg, sizeof(msg), "%s", m);
+	if (name)
+		sbx_err_set(err, err->errnum, "--%s '%s': %s", name, s->value, msg);
+	else
+		sbx_err_set(err, err->errnum, "-e '%s': %s", s->value, msg);
+}
+
 static int load_config(struct run_ctx *c, struct sbx_err *err)
 {
 	struct sbx_profile_vars vars;
@@ -253,14 +280,15 @@ static int load_config(struct run_ctx *c, struct sbx_err *err)
 
 		r = sbx_profile_set(&c->cfg, s->section, s->key, s->value, err);
 		if (r < 0)
-			sbx_err_wrap(err, "option for [%s] %s", s->section, s->key);
+			option_error(s, err);
 	}
 	if (r == 0) {
 		sbx_config_drop_host_only(&c->cfg);
 		sbx_config_drop_covered_overlays(&c->cfg);
+		r = sbx_config_check_sources(&c->cfg, err);
 	}
 	if (r == 0 && c->cfg.rootfs_required && !c->cfg.rootfs)
-		r = sbx_err_set(err, EINVAL, "profile '%s' needs --rootfs TARBALL|DIR",
+		r = sbx_err_set(err, 0, "profile '%s' needs --rootfs TARBALL|DIR",
 				c->cfg.profile_name ? c->cfg.profile_name : "?");
 	/* Audit mode compiles the notify filter; compile the plain one only
 	 * when audit mode cannot be had (validate then names a bad file). */
@@ -863,6 +891,14 @@ int cmd_run(int argc, char **argv)
 	if (r > 0) {
 		c.exit_code = 0;
 	} else if (r < 0) {
+		/* Killed for memory before the command started. */
+		if (c.jail.exec_ok == false && c.cg.version > 0 &&
+		    sbx_cgroup_usage(&c.cg, &c.usage) == 0 && c.usage.oom_kills > 0) {
+			sbx_err_set(&err, 0,
+				    "the jail ran out of memory while it started: the memory limit "
+				    "(%.1f MiB) is too small for it",
+				    (double)c.cfg.memory / 1048576.0);
+		}
 		sbx_print_err(&err);
 		c.error = sbx_xstrdup(err.msg);
 		c.exit_code = SBX_EXIT_SBX;

@@ -198,3 +198,22 @@ void sbx_config_drop_host_only(struct sbx_config *c)
 	}
 	c->n_mounts = j;
 }
+
+int sbx_config_check_sources(const struct sbx_config *c, struct sbx_err *err)
+{
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		const struct sbx_mount *m = &c->mounts[i];
+		struct stat st;
+
+		if (!m->src || m->optional ||
+		    (m->kind != SBX_MNT_BIND && m->kind != SBX_MNT_RO_BIND &&
+		     m->kind != SBX_MNT_OVERLAY))
+			continue;
+		if (stat(m->src, &st) < 0 && errno == ENOENT)
+			return sbx_err_set(err, 0,
+					   "%s '%s': does not exist on the host (a leading '-' makes "
+					   "an entry optional)",
+					   sbx_mount_kind_name(m->kind), m->src);
+	}
+	return 0;
+}

@@ -17,6 +17,8 @@
 
 /* Sentinel meaning "not set" for numeric limits. */
 #define SBX_UNSET UINT64_MAX
+/* The smallest [limits] memory a jail starts in. */
+#define SBX_MEMORY_MIN (1024 * 1024)
 /* [sandbox] stop-timeout when a profile does not set one. */
 #define SBX_STOP_TIMEOUT_DEFAULT_MS 10000
 
@@ -135,6 +137,12 @@ size_t sbx_config_drop_covered_overlays(struct sbx_config *c);
  * once the rootfs is final (after the command-line options).
  */
 void sbx_config_drop_host_only(struct sbx_config *c);
+/*
+ * Every bind, ro-bind and overlay source that is not optional exists on
+ * the host: a missing one is one line before any jail starts, naming the
+ * entry (0 or -ENOENT).
+ */
+int sbx_config_check_sources(const struct sbx_config *c, struct sbx_err *err);
 const char *sbx_net_mode_name(enum sbx_net_mode m);
 const char *sbx_persist_name(enum sbx_persist p);
 const char *sbx_mount_kind_name(enum sbx_mount_kind k);

@@ -381,7 +381,7 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, cha
 	if (S_ISDIR(sb.st_mode))
 		return use_directory(rootfs, out_dir, st, err);
 	if (!S_ISREG(sb.st_mode))
-		return sbx_err_set(err, EINVAL, "rootfs '%s' is neither a directory nor a tarball",
+		return sbx_err_set(err, 0, "rootfs '%s' is neither a directory nor a tarball",
 				   rootfs);
 	r = cache_open(&c, o->cache_dir, err);
 	if (r < 0)

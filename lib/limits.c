@@ -198,7 +198,7 @@ static int probe_force(struct sbx_cgroup_sys *s, struct sbx_err *err)
 	else if (!strcmp(f, "none") || !strcmp(f, "0"))
 		s->force = -1;
 	else
-		return sbx_err_set(err, EINVAL, "bad SBX_CGROUP '%s' (auto, v2, v1 or none)", f);
+		return sbx_err_set(err, 0, "bad SBX_CGROUP '%s' (auto, v2, v1 or none)", f);
 	return 0;
 }
 

@@ -169,6 +169,8 @@ static int set_rootfs(struct sbx_config *c, const char *key, const char *val,
 	r = norm_path(abs, true, "rootfs", &norm, err);
 	if (r < 0)
 		return r;
+	if (stat(norm, &st) < 0 && errno == ENOENT)
+		return sbx_err_set(err, 0, "'%s' does not exist", norm);
 	if (stat(norm, &st) < 0)
 		return sbx_err_set(err, errno, "rootfs '%s'", norm);
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
@@ -734,6 +736,11 @@ static int set_limit(struct sbx_config *c, const char *key, const char *val,
 		return r;
 	if (v == 0 || v == SBX_UNSET)
 		return sbx_err_set(err, 0, "bad limit '%s' (must be above 0; unlimited for none)",
+				   val);
+	if (strcmp(key, "memory") == 0 && v < SBX_MEMORY_MIN)
+		return sbx_err_set(err, 0,
+				   "memory limit '%s' is too small: a jail needs at least 1m (its "
+				   "init, the command and the kernel's own pages count against it)",
 				   val);
 	*f = v;
 	return 0;

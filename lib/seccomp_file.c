@@ -234,7 +234,7 @@ static int read_policy(const char *path, char **buf, size_t *len, struct sbx_err
 	if (fstat(fd, &st) < 0)
 		return sbx_err_set(err, errno, "cannot stat seccomp policy '%s'", path);
 	if (!S_ISREG(st.st_mode))
-		return sbx_err_set(err, EINVAL, "seccomp policy '%s' is not a regular file", path);
+		return sbx_err_set(err, 0, "seccomp policy '%s' is not a regular file", path);
 	rc = sbx_read_fd_string(fd, POLICY_FILE_MAX, buf, len);
 	if (rc == -EFBIG)
 		return sbx_err_set(err, EFBIG, "seccomp policy '%s' is larger than 1 MiB", path);
@@ -243,7 +243,7 @@ static int read_policy(const char *path, char **buf, size_t *len, struct sbx_err
 	if (memchr(*buf, '\0', *len)) {
 		free(*buf);
 		*buf = NULL;
-		return sbx_err_set(err, EINVAL, "seccomp policy '%s' contains a NUL byte", path);
+		return sbx_err_set(err, 0, "seccomp policy '%s' contains a NUL byte", path);
 	}
 	return 0;
 }

@@ -102,7 +102,7 @@ int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cach
 			: default_dir("SBX_CACHE_DIR", "/var/cache/sbx", "XDG_CACHE_HOME", ".cache");
 	if (!st->state_dir || !st->cache_dir) {
 		sbx_state_close(st);
-		return sbx_err_set(err, EINVAL,
+		return sbx_err_set(err, 0,
 				   "cannot find a state directory ($HOME is not set; use --state-dir)");
 	}
 	if (create) {
@@ -181,7 +181,7 @@ int sbx_state_check_name(const char *name, struct sbx_err *err)
 	_cleanup_free_ char *esc = sbx_escape_display(name);
 
 	if (n == 0 || n > SBX_NAME_MAX)
-		return sbx_err_set(err, EINVAL, "bad sandbox name '%s' (1 to %d characters)", esc,
+		return sbx_err_set(err, 0, "bad sandbox name '%s' (1 to %d characters)", esc,
 				   SBX_NAME_MAX);
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];
@@ -189,12 +189,12 @@ int sbx_state_check_name(const char *name, struct sbx_err *err)
 			     (c >= '0' && c <= '9');
 
 		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
-			return sbx_err_set(err, EINVAL,
+			return sbx_err_set(err, 0,
 					   "bad sandbox name '%s' (letters, digits, '_', '.', '-'; starting with a letter or digit)",
 					   esc);
 	}
 	if (all_hex(name))
-		return sbx_err_set(err, EINVAL,
+		return sbx_err_set(err, 0,
 				   "bad sandbox name '%s' (it looks like a sandbox id; add a letter other than a-f)",
 				   esc);
 	return 0;
@@ -488,7 +488,7 @@ int sbx_sandbox_open(struct sbx_state *st, const char *id, bool lock, struct sbx
 
 	sandbox_init(sb);
 	if (!sbx_state_valid_id(id))
-		return sbx_err_set(err, EINVAL, "bad sandbox id '%s'", id);
+		return sbx_err_set(err, 0, "bad sandbox id '%s'", id);
 	memcpy(sb->id, id, SBX_ID_LEN + 1);
 	if (st->sandboxes_fd < 0)
 		return sbx_err_set(err, ENOENT, "no such sandbox '%s'", id);

@@ -192,11 +192,11 @@ int sbx_parse_u64(const char *s, uint64_t *out, struct sbx_err *err)
 	unsigned long long v;
 
 	if (!s || !*s || !isdigit((unsigned char)*s))
-		return sbx_err_set(err, EINVAL, "'%s' is not a number", s ? s : "");
+		return sbx_err_set(err, 0, "'%s' is not a number", s ? s : "");
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || *end)
-		return sbx_err_set(err, EINVAL, "'%s' is not a number", s);
+		return sbx_err_set(err, 0, "'%s' is not a number", s);
 	*out = v;
 	return 0;
 }
@@ -230,7 +230,7 @@ int sbx_parse_size(const char *s, uint64_t *out, struct sbx_err *err)
 	*out = v * mul;
 	return 0;
 bad:
-	return sbx_err_set(err, EINVAL,
+	return sbx_err_set(err, 0,
 			   "bad size '%s' (expected a number with an optional k, m, g or t suffix, e.g. 512k, 64m, 4G)",
 			   s ? s : "");
 }
@@ -264,7 +264,7 @@ int sbx_parse_duration(const char *s, uint64_t *ms, struct sbx_err *err)
 	*ms = v * mul;
 	return 0;
 bad:
-	return sbx_err_set(err, EINVAL,
+	return sbx_err_set(err, 0,
 			   "bad duration '%s' (expected a number with a unit: 500ms, 90s, 30m, 2h)",
 			   s ? s : "");
 }
@@ -284,7 +284,7 @@ int sbx_parse_bool(const char *s, bool *out, struct sbx_err *err)
 			return 0;
 		}
 	}
-	return sbx_err_set(err, EINVAL, "bad boolean '%s' (expected yes or no)", s ? s : "");
+	return sbx_err_set(err, 0, "bad boolean '%s' (expected yes or no)", s ? s : "");
 }
 
 size_t sbx_edit_distance(const char *a, const char *b)

@@ -132,4 +132,35 @@ capture "$SBX" run
 [ "$rc" -eq 125 ] || [ "$rc" -eq 2 ]
 ok $? "sbx run without a command is a usage error (rc $rc)"
 
+# A typo gets one line, no errno text, and the closest option or value.
+export SBX_STATE_DIR=$TAP_TMP/state SBX_CACHE_DIR=$TAP_TMP/cache
+typo() { # WANT-RC WANT-STDERR ARGS...
+	local want_rc=$1 want=$2
+	shift 2
+	capture "$SBX" "$@"
+	[ "$rc" -eq "$want_rc" ] && [ "$err" = "$want" ] && [ -z "$out" ]
+	ok $? "sbx $*: exit $want_rc, '$want' (got $rc: $err)"
+}
+typo 125 "sbx: run: unknown option '--memroy' (did you mean '--memory'?) (see 'sbx run --help')" \
+	run --memroy 1g -- true
+typo 125 "sbx: run: unknown option '--hostnme=box' (did you mean '--hostname'?) (see 'sbx run --help')" \
+	run --hostnme=box -- true
+typo 125 "sbx: exec: unknown option '--wokdir' (did you mean '--workdir'?) (see 'sbx exec --help')" \
+	exec --wokdir / x true
+typo 2 "sbx: unknown option '--jsno' (did you mean '--json'?) (see 'sbx ps --help')" ps --jsno
+typo 125 "sbx: run: --keep and --rm contradict each other" run --keep --rm -- true
+typo 125 "sbx: bad sandbox name 'abc' (it looks like a sandbox id; add a letter other than a-f)" \
+	run --name abc -- true
+typo 125 "sbx: --pids 'lots': bad number 'lots' (expected a positive integer or unlimited)" \
+	run --pids lots -- true
+typo 125 "sbx: --net 'nonee': bad network mode 'nonee' (did you mean 'none'?)" run --net nonee -- true
+typo 125 "sbx: --memory '1': memory limit '1' is too small: a jail needs at least 1m (its init, the command and the kernel's own pages count against it)" \
+	run --memory 1 -- true
+typo 125 "sbx: --rootfs '/missing.tar.gz': does not exist" run --rootfs /missing.tar.gz -- true
+typo 125 "sbx: bind '/no/such/dir': does not exist on the host (a leading '-' makes an entry optional)" \
+	run --bind /no/such/dir -- true
+capture "$SBX" run --memory 1m -- true
+[ "$rc" -eq 0 ]
+ok $? "sbx run --memory 1m starts ($rc: $(tail -1 <<<"$err"))"
+
 done_testing
