@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lifecycle.h"
+#include "record_text.h"
 
 #define KEYW 18
 
@@ -45,9 +46,9 @@ static void print_summary(FILE *o, const struct sbx_sandbox *sb)
 	kv_json(o, "profile", lc_get(r, "profile.name"));
 	kv_json(o, "profile sources", lc_get(r, "profile.sources"));
 	kv_json(o, "rootfs", lc_get(r, "rootfs.spec"));
-	if (lc_get(r, "rootfs.dir"))
+	if (json_is_string(lc_get(r, "rootfs.dir")))
 		kv_json(o, "image dir", lc_get(r, "rootfs.dir"));
-	if (lc_get(r, "rootfs.sha256"))
+	if (json_is_string(lc_get(r, "rootfs.sha256")))
 		kv_json(o, "image sha256", lc_get(r, "rootfs.sha256"));
 	kv_take(o, "state dir", sbx_escape_display(sb->dir));
 }
@@ -118,8 +119,16 @@ static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *e
 	json_decref(conns);
 }
 
-static void print_secrets(FILE *o, const json_t *secrets)
+/* A prose line from lib/record_text.c, escaped for the terminal. */
+static void kv_prose(FILE *o, const char *key, char *text)
 {
+	kv_take(o, key, text ? sbx_escape_display(text) : NULL);
+	free(text);
+}
+
+static void print_secrets(FILE *o, const json_t *r)
+{
+	const json_t *secrets = lc_get(r, "policy.secrets");
 	size_t i;
 	const json_t *s;
 
@@ -139,19 +148,47 @@ static void print_secrets(FILE *o, const json_t *secrets)
 	}
 }
 
+/* Each [filesystem] entry on a line: what it is, where; masks together. */
+static void print_mounts(FILE *o, const json_t *mounts)
+{
+	const json_t *m;
+	size_t i, masks = 0;
+	_cleanup_free_ char *hidden = NULL;
+
+	json_array_foreach(mounts, i, m) {
+		const char *kind = NULL;
+		_cleanup_free_ char *t = sbx_rec_mount_text(m, &kind);
+
+		if (!strcmp(kind, "hidden")) {
+			char *h = sbx_xasprintf("%s%s%s", hidden ? hidden : "", hidden ? ", " : "", t);
+
+			free(hidden);
+			hidden = h;
+			masks++;
+			continue;
+		}
+		kv_prose(o, kind, steal_pointer(&t));
+	}
+	if (masks)
+		kv_prose(o, "hidden", sbx_xasprintf("%zu path%s: %s", masks, masks == 1 ? "" : "s",
+						    hidden));
+}
+
 static void print_fs(FILE *o, const json_t *r)
 {
 	const json_t *fs = lc_get(r, "policy.filesystem");
 
 	section(o, "Filesystem");
-	kv_json(o, "writable layer", json_object_get(fs, "writable_layer"));
+	kv_prose(o, "root", sbx_rec_root_text(r));
 	if (json_is_true(json_object_get(fs, "layers_in_memory")))
 		kv_take(o, "layer kept in",
 			sbx_xstrdup("memory while it runs ([limits] disk, unprivileged), "
 				    "then disk/ if the sandbox is kept"));
-	kv_json(o, "shared with host", json_object_get(fs, "shared"));
-	if (json_object_get(fs, "mounts"))
-		kv_json(o, "mounts", json_object_get(fs, "mounts"));
+	if (json_array_size(json_object_get(fs, "shared")))
+		kv_json(o, "shared with host", json_object_get(fs, "shared"));
+	else
+		kv_take(o, "shared with host", sbx_xstrdup("nothing read-write"));
+	print_mounts(o, json_object_get(fs, "mounts"));
 	section(o, "Persistence");
 	kv_json(o, "persist", lc_get(r, "policy.persist"));
 	kv_json(o, "kept", json_object_get(r, "kept"));
@@ -222,6 +259,7 @@ static void print_exit(FILE *o, const json_t *r)
 	if (!ex) {
 		fprintf(o, "  (the command has not ended, or the run was lost)\n");
 	} else {
+		kv_prose(o, "how it ended", sbx_rec_exit_text(r));
 		kv_json(o, "status", json_object_get(ex, "status"));
 		kv_json(o, "reason", json_object_get(ex, "reason"));
 		if (json_is_integer(json_object_get(ex, "code")))
@@ -246,7 +284,11 @@ static void print_exit(FILE *o, const json_t *r)
 	kv_take(o, "peak memory", json_is_number(json_object_get(res, "mem_peak")) ?
 		sbx_xstrdup(lc_size(json_number_value(json_object_get(res, "mem_peak")), buf,
 				    sizeof(buf))) : sbx_xstrdup("unknown"));
-	kv_json(o, "max pids", json_object_get(res, "pids_peak"));
+	/* 0 means not measured (only a pids cgroup counts them). */
+	if (json_integer_value(json_object_get(res, "pids_peak")) > 0)
+		kv_json(o, "most processes", json_object_get(res, "pids_peak"));
+	else
+		kv_take(o, "most processes", sbx_xstrdup("not measured (no pids cgroup)"));
 }
 
 static void print_output_note(FILE *o, const json_t *r)
@@ -295,7 +337,7 @@ void lc_print_inspect(const struct sbx_sandbox *sb, const json_t *events, FILE *
 	}
 	print_user(o, lc_get(r, "policy.user"));
 	print_network(o, sb, events);
-	print_secrets(o, lc_get(r, "policy.secrets"));
+	print_secrets(o, r);
 	print_fs(o, r);
 	print_object_rows(o, "Limits", lc_get(r, "policy.limits"), NULL);
 	print_security(o, sb, events);

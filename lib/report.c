@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "changes.h"
+#include "record_text.h"
 
 static const char css[] =
 	"body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}"
@@ -131,6 +132,17 @@ static void row(FILE *f, const char *k, const json_t *v)
 	fputs("</td></tr>\n", f);
 }
 
+/* A row whose value is prose from lib/record_text.c (taken). */
+static void row_text(FILE *f, const char *k, char *text)
+{
+	fputs("<tr><td class=k>", f);
+	esc(f, k);
+	fputs("</td><td>", f);
+	esc(f, text);
+	fputs("</td></tr>\n", f);
+	free(text);
+}
+
 static void open_section(FILE *f, const char *title, bool open)
 {
 	fprintf(f, "<details%s><summary>", open ? " open" : "");
@@ -158,8 +170,8 @@ static void sec_summary(FILE *f, const json_t *r, const char *state)
 	row(f, "workdir", json_object_get(r, "workdir"));
 	row(f, "profile", jget(r, "profile.name"));
 	row(f, "rootfs", jget(r, "rootfs.spec"));
-	row(f, "exit", json_object_get(r, "exit"));
-	row(f, "resources", json_object_get(r, "resources"));
+	row_text(f, "exit", sbx_rec_exit_text(r));
+	row_text(f, "resources", sbx_rec_resources_text(r));
 	row(f, "kept", json_object_get(r, "kept"));
 	row(f, "why kept", json_object_get(r, "keep_reason"));
 	fputs("</table>", f);
@@ -181,11 +193,11 @@ static void sec_policy(FILE *f, const json_t *r)
 		row(f, "root on the host", json_object_get(u, "root_on_host"));
 	row(f, "network", jget(r, "policy.network.mode"));
 	row(f, "allowlist", jget(r, "policy.network.allow"));
-	row(f, "secrets (names)", jget(r, "policy.secrets"));
-	row(f, "writable layer", jget(r, "policy.filesystem.writable_layer"));
+	row_text(f, "secrets (names)", sbx_rec_secrets_text(r));
+	row_text(f, "root", sbx_rec_root_text(r));
 	row(f, "shared with host", jget(r, "policy.filesystem.shared"));
 	row(f, "persist", jget(r, "policy.persist"));
-	row(f, "limits", jget(r, "policy.limits"));
+	row_text(f, "limits", sbx_rec_limits_text(r));
 	row(f, "seccomp", jget(r, "policy.seccomp"));
 	row(f, "capabilities", jget(r, "policy.capabilities"));
 	row(f, "no_new_privs", jget(r, "policy.no_new_privs"));
@@ -216,18 +228,16 @@ static void sec_timeline(FILE *f, const json_t *r, const json_t *events)
 	fputs("</table><h4>Run log</h4><table><tr><th>time</th><th>event</th><th>details</th></tr>\n",
 	      f);
 	json_array_foreach(events, i, ev) {
-		json_t *rest = json_deep_copy(ev);
+		char *text = sbx_rec_event_text(ev);
 
-		json_object_del(rest, "ts");
-		json_object_del(rest, "event");
 		fputs("<tr><td><code>", f);
 		esc_json(f, json_object_get(ev, "ts"));
 		fputs("</code></td><td>", f);
 		esc_json(f, json_object_get(ev, "event"));
-		fputs("</td><td><code>", f);
-		esc_json(f, rest);
-		fputs("</code></td></tr>\n", f);
-		json_decref(rest);
+		fputs("</td><td>", f);
+		esc(f, text);
+		fputs("</td></tr>\n", f);
+		free(text);
 	}
 	fputs("</table>", f);
 	close_section(f);
