@@ -79,8 +79,10 @@ static void print_net_event(FILE *o, const json_t *e)
 	_cleanup_free_ char *addr = lc_text(json_object_get(e, "address"));
 	_cleanup_free_ char *why = lc_text(json_object_get(e, "reason"));
 	bool allowed = json_is_true(json_object_get(e, "allowed"));
+	const char *res = json_string_value(json_object_get(e, "result"));
+	bool failed = allowed && res && !strcmp(res, "failed");
 
-	fprintf(o, "    %-5s %s:%lld", allowed ? "ALLOW" : "DENY", host,
+	fprintf(o, "    %-6s %s:%lld", !allowed ? "DENY" : failed ? "FAILED" : "ALLOW", host,
 		(long long)json_integer_value(json_object_get(e, "port")));
 	if (strcmp(addr, "-") != 0)
 		fprintf(o, " (%s)", addr);
@@ -97,7 +99,7 @@ static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *e
 {
 	const json_t *n = lc_get(sb->record, "policy.network");
 	json_t *conns = lc_events_of(sb, events, "network_events", "net");
-	size_t i, allowed = 0, denied = 0;
+	size_t i, allowed = 0, failed = 0, denied = 0;
 	const json_t *e;
 
 	section(o, "Network");
@@ -109,13 +111,18 @@ static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *e
 	if (json_array_size(conns))
 		fprintf(o, "  connections\n");
 	json_array_foreach(conns, i, e) {
+		const char *res = json_string_value(json_object_get(e, "result"));
+
 		print_net_event(o, e);
-		if (json_is_true(json_object_get(e, "allowed")))
-			allowed++;
-		else
+		if (!json_is_true(json_object_get(e, "allowed")))
 			denied++;
+		else if (res && !strcmp(res, "failed"))
+			failed++;
+		else
+			allowed++;
 	}
-	kv_take(o, "connections total", sbx_xasprintf("%zu allowed, %zu denied", allowed, denied));
+	kv_take(o, "connections total",
+		sbx_xasprintf("%zu allowed, %zu failed, %zu denied", allowed, failed, denied));
 	json_decref(conns);
 }
 

@@ -126,9 +126,9 @@ static int serve(struct proxy_opts *o, struct sink *s)
 	sbx_proxy_stop(p);
 	sbx_proxy_get_stats(p, &st);
 	sbx_proxy_free(p);
-	fprintf(stderr, "%llu connections, %llu allowed, %llu denied\n",
+	fprintf(stderr, "%llu connections, %llu allowed, %llu failed, %llu denied\n",
 		(unsigned long long)st.connections, (unsigned long long)st.allowed,
-		(unsigned long long)st.denied);
+		(unsigned long long)st.failed, (unsigned long long)st.denied);
 	return SBX_EXIT_OK;
 }
 

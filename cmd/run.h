@@ -77,7 +77,7 @@ struct run_ctx {
 	struct sbx_jail_file *files;
 	size_t n_files;
 	struct sbx_proxy *proxy;
-	uint64_t net_allowed, net_denied;
+	uint64_t net_allowed, net_failed, net_denied;
 	struct sbx_seccomp_audit audit;
 	bool auditing;
 	int oom_fd; /* cgroup v1 OOM eventfd */

@@ -133,6 +133,7 @@ void run_extras_finish(struct run_ctx *c)
 		sbx_proxy_drain(c->proxy, &c->log);
 		sbx_proxy_get_stats(c->proxy, &st);
 		c->net_allowed = st.allowed;
+		c->net_failed = st.failed;
 		c->net_denied = st.denied;
 	}
 	json_array_foreach(c->log.events, i,

@@ -131,11 +131,15 @@ void run_human(const json_t *ev, void *data)
 		sbx_errorf("time limit reached: SIGTERM sent, SIGKILL in %d ms",
 		      (int)json_integer_value(json_object_get(ev, "grace_ms")));
 	} else if (!strcmp(type, "net")) {
+		const char *res = jstr(ev, "result");
 		json_t *a = json_object_get(ev, "allowed");
 
-		sbx_errorf("net: %s %s:%d (%s)", json_is_true(a) ? "allowed" : "DENIED",
-		      jstr(ev, "host"), (int)json_integer_value(json_object_get(ev, "port")),
-		      jstr(ev, "reason"));
+		bool failed = json_is_true(a) && !strcmp(res, "failed");
+
+		sbx_errorf("net: %s %s:%d (%s%s)",
+			   !json_is_true(a) ? "DENIED" : failed ? "FAILED" : "allowed",
+			   jstr(ev, "host"), (int)json_integer_value(json_object_get(ev, "port")),
+			   failed ? "allowed, but " : "", jstr(ev, "reason"));
 	} else if (!strcmp(type, "seccomp")) {
 		const char *args = jstr(ev, "args");
 
@@ -147,9 +151,10 @@ void run_human(const json_t *ev, void *data)
 	} else if (!strcmp(type, "exit")) {
 		human_exit(ev);
 		if (c->cfg.net == SBX_NET_PROXY)
-			sbx_errorf("network: %llu connections allowed, %llu denied",
-			      (unsigned long long)c->net_allowed,
-			      (unsigned long long)c->net_denied);
+			sbx_errorf("network: %llu connections allowed, %llu failed, %llu denied",
+				   (unsigned long long)c->net_allowed,
+				   (unsigned long long)c->net_failed,
+				   (unsigned long long)c->net_denied);
 	} else if (!strcmp(type, "kept")) {
 		sbx_errorf("kept sandbox %s (%s): sbx inspect %s; sbx destroy %s", jstr(ev, "id"),
 		      jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));

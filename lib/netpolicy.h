@@ -159,7 +159,8 @@ struct sbx_proxy;
 
 struct sbx_proxy_stats {
 	uint64_t connections;	/* accepted */
-	uint64_t allowed;	/* events with allowed = true */
+	uint64_t allowed;	/* events with allowed = true that got through (result ok) */
+	uint64_t failed;	/* allowed, but not resolved or not connected (result failed) */
 	uint64_t denied;	/* events with allowed = false */
 	uint64_t bytes_up;
 	uint64_t bytes_down;

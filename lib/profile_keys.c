@@ -305,6 +305,7 @@ static void add_mount(struct sbx_config *c, enum sbx_mount_kind kind, char *src,
 
 	c->mounts = sbx_xrealloc(c->mounts, (c->n_mounts + 1) * sizeof(*c->mounts));
 	m = &c->mounts[c->n_mounts++];
+	memset(m, 0, sizeof(*m));
 	m->kind = kind;
 	m->src = src;
 	m->dst = dst;

@@ -71,6 +71,9 @@ static json_t *conn_event(const struct proxy_conn *c)
 	json_object_set_new(ev, "port", c->port ? json_integer(c->port) : json_null());
 	json_object_set_new(ev, "address", c->address[0] ? json_string(c->address) : json_null());
 	json_object_set_new(ev, "allowed", json_boolean(c->allowed));
+	/* Allowed but it never got through (no such name, refused): failed. */
+	json_object_set_new(ev, "result",
+			    json_string(!c->allowed ? "denied" : c->failed ? "failed" : "ok"));
 	json_object_set_new(ev, "reason", json_string(c->reason));
 	json_object_set_new(ev, "status", json_integer(c->status));
 	json_object_set_new(ev, "bytes_up", json_integer((json_int_t)c->bytes_up));
@@ -85,10 +88,12 @@ static void proxy_emit(struct sbx_proxy *p, struct proxy_conn *c)
 	json_t *ev = conn_event(c);
 
 	pthread_mutex_lock(&p->lock);
-	if (c->allowed)
-		p->st.allowed++;
-	else
+	if (!c->allowed)
 		p->st.denied++;
+	else if (c->failed)
+		p->st.failed++;
+	else
+		p->st.allowed++;
 	if (p->cb) {
 		p->cb(ev, p->data);
 	} else {

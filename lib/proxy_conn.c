@@ -415,6 +415,7 @@ static void open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
 
 	if (resolve(c, cand, SBX_ARRAY_SIZE(cand), &n) < 0) {
 		c->allowed = true;	/* by the allowlist; the name just did not resolve */
+		c->failed = true;
 		sbx_proxy_reply(c, 502, "Bad Gateway", c->reason);
 		return;
 	}
@@ -438,6 +439,7 @@ static void open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
 			return;
 		if (last == -ECANCELED) {
 			snprintf(c->reason, sizeof(c->reason), "proxy stopped while connecting");
+			c->failed = true;
 			return;
 		}
 	}
@@ -447,6 +449,7 @@ static void open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
 		deny(c, 403, "Forbidden", "%s", why);
 		return;
 	}
+	c->failed = true;
 	deny(c, last == -ETIMEDOUT ? 504 : 502, last == -ETIMEDOUT ? "Gateway Timeout" : "Bad Gateway",
 	     "cannot connect to %s port %u: %s", c->address, c->port, strerror(-last));
 }

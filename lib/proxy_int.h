@@ -25,6 +25,7 @@ struct proxy_conn {
 	uint16_t port;
 	char address[INET6_ADDRSTRLEN];
 	bool allowed;
+	bool failed;		/* allowed, but it could not be resolved or connected */
 	bool is_connect;
 	int status;		/* sent to the client (upstream's for plain HTTP) */
 	char reason[256];

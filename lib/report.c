@@ -277,7 +277,7 @@ static void sec_output(FILE *f, const struct sbx_sandbox *sb)
 static void sec_network(FILE *f, const json_t *r, const json_t *events)
 {
 	const json_t *rec = json_object_get(r, "network_events"), *e;
-	size_t i, allowed = 0, denied = 0;
+	size_t i, allowed = 0, failed = 0, denied = 0;
 
 	open_section(f, "Network events", true);
 	fputs("<table><tr><th></th><th>host</th><th>port</th><th>address</th><th>reason</th>"
@@ -287,12 +287,14 @@ static void sec_network(FILE *f, const json_t *r, const json_t *events)
 	json_array_foreach(rec, i, e) {
 		const char *type = json_string_value(json_object_get(e, "event"));
 		bool ok = json_is_true(json_object_get(e, "allowed"));
+		const char *res = json_string_value(json_object_get(e, "result"));
+		bool fail = ok && res && !strcmp(res, "failed");
 
 		if (rec == events && (!type || strcmp(type, "net")))
 			continue;
-		ok ? allowed++ : denied++;
-		fprintf(f, "<tr><td class=%s>%s</td><td>", ok ? "allow" : "deny",
-			ok ? "ALLOW" : "DENY");
+		!ok ? denied++ : fail ? failed++ : allowed++;
+		fprintf(f, "<tr><td class=%s>%s</td><td>", ok && !fail ? "allow" : "deny",
+			!ok ? "DENY" : fail ? "FAILED" : "ALLOW");
 		esc_json(f, json_object_get(e, "host"));
 		fputs("</td><td>", f);
 		esc_json(f, json_object_get(e, "port"));
@@ -304,7 +306,8 @@ static void sec_network(FILE *f, const json_t *r, const json_t *events)
 			(long long)json_integer_value(json_object_get(e, "bytes_up")),
 			(long long)json_integer_value(json_object_get(e, "bytes_down")));
 	}
-	fprintf(f, "</table><p>%zu allowed, %zu denied.</p>", allowed, denied);
+	fprintf(f, "</table><p>%zu allowed, %zu failed (allowed, but not reached), %zu denied.</p>",
+		allowed, failed, denied);
 	close_section(f);
 }
 

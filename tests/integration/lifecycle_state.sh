@@ -141,8 +141,8 @@ assert r["derived"]["state"] == "exited"'
 	# the human report answers the questions, escaped
 	capture as_mode $mode "$SBX" inspect web
 	printf '%s\n' "$out" | grep -q 'on the host  *uid 100000 gid 100000 (not root)' &&
-		printf '%s\n' "$out" | grep -q 'DENY  evil.test<script>' &&
-		printf '%s\n' "$out" | grep -q '1 allowed, 1 denied' &&
+		printf '%s\n' "$out" | grep -q 'DENY  *evil.test<script>' &&
+		printf '%s\n' "$out" | grep -q '1 allowed, 0 failed, 1 denied' &&
 		printf '%s\n' "$out" | grep -q 'API_KEY  *from env, injected as env' &&
 		printf '%s\n' "$out" | grep -q 'memory  *512.0 MiB (enforced: cgroup1)' &&
 		printf '%s\n' "$out" | grep -q 'mounts  *2.5 ms'

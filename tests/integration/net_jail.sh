@@ -96,13 +96,13 @@ resp=$(printf 'HTTP/1.1 200 OK\r\nContent-Length: 13\r\nConnection: close\r\n\r\
 log=$(ls "$SBX_STATE_DIR"/sandboxes/*/log.jsonl 2>/dev/null | head -1)
 net=$( [ -n "$log" ] && jq -c 'select(.event == "net") | del(.ts, .ms)' "$log")
 w1=$(jq -cn --argjson p "$A" '{event:"net", method:"GET", host:"127.0.0.1", port:$p,
-	address:"127.0.0.1", allowed:true, reason:"allowed by '\''127.0.0.1:\($p)'\''",
+	address:"127.0.0.1", allowed:true, result:"ok", reason:"allowed by '\''127.0.0.1:\($p)'\''",
 	status:200}')
 w2=$(jq -cn --argjson p "$B" '{event:"net", method:"GET", host:"127.0.0.1", port:$p,
-	address:null, allowed:false, reason:"127.0.0.1 port \($p) is not in the allowlist",
+	address:null, allowed:false, result:"denied", reason:"127.0.0.1 port \($p) is not in the allowlist",
 	status:403, bytes_up:0, bytes_down:0}')
 w3=$(jq -cn --argjson p "$A" '{event:"net", method:"CONNECT", host:"localhost", port:$p,
-	address:"127.0.0.1", allowed:true, reason:"allowed by '\''localhost:\($p)'\''",
+	address:"127.0.0.1", allowed:true, result:"ok", reason:"allowed by '\''localhost:\($p)'\''",
 	status:200}')
 [ "$(jq -s length <<<"$net")" = 3 ]
 ok $? "--net proxy: log.jsonl has one net event per proxied connection (3)"
@@ -139,11 +139,11 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 	log=$(ls "$SBX_STATE_DIR"/sandboxes/*/log.jsonl 2>/dev/null | head -1)
 	net=$( [ -n "$log" ] && jq -c 'select(.event == "net") | del(.ts, .ms)' "$log")
 	w1=$(jq -cn --argjson p "$A" '{event:"net", method:"GET", host:"loop.test", port:$p,
-		address:"127.0.0.1", allowed:false,
+		address:"127.0.0.1", allowed:false, result:"denied",
 		reason:"address 127.0.0.1 is loopback and no allow entry names it", status:403,
 		bytes_up:0, bytes_down:0}')
 	w2=$(jq -cn '{event:"net", method:"GET", host:"metadata.test", port:80,
-		address:"169.254.169.254", allowed:false,
+		address:"169.254.169.254", allowed:false, result:"denied",
 		reason:"address 169.254.169.254 is link-local and no allow entry names it",
 		status:403, bytes_up:0, bytes_down:0}')
 	[ "$(got 1 .)" = "$(jq -cS . <<<"$w1")" ] && [ "$(got 2 .)" = "$(jq -cS . <<<"$w2")" ]
@@ -153,4 +153,24 @@ else
 		"needs root for a private /etc/hosts (covered as any user by net_proxy.sh)"
 	skip "--net proxy: their events match" "as above"
 fi
+# Allowed but never reached (no such name, nothing listening): failed,
+# counted apart from the connections that got through.
+closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+rm -rf "$SBX_STATE_DIR"
+capture "$SBX" run --keep -n failed -w / --net proxy --allow "127.0.0.1:$closed" --allow no-such-host.invalid \
+	-- sh -c "curl -s --noproxy '' -o /dev/null -w '%{http_code}\n' http://127.0.0.1:$closed/;
+		  curl -s --noproxy '' -o /dev/null -w '%{http_code}\n' http://no-such-host.invalid/"
+[ "$out" = "$(printf '502\n502')" ] &&
+	grep -q "^sbx: net: FAILED 127.0.0.1:$closed (allowed, but cannot connect to 127.0.0.1 port $closed: Connection refused)$" <<<"$err" &&
+	grep -q "^sbx: net: FAILED no-such-host.invalid:80 (allowed, but " <<<"$err" &&
+	grep -q "^sbx: network: 0 connections allowed, 2 failed, 0 denied$" <<<"$err"
+ok $? "--net proxy: allowed connections that fail are shown and counted as failed ($(grep 'net' <<<"$err" | tr '\n' '|'))"
+capture "$SBX" inspect failed
+grep -q "connections total  *0 allowed, 2 failed, 0 denied" <<<"$out" && grep -q "FAILED 127.0.0.1:$closed" <<<"$out"
+ok $? "--net proxy: inspect counts them as failed"
+capture "$SBX" inspect --json failed
+[ "$(jq -c '[.network_events[].result]' <<<"$out")" = '["failed","failed"]' ]
+ok $? "--net proxy: the record's events say result failed"
+"$SBX" destroy failed >/dev/null
+
 done_testing

@@ -85,7 +85,8 @@ want() {
 	expect+=("$(jq -cn --arg m "$1" --arg h "$2" --argjson p "$3" --arg a "$4" \
 		--argjson al "$5" --arg r "$6" --argjson s "$7" --argjson u "$8" --argjson d "$9" \
 		'{method:$m, host:$h, port:$p, address:(if $a == "" then null else $a end),
-		  allowed:$al, reason:$r, status:$s, bytes_up:$u, bytes_down:$d}')")
+		  allowed:$al, result:(if $al then "ok" else "denied" end), reason:$r, status:$s,
+		  bytes_up:$u, bytes_down:$d}')")
 }
 
 # 1. plain GET to an allowed IP:port
@@ -194,6 +195,6 @@ for e in "${expect[@]}"; do
 	[ $r = 0 ] || diag "got $got, want $norm"
 done
 allowed=$(grep -c '"allowed":true' "$TAP_TMP/events.jsonl")
-grep -q "^$n connections, $allowed allowed, $((n - allowed)) denied$" "$TAP_TMP/proxy.err"
+grep -q "^$n connections, $allowed allowed, 0 failed, $((n - allowed)) denied$" "$TAP_TMP/proxy.err"
 ok $? "the exit summary counts $n connections, $allowed allowed"
 done_testing
