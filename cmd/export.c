@@ -9,28 +9,37 @@
 #include "lifecycle.h"
 
 static const char usage[] =
-	"usage: sbx export SANDBOX -o FILE\n"
+	"usage: sbx export [--oci] SANDBOX -o FILE\n"
 	"\n"
 	"Write what the sandbox changed (its writable layer) as a tarball, so a\n"
 	"reviewer can apply or reject what the command did. Compression follows\n"
 	"FILE's name: .tar, .tar.gz (.tgz), .tar.xz, .tar.zst, .tar.bz2; '-' is an\n"
-	"uncompressed tar on stdout. Deleted paths are recorded as OCI/AUFS\n"
-	"whiteouts: DIR/.wh.NAME for a deleted DIR/NAME, DIR/.wh..wh..opq for a\n"
-	"directory whose old contents were all removed. Fifos, sockets and device\n"
-	"nodes are skipped with a warning; symlinks are stored, never followed.\n"
+	"uncompressed tar on stdout. Entries are owned by you (set-user-ID and\n"
+	"set-group-ID bits dropped), and the paths it deleted are listed, NUL-\n"
+	"terminated, in a last entry " SBX_EXPORT_DELETED ". To apply it in DIR:\n"
 	"\n"
-	"  -o, --output FILE   where to write the tarball\n";
+	"  cd DIR && tar -xOf FILE " SBX_EXPORT_DELETED " | xargs -0 -r rm -rf -- &&\n"
+	"      tar -xf FILE --exclude=" SBX_EXPORT_DELETED "\n"
+	"\n"
+	"Fifos, sockets and device nodes are skipped with a warning; symlinks are\n"
+	"stored, never followed.\n"
+	"\n"
+	"  -o, --output FILE   where to write the tarball\n"
+	"      --oci           an OCI image layer instead: owners and modes as in\n"
+	"                      the writable layer, deletions as .wh. whiteouts\n";
 
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "oci", no_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sbx_state st;
 	struct sbx_sandbox sb;
 	struct sbx_err err = { 0 };
 	struct sbx_export_stats s;
+	struct sbx_export_opts o = { .uid = getuid(), .gid = getgid() };
 	const char *file = NULL;
 	int c, rc = SBX_EXIT_OK;
 
@@ -40,6 +49,8 @@ int cmd_export(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
 		if (c == 'o') {
 			file = optarg;
+		} else if (c == 'O') {
+			o.oci = true;
 		} else {
 			sbx_errorf(c == ':' ? "option '%s' needs a file name"
 					    : "unknown option '%s' (see 'sbx export --help')",
@@ -48,7 +59,7 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (optind + 1 != argc || !file) {
-		sbx_errorf("usage: sbx export SANDBOX -o FILE");
+		sbx_errorf("usage: sbx export [--oci] SANDBOX -o FILE");
 		return SBX_EXIT_USAGE;
 	}
 	if (!sbx_export_compression(file, &err)) {
@@ -60,7 +71,7 @@ int cmd_export(int argc, char **argv)
 		sbx_state_close(&st);
 		return SBX_EXIT_FAIL;
 	}
-	if (sbx_export_write(&sb, file, &s, &err) < 0) {
+	if (sbx_export_write(&sb, file, &o, &s, &err) < 0) {
 		sbx_print_err(&err);
 		rc = SBX_EXIT_FAIL;
 	} else {
@@ -74,9 +85,14 @@ int cmd_export(int argc, char **argv)
 			_cleanup_free_ char *f = sbx_escape_display(file);
 
 			fprintf(stderr,
-				"sbx: exported %s to %s: %zu files (%llu bytes), %zu dirs, %zu symlinks, %zu deletions, %zu opaque dirs\n",
+				"sbx: exported %s to %s: %zu files (%llu bytes), %zu dirs, %zu symlinks, %zu deletions, %zu opaque dirs%s\n",
 				sb.id, f, s.files, (unsigned long long)s.bytes, s.dirs, s.symlinks,
-				s.whiteouts, s.opaque);
+				s.whiteouts, s.opaque,
+				o.oci ? " (an OCI layer: .wh. whiteouts)"
+				      : " (deletions listed in " SBX_EXPORT_DELETED ")");
+			if (s.setid_dropped)
+				sbx_warnf("dropped the set-user-ID or set-group-ID bit of %zu files "
+					  "(--oci keeps them)", s.setid_dropped);
 		}
 	}
 	sbx_strv_free(&s.skipped);

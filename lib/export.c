@@ -5,8 +5,11 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "changes.h"
 
@@ -55,8 +58,13 @@ static int set_filter(struct archive *a, const char *f)
 struct ctx {
 	struct archive *a;
 	struct archive_entry *e;
+	const struct sbx_export_opts *o;
 	struct sbx_export_stats *s;
 	struct sbx_err *err;
+	FILE *deleted; /* the manifest being built (not oci) */
+	char *del_buf;
+	size_t del_len;
+	char uname[64], gname[64];
 };
 
 static void skip(struct ctx *x, const struct sbx_change *c, const char *why)
@@ -66,14 +74,53 @@ static void skip(struct ctx *x, const struct sbx_change *c, const char *why)
 	sbx_strv_push_take(&x->s->skipped, sbx_xasprintf("%s (%s)", p, why));
 }
 
-static void entry_from(struct archive_entry *e, const char *name, const struct stat *st)
+static void entry_from(struct ctx *x, const char *name, const struct stat *st)
 {
+	struct archive_entry *e = x->e;
+	mode_t mode = st->st_mode;
+
 	archive_entry_clear(e);
 	archive_entry_copy_pathname(e, name);
-	archive_entry_set_mode(e, st->st_mode);
-	archive_entry_set_uid(e, st->st_uid);
-	archive_entry_set_gid(e, st->st_gid);
+	if (x->o->oci) {
+		archive_entry_set_uid(e, st->st_uid);
+		archive_entry_set_gid(e, st->st_gid);
+	} else {
+		/* The caller's, so that it extracts as theirs; and no file of
+		 * the jail's becomes set-user-ID on whoever extracts it. */
+		archive_entry_set_uid(e, x->o->uid);
+		archive_entry_set_gid(e, x->o->gid);
+		if (x->uname[0])
+			archive_entry_copy_uname(e, x->uname);
+		if (x->gname[0])
+			archive_entry_copy_gname(e, x->gname);
+		if (!S_ISDIR(mode) && (mode & (S_ISUID | S_ISGID))) {
+			mode &= ~(mode_t)(S_ISUID | S_ISGID);
+			x->s->setid_dropped++;
+		}
+	}
+	archive_entry_set_mode(e, mode);
 	archive_entry_set_mtime(e, st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+}
+
+/* A path for the manifest of deletions, NUL-terminated. */
+static void note_deleted(struct ctx *x, const char *name)
+{
+	fwrite(name, 1, strlen(name) + 1, x->deleted);
+}
+
+static int write_manifest(struct ctx *x, const struct stat *like)
+{
+	struct stat st = *like;
+
+	fflush(x->deleted);
+	st.st_mode = S_IFREG | 0644;
+	entry_from(x, SBX_EXPORT_DELETED, &st);
+	archive_entry_set_size(x->e, (la_int64_t)x->del_len);
+	if (archive_write_header(x->a, x->e) != ARCHIVE_OK ||
+	    (x->del_len && archive_write_data(x->a, x->del_buf, x->del_len) < 0))
+		return sbx_err_set(x->err, EIO, "cannot write '%s': %s", SBX_EXPORT_DELETED,
+				   archive_error_string(x->a));
+	return 0;
 }
 
 static int header(struct ctx *x, const char *what)
@@ -101,7 +148,7 @@ static int write_marker(struct ctx *x, const char *name, const struct stat *st)
 	struct stat ws = *st;
 
 	ws.st_mode = S_IFREG | 0644;
-	entry_from(x->e, name, &ws);
+	entry_from(x, name, &ws);
 	archive_entry_set_size(x->e, 0);
 	return header(x, name);
 }
@@ -119,7 +166,7 @@ static int write_file(struct ctx *x, const struct sbx_change *c, const char *nam
 		skip(x, c, "cannot be read safely");
 		return 0;
 	}
-	entry_from(x->e, name, &st);
+	entry_from(x, name, &st);
 	archive_entry_set_size(x->e, st.st_size);
 	if (header(x, name) < 0)
 		return -EIO;
@@ -152,7 +199,7 @@ static int write_symlink(struct ctx *x, const struct sbx_change *c, const char *
 		return 0;
 	}
 	target[n] = '\0';
-	entry_from(x->e, name, c->st);
+	entry_from(x, name, c->st);
 	archive_entry_copy_symlink(x->e, target);
 	archive_entry_set_size(x->e, 0);
 	x->s->symlinks++;
@@ -172,10 +219,14 @@ static int export_one(const struct sbx_change *c, void *data)
 		_cleanup_free_ char *wh = whiteout_name(name, ".wh.");
 
 		x->s->whiteouts++;
+		if (!x->o->oci) {
+			note_deleted(x, name);
+			return 0;
+		}
 		return write_marker(x, wh, c->st);
 	}
 	if (S_ISDIR(m)) {
-		entry_from(x->e, name, c->st);
+		entry_from(x, name, c->st);
 		archive_entry_set_size(x->e, 0);
 		r = header(x, name);
 		x->s->dirs++;
@@ -183,7 +234,10 @@ static int export_one(const struct sbx_change *c, void *data)
 			_cleanup_free_ char *opq = sbx_xasprintf("%s/.wh..wh..opq", name);
 
 			x->s->opaque++;
-			r = write_marker(x, opq, c->st);
+			if (!x->o->oci)
+				note_deleted(x, name); /* emptied first; its new contents follow */
+			else
+				r = write_marker(x, opq, c->st);
 		}
 		return r;
 	}
@@ -211,16 +265,29 @@ static int open_output(const char *file, struct sbx_err *err)
 }
 
 int sbx_export_write(const struct sbx_sandbox *sb, const char *file,
-		     struct sbx_export_stats *stats, struct sbx_err *err)
+		     const struct sbx_export_opts *opts, struct sbx_export_stats *stats,
+		     struct sbx_err *err)
 {
 	const char *filter = sbx_export_compression(file, err);
-	struct ctx x = { .s = stats, .err = err };
+	struct ctx x = { .o = opts, .s = stats, .err = err };
 	_cleanup_close_ int fd = -1;
+	struct passwd *pw;
+	struct group *gr;
+	struct stat now = { 0 };
 	int r;
 
 	memset(stats, 0, sizeof(*stats));
 	if (!filter)
 		return -EINVAL;
+	if (!opts->oci) {
+		x.deleted = open_memstream(&x.del_buf, &x.del_len);
+		if (!x.deleted)
+			return sbx_err_set(err, errno, "cannot list the deletions");
+		if ((pw = getpwuid(opts->uid)))
+			snprintf(x.uname, sizeof(x.uname), "%s", pw->pw_name);
+		if ((gr = getgrgid(opts->gid)))
+			snprintf(x.gname, sizeof(x.gname), "%s", gr->gr_name);
+	}
 	fd = open_output(file, err);
 	if (fd < 0)
 		return fd;
@@ -232,9 +299,16 @@ int sbx_export_write(const struct sbx_sandbox *sb, const char *file,
 		goto out;
 	}
 	r = sbx_changes_walk_sandbox(sb, export_one, &x, &stats->errors, err);
+	if (r >= 0 && x.deleted) {
+		clock_gettime(CLOCK_REALTIME, &now.st_mtim);
+		r = write_manifest(&x, &now);
+	}
 	if (archive_write_close(x.a) != ARCHIVE_OK && r >= 0)
 		r = sbx_err_set(err, EIO, "cannot finish '%s': %s", file, archive_error_string(x.a));
 out:
+	if (x.deleted)
+		fclose(x.deleted);
+	free(x.del_buf);
 	archive_entry_free(x.e);
 	archive_write_free(x.a);
 	if (r < 0 && strcmp(file, "-") != 0)

@@ -5,12 +5,20 @@
  *
  *   - entry names are jail paths without the leading '/';
  *   - added and changed files, directories and symlinks as themselves
- *     (mode, uid, gid, mtime from the writable layer; symlinks never
- *     followed; regular files opened O_NOFOLLOW and checked to be the
- *     entry that was listed);
- *   - a deleted path P/N as an empty regular file P/.wh.N, an opaque
- *     directory D (old contents removed) as D plus D/.wh..wh..opq - the
- *     OCI image layer / AUFS whiteout convention;
+ *     (mode and mtime from the writable layer; symlinks never followed;
+ *     regular files opened O_NOFOLLOW and checked to be the entry that
+ *     was listed);
+ *   - by default, for use without sbx: every entry owned by the caller
+ *     (opts.uid, opts.gid), set-user-ID and set-group-ID bits of files
+ *     dropped, and deletions listed in a last entry SBX_EXPORT_DELETED:
+ *     each deleted path, and each directory whose old contents were all
+ *     removed (an opaque one, whose new contents follow in the tarball),
+ *     relative and NUL-terminated, for `xargs -0 rm -rf --` before the
+ *     rest is extracted;
+ *   - with opts.oci, an OCI image layer: owners and modes as in the
+ *     writable layer, a deleted path P/N as an empty regular file
+ *     P/.wh.N, an opaque directory D as D plus D/.wh..wh..opq (the OCI /
+ *     AUFS whiteout convention);
  *   - fifos, sockets and device nodes (other than whiteouts) are skipped
  *     and reported; nothing is ever opened before its type is known.
  *
@@ -20,13 +28,25 @@
 #ifndef SBX_EXPORT_H
 #define SBX_EXPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "state.h"
 #include "util.h"
 
+/* The manifest of deletions (not with opts.oci). */
+#define SBX_EXPORT_DELETED ".sbx-deleted"
+
+struct sbx_export_opts {
+	bool oci;	/* an OCI layer: layer owners, .wh. whiteouts */
+	uid_t uid;	/* otherwise: the owner of every entry */
+	gid_t gid;
+};
+
 struct sbx_export_stats {
 	size_t files, dirs, symlinks, whiteouts, opaque;
+	size_t setid_dropped;		/* files whose set-user/group-ID bit was dropped */
 	uint64_t bytes;
 	struct sbx_strv skipped;	/* "path (fifo)" etc., escaped for display */
 	size_t errors;			/* unreadable entries of the writable layer */
@@ -37,6 +57,7 @@ const char *sbx_export_compression(const char *file, struct sbx_err *err);
 
 /* Write the change set of sb to file.  stats is filled (free skipped). */
 int sbx_export_write(const struct sbx_sandbox *sb, const char *file,
-		     struct sbx_export_stats *stats, struct sbx_err *err);
+		     const struct sbx_export_opts *opts, struct sbx_export_stats *stats,
+		     struct sbx_err *err);
 
 #endif

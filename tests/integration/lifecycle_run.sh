@@ -90,10 +90,20 @@ assert r["kept"] is True'
 	ok $? "$mode: ps -a shows it as exited 7"
 	X=$BASE/x-$mode && mkdir -p "$X" && chmod 0777 "$X"
 	capture as_mode $mode "$SBX" export "agent-$mode" -o "$X/changes.tar.gz"
-	[ $rc -eq 0 ] && mkdir -p "$X/out" && bsdtar -xf "$X/changes.tar.gz" -C "$X/out" &&
-		[ "$(cat "$X/out/created")" = new ] && [ "$(tail -n 1 "$X/out/etc/passwd")" = more ] &&
-		[ -e "$X/out/data/.wh.del.txt" ] && [ ! -e "$X/out/data/del.txt" ]
-	ok $? "$mode: export round-trips the created, modified and deleted file"
+	me=$( [ $mode = root ] && echo 0 || echo 65534)
+	[ $rc -eq 0 ] && [ "$(bsdtar -tvf "$X/changes.tar.gz" --numeric-owner | awk '{print $3":"$4}' | sort -u)" = "$me:$me" ]
+	ok $? "$mode: the exported entries are owned by the caller ($err)"
+	# Applied as documented (sbx export --help), with no sbx: the
+	# deletions first, then the rest, over a copy of the image's tree.
+	mkdir -p "$X/out" && bsdtar -xf "$IMG" -C "$X/out" &&
+		(cd "$X/out" && bsdtar -xOf "$X/changes.tar.gz" .sbx-deleted | xargs -0 -r rm -rf -- &&
+			bsdtar -xf "$X/changes.tar.gz" --exclude .sbx-deleted)
+	[ "$(cat "$X/out/created")" = new ] && [ "$(tail -n 1 "$X/out/etc/passwd")" = more ] &&
+		[ ! -e "$X/out/data/del.txt" ] && [ -z "$(find "$X/out" -name '.wh.*' -o -name .sbx-deleted)" ]
+	ok $? "$mode: export applies with tar and xargs: created, modified and deleted file"
+	capture as_mode $mode "$SBX" export --oci "agent-$mode" -o "$X/oci.tar"
+	[ $rc -eq 0 ] && bsdtar -tf "$X/oci.tar" | grep -qx 'data/.wh.del.txt'
+	ok $? "$mode: export --oci writes the deletion as a whiteout"
 	capture as_mode $mode "$SBX" destroy "agent-$mode"
 	[ $rc -eq 0 ] && [[ $out == "removed "*" (agent-$mode) (exited 7)" ]]
 	ok $? "$mode: destroy by name"

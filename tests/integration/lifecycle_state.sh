@@ -203,10 +203,15 @@ assert bad["path"] == "/new/bad\ufffdname" and base64.b64decode(bad["path_b64"])
 	done
 	[ $bad = 0 ]
 	ok $? "$mode: export writes .tar .tar.gz .tar.xz .tar.zst .tar.bz2, skipping the fifo with a warning"
-	list=$(bsdtar -tf "$export_dir/c.tar.zst")
+	capture as_mode $mode timeout 60 "$SBX" export --oci web -o "$export_dir/oci.tar.zst"
+	list=$(bsdtar -tf "$export_dir/oci.tar.zst")
 	printf '%s\n' "$list" | grep -qx 'etc/.wh.hosts' && printf '%s\n' "$list" | grep -qx 'etc/.wh.group' &&
 		printf '%s\n' "$list" | grep -qx 'old/.wh..wh..opq' && ! printf '%s\n' "$list" | grep -qx fifo
-	ok $? "$mode: export records deletions as .wh. whiteouts and the opaque dir as .wh..wh..opq"
+	ok $? "$mode: export --oci records deletions as .wh. whiteouts and the opaque dir as .wh..wh..opq"
+	list=$(bsdtar -tf "$export_dir/c.tar.zst")
+	! grep -q '\.wh\.' <<<"$list" && [ "$(tail -n 1 <<<"$list")" = .sbx-deleted ] &&
+		[ "$(bsdtar -xOf "$export_dir/c.tar.zst" .sbx-deleted | tr '\0' '\n' | sort | tr '\n' ' ')" = "etc/group etc/hosts old " ]
+	ok $? "$mode: export lists the deletions and the emptied dir in .sbx-deleted, no .wh. entry"
 	X=$export_dir/x && mkdir -p "$X" && bsdtar -xf "$export_dir/c.tar.gz" -C "$X"
 	[ "$(cat "$X/etc/passwd")" = changed ] && [ "$(cat "$X/etc/added")" = added ] &&
 		[ "$(readlink "$X/x")" = "$VICTIM" ] && [ "$(cat "$X/new/with

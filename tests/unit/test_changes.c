@@ -289,6 +289,9 @@ struct entry {
 	char type;
 	char link[300];
 	char data[64];
+	size_t len;
+	long long uid, gid;
+	mode_t mode;
 };
 
 static int read_tar(const char *file, struct entry *ents, int max)
@@ -310,9 +313,14 @@ static int read_tar(const char *file, struct entry *ents, int max)
 		x->type = t == AE_IFDIR ? 'd' : t == AE_IFLNK ? 'l' : t == AE_IFREG ? 'f' : '?';
 		if (archive_entry_symlink(e))
 			snprintf(x->link, sizeof(x->link), "%s", archive_entry_symlink(e));
+		x->uid = archive_entry_uid(e);
+		x->gid = archive_entry_gid(e);
+		x->mode = archive_entry_perm(e);
 		got = archive_read_data(a, x->data, sizeof(x->data) - 1);
-		if (got > 0)
+		if (got > 0) {
 			x->data[got] = '\0';
+			x->len = (size_t)got;
+		}
 	}
 	archive_read_free(a);
 	return n;
@@ -334,6 +342,7 @@ static void test_export_round_trip(void **state)
 	static const char *const exts[] = { "tar", "tar.gz", "tgz", "tar.xz", "tar.zst", "tar.bz2" };
 	struct sbx_sandbox sb;
 	struct sbx_export_stats st;
+	struct sbx_export_opts o = { .oci = true };
 	struct sbx_err e = { 0 };
 	struct entry ents[64];
 
@@ -344,7 +353,7 @@ static void test_export_round_trip(void **state)
 		int n;
 
 		alarm(30);
-		if (sbx_export_write(&sb, file, &st, &e) < 0)
+		if (sbx_export_write(&sb, file, &o, &st, &e) < 0)
 			fail_msg("export %s: %s", exts[k], e.msg);
 		alarm(0);
 		assert_int_equal(st.whiteouts, 2);
@@ -371,9 +380,49 @@ static void test_export_round_trip(void **state)
 		free(file);
 	}
 	/* an unknown extension is refused before anything is written */
-	assert_int_equal(sbx_export_write(&sb, at("out.zip"), &st, &e), -EINVAL);
+	assert_int_equal(sbx_export_write(&sb, at("out.zip"), &o, &st, &e), -EINVAL);
 	assert_int_equal(access(at("out.zip"), F_OK), -1);
 	sbx_sandbox_close(&sb);
+}
+
+/* The default: for use without sbx.  Every entry the caller's, no set-ID
+ * bit, no .wh. entry, the deletions in the NUL-separated manifest. */
+static void test_export_default(void **state)
+{
+	struct sbx_sandbox sb;
+	struct sbx_export_stats st;
+	struct sbx_export_opts o = { .uid = 4321, .gid = 4322 };
+	struct sbx_err e = { 0 };
+	struct entry ents[64];
+	const struct entry *m;
+	char *file = sbx_xasprintf("%s/plain.tar", base);
+	int n;
+
+	mark_overlay();
+	make_sandbox(&sb);
+	assert_int_equal(chmod(at("upper/etc/added"), 04755), 0);
+	if (sbx_export_write(&sb, file, &o, &st, &e) < 0)
+		fail_msg("export: %s", e.msg);
+	assert_int_equal(st.setid_dropped, 1);
+	n = read_tar(file, ents, 64);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(ents[i].uid, 4321);
+		assert_int_equal(ents[i].gid, 4322);
+		assert_null(strstr(ents[i].name, ".wh."));
+	}
+	assert_int_equal(find(ents, n, "etc/added")->mode, 0755);
+	assert_string_equal(find(ents, n, "etc/added")->data, "new");
+	m = &ents[n - 1]; /* last */
+	assert_string_equal(m->name, SBX_EXPORT_DELETED);
+	/* etc/gone-x, etc/hosts, old (opaque: emptied, then its new contents) */
+	assert_int_equal(m->len, strlen("etc/gone-x") + 1 + strlen("etc/hosts") + 1 + strlen("old") + 1);
+	assert_non_null(memmem(m->data, m->len, "etc/hosts\0", 10));
+	assert_non_null(memmem(m->data, m->len, "etc/gone-x\0", 11));
+	assert_non_null(memmem(m->data, m->len, "old\0", 4));
+	assert_int_equal(chmod(at("upper/etc/added"), 0644), 0);
+	sbx_strv_free(&st.skipped);
+	sbx_sandbox_close(&sb);
+	free(file);
 }
 
 static void test_layers_from_record(void **state)
@@ -407,6 +456,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_json_odd_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deep_tree_few_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_export_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_export_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layers_from_record, setup, teardown),
 	};
 
