@@ -59,10 +59,13 @@ expect 127 "$SBX" run -q --rm --rootfs "$TARBALL" -- no-such-command
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	tmp=$(mktemp -d /tmp/sbx-demo.XXXXXX)
 	chmod 0777 "$tmp"
-	step "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- sbx run --rootfs $TARBALL -- sh -c 'id; cat /proc/self/uid_map'"
+	# Copies nobody can reach: the checkout may not be (a clone in /root).
+	cp "$SBX" "$tmp/sbx" && cp "$TARBALL" "$tmp/busybox.tar.gz" &&
+		chmod 0755 "$tmp/sbx" && chmod 0644 "$tmp/busybox.tar.gz"
+	step "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- sbx run --rootfs busybox.tar.gz -- sh -c 'id; cat /proc/self/uid_map'"
 	expect 0 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
 		env HOME="$tmp" SBX_STATE_DIR="$tmp/state" SBX_CACHE_DIR="$tmp/cache" \
-		"$SBX" run --rootfs "$TARBALL" -- sh -c 'id; cat /proc/self/uid_map'
+		"$tmp/sbx" run --rootfs "$tmp/busybox.tar.gz" -- sh -c 'id; cat /proc/self/uid_map'
 	rm -rf "$tmp"
 fi
 

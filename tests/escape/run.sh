@@ -229,9 +229,35 @@ SWAP0=$(cat /proc/sys/vm/swappiness)
 CORE0=$(cat /proc/sys/kernel/core_pattern)
 MODPROBE0=$(cat /proc/sys/kernel/modprobe 2>/dev/null)
 THP0=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
-SYSCTL0=$(cat /proc/sys/kernel/hostname /proc/sys/vm/swappiness /proc/sys/kernel/core_pattern \
-	/sys/kernel/mm/transparent_hugepage/enabled /sys/class/net/lo/mtu \
-	/sys/fs/cgroup/*/release_agent /sys/fs/cgroup/*/notify_on_release 2>/dev/null)
+# The host settings fs_attack writes from the jail, and what it writes
+# (tests/escape/fs_attack.c: "proc-sys-*", the /sys writes): "PATH VALUE".
+SYSCTL_TARGETS="/proc/sys/kernel/hostname pwned-by-jail
+/proc/sys/vm/swappiness $(((SWAP0 + 7) % 100))
+/proc/sys/kernel/core_pattern |/tmp/pwned %p
+/sys/kernel/mm/transparent_hugepage/enabled never
+/sys/class/net/lo/mtu 1280
+/sys/fs/cgroup/memory/release_agent /tmp/pwned
+/sys/fs/cgroup/memory/notify_on_release 1"
+sysctl_values() { # PATH and its value, one per line
+	local path val
+	while read -r path val; do
+		printf '%s %s\n' "$path" "$(cat "$path" 2>/dev/null)"
+	done <<<"$SYSCTL_TARGETS"
+}
+SYSCTL0=$(sysctl_values)
+# sysctl_escapes: the settings that now hold the jail's value, and did not.
+sysctl_escapes() {
+	local path val before now
+	while read -r path val; do
+		before=$(grep -F "$path " <<<"$SYSCTL0" | head -n 1)
+		before=${before#"$path "}
+		now=$(cat "$path" 2>/dev/null)
+		# THP shows the choice in brackets: "always madvise [never]".
+		[[ $path == */transparent_hugepage/* ]] && now=$(sed -n 's/.*\[\(.*\)\].*/\1/p' <<<"$now") &&
+			before=$(sed -n 's/.*\[\(.*\)\].*/\1/p' <<<"$before")
+		[ "$now" = "$val" ] && [ "$before" != "$val" ] && printf '%s is now %s; ' "$path" "$now"
+	done <<<"$SYSCTL_TARGETS"
+}
 NET0=$(ip -o link | sed 's/ qlen.*//'; ip -o addr; ip route; ip -6 route)
 S_ROOT=$(sentinel 0)
 S_100K=$(sentinel 100000)
@@ -329,6 +355,22 @@ done
 # ptraces every process it sees), never `net_attack netlink`.
 CTL=$BASE/controls
 : >"$CTL"
+# The exact host-settings check sees a setting that took the jail's value
+# (a stand-in file, never a real sysctl), and only that one.
+(
+	f=$BASE/ctl-setting g=$BASE/ctl-other
+	echo before >"$f" && echo before >"$g"
+	SYSCTL_TARGETS="$f jail-value
+$g jail-value"
+	SYSCTL0=$(sysctl_values)
+	echo jail-value >"$f" && echo someone-else >"$g"
+	e=$(sysctl_escapes)
+	if [ "$e" = "$f is now jail-value; " ]; then
+		echo "ok - control: host/sysctls-unchanged sees a setting that took the jail's value, and ignores other changes" >>"$CTL"
+	else
+		echo "not ok - control: host/sysctls-unchanged saw '$e'" >>"$CTL"
+	fi
+)
 control() { # control NAME CMD...: CMD's output must hold an ESCAPED line
 	local name=$1 o
 	shift
@@ -383,11 +425,12 @@ MDIFF=$(diff <(printf '%s\n' "$HOST_MOUNTINFO") <(awk '{print $5, $9}' /proc/sel
 		m ~ /^\/(proc|dev|sys)(\/[^\/]*)?$/ || m ~ /^\/(tmp|run|etc|usr|var|root|home)?$/' | head -n 5 | tr '\n' ' ')
 [ -z "$MDIFF" ]
 verdict host/mountinfo-unchanged $? "${MDIFF:-no new mount under the scratch dir or on a system mount point}"
-SYSCTL_NOW=$(cat /proc/sys/kernel/hostname /proc/sys/vm/swappiness /proc/sys/kernel/core_pattern \
-	/sys/kernel/mm/transparent_hugepage/enabled /sys/class/net/lo/mtu \
-	/sys/fs/cgroup/*/release_agent /sys/fs/cgroup/*/notify_on_release 2>/dev/null)
-[ "$SYSCTL_NOW" = "$SYSCTL0" ]
-verdict host/sysctls-unchanged $? "hostname, vm.swappiness, core_pattern, THP, lo mtu, cgroup v1 release agents as before (controls included)"
+# Exact: a host setting counts as escaped only when it now holds the value
+# fs_attack tried to write there (and did not before); anything else on a
+# busy machine may change these meanwhile without the jail's help.
+SYSCTL_ESC=$(sysctl_escapes)
+[ -z "$SYSCTL_ESC" ]
+verdict host/sysctls-unchanged $? "${SYSCTL_ESC:-hostname, vm.swappiness, core_pattern, THP, lo mtu, cgroup v1 release agents: none holds the value the jail wrote (controls included)}"
 sentinels_alive
 verdict host/sentinels-alive $? "sentinels of uid 0, 100000 and 65534 alive"
 
