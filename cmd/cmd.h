@@ -19,7 +19,7 @@ int cmd_proxy(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
-/* Exit statuses (DESIGN.md). */
+/* Exit statuses (README.md "Exit status", sbx(1) EXIT STATUS). */
 enum {
 	SBX_EXIT_OK = 0,
 	SBX_EXIT_FAIL = 1,	/* other subcommands: failure */

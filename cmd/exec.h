@@ -52,7 +52,7 @@ void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg, const
 		  const char **workdir, const char **host_cwd);
 int exec_pipes(bool tty, int out[2], int errp[2], struct sbx_err *err);
 /* Close the write ends, proxy output and signals until the command ends;
- * its exit status (DESIGN.md) or -errno. */
+ * its exit status (sbx(1) EXIT STATUS) or -errno. */
 int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], struct sbx_err *err);
 void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, const char *mode,
 		    const char *via, int status, pid_t pid, const char *error);

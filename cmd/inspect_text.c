@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd/inspect_text.c - the human report of `sbx inspect`: the answers of
- * DESIGN.md (root or not, what it could reach, secrets, private layer,
- * persistence, timings) and how the run ended.  Every string from the
- * record is escaped for the terminal.
+ * cmd/inspect_text.c - the human report of `sbx inspect`: the questions
+ * the run log answers (README.md "What a run looks like": root or not,
+ * what it could reach, secrets, private layer, persistence, timings) and
+ * how the run ended.  Every string from the record is escaped for the
+ * terminal.
  */
 #include <signal.h>
 #include <string.h>

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "cmd.h"
@@ -278,7 +279,11 @@ static json_t *fs_json(struct run_ctx *c)
 	for (size_t i = 0; i < c->cfg.n_mounts; i++) {
 		const struct sbx_mount *m = &c->cfg.mounts[i];
 		const char *k = sbx_mount_kind_name(m->kind);
+		struct stat st;
 
+		/* An optional source that is not there went in as nothing. */
+		if (m->optional && m->src && stat(m->src, &st) < 0)
+			continue;
 		uid_t owner = c->jail.mount_owner ? c->jail.mount_owner[i] : (uid_t)-1;
 		json_t *mj = json_pack("{s:s, s:s?, s:s}", "kind", k, "src", m->src, "dst", m->dst);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/image_unpack.c - the unpacker behind lib/image.c, built for hostile
- * tarballs (DESIGN.md, threat model).
+ * tarballs (README.md "Security": the threat model).
  *
  * libarchive only parses and decompresses; every file is written here,
  * relative to the destination directory fd, never through a host path:

@@ -85,7 +85,7 @@ for c in $cmds; do
 done
 r=$(comp run --)
 has "$r" --profile --rootfs --net --keep --memory --time --log-json
-ok $? "sbx run --<TAB> offers the run options of DESIGN.md"
+ok $? "sbx run --<TAB> offers the run options of sbx(1)"
 r=$(comp run --net "")
 [ "$r" = "$(printf 'host\nloopback\nnone\nproxy')" ]
 ok $? "sbx run --net <TAB> offers the four modes"

@@ -157,7 +157,7 @@ for p in $(grep -oE 'sbx run -p +[a-z0-9_-]+' "$README" | awk '{print $NF}' | so
 done
 ok $((${#bad} != 0)) "every 'sbx run -p NAME' in README names a built-in profile${bad:+ (unknown:$bad)}"
 
-# Exit statuses: the run/exec table of sbx(1) has each status of DESIGN.md.
+# Exit statuses: the run/exec table of sbx(1) has each status of the contract.
 for s in 124 125 126 127 "128+"; do
 	grep -q "^\.B $s\|^\.BR $s" "$MAN/sbx.1"
 	ok $? "sbx(1) EXIT STATUS documents $s"

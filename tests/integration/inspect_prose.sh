@@ -38,6 +38,10 @@ for mode in $MODES; do
 	grep -qE "^  GONE +absent \(optional" <<<"$out"
 	ok $? "$mode: an absent optional secret says so"
 
+	capture as "$SBX" run --rm --ro-bind -/no/such/dir-xyz --bind -/no/such/other-xyz -- true
+	[ "$rc" -eq 0 ] && [[ "$err" != *xyz* ]] && [[ "$err" == *"nothing shared with the host read-write"* ]]
+	ok $? "$mode: an optional bind that is not there is not claimed as shared ($(grep filesystem <<<"$err"))"
+
 	as "$SBX" run -q --keep -n "img-$mode" --rootfs "$IMG" --pids 64 -- sh -c 'sleep 0.1 & wait; exit 4' >/dev/null 2>&1
 	capture as "$SBX" inspect "img-$mode"
 	json_free "$out" && grep -qE "^  root +image $IMG, with a private copy-on-write layer" <<<"$out"
