@@ -492,10 +492,11 @@ static void check_event(json_t *ev, json_t *want)
 static json_t *want_event(const char *method, const char *host, int port, const char *addr,
 			  bool allowed, const char *reason, int status, size_t up, size_t down)
 {
-	return json_pack("{s:s?, s:s?, s:o, s:s?, s:b, s:s, s:i, s:I, s:I}", "method", method,
+	return json_pack("{s:s?, s:s?, s:o, s:s?, s:b, s:s, s:s, s:i, s:I, s:I}", "method", method,
 			 "host", host, "port", port ? json_integer(port) : json_null(), "address",
-			 addr, "allowed", allowed, "reason", reason, "status", status, "bytes_up",
-			 (json_int_t)up, "bytes_down", (json_int_t)down);
+			 addr, "allowed", allowed, "result", allowed ? "ok" : "denied", "reason",
+			 reason, "status", status, "bytes_up", (json_int_t)up, "bytes_down",
+			 (json_int_t)down);
 }
 
 static void test_live_get_allowed(void **state)
@@ -723,6 +724,53 @@ static void test_live_stats_and_queue(void **state)
 	sbx_strv_free(&allow);
 }
 
+/* Allowed, but nothing listens there: failed, counted apart from allowed. */
+static void test_live_failed(void **state)
+{
+	struct sbx_proxy_stats st;
+	struct sbx_proxy *q = NULL;
+	struct sbx_strv allow = { 0 };
+	struct sbx_err err = { 0 };
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	uint16_t port, closed;
+	char req[128], reply[512];
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	(void)state;
+	assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&a, &al), 0);
+	closed = ntohs(a.sin_port);
+	close(s); /* now nothing listens on it */
+	sbx_strv_push_take(&allow, sbx_xasprintf("127.0.0.1:%u", closed));
+	int fd = sbx_proxy_listen("127.0.0.1:0", &port, &err);
+
+	assert_int_equal(sbx_proxy_start(&q, fd, &allow, NULL, NULL, &err), 0);
+	int c = dial(port), n = snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/ HTTP/1.0\r\n\r\n",
+					 closed);
+
+	sbx_write_all(c, req, (size_t)n);
+	read_reply(c, reply, sizeof(reply), NULL);
+	close(c);
+	assert_non_null(strstr(reply, "502 Bad Gateway"));
+	struct pollfd pf = { .fd = sbx_proxy_event_fd(q), .events = POLLIN };
+
+	assert_int_equal(poll(&pf, 1, 5000), 1);
+	json_t *evs = sbx_proxy_take_events(q);
+	json_t *e = json_array_get(evs, 0);
+
+	assert_true(json_is_true(json_object_get(e, "allowed")));
+	assert_string_equal(json_string_value(json_object_get(e, "result")), "failed");
+	assert_non_null(strstr(json_string_value(json_object_get(e, "reason")), "Connection refused"));
+	json_decref(evs);
+	sbx_proxy_get_stats(q, &st);
+	assert_int_equal(st.allowed, 0);
+	assert_int_equal(st.failed, 1);
+	assert_int_equal(st.denied, 0);
+	sbx_proxy_free(q);
+	sbx_strv_free(&allow);
+}
+
 /* Stopping cuts open tunnels; their events still come, and drain to the log. */
 static void test_live_stop_and_drain(void **state)
 {
@@ -847,6 +895,7 @@ int main(void)
 						live_teardown),
 		cmocka_unit_test_setup_teardown(test_live_malformed, live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_live_stats_and_queue, live_setup, live_teardown),
+		cmocka_unit_test_setup_teardown(test_live_failed, live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_live_stop_and_drain, live_setup, live_teardown),
 	};
 
