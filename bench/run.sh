@@ -18,7 +18,7 @@
 #
 # As root, then (when root) the start-up, image-size, throughput and memory
 # lines again as nobody (setpriv).  The Debian minbase tarball is built once
-# with debootstrap (bench/minbase.sh, root) and kept in bench/out/.
+# with debootstrap (tests/lib/minbase.sh, root) and kept in bench/out/.
 #
 # Output: the sections as they run, then a Markdown table (also in
 # bench/out/results.md, for README's Performance section); the whole log is
@@ -109,7 +109,7 @@ BB=$OUT/busybox.tar.gz
 [ -s "$BB" ] || tests/lib/mkrootfs.sh "$BB" >/dev/null || { echo "bench: mkrootfs failed"; exit 1; }
 MINBASE=
 if want size || want user; then
-	MINBASE=$(bench/minbase.sh "$OUT/minbase-bookworm.tar.gz" 2>"$TMP/minbase.err") ||
+	MINBASE=$(tests/lib/minbase.sh "$OUT/minbase-bookworm.tar.gz" 2>"$TMP/minbase.err") ||
 		{ MINBASE=; echo "# no Debian minbase tarball: $(tail -n 1 "$TMP/minbase.err")"; }
 	case $MINBASE in "" | /*) ;; *) MINBASE=$ROOT/$MINBASE ;; esac
 fi

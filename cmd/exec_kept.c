@@ -182,12 +182,13 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 }
 
 /* The new jail's in-memory layer (layer_tmpfs) back over disk/. */
-static void keep_memory_layer(struct exec_ctx *x)
+static void keep_memory_layer(struct exec_ctx *x, const struct sbx_jail_ids *ids)
 {
 	struct sbx_err e = {0};
 
 	if (x->jail.layer_fd >= 0 &&
-	    sbx_jail_keep_layers(&x->jail, x->layer_dir, &x->cfg, x->rootfs_layer, true, &e) < 0) {
+	    sbx_jail_keep_layers_as(&x->jail, ids, x->layer_dir, &x->cfg,
+				    x->rootfs_layer, true, &e) < 0) {
 		sbx_err_wrap(&e, "the changes of this exec were not kept");
 		sbx_print_err(&e);
 	}
@@ -221,7 +222,7 @@ int exec_kept(struct exec_ctx *x, struct sbx_err *err)
 	} else {
 		x->mode = "new jail";
 		r = exec_run_supervised(&x->jail, out, errp, err);
-		keep_memory_layer(x);
+		keep_memory_layer(x, &o.ids);
 	}
 	if (x->cg.version > 0 && sbx_cgroup_destroy(&x->cg, &e2) < 0)
 		sbx_print_err(&e2);

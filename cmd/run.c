@@ -729,8 +729,8 @@ static void keep_layers(struct run_ctx *c)
 					"nothing of it was kept");
 		return;
 	}
-	if (sbx_jail_keep_layers(&c->jail, c->layer_dir, &c->cfg,
-				 c->rootfs_dir && c->cfg.rootfs_writable, false, &e) < 0) {
+	if (sbx_jail_keep_layers_as(&c->jail, &c->ids, c->layer_dir, &c->cfg,
+				    c->rootfs_dir && c->cfg.rootfs_writable, false, &e) < 0) {
 		sbx_print_err(&e);
 		run_log_warn(c, e.msg);
 	}

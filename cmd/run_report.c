@@ -169,18 +169,35 @@ void run_human(const json_t *ev, void *data)
 static json_t *user_json(struct run_ctx *c)
 {
 	const struct sbx_jail_ids *ids = &c->ids;
-	char s[200];
+	char s[400];
+
+	char map[160];
+	int n;
 
 	if (ids->uid == 0)
-		snprintf(s, sizeof(s), "root inside, uid %u on the host (%s)", ids->host_uid,
-			 ids->host_uid == 0 ? "ROOT" : "not root");
+		n = snprintf(s, sizeof(s), "root inside, uid %u on the host (%s)", ids->host_uid,
+			     ids->host_uid == 0 ? "ROOT" : "not root");
 	else
-		snprintf(s, sizeof(s), "uid %u inside, uid %u on the host (%s)", ids->uid,
-			 ids->host_uid, ids->host_uid == 0 ? "ROOT" : "not root");
-	return json_pack("{s:i, s:i, s:i, s:i, s:b, s:b, s:s}", "uid", (int)ids->uid, "gid",
-			 (int)ids->gid, "host_uid", (int)ids->host_uid, "host_gid",
+		n = snprintf(s, sizeof(s), "uid %u inside, uid %u on the host (%s)", ids->uid,
+			     ids->host_uid, ids->host_uid == 0 ? "ROOT" : "not root");
+	/* Which mapping: the other ids of the jail are someone on the host too. */
+	if (ids->range)
+		snprintf(map, sizeof(map), "ids 0-%u are host %u-%u", SBX_JAIL_ID_COUNT - 1,
+			 SBX_JAIL_HOST_BASE, SBX_JAIL_HOST_BASE + SBX_JAIL_ID_COUNT - 1);
+	else if (ids->subid)
+		snprintf(map, sizeof(map),
+			 "its other ids are the subordinate range %u-%u of /etc/subuid (newuidmap)",
+			 ids->sub.ustart, ids->sub.ustart + ids->sub.ucount - 1);
+	else
+		snprintf(map, sizeof(map), "one id mapped");
+	if (n > 0 && (size_t)n < sizeof(s))
+		snprintf(s + n, sizeof(s) - (size_t)n, "; %s", map);
+	return json_pack("{s:i, s:i, s:i, s:i, s:b, s:b, s:s, s:s, s:s}", "uid", (int)ids->uid,
+			 "gid", (int)ids->gid, "host_uid", (int)ids->host_uid, "host_gid",
 			 (int)ids->host_gid, "root_inside", ids->uid == 0, "root_on_host",
-			 ids->host_uid == 0, "summary", s);
+			 ids->host_uid == 0, "mapping",
+			 ids->range ? "range" : ids->subid ? "subordinate" : "one",
+			 "mapping_summary", map, "summary", s);
 }
 
 static json_t *network_json(struct run_ctx *c)

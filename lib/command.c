@@ -102,7 +102,7 @@ static int set_ids(const struct sbx_jail_cmd *c, struct sbx_err *err)
 
 	if (c->cfg->caps_keep && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return sbx_err_set(err, errno, "cannot keep capabilities");
-	if (ids->range && setgroups(0, NULL) < 0)
+	if ((ids->range || ids->subid) && setgroups(0, NULL) < 0)
 		return sbx_err_set(err, errno, "cannot clear the supplementary groups");
 	if (setresgid(ids->gid, ids->gid, ids->gid) < 0)
 		return sbx_err_set(err, errno, "cannot become gid %u", ids->gid);

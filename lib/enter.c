@@ -72,19 +72,32 @@ static bool init_by_parent(const json_t *rec, int dirfd, pid_t pid)
 	return sbx_proc_holds_file((pid_t)sup, &lock);
 }
 
-/* The first line of /proc/PID/{uid,gid}_map: inside, outside, count. */
-static int read_map(pid_t pid, const char *which, unsigned long v[3], struct sbx_err *err)
+/* The lines of /proc/PID/{uid,gid}_map (inside, outside, count); how many. */
+static int read_map(pid_t pid, const char *which, unsigned long v[][3], int max,
+		    struct sbx_err *err)
 {
 	char path[64];
 	_cleanup_fclose_ FILE *f = NULL;
+	int n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, which);
 	f = fopen(path, "re");
 	if (!f)
 		return sbx_err_set(err, errno, "cannot read '%s'", path);
-	if (fscanf(f, "%lu %lu %lu", &v[0], &v[1], &v[2]) != 3)
+	while (n < max && fscanf(f, "%lu %lu %lu", &v[n][0], &v[n][1], &v[n][2]) == 3)
+		n++;
+	if (n == 0)
 		return sbx_err_set(err, EINVAL, "'%s' maps nothing", path);
-	return 0;
+	return n;
+}
+
+/* The inside id that is host id `out` (a one-id line), or -1. */
+static long inside_of(unsigned long m[][3], int n, unsigned long out)
+{
+	for (int i = 0; i < n; i++)
+		if (m[i][1] == out && m[i][2] == 1)
+			return (long)m[i][0];
+	return -1;
 }
 
 /* Cross-check with record.policy.user when the record has it already. */
@@ -110,28 +123,36 @@ static int check_policy_user(const json_t *record, const struct sbx_jail_ids *id
 int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init,
 		  struct sbx_jail_ids *ids, struct sbx_err *err)
 {
-	unsigned long um[3], gm[3];
-	int r;
+	unsigned long um[8][3], gm[8][3];
+	int r, nu, ng;
+	bool by_root;
+	long u, g;
 
 	r = sbx_jail_ids_resolve(cfg, ids, err);
 	if (r < 0 || init <= 0)
 		return r < 0 ? r : check_policy_user(record, ids, err);
-	r = read_map(init, "uid_map", um, err);
-	if (r == 0)
-		r = read_map(init, "gid_map", gm, err);
-	if (r < 0)
-		return r;
-	if ((um[2] > 1) != ids->range)
+	nu = read_map(init, "uid_map", um, 8, err);
+	ng = nu < 0 ? nu : read_map(init, "gid_map", gm, 8, err);
+	if (ng < 0)
+		return ng;
+	/* Root's jails map 0..65535 -> 100000..; a user's map the user (and,
+	 * with /etc/subuid, the user's subordinate range around it). */
+	by_root = nu == 1 && um[0][2] > 1 && um[0][1] == SBX_JAIL_HOST_BASE;
+	if (by_root != ids->range)
 		return sbx_err_set(err, EPERM, "the jail was started %s: enter it as %s",
-				   um[2] > 1 ? "by root" : "by an ordinary user",
-				   um[2] > 1 ? "root" : "that user");
+				   by_root ? "by root" : "by an ordinary user",
+				   by_root ? "root" : "that user");
 	if (!ids->range) {
-		/* A user's jail maps exactly one id: the command's. */
-		if (um[1] != ids->outer_uid || gm[1] != ids->outer_gid)
-			return sbx_err_set(err, EPERM, "the jail belongs to host uid %lu", um[1]);
-		ids->uid = (uid_t)um[0];
-		ids->gid = (gid_t)gm[0];
-		ids->host_root = ids->uid == 0 ? ids->outer_uid : (uid_t)-1;
+		u = inside_of(um, nu, ids->outer_uid);
+		g = inside_of(gm, ng, ids->outer_gid);
+		if (u < 0 || g < 0)
+			return sbx_err_set(err, EPERM, "the jail belongs to another host user");
+		ids->uid = (uid_t)u;
+		ids->gid = (gid_t)g;
+		ids->subid = nu > 1 && ids->subid;
+		ids->host_root = ids->uid == 0 ? ids->outer_uid
+				 : ids->subid	? ids->sub.ustart
+						: (uid_t)-1;
 	}
 	return check_policy_user(record, ids, err);
 }
@@ -399,7 +420,7 @@ static int become_ids(const struct sbx_jail_ids *ids, struct sbx_err *err)
 
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return sbx_err_set(err, errno, "cannot keep capabilities");
-	if (ids->range && setgroups(0, NULL) < 0)
+	if ((ids->range || ids->subid) && setgroups(0, NULL) < 0)
 		r = sbx_err_set(err, errno, "cannot clear the supplementary groups");
 	else if (setresgid(ids->gid, ids->gid, ids->gid) < 0)
 		r = sbx_err_set(err, errno, "cannot become gid %u", ids->gid);

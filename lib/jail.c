@@ -165,6 +165,14 @@ int sbx_jail_ids_resolve(const struct sbx_config *cfg, struct sbx_jail_ids *ids,
 		ids->host_uid = ids->outer_uid;
 		ids->host_gid = ids->outer_gid;
 		ids->host_root = ids->uid == 0 ? ids->outer_uid : (uid_t)-1;
+		/* The user's subordinate range, the user's own id where the
+		 * jail's user is (when that fits in the range). */
+		if (sbx_subid_lookup(ids->outer_uid, ids->outer_gid, &ids->sub) &&
+		    ids->uid <= ids->sub.ucount && ids->gid <= ids->sub.gcount) {
+			ids->subid = true;
+			if (ids->uid != 0)
+				ids->host_root = ids->sub.ustart;
+		}
 	}
 	return 0;
 }
@@ -296,6 +304,8 @@ static int write_id_maps(pid_t pid, const struct sbx_jail_ids *ids, struct sbx_e
 		r = write_map(pid, "uid_map", map, err);
 		return r < 0 ? r : write_map(pid, "gid_map", map, err);
 	}
+	if (ids->subid)
+		return sbx_subid_write_maps(&ids->sub, pid, ids->uid, ids->gid, err);
 	r = write_map(pid, "setgroups", "deny", err);
 	if (r < 0)
 		return r;
@@ -818,4 +828,39 @@ int sbx_jail_keep_layers(const struct sbx_jail *j, const char *layer_dir,
 		return sbx_err_set(err, errno, "cannot open '%s'", layer_dir);
 	return sbx_jail_layers_copy(j->layer_fd, dst, cfg, rootfs_layer,
 				    replace ? SBX_LAYERS_REPLACE : SBX_LAYERS_INTO, err);
+}
+
+struct keep_arg {
+	const struct sbx_jail *j;
+	const char *layer_dir;
+	const struct sbx_config *cfg;
+	bool rootfs_layer, replace;
+};
+
+static int keep_fn(void *p)
+{
+	struct keep_arg *a = p;
+	struct sbx_err e = {0};
+
+	return sbx_jail_keep_layers(a->j, a->layer_dir, a->cfg, a->rootfs_layer, a->replace, &e);
+}
+
+int sbx_jail_keep_layers_as(const struct sbx_jail *j, const struct sbx_jail_ids *ids,
+			    const char *layer_dir, const struct sbx_config *cfg, bool rootfs_layer,
+			    bool replace, struct sbx_err *err)
+{
+	struct keep_arg a = {j, layer_dir, cfg, rootfs_layer, replace};
+	int r;
+
+	if (!ids->subid)
+		return sbx_jail_keep_layers(j, layer_dir, cfg, rootfs_layer, replace, err);
+	if (j->layer_fd < 0)
+		return sbx_err_set(err, EBADF, "the jail has no in-memory writable layer");
+	r = sbx_subid_call(&ids->sub, keep_fn, &a);
+	if (r < 0)
+		return sbx_err_set(err, -r,
+				   "copying the in-memory writable layer (as the subordinate ids "
+				   "of /etc/subuid) to '%s' failed",
+				   layer_dir);
+	return 0;
 }

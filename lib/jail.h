@@ -36,9 +36,37 @@
 #define SBX_JAIL_HOST_BASE 100000
 #define SBX_JAIL_ID_COUNT  65536
 
+/* An ordinary user's subordinate ids (lib/subid.c). */
+struct sbx_subid {
+	uid_t uid; /* the user */
+	gid_t gid;
+	uid_t ustart; /* /etc/subuid range */
+	uint32_t ucount;
+	gid_t gstart; /* /etc/subgid range */
+	uint32_t gcount;
+	char newuidmap[64], newgidmap[64];
+};
+
+/* The user's ranges and the helpers, when both are there (and SBX_SUBID is
+ * not 0).  false: a one-id jail. */
+bool sbx_subid_lookup(uid_t uid, gid_t gid, struct sbx_subid *s);
+/* Map pid's user namespace: in_uid/in_gid -> the user, the rest -> range. */
+int sbx_subid_write_maps(const struct sbx_subid *s, pid_t pid, uid_t in_uid, gid_t in_gid,
+			 struct sbx_err *err);
+/* "ids 0-65536 of the jail are the subordinate range ... uid 1000 is you" */
+void sbx_subid_describe(const struct sbx_subid *s, uid_t in_uid, char *out, size_t len);
+/* fn(arg) in a child that made a namespace with that mapping: still the
+ * user, with every capability over the mapped ids, so it may read, copy
+ * and remove what a subordinate id made in a sandbox's layers; 0, or
+ * -EACCES when fn failed.  And sbx_rm_rf_at() there. */
+int sbx_subid_call(const struct sbx_subid *s, int (*fn)(void *), void *arg);
+int sbx_subid_rm_rf_at(const struct sbx_subid *s, int dirfd, const char *name);
+
 /* Who the command is, inside and on the host. */
 struct sbx_jail_ids {
 	bool range; /* true: 0..65535 -> HOST_BASE.. (sbx ran as root) */
+	bool subid; /* an ordinary user's subordinate range is mapped (sub) */
+	struct sbx_subid sub;
 	uid_t uid;  /* inside */
 	gid_t gid;
 	uid_t host_uid; /* the same user seen from the host */
@@ -165,6 +193,12 @@ int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool ro
 int sbx_jail_keep_layers(const struct sbx_jail *j, const char *layer_dir,
 			 const struct sbx_config *cfg, bool rootfs_layer, bool replace,
 			 struct sbx_err *err);
+/* The same for a jail whose ids are an ordinary user's subordinate range
+ * (ids->subid): the copy runs where the range's files can be read
+ * (sbx_subid_call); the other cases as sbx_jail_keep_layers(). */
+int sbx_jail_keep_layers_as(const struct sbx_jail *j, const struct sbx_jail_ids *ids,
+			    const char *layer_dir, const struct sbx_config *cfg, bool rootfs_layer,
+			    bool replace, struct sbx_err *err);
 
 /* Build the command's environment: cleared (unless [env] clear = no), then
  * pass (glob patterns), set, PATH, HOME, TERM (tty), USER.  `extra` are more

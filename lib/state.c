@@ -2,6 +2,7 @@
 /* lib/state.c - the state directory: sandbox ids, names, records, locks. */
 #include "state.h"
 #include "state_int.h"
+#include "jail.h"
 
 #include "fault.h"
 
@@ -587,6 +588,14 @@ int sbx_sandbox_remove(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_
 		return 0;
 	release_name(st, sb->name, sb->id);
 	r = sbx_rm_rf_at(st->sandboxes_fd, sb->id);
+	/* What a jail's subordinate id made (an ordinary user's jail mapping
+	 * /etc/subuid): removed from a namespace with the same mapping. */
+	if (r < 0 && geteuid() != 0) {
+		struct sbx_subid sub;
+
+		if (sbx_subid_lookup(geteuid(), getegid(), &sub))
+			r = sbx_subid_rm_rf_at(&sub, st->sandboxes_fd, sb->id);
+	}
 	if (r < 0)
 		return sbx_err_set(err, -r, "cannot remove '%s'", sb->dir ? sb->dir : sb->id);
 	return 0;

@@ -39,15 +39,15 @@ ok $? "the built-in profiles are listed ($(echo $PROFILES))"
 for mode in $MODES; do
 	for p in $PROFILES; do
 		extra=()
-		[ "$p" = strict ] && extra=(--rootfs "$IMG")
+		"$SBX" profile show "$p" | grep -qx 'rootfs = required' && extra=(--rootfs "$IMG")
 		want=
 		for f in $FILES; do [ "${OWNER[$f]}" = "$p" ] && want="$want$f "; done
+		want_desc=${want:-"no agent's credentials"}
 		capture sbx_as_mode_in "$WD" $mode env HOME="$H" "$SBX" run -q --rm -p "$p" "${extra[@]}" \
 			--net none -- sh -c "$probe"
 		got=$(printf '%s\n' "$out" | grep . | tr '\n' ' ')
 		[ "$rc" -eq 0 ] && [ "$got" = "$want" ]
-		[ -n "$want" ] || want_desc="no agent's credentials"
-		ok $? "$mode: -p $p reads ${want:-$want_desc} (read: ${got:-none}; $rc $err)"
+		ok $? "$mode: -p $p reads $want_desc (read: ${got:-none}; $rc $err)"
 	done
 done
 

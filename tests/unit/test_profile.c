@@ -638,7 +638,7 @@ static void test_round_trip(void **state)
 
 static void test_builtins(void **state)
 {
-	static const char *const need[] = { "default", "agent", "ci", "strict",
+	static const char *const need[] = { "default", "agent", "ci", "strict", "build",
 					    "claude", "codex", "gemini", "goose" };
 	char buf[256];
 

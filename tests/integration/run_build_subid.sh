@@ -1,0 +1,99 @@
+#!/bin/bash
+# sbx-test-timeout: 600
+# tests/integration/run_build_subid.sh - image jobs as root inside a real
+# distribution: the `build` profile's root keeps Docker's default
+# capabilities minus NET_RAW, in the jail's own user namespace, so apt-get
+# installs a package in a Debian minbase image (made with debootstrap)
+# through the proxy, tar restores owners and setgroups works; the other
+# built-in profiles keep none.  As an ordinary user with a range in
+# /etc/subuid and /etc/subgid (added here for nobody, removed after), the
+# jail maps that range as podman does, says so in the run log, and the same
+# apt-get works; what the range's ids made is removed with the sandbox.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (debootstrap, and /etc/subuid entries for nobody)"
+	exit 77
+fi
+sbx_base
+MB=$("$TAP_ROOT/tests/lib/minbase.sh" 2>"$TAP_TMP/minbase.err") || {
+	echo "Bail out! cannot build the Debian minbase image: $(tail -n 3 "$TAP_TMP/minbase.err")"
+	exit 1
+}
+cp "$TAP_ROOT/$MB" "$BASE/minbase.tar.gz" && chmod 0644 "$BASE/minbase.tar.gz"
+IMG=$BASE/minbase.tar.gz
+sbx_wd
+ok 0 "a Debian bookworm minbase image ($(du -k "$IMG" | cut -f1) KiB)"
+
+apt_job='apt-get update -q >/tmp/u.log 2>&1 || { tail -3 /tmp/u.log; exit 1; }
+apt-get install -y -q --no-install-recommends hello >/tmp/i.log 2>&1 || { tail -3 /tmp/i.log; exit 1; }
+hello'
+
+# --- as root ------------------------------------------------------------
+capture sbx_as_mode_in "$WD" root "$SBX" run -p build --rootfs "$IMG" -- sh -c "$apt_job"
+[ "$rc" -eq 0 ] && [ "$out" = "Hello, world!" ] && grep -q "net: allowed deb.debian.org:80" <<<"$err"
+ok $? "root, -p build: apt-get installs a package through the proxy ($rc: $out $(tail -n 3 <<<"$err"))"
+capture sbx_as_mode_in "$WD" root "$SBX" run -q -p build --rootfs "$IMG" -- sh -c '
+	mkdir -p /t/src && echo x >/t/src/f && chown 1234:2345 /t/src/f &&
+	tar -C /t/src -cf /t/a.tar f && rm -rf /t/src && mkdir /t/dst && tar -C /t/dst -xpf /t/a.tar &&
+	stat -c %u:%g /t/dst/f && setpriv --reuid=_apt --regid=nogroup --init-groups id -u'
+[ "$rc" -eq 0 ] && [ "$out" = "$(printf '1234:2345\n42')" ]
+ok $? "root, -p build: tar restores owners, initgroups and a drop to _apt work ($rc: $out $err)"
+capture sbx_as_mode_in "$WD" root "$SBX" run -q -p build --rootfs "$IMG" -- sh -c 'grep CapEff /proc/self/status'
+[ "$out" = "CapEff:	00000000a80405fb" ]
+ok $? "root, -p build: Docker's default capabilities, without NET_RAW ($out)"
+printf '[sandbox]\nextends = build\n[security]\ncapabilities = none\n' >"$BASE/nocaps.ini"
+chmod 0644 "$BASE/nocaps.ini"
+capture sbx_as_mode_in "$WD" root "$SBX" run -q -p "$BASE/nocaps.ini" --rootfs "$IMG" -- sh -c "$apt_job"
+[ "$rc" -ne 0 ]
+ok $? "root: the same job with no capabilities fails (the test sees the difference; $rc)"
+for p in default agent; do
+	capture sbx_as_mode_in "$WD" root "$SBX" run -q -p "$p" --net none -- sh -c 'grep CapEff /proc/self/status'
+	[ "$out" = "CapEff:	0000000000000000" ]
+	ok $? "root, -p $p keeps no capabilities ($out)"
+done
+capture sbx_as_mode_in "$WD" root "$SBX" run -q -p strict --rootfs "$IMG" -- sh -c 'grep CapEff /proc/self/status'
+[ "$out" = "CapEff:	0000000000000000" ]
+ok $? "root, -p strict keeps no capabilities ($out)"
+
+# --- as nobody, one id, then with a subordinate range --------------------
+capture sbx_as_mode_in "$WD" user "$SBX" run --rm -p build --rootfs "$IMG" -- sh -c 'cat /proc/self/uid_map; chown 42 /tmp 2>&1'
+[ "$(lines "$out")" -ge 2 ] && [[ "$err" == *"one id mapped"* ]] && [[ "$out" == *"Invalid argument"* ]]
+ok $? "nobody without a range: one id, the run log says so, chown to another id fails ($out)"
+
+SUBU=/etc/subuid SUBG=/etc/subgid
+for f in $SUBU $SUBG; do [ -e "$f" ] && cp -p "$f" "$BASE/$(basename "$f").orig"; done
+restore_subids() {
+	for f in $SUBU $SUBG; do
+		if [ -e "$BASE/$(basename "$f").orig" ]; then cp -p "$BASE/$(basename "$f").orig" "$f"; else rm -f "$f"; fi
+	done
+}
+trap 'restore_subids; rm -rf "$TAP_TMP"' EXIT
+echo "65534:300000:65536" >>$SUBU
+echo "65534:300000:65536" >>$SUBG
+
+capture sbx_as_mode_in "$WD" user "$SBX" run --rm -p build --rootfs "$IMG" -- cat /proc/self/uid_map
+[ "$(printf '%s\n' "$out" | tr -s ' ' | sed 's/^ //')" = "$(printf '0 65534 1\n1 300000 65536')" ] &&
+	[[ "$err" == *"root inside, uid 65534 on the host (not root); its other ids are the subordinate range 300000-365535 of /etc/subuid (newuidmap)"* ]]
+ok $? "nobody with a range: mapped as podman does, and the run log says which mapping ($out)"
+capture sbx_as_mode_in "$WD" user "$SBX" run -q --rm -p default -- sh -c 'id -u; tr -s " " <"/proc/self/uid_map"'
+[ "$(head -1 <<<"$out")" = 65534 ] && grep -q '^ *65534 65534 1$' <<<"$out"
+ok $? "nobody with a range, default profile: the jail's user is still nobody, mapped to itself ($out)"
+capture sbx_as_mode_in "$WD" user "$SBX" run --keep -n aptjob -p build --rootfs "$IMG" -- sh -c "$apt_job"
+[ "$rc" -eq 0 ] && [ "$out" = "Hello, world!" ]
+ok $? "nobody with a range, -p build: apt-get drops to _apt and installs the package ($rc: $out $(tail -n 3 <<<"$err"))"
+capture sbx_as_mode_in "$WD" user "$SBX" exec aptjob hello
+[ "$rc" -eq 0 ] && [ "$out" = "Hello, world!" ]
+ok $? "nobody with a range: exec into the kept sandbox runs what it installed ($rc: $err)"
+capture sbx_as_mode_in "$WD" user "$SBX" destroy aptjob
+left=$(ls -A "$BASE/state-user/sandboxes" 2>/dev/null)
+[ "$rc" -eq 0 ] && [ -z "$left" ]
+ok $? "nobody with a range: destroy removes what the range's ids made ($rc: $out $err; left: $left)"
+capture sbx_as_mode_in "$WD" user "$SBX" run -q -p build --rootfs "$IMG" -- sh -c "$apt_job; exit 0"
+[ "$rc" -eq 0 ] && [ -z "$(ls -A "$BASE/state-user/sandboxes" 2>/dev/null)" ]
+ok $? "nobody with a range: an ephemeral sandbox leaves nothing behind ($rc: $err)"
+restore_subids
+sbx_as_mode root "$SBX" destroy --all >/dev/null 2>&1
+sbx_as_mode user "$SBX" destroy --all >/dev/null 2>&1
+done_testing
