@@ -232,6 +232,12 @@ static int load_seccomp(const struct sbx_jail_cmd *c, struct sbx_jail_msg *m, st
 	int r;
 
 	m->ts[SBX_TS_SECCOMP0] = sbx_now_ns();
+	/* One id mapped: another id is EPERM, as on the host, not EINVAL. */
+	if (!c->ids->range && !c->ids->subid) {
+		r = sbx_seccomp_ids_load(c->ids->uid, c->ids->gid, err);
+		if (r < 0)
+			return sbx_err_wrap(err, "seccomp");
+	}
 	r = sbx_seccomp_load(&so, err);
 	m->ts[SBX_TS_SECCOMP1] = sbx_now_ns();
 	if (r < 0)

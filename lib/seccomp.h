@@ -64,6 +64,17 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err);
  * debugging. */
 int sbx_seccomp_export(const struct sbx_seccomp_opts *opts, int fd, bool bpf, struct sbx_err *err);
 
+/*
+ * A jail that maps one id (lib/seccomp_ids.c): setuid, setgid, setre*id,
+ * setres*id, chown, lchown, fchown, fchownat with an id argument other
+ * than uid/gid (or -1) get EPERM, as on the host, not the kernel's EINVAL.
+ * The program (up to max instructions; 0 on an architecture it does not
+ * cover), and loading it into the calling thread under the policy's.
+ */
+struct sock_filter;
+int sbx_seccomp_ids_program(uid_t uid, gid_t gid, struct sock_filter *prog, size_t max);
+int sbx_seccomp_ids_load(uid_t uid, gid_t gid, struct sbx_err *err);
+
 /* The errno blocked syscalls get under the default policy. */
 #define SBX_SECCOMP_ERRNO EPERM
 

@@ -829,6 +829,45 @@ static void test_embedded_programs(void **state)
 	}
 }
 
+/* The one-id filter: another id is EPERM, the own id and -1 pass. */
+static void test_ids_filter(void **state)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uid_t u = getuid();
+		gid_t g = getgid();
+		struct sbx_err e = {0};
+		int fd = open("/dev/null", O_RDONLY);
+
+		if (sbx_seccomp_ids_load(u, g, &e) < 0)
+			_exit(10);
+		errno = 0;
+		if (setuid(u + 1) == 0 || errno != EPERM)
+			_exit(11);
+		if (setgid(g + 1) == 0 || errno != EPERM)
+			_exit(12);
+		if (syscall(SYS_setresuid, -1, u + 7, -1) == 0 || errno != EPERM)
+			_exit(13);
+		if (syscall(SYS_setresuid, -1, -1, -1) != 0 || setuid(u) != 0)
+			_exit(14);
+		if (fchown(fd, u + 1, (gid_t)-1) == 0 || errno != EPERM)
+			_exit(15);
+		if (fchown(fd, (uid_t)-1, (gid_t)-1) != 0 && errno == EPERM)
+			_exit(16);
+		if (syscall(SYS_fchownat, AT_FDCWD, "/dev/null", -1, g + 3, 0) == 0 || errno != EPERM)
+			_exit(17);
+		if (getpid() <= 0) /* everything else still runs */
+			_exit(18);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* A policy file is read and compiled by libseccomp, never taken for the
  * built-in it is named after. */
 static void test_file_named_like_builtin(void **state)
@@ -866,6 +905,7 @@ static void test_file_named_like_builtin(void **state)
 	cmocka_unit_test(test_file_rules), cmocka_unit_test(test_file_errors),                     \
 	    cmocka_unit_test(test_load_uses_validated_copy),                                       \
 	    cmocka_unit_test(test_notify_permissive), cmocka_unit_test(test_eval_matches_table),   \
+	    cmocka_unit_test(test_ids_filter),                                                     \
 	    cmocka_unit_test(test_embedded_rules), cmocka_unit_test(test_embedded_programs),       \
 	    cmocka_unit_test(test_file_named_like_builtin)
 
