@@ -19,6 +19,7 @@ struct sbx_command {
 /* Sorted by name; matched exactly (no prefix matching). */
 static const struct sbx_command commands[] = {
 	{ "destroy", cmd_destroy, "kill and remove sandboxes", false },
+	{ "doctor", cmd_doctor, "check which isolation layers this host gives sbx", false },
 	{ "exec", cmd_exec, "run a command in an existing sandbox", false },
 	{ "export", cmd_export, "write a sandbox's change set as a tarball", false },
 	{ "image", cmd_image, "unpack a rootfs tarball into the image cache", true },

@@ -10,6 +10,7 @@
 
 /* One function per subcommand, in cmd/<name>.c. */
 int cmd_destroy(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_image(int argc, char **argv);

@@ -174,12 +174,21 @@ static json_t *user_json(struct run_ctx *c)
 	char map[160];
 	int n;
 
-	if (ids->uid == 0)
-		n = snprintf(s, sizeof(s), "root inside, uid %u on the host (%s)", ids->host_uid,
-			     ids->host_uid == 0 ? "ROOT" : "not root");
+	bool root_on_host = ids->host_uid == 0 && !(ids->nested && ids->parent_uid != 0);
+	char host[96];
+
+	/* In a container, "the host" is the container; say who that is. */
+	if (ids->nested && ids->host_uid == 0)
+		snprintf(host, sizeof(host),
+			 "uid 0 of the user namespace sbx runs in (%s: uid %u one level up)",
+			 root_on_host ? "ROOT" : "not root", ids->parent_uid);
 	else
-		n = snprintf(s, sizeof(s), "uid %u inside, uid %u on the host (%s)", ids->uid,
-			     ids->host_uid, ids->host_uid == 0 ? "ROOT" : "not root");
+		snprintf(host, sizeof(host), "uid %u on the host (%s)", ids->host_uid,
+			 root_on_host ? "ROOT" : "not root");
+	if (ids->uid == 0)
+		n = snprintf(s, sizeof(s), "root inside, %s", host);
+	else
+		n = snprintf(s, sizeof(s), "uid %u inside, %s", ids->uid, host);
 	/* Which mapping: the other ids of the jail are someone on the host too. */
 	if (ids->range)
 		snprintf(map, sizeof(map), "ids 0-%u are host %u-%u", SBX_JAIL_ID_COUNT - 1,
@@ -195,7 +204,7 @@ static json_t *user_json(struct run_ctx *c)
 	return json_pack("{s:i, s:i, s:i, s:i, s:b, s:b, s:s, s:s, s:s}", "uid", (int)ids->uid,
 			 "gid", (int)ids->gid, "host_uid", (int)ids->host_uid, "host_gid",
 			 (int)ids->host_gid, "root_inside", ids->uid == 0, "root_on_host",
-			 ids->host_uid == 0, "mapping",
+			 root_on_host, "mapping",
 			 ids->range ? "range" : ids->subid ? "subordinate" : "one",
 			 "mapping_summary", map, "summary", s);
 }

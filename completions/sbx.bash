@@ -63,7 +63,7 @@ _sbx_valued()
 	exec) echo "-e --env -w --workdir" ;;
 	inspect) echo "--html" ;;
 	export) echo "-o --output --oci" ;;
-	destroy | ps | profile | help) echo "" ;;
+	destroy | doctor | ps | profile | help) echo "" ;;
 	esac
 }
 
@@ -202,7 +202,7 @@ _sbx()
 	destroy)
 		COMPREPLY=($(compgen -W "$(_sbx_sandboxes "$sbx")" -- "$cur"))
 		;;
-	ps) ;;
+	doctor | ps) ;;
 	profile)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "list show check" -- "$cur"))

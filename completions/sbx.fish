@@ -170,7 +170,7 @@ complete -c sbx -n __sbx_no_command -a '(__sbx_run --list-commands)'
 complete -c sbx -n __sbx_no_command -a help -d 'usage of a command'
 
 # Options of each command, from its --help.
-for c in run exec inspect ps destroy export profile
+for c in run exec inspect ps destroy export profile doctor
     complete -c sbx -n "__sbx_at $c; and __sbx_dash" -a "(__sbx_options $c)"
 end
 
@@ -201,7 +201,7 @@ complete -c sbx -n '__sbx_at export 0; and not __sbx_dash' -a '(__sbx_sandboxes)
 complete -c sbx -n '__sbx_value export -o --output' -F
 complete -c sbx -n '__sbx_at destroy; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
 
-# ps: options only.
+# ps, doctor: options only.
 
 # profile
 complete -c sbx -n '__sbx_at profile 0; and not __sbx_dash' -a list -d 'list the built-in profiles'

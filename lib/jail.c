@@ -6,6 +6,7 @@
  */
 #include "jail_int.h"
 #include "fault.h"
+#include "doctor.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -136,13 +137,53 @@ int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err)
 
 /* ---- ids ---- */
 
+/* Not the initial user namespace ("0 0 4294967295"): *parent is uid one
+ * level up. */
+static bool nested_userns(uid_t uid, uid_t *parent)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/uid_map", "re");
+	unsigned long in, out, n;
+	bool nested = false;
+
+	*parent = uid;
+	if (!f)
+		return false;
+	while (fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3) {
+		if (!(in == 0 && out == 0 && n == 4294967295UL))
+			nested = true;
+		if (uid >= in && uid - in < n)
+			*parent = (uid_t)(out + (uid - in));
+	}
+	return nested;
+}
+
+/* Does map (our own uid_map or gid_map) cover SBX_JAIL_HOST_BASE and the
+ * SBX_JAIL_ID_COUNT ids after it? */
+static bool range_mapped(const char *map)
+{
+	_cleanup_fclose_ FILE *f = fopen(map, "re");
+	unsigned long in, out, n;
+
+	if (!f)
+		return true; /* no user namespaces at all: the initial one */
+	while (fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
+		if (in <= SBX_JAIL_HOST_BASE && in + n >= SBX_JAIL_HOST_BASE + SBX_JAIL_ID_COUNT)
+			return true;
+	return false;
+}
+
 int sbx_jail_ids_resolve(const struct sbx_config *cfg, struct sbx_jail_ids *ids,
 			 struct sbx_err *err)
 {
 	memset(ids, 0, sizeof(*ids));
 	ids->outer_uid = geteuid();
 	ids->outer_gid = getegid();
-	ids->range = ids->outer_uid == 0;
+	/* Root maps the jail's ids to its range only where that range exists:
+	 * root of a container's user namespace (rootless podman) often has
+	 * only a few ids, and then maps itself, as an ordinary user does. */
+	ids->range = ids->outer_uid == 0 && range_mapped("/proc/self/uid_map") &&
+		     range_mapped("/proc/self/gid_map");
+	ids->nested = nested_userns(ids->outer_uid, &ids->parent_uid);
 	if (cfg->user_set && cfg->user_root) {
 		ids->uid = 0;
 		ids->gid = 0;
@@ -615,7 +656,10 @@ int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx
 		r = errno;
 		close(sv[0]);
 		close(sv[1]);
-		return sbx_err_set(err, r, "cannot create the jail's namespaces (clone)");
+		char why[512];
+
+		sbx_doctor_explain_clone(r, why, sizeof(why));
+		return sbx_err_set(err, 0, "cannot create the jail's namespaces: %s", why);
 	}
 	if (j->init_pid == 0) {
 		close(sv[0]);

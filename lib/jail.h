@@ -74,6 +74,10 @@ struct sbx_jail_ids {
 	uid_t host_root; /* host uid of the jail's uid 0, (uid_t)-1 if unmapped */
 	uid_t outer_uid; /* the euid of sbx (mapped when !range) */
 	gid_t outer_gid;
+	/* sbx itself runs in a user namespace (a container): its uid 0 is not
+	 * the host's root; parent_uid is outer_uid one level up. */
+	bool nested;
+	uid_t parent_uid;
 };
 
 /* Compute the ids from the profile and the calling process. */
