@@ -48,7 +48,17 @@ int cmd_doctor(int argc, char **argv)
 		sbx_errorf("doctor takes no arguments (see 'sbx doctor --help')");
 		return SBX_EXIT_USAGE;
 	}
-	sbx_doctor_run(&d);
+	{
+		struct sbx_state st;
+		struct sbx_err e = {0};
+
+		/* Where sandboxes would go (not created: the doctor changes nothing). */
+		memset(&st, 0, sizeof(st));
+		st.sandboxes_fd = -1;
+		(void)sbx_cmd_state(&st, false, &e);
+		sbx_doctor_run(&d, st.state_dir);
+		sbx_state_close(&st);
+	}
 	if (json) {
 		json_t *j = sbx_doctor_json(&d);
 

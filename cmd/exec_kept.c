@@ -157,11 +157,8 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	o->sandbox_dir = x->layer_dir;
 	/* An unprivileged [limits] disk: the new jail's layers are capped the
 	 * same way, on a tmpfs filled from disk/ and copied back after. */
-	if (r == 0 && cfg->disk != SBX_UNSET && geteuid() != 0 &&
-	    json_is_true(json_object_get(json_object_get(json_object_get(x->sb.record, "policy"),
-							 "filesystem"),
-					 "layers_in_memory"))) {
-		o->layer_tmpfs = cfg->disk;
+	if (r == 0 && json_is_true(lc_get(x->sb.record, "policy.filesystem.layers_in_memory"))) {
+		o->layer_tmpfs = cfg->disk != SBX_UNSET ? cfg->disk : SBX_LAYER_MEMORY_DEFAULT;
 		o->layer_tmpfs_fill = true;
 	}
 	if (r == 0)

@@ -16,6 +16,8 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/wait.h>
 
 #include "cmd.h"
@@ -369,27 +371,92 @@ static int make_layer(struct run_ctx *c, const char *dir, const char *lower, str
  * mounts one in the jail's mount namespace (o.layer_tmpfs), and when the
  * sandbox is kept its upper directories are copied to disk/ (keep_layers).
  */
+/* Does this run have a writable layer at all? */
+static bool has_layers(const struct run_ctx *c)
+{
+	if (c->rootfs_dir && c->cfg.rootfs_writable)
+		return true;
+	for (size_t i = 0; i < c->cfg.n_mounts; i++)
+		if (c->cfg.mounts[i].kind == SBX_MNT_OVERLAY)
+			return true;
+	return false;
+}
+
+/*
+ * An overlay's upper directory cannot be on an overlayfs, which the state
+ * directory is when sbx runs in a container and keeps its state on the
+ * container's own root: the layers then go in memory, as an unprivileged
+ * [limits] disk puts them (a tmpfs of that size, or SBX_LAYER_MEMORY_DEFAULT),
+ * and the run log says so.
+ */
+static bool state_on_overlayfs(const struct run_ctx *c)
+{
+	struct statfs f;
+
+	return statfs(c->sb.dir, &f) == 0 && f.f_type == OVERLAYFS_SUPER_MAGIC;
+}
+
 static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 {
 	_cleanup_free_ char *opts = NULL;
+	bool overlayfs = has_layers(c) && state_on_overlayfs(c);
 
-	if (c->cfg.disk == SBX_UNSET)
+	if (c->cfg.disk == SBX_UNSET && !overlayfs)
 		return 0;
+	c->layer_size = c->cfg.disk != SBX_UNSET ? c->cfg.disk : SBX_LAYER_MEMORY_DEFAULT;
 	c->layer_dir = sbx_xasprintf("%s/disk", c->sb.dir);
 	if (mkdir(c->layer_dir, 0700) < 0)
 		return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
-	if (geteuid() != 0) {
+	if (overlayfs)
+		c->layer_note = sbx_xasprintf(
+		    "the state directory '%s' is on an overlayfs (a container's root?), where no "
+		    "writable layer can be: the layers live in memory, a tmpfs of %llu MiB "
+		    "([limits] disk sets its size; --state-dir on a volume avoids this)",
+		    c->st.state_dir, (unsigned long long)(c->layer_size >> 20));
+	if (geteuid() != 0 || overlayfs) {
 		c->disk_memory = true;
 		return 0;
 	}
 	opts = sbx_xasprintf("size=%llu,mode=0700", (unsigned long long)c->cfg.disk);
-	if (mount("sbx-disk", c->layer_dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+	if (mount("sbx-disk", c->layer_dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		/* Root of a container without CAP_SYS_ADMIN: in the jail's own
+		 * mount namespace instead, as an ordinary user's. */
+		if (errno == EPERM) {
+			c->disk_memory = true;
+			return 0;
+		}
 		return sbx_err_set(err, errno,
 				   "cannot mount the size-capped writable layer on '%s'",
 				   c->layer_dir);
+	}
 	if (mount(NULL, c->layer_dir, NULL, MS_PRIVATE, NULL) < 0)
 		return sbx_err_set(err, errno, "cannot make '%s' private", c->layer_dir);
 	c->disk_mounted = true;
+	return 0;
+}
+
+/* As root, an in-memory layer is made by the jail's root from the disk/
+ * skeleton (lib/mounts.c capture_layers): the skeleton's directories are
+ * the jail's root's, so it can walk them. */
+static int own_skeleton(struct run_ctx *c, struct sbx_err *err)
+{
+	uid_t u = c->ids.host_root;
+	gid_t g = (gid_t)SBX_JAIL_HOST_BASE;
+	_cleanup_free_ char *ov = sbx_xasprintf("%s/overlays", c->layer_dir);
+
+	if (!c->disk_memory || !c->ids.range)
+		return 0;
+	if (chown(c->layer_dir, u, g) < 0 || (access(ov, F_OK) == 0 && chown(ov, u, g) < 0))
+		return sbx_err_set(err, errno, "cannot prepare '%s'", c->layer_dir);
+	for (size_t i = 0; i < c->cfg.n_mounts; i++) {
+		_cleanup_free_ char *d = NULL;
+
+		if (c->cfg.mounts[i].kind != SBX_MNT_OVERLAY)
+			continue;
+		d = sbx_xasprintf("%s/%zu", ov, i);
+		if (chown(d, u, g) < 0)
+			return sbx_err_set(err, errno, "cannot prepare '%s'", d);
+	}
 	return 0;
 }
 
@@ -411,6 +478,8 @@ static int prepare_layers(struct run_ctx *c, struct sbx_err *err)
 		d = sbx_xasprintf("%s/overlays/%zu", c->layer_dir, i);
 		r = make_layer(c, d, c->cfg.mounts[i].src, err);
 	}
+	if (r == 0)
+		r = own_skeleton(c, err);
 	return r;
 }
 
@@ -540,7 +609,7 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 	o.n_files = c->n_files;
 	o.seccomp_notify = c->auditing;
 	o.volatile_layers = true; /* synced in teardown() only if kept */
-	o.layer_tmpfs = c->disk_memory ? c->cfg.disk : 0;
+	o.layer_tmpfs = c->disk_memory ? c->layer_size : 0;
 	o.proxy_port = c->cfg.net == SBX_NET_PROXY ? SBX_PROXY_DEFAULT_PORT : 0;
 	sbx_jail_build_env(&c->cfg, &c->ids, c->rootfs_dir == NULL, o.tty, extra.v, &env);
 	o.envp = env.v;
@@ -859,6 +928,7 @@ static void teardown(struct run_ctx *c)
 	free(c->cwd);
 	free(c->jail_path);
 	free(c->exec_error);
+	free(c->layer_note);
 	free(c->error);
 	run_args_free(&c->args);
 }

@@ -55,8 +55,11 @@ struct run_ctx {
 	char *rootfs_dir;  /* NULL: host */
 	char *layer_dir;   /* upper/ work/ overlays/: the sandbox dir, or its disk/ */
 	bool disk_mounted; /* disk/ is a size-capped tmpfs ([limits] disk) */
-	bool disk_memory;  /* unprivileged [limits] disk: the layers are on a tmpfs in
-			    * the jail (jail.layer_fd), copied to disk/ when kept */
+	bool disk_memory;  /* unprivileged [limits] disk (or a state directory on an
+			    * overlayfs): the layers are on a tmpfs in the jail
+			    * (jail.layer_fd), copied to disk/ when kept */
+	uint64_t layer_size; /* that tmpfs's size */
+	char *layer_note;  /* why the layers are in memory, for the run log, or NULL */
 	char *cwd;
 	char *jail_path;   /* the command's PATH in the jail */
 	char *exec_error;  /* why the command could not be started (126/127) */

@@ -379,6 +379,8 @@ void run_log_policy(struct run_ctx *c)
 	sbx_log_event(&c->log, "limits", json_pack("{s:s}", "summary", lim));
 	if (c->cg.why[0])
 		sbx_log_event(&c->log, "warning", json_pack("{s:s}", "message", c->cg.why));
+	if (c->layer_note)
+		sbx_log_event(&c->log, "warning", json_pack("{s:s}", "message", c->layer_note));
 }
 
 /* ---- record ---- */

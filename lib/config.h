@@ -17,6 +17,9 @@
 
 /* Sentinel meaning "not set" for numeric limits. */
 #define SBX_UNSET UINT64_MAX
+/* The in-memory writable layers' size when nothing sets one (a state
+ * directory on an overlayfs, cmd/run.c). */
+#define SBX_LAYER_MEMORY_DEFAULT (4ULL << 30)
 /* The smallest [limits] memory a jail starts in. */
 #define SBX_MEMORY_MIN (1024 * 1024)
 /* [sandbox] stop-timeout when a profile does not set one. */

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/wait.h>
 
 #include "config.h"
@@ -96,7 +98,7 @@ void sbx_doctor_explain_clone(int errnum, char *out, size_t len)
 
 /* ---- the namespace probe: one child, steps reported over a pipe ---- */
 
-enum { P_USERNS, P_MOUNTNS, P_OVERLAY, P_NETNS, P_PIDNS, P_PROC, P_SECCOMP, P_N };
+enum { P_USERNS, P_MOUNTNS, P_OVERLAY, P_NETNS, P_PIDNS, P_PROC, P_UTS, P_SECCOMP, P_N };
 
 struct probe {
 	int err[P_N]; /* 0 ok, errno, -1 not reached */
@@ -192,6 +194,7 @@ static void __attribute__((noreturn)) probe_child(int go, int res)
 	e[P_PIDNS] = unshare(CLONE_NEWPID) < 0 ? errno : 0;
 	if (!e[P_PIDNS] && !e[P_MOUNTNS])
 		e[P_PROC] = proc_step();
+	e[P_UTS] = unshare(CLONE_NEWUTS) < 0 || sethostname("sbx-doctor", 10) < 0 ? errno : 0;
 	e[P_SECCOMP] = seccomp_step();
 	(void)!write(res, &e[1], sizeof(int) * (P_N - 1));
 	_exit(0);
@@ -368,6 +371,18 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 		snprintf(c->detail, sizeof(c->detail), "%s: %s: only --net host would run", w,
 			 strerror(p->err[P_NETNS] > 0 ? p->err[P_NETNS] : EPERM));
 	}
+	c = add(d, "hostname", "hostname");
+	if (p->err[P_UTS] == 0)
+		snprintf(c->detail, sizeof(c->detail), "%s: the jail's own (sbx-ID)", w);
+	else {
+		c->status = SBX_DOC_FALLBACK;
+		snprintf(c->detail, sizeof(c->detail),
+			 "%s: %s: the jail keeps the container's hostname (its UTS namespace is "
+			 "still its own); a profile that sets one fails",
+			 w, strerror(p->err[P_UTS] > 0 ? p->err[P_UTS] : EPERM));
+		snprintf(c->fix, sizeof(c->fix), "the container's seccomp profile refuses "
+						 "sethostname without CAP_SYS_ADMIN");
+	}
 	c = add(d, "seccomp", "seccomp");
 	if (p->err[P_SECCOMP] == 0) {
 		bool notif = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0,
@@ -408,8 +423,15 @@ static void idmap_check(struct sbx_doctor *d)
 			 "%s: read-write binds are written as uid %u (a user's project is not "
 			 "writable under sudo), copy-on-write views show files as they are",
 			 strerror(ns < 0 ? -ns : -fd), SBX_JAIL_HOST_BASE);
-		snprintf(c->fix, sizeof(c->fix), "Linux 5.12 or later, and a filesystem that "
-						 "supports idmapped mounts (ext4, xfs, btrfs, tmpfs)");
+		if (d->where[0])
+			snprintf(c->fix, sizeof(c->fix),
+				 "inside %s: idmapped mounts need CAP_SYS_ADMIN of the host's user "
+				 "namespace, which a container does not have",
+				 d->where);
+		else
+			snprintf(c->fix, sizeof(c->fix), "Linux 5.12 or later, and a filesystem "
+							 "that supports idmapped mounts (ext4, xfs, "
+							 "btrfs, tmpfs)");
 	}
 	if (ns >= 0)
 		close(ns);
@@ -461,15 +483,46 @@ static void cgroup_check(struct sbx_doctor *d)
 					   : "none usable",
 			 sbx_enforce_name(cg.memory), sbx_enforce_name(cg.pids),
 			 sbx_enforce_name(cg.cpus), cg.why[0] ? "; " : "", cg.why);
-		if (cg.version == 0)
+		if (cg.version == 0 && geteuid() != 0)
 			snprintf(c->fix, sizeof(c->fix),
 				 "a delegated cgroup v2 subtree (systemd-run --user --scope -p "
 				 "Delegate=yes), or run sbx as root");
+		else if (cg.version == 0)
+			snprintf(c->fix, sizeof(c->fix),
+				 "a cgroup hierarchy sbx may write (inside a container: cgroup v2 with "
+				 "its subtree delegated to the container)");
 		if (cg.version > 0)
 			(void)sbx_cgroup_destroy(&cg, &e);
 	}
 	sbx_cgroup_free(&cg);
 	sbx_config_free(&cfg);
+}
+
+static void statedir_check(struct sbx_doctor *d, const char *dir)
+{
+	struct sbx_doctor_check *c = add(d, "statedir", "state directory");
+	_cleanup_free_ char *p = dir ? sbx_xstrdup(dir) : NULL;
+	struct statfs f;
+
+	/* The nearest directory of it that exists: its filesystem. */
+	while (p && statfs(p, &f) < 0 && strrchr(p, '/') && strcmp(p, "/") != 0)
+		*(strrchr(p, '/') == p ? p + 1 : strrchr(p, '/')) = '\0';
+	if (!p || statfs(p, &f) < 0) {
+		c->status = SBX_DOC_INFO;
+		snprintf(c->detail, sizeof(c->detail), "not known (no $HOME, no --state-dir)");
+		return;
+	}
+	if (f.f_type == OVERLAYFS_SUPER_MAGIC) {
+		c->status = SBX_DOC_FALLBACK;
+		snprintf(c->detail, sizeof(c->detail),
+			 "%.300s is on an overlayfs (a container's root): writable layers cannot be "
+			 "there, so they live in memory (a tmpfs of [limits] disk, 4G by default)",
+			 dir);
+		snprintf(c->fix, sizeof(c->fix), "--state-dir (or SBX_STATE_DIR) on a volume or "
+						 "a tmpfs of the container");
+		return;
+	}
+	snprintf(c->detail, sizeof(c->detail), "%.300s: writable layers on disk", dir);
 }
 
 static void info_checks(struct sbx_doctor *d)
@@ -491,7 +544,7 @@ static void info_checks(struct sbx_doctor *d)
 		close(fd);
 }
 
-void sbx_doctor_run(struct sbx_doctor *d)
+void sbx_doctor_run(struct sbx_doctor *d, const char *state_dir)
 {
 	struct utsname u;
 	struct probe p, q;
@@ -512,6 +565,7 @@ void sbx_doctor_run(struct sbx_doctor *d)
 		subid_check(d);
 	}
 	cgroup_check(d);
+	statedir_check(d, state_dir);
 	info_checks(d);
 }
 

@@ -16,6 +16,10 @@
  *   idmap     (root) idmapped mounts: a user's project written as its owner
  *   subid     (not root) a range in /etc/subuid and newuidmap
  *   cgroup    how memory, pids and cpu limits are enforced (v2, v1, rlimits)
+ *   hostname  a UTS namespace whose name can be set (a container's seccomp
+ *             may refuse sethostname: the name then stays the container's)
+ *   statedir  the state directory's filesystem (on an overlayfs, a
+ *             container's root, the writable layers go in memory)
  *   tun, nftables  present for the network modes that need them
  * Run as root, the user namespace, mount and overlay probes are also made
  * as an ordinary user (nobody), for what `sudo`-less use would get.
@@ -53,8 +57,9 @@ struct sbx_doctor {
 	char kernel[400];
 };
 
-/* Probe everything.  Never fails: what cannot be probed is a check. */
-void sbx_doctor_run(struct sbx_doctor *d);
+/* Probe everything (state_dir: where sandboxes would live, or NULL).  Never
+ * fails: what cannot be probed is a check. */
+void sbx_doctor_run(struct sbx_doctor *d, const char *state_dir);
 /* The report as JSON: {"kernel", "uid", "container", "isolated",
  * "checks": [{"name", "title", "status", "detail", "fix"}]}. */
 json_t *sbx_doctor_json(const struct sbx_doctor *d);

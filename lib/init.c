@@ -69,8 +69,16 @@ static int setup(struct sbx_jail_child *c, struct sbx_err *err)
 		snprintf(host, sizeof(host), "%s", cfg->hostname);
 	else
 		snprintf(host, sizeof(host), "sbx-%.8s", c->o->id ? c->o->id : "jail");
-	if (sethostname(host, strlen(host)) < 0)
-		return sbx_err_set(err, errno, "cannot set the hostname '%s'", host);
+	/* The UTS namespace is the jail's own either way; a container's seccomp
+	 * profile may still refuse sethostname (podman's and docker's do
+	 * without CAP_SYS_ADMIN): the name then stays the container's. */
+	if (sethostname(host, strlen(host)) < 0) {
+		if (errno != EPERM || cfg->hostname)
+			return sbx_err_set(err, errno, "cannot set the hostname '%s'", host);
+		sbx_jail_report(c->sock, SBX_MSG_WARN, 0,
+				"the hostname stays the container's: its seccomp profile refuses "
+				"sethostname (the jail's UTS namespace is still its own)");
+	}
 	/* Every mode but host has its own namespace, and its lo up: "none"
 	 * means nothing outside, not even the jail itself unreachable (test
 	 * servers, asyncio, multiprocessing talk to themselves). */

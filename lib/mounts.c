@@ -50,6 +50,7 @@ struct build {
 	bool lower_detached;
 	int stage; /* the staging tmpfs on STAGE */
 	int layer; /* the writable layers' tmpfs (o->layer_tmpfs), until attached */
+	int sbfd;  /* the layers' directory (o->sandbox_dir, or the tmpfs) */
 	struct src *srcs;
 };
 
@@ -105,12 +106,10 @@ static int open_upper_work(int sbfd, const char *prefix, int *upper, int *work, 
 	return *work < 0 ? *work : 0;
 }
 
-static int capture_mount(struct build *b, int sbfd, size_t i, size_t *next_idmap,
-			 struct sbx_err *err)
+static int capture_mount(struct build *b, size_t i, size_t *next_idmap, struct sbx_err *err)
 {
 	const struct sbx_mount *m = &b->cfg->mounts[i];
 	struct src *s = &b->srcs[i];
-	char prefix[48];
 	size_t k;
 
 	switch (m->kind) {
@@ -146,11 +145,22 @@ static int capture_mount(struct build *b, int sbfd, size_t i, size_t *next_idmap
 			}
 			return s->fd;
 		}
-		snprintf(prefix, sizeof(prefix), "overlays/%zu/", i);
-		return open_upper_work(sbfd, prefix, &s->upper, &s->work, err);
+		return 0;
 	default:
 		return 0;
 	}
+}
+
+/* An overlay entry's upper and work directories (once its lower is open). */
+static int capture_upper(struct build *b, int sbfd, size_t i, struct sbx_err *err)
+{
+	struct src *s = &b->srcs[i];
+	char prefix[48];
+
+	if (b->cfg->mounts[i].kind != SBX_MNT_OVERLAY || s->fd < 0)
+		return 0;
+	snprintf(prefix, sizeof(prefix), "overlays/%zu/", i);
+	return open_upper_work(sbfd, prefix, &s->upper, &s->work, err);
 }
 
 static int new_fs(const char *type, const char *const *opts, uint64_t attrs, struct sbx_err *err);
@@ -191,11 +201,12 @@ static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
 	return *sbfd < 0 ? sbx_err_set(err, errno, "cannot open the in-memory layer") : 0;
 }
 
-/* Step 2: open every source while the old root is intact. */
-static int capture(struct build *b, struct sbx_err *err)
+/* Step 2: open every source while the old root is intact: first what the
+ * host gives (as the host user: root may read what the jail's root may
+ * not), ... */
+static int capture_sources(struct build *b, struct sbx_err *err)
 {
 	const struct sbx_jail_opts *o = b->c->o;
-	_cleanup_close_ int sbfd = -1;
 	size_t next_idmap = 1;
 	int r;
 
@@ -212,25 +223,50 @@ static int capture(struct build *b, struct sbx_err *err)
 		if (b->lower < 0)
 			return b->lower;
 	}
-	sbfd = open_dir(AT_FDCWD, o->sandbox_dir, err);
-	if (sbfd < 0)
-		return sbfd;
-	if (o->layer_tmpfs) {
-		r = memory_layer(b, &sbfd, err);
-		if (r < 0)
-			return r;
-	}
-	if (o->rootfs_dir && b->cfg->rootfs_writable) {
-		r = open_upper_work(sbfd, "", &b->upper, &b->work, err);
-		if (r < 0)
-			return r;
-	}
+	b->sbfd = open_dir(AT_FDCWD, o->sandbox_dir, err);
+	if (b->sbfd < 0)
+		return b->sbfd;
 	for (size_t i = 0; i < b->cfg->n_mounts; i++) {
-		r = capture_mount(b, sbfd, i, &next_idmap, err);
+		r = capture_mount(b, i, &next_idmap, err);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+/* ... then the writable layers: on disk, or copied to an in-memory tmpfs,
+ * which must be made by an id the jail maps (its root, as root). */
+static int capture_layers(struct build *b, struct sbx_err *err)
+{
+	const struct sbx_jail_opts *o = b->c->o;
+	int r;
+
+	if (o->layer_tmpfs) {
+		r = memory_layer(b, &b->sbfd, err);
+		if (r < 0)
+			return r;
+	}
+	if (o->rootfs_dir && b->cfg->rootfs_writable) {
+		r = open_upper_work(b->sbfd, "", &b->upper, &b->work, err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < b->cfg->n_mounts; i++) {
+		r = capture_upper(b, b->sbfd, i, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int become_jail_root(struct build *b, struct sbx_err *err)
+{
+	if (!b->c->o->ids.range)
+		return 0;
+	if (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		return sbx_err_set(err, errno, "cannot become the jail's root");
+	/* A credential change clears the parent-death signal: set it again. */
+	return sbx_jail_rearm_pdeathsig(b->c->sock, err);
 }
 
 /* fsopen/fsconfig/fsmount: a detached mount of a new filesystem. */
@@ -503,6 +539,14 @@ static int mount_proc(struct build *b, struct sbx_err *err)
 	int r;
 
 	pfd = new_fs("proc", NULL, attrs, err);
+	/* A fresh proc is refused where the proc it would reveal has mounts
+	 * over it: a container that masks /proc. */
+	if (pfd == -EPERM)
+		return sbx_err_set(err, 0,
+				   "cannot mount a fresh /proc for the jail's pid namespace: this "
+				   "container masks /proc (podman and docker do by default); run it "
+				   "with --security-opt unmask=ALL (podman) or --security-opt "
+				   "systempaths=unconfined (docker)");
 	if (pfd < 0)
 		return pfd;
 	r = mount_at(b, fcntl(pfd, F_DUPFD_CLOEXEC, 3), "proc", "/proc", false, R_STRICT, err);
@@ -763,6 +807,7 @@ static void build_free(struct build *b)
 	sbx_closep(&b->rootfd);
 	sbx_closep(&b->stage);
 	sbx_closep(&b->layer);
+	sbx_closep(&b->sbfd);
 	sbx_closep(&b->host_fd);
 	sbx_closep(&b->lower);
 	sbx_closep(&b->upper);
@@ -781,13 +826,19 @@ static int build_steps(struct build *b, struct sbx_err *err)
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return sbx_err_set(err, errno, "cannot make '/' a slave mount");
-	r = capture(b, err);
-	if (r == 0 && b->c->o->ids.range &&
-	    (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
-		r = sbx_err_set(err, errno, "cannot become the jail's root");
-	/* A credential change clears the parent-death signal: set it again. */
-	if (r == 0 && b->c->o->ids.range)
-		r = sbx_jail_rearm_pdeathsig(b->c->sock, err);
+	r = capture_sources(b, err);
+	/* Layers on disk are the host root's to open (the sandbox directory is
+	 * 0700); an in-memory one is made as the jail's root, from a disk/
+	 * skeleton the jail's root owns. */
+	if (r == 0 && b->c->o->layer_tmpfs) {
+		r = become_jail_root(b, err);
+		if (r == 0)
+			r = capture_layers(b, err);
+	} else if (r == 0) {
+		r = capture_layers(b, err);
+		if (r == 0)
+			r = become_jail_root(b, err);
+	}
 	if (r == 0)
 		r = mount_rootfs(b, err);
 	if (r == 0)
@@ -819,6 +870,7 @@ int sbx_jail_build_root(struct sbx_jail_child *c, struct sbx_err *err)
 			  .lower = -1,
 			  .stage = -1,
 			  .layer = -1,
+			  .sbfd = -1,
 			  .upper = -1,
 			  .work = -1};
 	int r;
