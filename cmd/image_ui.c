@@ -45,7 +45,20 @@ static void ui_warn(const char *path, const char *what, void *data)
 	struct sbx_cmd_image_ui *ui = data;
 	char *p;
 
-	if (ui->quiet || ++ui->warnings > SBX_IMAGE_UI_MAX_WARN)
+	if (ui->quiet)
+		return;
+	if (strcmp(what, "setuid/setgid bits cleared") == 0) {
+		size_t n = strlen(ui->setid_paths);
+
+		if (ui->setid++ < 3 && n + 4 < sizeof(ui->setid_paths)) {
+			p = sbx_escape_display(path);
+			snprintf(ui->setid_paths + n, sizeof(ui->setid_paths) - n, "%s%s",
+				 n ? ", " : "", p);
+			free(p);
+		}
+		return;
+	}
+	if (++ui->warnings > SBX_IMAGE_UI_MAX_WARN)
 		return;
 	ui_clear(ui);
 	p = sbx_escape_display(path);
@@ -69,6 +82,11 @@ void sbx_cmd_image_ui_setup(struct sbx_cmd_image_ui *ui, struct sbx_image_opts *
 void sbx_cmd_image_ui_finish(struct sbx_cmd_image_ui *ui)
 {
 	ui_clear(ui);
+	if (!ui->quiet && ui->setid)
+		sbx_warnf("%llu image entr%s had their setuid/setgid bits cleared (%s%s): the cache "
+			  "never holds set-ID files",
+			  (unsigned long long)ui->setid, ui->setid == 1 ? "y" : "ies", ui->setid_paths,
+			  ui->setid > 3 ? ", ..." : "");
 	if (!ui->quiet && ui->warnings > SBX_IMAGE_UI_MAX_WARN)
 		sbx_warnf("%llu more image warnings not shown",
 			  (unsigned long long)(ui->warnings - SBX_IMAGE_UI_MAX_WARN));
