@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd/lifecycle.c - helpers shared by ps, inspect, export and destroy. */
 #include "lifecycle.h"
+#include "record_text.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -143,38 +144,12 @@ const char *lc_age(const char *t, char *buf, size_t len)
 
 const char *lc_size(double b, char *buf, size_t len)
 {
-	static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	size_t i = 0;
-
-	while (b >= 1024 && i + 1 < SBX_ARRAY_SIZE(u)) {
-		b /= 1024;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, len, "%.0f B", b);
-	else
-		snprintf(buf, len, "%.1f %s", b, u[i]);
-	return buf;
+	return sbx_rec_size(b, buf, len);
 }
 
 const json_t *lc_get(const json_t *root, const char *path)
 {
-	char key[128];
-	const char *p = path;
-
-	while (root && *p) {
-		size_t n = strcspn(p, ".");
-
-		if (n >= sizeof(key))
-			return NULL;
-		memcpy(key, p, n);
-		key[n] = '\0';
-		root = json_object_get(root, key);
-		p += n;
-		if (*p == '.')
-			p++;
-	}
-	return root;
+	return sbx_rec_get(root, path);
 }
 
 const char *lc_str(const json_t *root, const char *path)

@@ -8,9 +8,9 @@
 
 #include "util.h"
 
-static const json_t *get(const json_t *root, const char *path)
+const json_t *sbx_rec_get(const json_t *root, const char *path)
 {
-	char key[64];
+	char key[128];
 
 	while (root && *path) {
 		size_t n = strcspn(path, ".");
@@ -24,6 +24,8 @@ static const json_t *get(const json_t *root, const char *path)
 	}
 	return root;
 }
+
+#define get sbx_rec_get
 
 static const char *str(const json_t *root, const char *path)
 {

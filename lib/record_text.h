@@ -47,6 +47,9 @@ char *sbx_rec_limits_text(const json_t *record);
  * "ALLOWED api.example.com:443 (allowed by 'api.example.com')", ... */
 char *sbx_rec_event_text(const json_t *event);
 
+/* The member at "a.b.c" of nested objects, or NULL. */
+const json_t *sbx_rec_get(const json_t *root, const char *path);
+
 /* 1536 -> "1.5 KiB" (into buf). */
 const char *sbx_rec_size(double bytes, char *buf, size_t len);
 

@@ -106,22 +106,6 @@ static void esc_json(FILE *f, const json_t *v)
 	free(t);
 }
 
-static const json_t *jget(const json_t *root, const char *path)
-{
-	char key[64];
-
-	while (root && *path) {
-		size_t n = strcspn(path, ".");
-
-		if (n >= sizeof(key))
-			return NULL;
-		memcpy(key, path, n);
-		key[n] = '\0';
-		root = json_object_get(root, key);
-		path += n + (path[n] == '.');
-	}
-	return root;
-}
 
 static void row(FILE *f, const char *k, const json_t *v)
 {
@@ -168,8 +152,8 @@ static void sec_summary(FILE *f, const json_t *r, const char *state)
 	row(f, "ended", json_object_get(r, "ended"));
 	row(f, "command", json_object_get(r, "command"));
 	row(f, "workdir", json_object_get(r, "workdir"));
-	row(f, "profile", jget(r, "profile.name"));
-	row(f, "rootfs", jget(r, "rootfs.spec"));
+	row(f, "profile", sbx_rec_get(r, "profile.name"));
+	row(f, "rootfs", sbx_rec_get(r, "rootfs.spec"));
 	row_text(f, "exit", sbx_rec_exit_text(r));
 	row_text(f, "resources", sbx_rec_resources_text(r));
 	row(f, "kept", json_object_get(r, "kept"));
@@ -180,7 +164,7 @@ static void sec_summary(FILE *f, const json_t *r, const char *state)
 
 static void sec_policy(FILE *f, const json_t *r)
 {
-	const json_t *u = jget(r, "policy.user");
+	const json_t *u = sbx_rec_get(r, "policy.user");
 
 	open_section(f, "Policy answers", true);
 	fputs("<table>", f);
@@ -191,16 +175,16 @@ static void sec_policy(FILE *f, const json_t *r)
 		fputs("<tr><td class=k>root on the host</td><td class=warn>YES</td></tr>", f);
 	else
 		row(f, "root on the host", json_object_get(u, "root_on_host"));
-	row(f, "network", jget(r, "policy.network.mode"));
-	row(f, "allowlist", jget(r, "policy.network.allow"));
+	row(f, "network", sbx_rec_get(r, "policy.network.mode"));
+	row(f, "allowlist", sbx_rec_get(r, "policy.network.allow"));
 	row_text(f, "secrets (names)", sbx_rec_secrets_text(r));
 	row_text(f, "root", sbx_rec_root_text(r));
-	row(f, "shared with host", jget(r, "policy.filesystem.shared"));
-	row(f, "persist", jget(r, "policy.persist"));
+	row(f, "shared with host", sbx_rec_get(r, "policy.filesystem.shared"));
+	row(f, "persist", sbx_rec_get(r, "policy.persist"));
 	row_text(f, "limits", sbx_rec_limits_text(r));
-	row(f, "seccomp", jget(r, "policy.seccomp"));
-	row(f, "capabilities", jget(r, "policy.capabilities"));
-	row(f, "no_new_privs", jget(r, "policy.no_new_privs"));
+	row(f, "seccomp", sbx_rec_get(r, "policy.seccomp"));
+	row(f, "capabilities", sbx_rec_get(r, "policy.capabilities"));
+	row(f, "no_new_privs", sbx_rec_get(r, "policy.no_new_privs"));
 	fputs("</table>", f);
 	close_section(f);
 }
@@ -264,7 +248,7 @@ static void sec_output(FILE *f, const struct sbx_sandbox *sb)
 	if ((off_t)n < st.st_size)
 		fprintf(f, "<p class=warn>Showing the first %zd of %lld bytes (sbx inspect --output "
 			   "has all of it).</p>", n, (long long)st.st_size);
-	if (json_is_true(jget(sb->record, "resources.output_truncated")))
+	if (json_is_true(sbx_rec_get(sb->record, "resources.output_truncated")))
 		fputs("<p class=warn>The run truncated its captured output.</p>", f);
 	fputs("<pre>", f);
 	if (n > 0)
@@ -359,7 +343,7 @@ static void sec_changes(FILE *f, const struct sbx_sandbox *sb)
 static void sec_raw(FILE *f, const json_t *r)
 {
 	char *t = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	const json_t *ini = jget(r, "profile.ini");
+	const json_t *ini = sbx_rec_get(r, "profile.ini");
 
 	open_section(f, "Resolved profile", false);
 	fputs("<pre>", f);

@@ -7,11 +7,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
-sbx_modes
-sbx_base
-IMG=$BASE/busybox.tar.gz
-sbx_rootfs "$IMG"
-sbx_wd
+sbx_setup_busybox
 
 H=$BASE/home
 # file -> the profile whose agent owns it ("" = none of the built-ins)

@@ -83,6 +83,15 @@ par_runs() {
 	wait
 }
 
+# await_ready FILE: until the command in the jail printed "ready" (10 s at most).
+await_ready() {
+	for _ in $(seq 200); do
+		grep -q ready "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 for mode in root user; do
 	who=root
 	[ "$mode" = user ] && who=nobody
@@ -106,10 +115,7 @@ for mode in root user; do
 			>"$out_f" 2>&1 &
 		pid=$!
 		set +m
-		for _ in $(seq 200); do
-			grep -q ready "$out_f" && break
-			sleep 0.05
-		done
+		await_ready "$out_f"
 		comm=$(cat /proc/$pid/comm 2>/dev/null)
 		kill -s "$sig" "$pid"
 		# Not forever, if the signal got lost.
@@ -167,10 +173,7 @@ for mode in root user; do
 			sh -c "trap '' INT TERM HUP; echo ready; while :; do sleep 0.05; done" >"$out_f" 2>&1 &
 		pid=$!
 		set +m
-		for _ in $(seq 200); do
-			grep -q ready "$out_f" && break
-			sleep 0.05
-		done
+		await_ready "$out_f"
 		t0=$(date +%s%N)
 		if [ "$how" = second ]; then
 			kill -INT "$pid"

@@ -7,11 +7,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
-sbx_modes
-sbx_base
-IMG=$BASE/busybox.tar.gz
-sbx_rootfs "$IMG"
-sbx_wd
+sbx_setup_busybox
 printf '[sandbox]\nextends = default\n[secrets]\nGONE = env:SBX_T_NOT_SET?\n' >"$BASE/s.ini"
 chmod 0644 "$BASE/s.ini"
 

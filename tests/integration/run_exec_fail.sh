@@ -8,11 +8,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
-sbx_modes
-sbx_base
-IMG=$BASE/busybox.tar.gz
-sbx_rootfs "$IMG"
-sbx_wd
+sbx_setup_busybox
 
 # A program "installed" under /tmp the way npm does it: bin/tool is a
 # symlink into lib/.  /tmp is a private tmpfs in the default profile (and

@@ -18,6 +18,8 @@
 #                            private state and cache dirs under $BASE
 #   sbx_as_mode_in DIR MODE CMD...
 #                            the same in a subshell whose cwd is DIR
+#   sbx_setup_busybox        sbx_modes, sbx_base, IMG=$BASE/busybox.tar.gz
+#                            (sbx_rootfs) and sbx_wd: what most tests start with
 
 sbx_modes() {
 	if [ "$(id -u)" -eq 0 ]; then
@@ -65,4 +67,12 @@ sbx_as_mode_in() {
 	local dir=$1
 	shift
 	(cd "$dir" && sbx_as_mode "$@")
+}
+
+sbx_setup_busybox() {
+	sbx_modes
+	sbx_base
+	IMG=$BASE/busybox.tar.gz
+	sbx_rootfs "$IMG"
+	sbx_wd
 }
