@@ -70,6 +70,7 @@ restore_subids() {
 	done
 }
 trap 'restore_subids; rm -rf "$TAP_TMP"' EXIT
+trap 'exit 143' TERM INT
 echo "65534:300000:65536" >>$SUBU
 echo "65534:300000:65536" >>$SUBG
 
