@@ -343,11 +343,11 @@ static int make_layer(struct run_ctx *c, const char *dir, const char *lower, str
 	_cleanup_free_ char *wk = sbx_xasprintf("%s/work", dir);
 	struct stat st = {.st_mode = 0755};
 	uid_t uid = c->ids.host_root == (uid_t)-1 ? geteuid() : c->ids.host_root, u;
-	gid_t gid = c->ids.range ? (gid_t)SBX_JAIL_HOST_BASE : getegid(), g;
+	gid_t gid = c->ids.range ? (gid_t)c->ids.base : getegid(), g;
 
 	if (lower && stat(lower, &st) == 0 && c->ids.range && st.st_uid < SBX_JAIL_ID_COUNT) {
-		uid = SBX_JAIL_HOST_BASE + st.st_uid;
-		gid = SBX_JAIL_HOST_BASE + (st.st_gid < SBX_JAIL_ID_COUNT ? st.st_gid : 0);
+		uid = c->ids.base + st.st_uid;
+		gid = c->ids.base + (st.st_gid < SBX_JAIL_ID_COUNT ? st.st_gid : 0);
 	}
 	/* A lower an ordinary user owns shows as the jail's user's (lib/jail.c
 	 * idmap_lower): so does its upper. */
@@ -441,7 +441,7 @@ static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 static int own_skeleton(struct run_ctx *c, struct sbx_err *err)
 {
 	uid_t u = c->ids.host_root;
-	gid_t g = (gid_t)SBX_JAIL_HOST_BASE;
+	gid_t g = (gid_t)c->ids.base;
 	_cleanup_free_ char *ov = sbx_xasprintf("%s/overlays", c->layer_dir);
 
 	if (!c->disk_memory || !c->ids.range)

@@ -191,8 +191,9 @@ static json_t *user_json(struct run_ctx *c)
 		n = snprintf(s, sizeof(s), "uid %u inside, %s", ids->uid, host);
 	/* Which mapping: the other ids of the jail are someone on the host too. */
 	if (ids->range)
-		snprintf(map, sizeof(map), "ids 0-%u are host %u-%u", SBX_JAIL_ID_COUNT - 1,
-			 SBX_JAIL_HOST_BASE, SBX_JAIL_HOST_BASE + SBX_JAIL_ID_COUNT - 1);
+		snprintf(map, sizeof(map), "ids 0-%u are host %u-%u%s", SBX_JAIL_ID_COUNT - 1,
+			 ids->base, ids->base + SBX_JAIL_ID_COUNT - 1,
+			 ids->base != SBX_JAIL_HOST_BASE ? " (above every /etc/subuid range)" : "");
 	else if (ids->subid)
 		snprintf(map, sizeof(map),
 			 "its other ids are the subordinate range %u-%u of /etc/subuid (newuidmap)",

@@ -21,7 +21,7 @@
  * directory on an overlayfs, cmd/run.c). */
 #define SBX_LAYER_MEMORY_DEFAULT (4ULL << 30)
 /* The smallest [limits] memory a jail starts in. */
-#define SBX_MEMORY_MIN (1024 * 1024)
+#define SBX_MEMORY_MIN (4ULL << 20)
 /* [sandbox] stop-timeout when a profile does not set one. */
 #define SBX_STOP_TIMEOUT_DEFAULT_MS 10000
 

@@ -231,7 +231,7 @@ static void probe_ns(struct probe *p, bool as_nobody)
 
 		/* As root, sbx's range; otherwise the user alone, as a jail does. */
 		if (uid == 0)
-			snprintf(map, sizeof(map), "0 %u %u\n", SBX_JAIL_HOST_BASE, SBX_JAIL_ID_COUNT);
+			snprintf(map, sizeof(map), "0 %u %u\n", sbx_jail_host_base(), SBX_JAIL_ID_COUNT);
 		else
 			snprintf(map, sizeof(map), "0 %u 1\n", uid);
 		snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
@@ -313,9 +313,14 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 		return;
 	}
 	if (p->err[P_USERNS] == 0) {
-		snprintf(c->detail, sizeof(c->detail), "%s: %s", w,
-			 !nobody && geteuid() == 0 ? "jail ids 0-65535 are host 100000-165535"
-						   : "the jail maps the user");
+		if (!nobody && geteuid() == 0)
+			snprintf(c->detail, sizeof(c->detail), "%s: jail ids 0-65535 are host %u-%u%s",
+				 w, sbx_jail_host_base(), sbx_jail_host_base() + SBX_JAIL_ID_COUNT - 1,
+				 sbx_jail_host_base() != SBX_JAIL_HOST_BASE
+				     ? " (above every /etc/subuid range)"
+				     : "");
+		else
+			snprintf(c->detail, sizeof(c->detail), "%s: the jail maps the user", w);
 	} else {
 		c->status = SBX_DOC_MISSING;
 		snprintf(c->detail, sizeof(c->detail), "%s: cannot create one (%s): sbx cannot "
@@ -409,7 +414,7 @@ static void idmap_check(struct sbx_doctor *d)
 		snprintf(c->detail, sizeof(c->detail), "not probed: %s", strerror(errno));
 		return;
 	}
-	ns = sbx_idmap_userns(1000, SBX_JAIL_HOST_BASE, 1000, SBX_JAIL_HOST_BASE, &e);
+	ns = sbx_idmap_userns(1000, sbx_jail_host_base(), 1000, sbx_jail_host_base(), &e);
 	if (ns >= 0)
 		fd = sbx_idmap_tree(dir, ns, false, 0);
 	if (fd >= 0) {
@@ -422,7 +427,7 @@ static void idmap_check(struct sbx_doctor *d)
 		snprintf(c->detail, sizeof(c->detail),
 			 "%s: read-write binds are written as uid %u (a user's project is not "
 			 "writable under sudo), copy-on-write views show files as they are",
-			 strerror(ns < 0 ? -ns : -fd), SBX_JAIL_HOST_BASE);
+			 strerror(ns < 0 ? -ns : -fd), sbx_jail_host_base());
 		if (d->where[0])
 			snprintf(c->fix, sizeof(c->fix),
 				 "inside %s: idmapped mounts need CAP_SYS_ADMIN of the host's user "
@@ -581,7 +586,9 @@ json_t *sbx_doctor_json(const struct sbx_doctor *d)
 						   sbx_doctor_status_name(c->status), "detail",
 						   c->detail, "fix", c->fix[0] ? c->fix : NULL));
 	}
-	return json_pack("{s:s, s:i, s:s?, s:b, s:o}", "kernel", d->kernel, "uid", (int)geteuid(),
-			 "container", d->where[0] ? d->where : NULL, "isolated", d->isolated,
-			 "checks", a);
+	return json_pack("{s:s, s:i, s:s?, s:b, s:o, s:o}", "kernel", d->kernel, "uid",
+			 (int)geteuid(), "container", d->where[0] ? d->where : NULL, "isolated",
+			 d->isolated, "host_base",
+			 geteuid() == 0 ? json_integer(sbx_jail_host_base()) : json_null(), "checks",
+			 a);
 }

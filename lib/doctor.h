@@ -61,6 +61,7 @@ struct sbx_doctor {
  * fails: what cannot be probed is a check. */
 void sbx_doctor_run(struct sbx_doctor *d, const char *state_dir);
 /* The report as JSON: {"kernel", "uid", "container", "isolated",
+ * "host_base" (as root: the first host id of a jail's range, else null),
  * "checks": [{"name", "title", "status", "detail", "fix"}]}. */
 json_t *sbx_doctor_json(const struct sbx_doctor *d);
 const char *sbx_doctor_status_name(enum sbx_doctor_status s);

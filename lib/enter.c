@@ -120,6 +120,26 @@ static int check_policy_user(const json_t *record, const struct sbx_jail_ids *id
 	return 0;
 }
 
+/* A kept sandbox started by root with another base than today's (the
+ * layers are owned by its ids): the record's, when it is one sbx gives. */
+static void record_base(const json_t *record, struct sbx_jail_ids *ids)
+{
+	const json_t *u = json_object_get(json_object_get(record, "policy"), "user");
+	json_int_t huid = json_integer_value(json_object_get(u, "host_uid"));
+	json_int_t uid = json_integer_value(json_object_get(u, "uid"));
+	unsigned long base;
+
+	if (!ids->range || !json_is_integer(json_object_get(u, "host_uid")) || huid < uid)
+		return;
+	base = (unsigned long)(huid - uid);
+	if (base == ids->base || !sbx_jail_host_base_valid(base))
+		return;
+	ids->base = (uid_t)base;
+	ids->host_uid = ids->base + ids->uid;
+	ids->host_gid = ids->base + ids->gid;
+	ids->host_root = ids->base;
+}
+
 int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init,
 		  struct sbx_jail_ids *ids, struct sbx_err *err)
 {
@@ -129,6 +149,8 @@ int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init
 	long u, g;
 
 	r = sbx_jail_ids_resolve(cfg, ids, err);
+	if (r == 0 && init <= 0)
+		record_base(record, ids);
 	if (r < 0 || init <= 0)
 		return r < 0 ? r : check_policy_user(record, ids, err);
 	nu = read_map(init, "uid_map", um, 8, err);
@@ -137,11 +159,19 @@ int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init
 		return ng;
 	/* Root's jails map 0..65535 -> 100000..; a user's map the user (and,
 	 * with /etc/subuid, the user's subordinate range around it). */
-	by_root = nu == 1 && um[0][2] > 1 && um[0][1] == SBX_JAIL_HOST_BASE;
+	by_root = nu == 1 && um[0][0] == 0 && um[0][2] == SBX_JAIL_ID_COUNT &&
+		  sbx_jail_host_base_valid(um[0][1]);
 	if (by_root != ids->range)
 		return sbx_err_set(err, EPERM, "the jail was started %s: enter it as %s",
 				   by_root ? "by root" : "by an ordinary user",
 				   by_root ? "root" : "that user");
+	if (ids->range && um[0][1] != ids->base) {
+		/* Started with another base (/etc/subuid changed since): its own. */
+		ids->base = (uid_t)um[0][1];
+		ids->host_uid = ids->base + ids->uid;
+		ids->host_gid = ids->base + ids->gid;
+		ids->host_root = ids->base;
+	}
 	if (!ids->range) {
 		u = inside_of(um, nu, ids->outer_uid);
 		g = inside_of(gm, ng, ids->outer_gid);

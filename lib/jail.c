@@ -137,6 +137,60 @@ int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err)
 
 /* ---- ids ---- */
 
+/* Ranges of /etc/subuid-style FILE that overlap [base, base + count):
+ * the end of the highest such range, or 0. */
+static unsigned long overlapping_end(const char *file, unsigned long base)
+{
+	_cleanup_fclose_ FILE *f = fopen(file, "re");
+	char line[512];
+	unsigned long end = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		unsigned long start, n;
+
+		if (!c2)
+			continue;
+		start = strtoul(c1 + 1, NULL, 10);
+		n = strtoul(c2 + 1, NULL, 10);
+		if (n && start < base + SBX_JAIL_ID_COUNT && start + n > base && start + n > end)
+			end = start + n;
+	}
+	return end;
+}
+
+bool sbx_jail_host_base_valid(unsigned long base)
+{
+	return base == SBX_JAIL_HOST_BASE ||
+	       (base >= 2 * SBX_JAIL_ID_COUNT && base % SBX_JAIL_ID_COUNT == 0 &&
+		base <= 0xffffffffUL - 2 * SBX_JAIL_ID_COUNT);
+}
+
+uid_t sbx_jail_host_base(void)
+{
+	static unsigned long base;
+	unsigned long b = SBX_JAIL_HOST_BASE, e;
+
+	if (base)
+		return (uid_t)base;
+	for (int rounds = 0; rounds < 4096; rounds++) {
+		e = overlapping_end("/etc/subuid", b);
+		if (!e)
+			e = overlapping_end("/etc/subgid", b);
+		if (!e)
+			break;
+		b = (e + SBX_JAIL_ID_COUNT - 1) / SBX_JAIL_ID_COUNT * SBX_JAIL_ID_COUNT;
+		if (!sbx_jail_host_base_valid(b)) {
+			b = SBX_JAIL_HOST_BASE; /* every range taken: nothing better */
+			break;
+		}
+	}
+	base = b;
+	return (uid_t)base;
+}
+
 /* Not the initial user namespace ("0 0 4294967295"): *parent is uid one
  * level up. */
 static bool nested_userns(uid_t uid, uid_t *parent)
@@ -157,9 +211,9 @@ static bool nested_userns(uid_t uid, uid_t *parent)
 	return nested;
 }
 
-/* Does map (our own uid_map or gid_map) cover SBX_JAIL_HOST_BASE and the
+/* Does map (our own uid_map or gid_map) cover base and the
  * SBX_JAIL_ID_COUNT ids after it? */
-static bool range_mapped(const char *map)
+static bool range_mapped(const char *map, unsigned long base)
 {
 	_cleanup_fclose_ FILE *f = fopen(map, "re");
 	unsigned long in, out, n;
@@ -167,7 +221,7 @@ static bool range_mapped(const char *map)
 	if (!f)
 		return true; /* no user namespaces at all: the initial one */
 	while (fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
-		if (in <= SBX_JAIL_HOST_BASE && in + n >= SBX_JAIL_HOST_BASE + SBX_JAIL_ID_COUNT)
+		if (in <= base && in + n >= base + SBX_JAIL_ID_COUNT)
 			return true;
 	return false;
 }
@@ -181,8 +235,9 @@ int sbx_jail_ids_resolve(const struct sbx_config *cfg, struct sbx_jail_ids *ids,
 	/* Root maps the jail's ids to its range only where that range exists:
 	 * root of a container's user namespace (rootless podman) often has
 	 * only a few ids, and then maps itself, as an ordinary user does. */
-	ids->range = ids->outer_uid == 0 && range_mapped("/proc/self/uid_map") &&
-		     range_mapped("/proc/self/gid_map");
+	ids->base = ids->outer_uid == 0 ? sbx_jail_host_base() : 0;
+	ids->range = ids->outer_uid == 0 && range_mapped("/proc/self/uid_map", ids->base) &&
+		     range_mapped("/proc/self/gid_map", ids->base);
 	ids->nested = nested_userns(ids->outer_uid, &ids->parent_uid);
 	if (cfg->user_set && cfg->user_root) {
 		ids->uid = 0;
@@ -199,9 +254,9 @@ int sbx_jail_ids_resolve(const struct sbx_config *cfg, struct sbx_jail_ids *ids,
 			return sbx_err_set(err, ERANGE,
 					   "user %u:%u is outside the jail's id range 0..%u",
 					   ids->uid, ids->gid, SBX_JAIL_ID_COUNT - 1);
-		ids->host_uid = SBX_JAIL_HOST_BASE + ids->uid;
-		ids->host_gid = SBX_JAIL_HOST_BASE + ids->gid;
-		ids->host_root = SBX_JAIL_HOST_BASE;
+		ids->host_uid = ids->base + ids->uid;
+		ids->host_gid = ids->base + ids->gid;
+		ids->host_root = ids->base;
 	} else {
 		ids->host_uid = ids->outer_uid;
 		ids->host_gid = ids->outer_gid;
@@ -341,7 +396,7 @@ static int write_id_maps(pid_t pid, const struct sbx_jail_ids *ids, struct sbx_e
 	int r;
 
 	if (ids->range) {
-		snprintf(map, sizeof(map), "0 %u %u\n", SBX_JAIL_HOST_BASE, SBX_JAIL_ID_COUNT);
+		snprintf(map, sizeof(map), "0 %u %u\n", ids->base, SBX_JAIL_ID_COUNT);
 		r = write_map(pid, "uid_map", map, err);
 		return r < 0 ? r : write_map(pid, "gid_map", map, err);
 	}

@@ -32,9 +32,16 @@
 #include "limits.h"
 #include "util.h"
 
-/* Host range the jail's ids map to when sbx runs as root. */
+/* Host range the jail's ids map to when sbx runs as root: 65536 ids from
+ * SBX_JAIL_HOST_BASE, or, when /etc/subuid or /etc/subgid gives some of
+ * those to a user (Debian's useradd gives the first user 100000-165535),
+ * from the first multiple of 65536 above every range listed there, so
+ * that no user can act as a jail's ids (sbx_jail_host_base). */
 #define SBX_JAIL_HOST_BASE 100000
 #define SBX_JAIL_ID_COUNT  65536
+uid_t sbx_jail_host_base(void);
+/* Is base one sbx_jail_host_base() can give (a record's, read back)? */
+bool sbx_jail_host_base_valid(unsigned long base);
 
 /* An ordinary user's subordinate ids (lib/subid.c). */
 struct sbx_subid {
@@ -64,7 +71,8 @@ int sbx_subid_rm_rf_at(const struct sbx_subid *s, int dirfd, const char *name);
 
 /* Who the command is, inside and on the host. */
 struct sbx_jail_ids {
-	bool range; /* true: 0..65535 -> HOST_BASE.. (sbx ran as root) */
+	bool range; /* true: 0..65535 -> base.. (sbx ran as root) */
+	uid_t base; /* that range's first host id */
 	bool subid; /* an ordinary user's subordinate range is mapped (sub) */
 	struct sbx_subid sub;
 	uid_t uid;  /* inside */

@@ -740,7 +740,7 @@ static int set_limit(struct sbx_config *c, const char *key, const char *val,
 				   val);
 	if (strcmp(key, "memory") == 0 && v < SBX_MEMORY_MIN)
 		return sbx_err_set(err, 0,
-				   "memory limit '%s' is too small: a jail needs at least 1m (its "
+				   "memory limit '%s' is too small: a jail needs at least 4m (its "
 				   "init, the command and the kernel's own pages count against it)",
 				   val);
 	*f = v;

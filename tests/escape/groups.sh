@@ -262,7 +262,7 @@ grp_proc() {
 	jail "$out"
 	sleep 0.2
 	sentinels_alive
-	verdict proc/kill-minus-1 $? "host sentinels (uid 0, 100000, 65534) alive after kill(-1, SIGKILL); sbx rc=$rc"
+	verdict proc/kill-minus-1 $? "host sentinels (uid 0, $JAIL_ROOT_UID, 65534) alive after kill(-1, SIGKILL); sbx rc=$rc"
 	expect proc/ptrace-pid1-and-helpers proc/process-vm-rw-pid1-and-helpers proc/proc-pid-mem \
 		proc/pidfd-getfd proc/setns-pid1-and-helpers proc/signal-host-pids proc/pid-exe proc/inherited-fds
 	# In proxy mode sbx runs a helper for the jail: the same attacks.
@@ -639,7 +639,7 @@ grp_res() {
 	sleep 0.5
 	left=$(pgrep -x "$tag" | wc -l)
 	zombies=$(ps -eo stat=,comm= | awk '$1 ~ /^Z/ && $2 == "res_attack"' | wc -l)
-	[ "$MODE" = root ] && uid_left=$(ps -o pid=,comm= -u 104242 | head -n 3 | tr '\n' ' ')
+	[ "$MODE" = root ] && uid_left=$(ps -o pid=,comm= -u "$((JAIL_ROOT_UID + 4242))" | head -n 3 | tr "\n" " ")
 	[ "$left" -eq 0 ] && [ "$zombies" -eq 0 ] && [ -z "$uid_left" ] && [ "$rc" -eq 0 ]
 	verdict res/orphans-and-zombies $? "rc=$rc; after the run: $left daemons, $zombies zombies${uid_left:+, host uid 104242: $uid_left}"
 	for p in $(pgrep -x "$tag"); do kill -KILL "$p"; done

@@ -260,7 +260,10 @@ sysctl_escapes() {
 }
 NET0=$(ip -o link | sed 's/ qlen.*//'; ip -o addr; ip route; ip -6 route)
 S_ROOT=$(sentinel 0)
-S_100K=$(sentinel 100000)
+# The host uid of a jail's root (100000, or above every /etc/subuid range).
+JAIL_ROOT_UID=$("$SBX" doctor --json 2>/dev/null | jq -r '.host_base // empty')
+JAIL_ROOT_UID=${JAIL_ROOT_UID:-100000}
+S_100K=$(sentinel "$JAIL_ROOT_UID")
 S_NOBODY=$(sentinel 65534)
 SENTINELS="$S_ROOT $S_100K $S_NOBODY"
 PIDS_TO_KILL+=("$S_ROOT" "$S_100K" "$S_NOBODY")
@@ -310,7 +313,7 @@ HOST_SHMKEY=$(ipcs -m | awk -v id="$HOST_SHMID" '$2 == id {print $1}')
 HOST_SHMKEY=$((HOST_SHMKEY))
 # The host's SysV objects owned by the jails' host uids (other tests on this
 # machine may create and remove their own meanwhile).
-jail_ipc() { ipcs -m -q -s | awk '$1 ~ /^0x/ && ($3 == "100000" || $3 == "104242" || $3 == "nobody" || $3 == "65534") {print $1, $2, $3}' | sort; }
+jail_ipc() { ipcs -m -q -s | awk -v r="$JAIL_ROOT_UID" -v u="$((JAIL_ROOT_UID + 4242))" '$1 ~ /^0x/ && ($3 == r || $3 == u || $3 == "nobody" || $3 == "65534") {print $1, $2, $3}' | sort; }
 IPC0=$(jail_ipc)
 
 # The attack groups (grp_fs, grp_tar, ...).
@@ -432,7 +435,7 @@ SYSCTL_ESC=$(sysctl_escapes)
 [ -z "$SYSCTL_ESC" ]
 verdict host/sysctls-unchanged $? "${SYSCTL_ESC:-hostname, vm.swappiness, core_pattern, THP, lo mtu, cgroup v1 release agents: none holds the value the jail wrote (controls included)}"
 sentinels_alive
-verdict host/sentinels-alive $? "sentinels of uid 0, 100000 and 65534 alive"
+verdict host/sentinels-alive $? "sentinels of uid 0, $JAIL_ROOT_UID and 65534 alive"
 
 # --- report --------------------------------------------------------------
 [ -s "$WATCH_LOG" ] && sed 's/^/# watchdog: /' "$WATCH_LOG" | sort -u | head -n 20

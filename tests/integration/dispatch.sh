@@ -154,13 +154,13 @@ typo 125 "sbx: bad sandbox name 'abc' (it looks like a sandbox id; add a letter 
 typo 125 "sbx: --pids 'lots': bad number 'lots' (expected a positive integer or unlimited)" \
 	run --pids lots -- true
 typo 125 "sbx: --net 'nonee': bad network mode 'nonee' (did you mean 'none'?)" run --net nonee -- true
-typo 125 "sbx: --memory '1': memory limit '1' is too small: a jail needs at least 1m (its init, the command and the kernel's own pages count against it)" \
+typo 125 "sbx: --memory '1': memory limit '1' is too small: a jail needs at least 4m (its init, the command and the kernel's own pages count against it)" \
 	run --memory 1 -- true
 typo 125 "sbx: --rootfs '/missing.tar.gz': does not exist" run --rootfs /missing.tar.gz -- true
 typo 125 "sbx: bind '/no/such/dir': does not exist on the host (a leading '-' makes an entry optional)" \
 	run --bind /no/such/dir -- true
-capture "$SBX" run --memory 1m -- true
+capture "$SBX" run --memory 4m -- true
 [ "$rc" -eq 0 ]
-ok $? "sbx run --memory 1m starts ($rc: $(tail -1 <<<"$err"))"
+ok $? "sbx run --memory 4m starts ($rc: $(tail -1 <<<"$err"))"
 
 done_testing

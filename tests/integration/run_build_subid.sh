@@ -94,6 +94,19 @@ ok $? "nobody with a range: destroy removes what the range's ids made ($rc: $out
 capture sbx_as_mode_in "$WD" user "$SBX" run -q -p build --rootfs "$IMG" -- sh -c "$apt_job; exit 0"
 [ "$rc" -eq 0 ] && [ -z "$(ls -A "$BASE/state-user/sandboxes" 2>/dev/null)" ]
 ok $? "nobody with a range: an ephemeral sandbox leaves nothing behind ($rc: $err)"
+# A user whose range is the one root's jails would use (Debian's useradd
+# gives the first user 100000-165535): root's jails move above it, so that
+# the user cannot act as their ids.
+restore_subids
+echo "65534:100000:65536" >>$SUBU
+echo "65534:100000:65536" >>$SUBG
+capture sbx_as_mode_in "$WD" root "$SBX" run --rm -- cat /proc/self/uid_map
+[ "$(tr -s ' ' <<<"$out" | sed 's/^ //')" = "0 196608 65536" ] &&
+	[[ "$err" == *"root inside, uid 196608 on the host (not root); ids 0-65535 are host 196608-262143 (above every /etc/subuid range)"* ]]
+ok $? "root: a user's range over 100000-165535 moves root's jails above it ($out)"
+capture sbx_as_mode_in "$WD" root "$SBX" doctor --json
+[ "$(jq .host_base <<<"$out")" = 196608 ]
+ok $? "root: doctor says which range root's jails use"
 restore_subids
 sbx_as_mode root "$SBX" destroy --all >/dev/null 2>&1
 sbx_as_mode user "$SBX" destroy --all >/dev/null 2>&1

@@ -8,6 +8,7 @@
 # As root: both halves (the unprivileged one through setpriv as 65534).
 # As anyone else: the unprivileged half as that user.
 sbx_modes
+sbx_host_base
 
 sbx_base
 IMG=$BASE/busybox.tar.gz
@@ -160,7 +161,7 @@ for mode in $MODES; do
 		printf '%s\n' "$err" | grep -q '^sbx: exit 5; wall' && printf '%s\n' "$err" | grep -q "^sbx: kept sandbox $id"
 	ok $? "$mode: run log: header, timings, footer, kept"
 	if [ $mode = root ]; then
-		printf '%s\n' "$err" | grep -q 'root inside, uid 100000 on the host (not root)' ||
+		printf '%s\n' "$err" | grep -q "root inside, uid $HOST_BASE on the host (not root)" ||
 			printf '%s\n' "$err" | grep -q 'uid 0 inside\|uid [0-9]* inside, uid 1[0-9]* on the host (not root)'
 	else
 		printf '%s\n' "$err" | grep -q "uid $UID_U inside, uid $UID_U on the host (not root)"

@@ -15,6 +15,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 77
 fi
 sbx_base
+sbx_host_base
 export SBX_STATE_DIR=$BASE/state SBX_CACHE_DIR=$BASE/cache
 
 # A user's project (uid 4242, no passwd entry, group 4343) and one owned
@@ -110,7 +111,7 @@ ok $? "root, -p agent: a root-owned project is still readable ($rc)"
 # A world-writable root-owned directory is a plain bind: not root's rights.
 mkdir -m 1777 "$BASE/shared"
 capture run_in "$BASE/shared" -p agent --net none -- sh -c 'touch x'
-[ "$rc" -eq 0 ] && [ "$(stat -c %u "$BASE/shared/x")" = 100000 ] && [[ "$err" != *"read-only in the jail"* ]]
+[ "$rc" -eq 0 ] && [ "$(stat -c %u "$BASE/shared/x")" = "$HOST_BASE" ] && [[ "$err" != *"read-only in the jail"* ]]
 ok $? "root: a world-writable root-owned bind is written as the jail's unprivileged uid"
 
 # The same project as nobody (unprivileged): written as nobody.

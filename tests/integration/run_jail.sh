@@ -8,6 +8,7 @@
 # As root: both halves (the unprivileged one through setpriv as 65534).
 # As anyone else: the unprivileged half as that user.
 sbx_modes
+sbx_host_base
 
 sbx_base
 IMG=$BASE/busybox.tar.gz
@@ -32,7 +33,7 @@ as_mode() {
 
 
 for mode in $MODES; do
-	if [ $mode = root ]; then host_root=100000; map="0 100000 65536"; else host_root=$UID_U; map="$UID_U $UID_U 1"; fi
+	if [ $mode = root ]; then host_root=$HOST_BASE; map="0 $HOST_BASE 65536"; else host_root=$UID_U; map="$UID_U $UID_U 1"; fi
 
 	# Capabilities, no_new_privs, seccomp.
 	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- cat /proc/self/status

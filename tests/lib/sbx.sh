@@ -14,10 +14,13 @@
 #                            mode 0644; bails out if it cannot be built
 #   sbx_wd                   WD=$BASE/wd, mode 0777
 #   sbx_as_mode MODE CMD...  CMD as root (MODE root) or as nobody through
-#                            setpriv, with a clean environment, each with
-#                            private state and cache dirs under $BASE
+#                            setpriv (as the caller when not root), with a
+#                            clean environment, each with private state and
+#                            cache dirs under $BASE
 #   sbx_as_mode_in DIR MODE CMD...
 #                            the same in a subshell whose cwd is DIR
+#   sbx_host_base            HOST_BASE: as root, the host uid of a jail's
+#                            root (100000, or above every /etc/subuid range)
 #   sbx_setup_busybox        sbx_modes, sbx_base, IMG=$BASE/busybox.tar.gz
 #                            (sbx_rootfs) and sbx_wd: what most tests start with
 
@@ -56,6 +59,10 @@ sbx_as_mode() {
 	shift
 	if [ "$mode" = root ]; then
 		env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@"
+	elif [ "$(id -u)" -ne 0 ]; then
+		# Not root: the unprivileged half is the caller itself.
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@"
 	else
 		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
 			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
@@ -75,4 +82,9 @@ sbx_setup_busybox() {
 	IMG=$BASE/busybox.tar.gz
 	sbx_rootfs "$IMG"
 	sbx_wd
+}
+
+sbx_host_base() {
+	HOST_BASE=$("$SBX" doctor --json 2>/dev/null | jq -r '.host_base // empty')
+	[ -n "$HOST_BASE" ] || HOST_BASE=100000
 }

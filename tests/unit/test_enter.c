@@ -56,7 +56,7 @@ static void test_ids_checked_against_the_record(void **state)
 	struct sbx_config c;
 	struct sbx_jail_ids ids;
 	struct sbx_err err = {0};
-	json_int_t host = geteuid() == 0 ? SBX_JAIL_HOST_BASE + 5 : (json_int_t)geteuid();
+	json_int_t host = geteuid() == 0 ? sbx_jail_host_base() + 5 : (json_int_t)geteuid();
 	json_t *good = record_user(5, host);
 	json_t *other_uid = record_user(7, host);
 	json_t *other_host = record_user(5, host + 1);

@@ -429,7 +429,7 @@ static void test_values(void **state)
 		      "[env]\nclear = no\npass = LC_*, TERM LANG\n"
 		      "[secrets]\nTOKEN = env:GH_TOKEN?\nKEY = file:/etc/k as file\n"
 		      "[network]\nmode = loopback\nallow = Example.COM *.npmjs.org:443,[::1]:8080\n"
-		      "[limits]\nmemory = 1536k\ncpus = 1.5\ntime = 90s\nnofile = 64\nfsize = 4G\n"
+		      "[limits]\nmemory = 6144k\ncpus = 1.5\ntime = 90s\nnofile = 64\nfsize = 4G\n"
 		      "image-size = 1t\nimage-entries = 100\n"
 		      "[security]\nseccomp = %s\ncapabilities = CAP_NET_BIND_SERVICE chown\n"
 		      "no-new-privs = no\n",
@@ -470,7 +470,7 @@ static void test_values(void **state)
 	assert_string_equal(c.allow.v[0], "example.com");
 	assert_string_equal(c.allow.v[1], "*.npmjs.org:443");
 	assert_string_equal(c.allow.v[2], "[::1]:8080");
-	assert_int_equal(c.memory, 1536 << 10);
+	assert_int_equal(c.memory, 6144 << 10);
 	assert_int_equal(c.cpus_milli, 1500);
 	assert_int_equal(c.time_ms, 90000);
 	assert_int_equal(c.nofile, 64);
@@ -616,7 +616,7 @@ static void test_round_trip(void **state)
 		      "[env]\nset = X=$$HOME and ~/x\npass = A*\n"
 		      "[secrets]\nS = file:/s? as file\n"
 		      "[network]\nmode = host\nallow = x.y:1\n"
-		      "[limits]\ncpus = 0.5\ntime = 1500ms\nmemory = 1048577\n"
+		      "[limits]\ncpus = 0.5\ntime = 1500ms\nmemory = 4194305\n"
 		      "[security]\nseccomp = %s\ncapabilities = sys_admin NET_ADMIN\nno-new-privs = no\n",
 		 policy("pol2.json"));
 	expect_ok(&c, text);
