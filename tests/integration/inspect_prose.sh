@@ -22,9 +22,10 @@ for mode in $MODES; do
 	ok $? "$mode: inspect of a kept host-root sandbox ($rc: $err)"
 	json_free "$out"
 	ok $? "$mode: the text report has no JSON in it ($(grep -E '\{"|":' <<<"$out" | head -2))"
-	grep -qE "^  root  +the host's root, read-only; copy-on-write: .*$WD \(the changes stay in this sandbox" <<<"$out"
+	# The working directory, or the home above it when that overlay shows it.
+	grep -qE "^  root  +the host's root, read-only; copy-on-write: .*($WD|$BASE) \(the changes stay in this sandbox" <<<"$out"
 	ok $? "$mode: the root and its copy-on-write directories, in words"
-	grep -qE "^  private tmpfs +/tmp$" <<<"$out" && grep -qE "^  copy-on-write +$WD$" <<<"$out" &&
+	grep -qE "^  private tmpfs +/tmp$" <<<"$out" && grep -qE "^  copy-on-write +($WD|$BASE)$" <<<"$out" &&
 		grep -qE "^  hidden +[0-9]+ paths: .*/\.ssh" <<<"$out"
 	ok $? "$mode: each filesystem entry on a line of its own, by what it is"
 	grep -qE "^  how it ended +exit 3$" <<<"$out"

@@ -20,8 +20,8 @@ as_mode() {
 	local mode=$1
 	shift
 	if [ "$mode" = user ] && [ "$(id -u)" -ne 0 ]; then
-		(cd "$WD" && exec env HOME="$BASE" SBX_STATE_DIR="$BASE/state-user" \
-			SBX_CACHE_DIR="$BASE/cache-user" "$@")
+		(cd "$WD" && exec env HOME="$BASE" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@")
 	elif [ "$mode" = root ]; then
 		(cd "$WD" && env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@")
 	else
