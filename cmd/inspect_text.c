@@ -249,9 +249,10 @@ static void print_security(FILE *o, const struct sbx_sandbox *sb, const json_t *
 	kv_take(o, "seccomp events", sbx_xasprintf("%zu", json_array_size(sc)));
 	json_array_foreach(sc, i, e) {
 		_cleanup_free_ char *sys = lc_text(json_object_get(e, "syscall"));
+		const char *args = json_string_value(json_object_get(e, "args"));
 
-		fprintf(o, "    %s x%lld (pid %lld)\n", sys,
-			(long long)json_integer_value(json_object_get(e, "count")),
+		fprintf(o, "    %s%s%s%s x%lld (pid %lld)\n", sys, args ? "(" : "", args ?: "",
+			args ? ")" : "", (long long)json_integer_value(json_object_get(e, "count")),
 			(long long)json_integer_value(json_object_get(e, "pid")));
 	}
 	json_decref(sc);

@@ -120,12 +120,16 @@ import socket; print(socket.if_nameindex())'
 	capture as_mode $mode "$SBX" run -- ip link set lo down
 	[ "$rc" != 0 ] && [[ "$err" == *"Operation not permitted"* ]]
 	ok $? "$mode: the jail's netlink cannot change its own links without capabilities ($rc)"
-	capture as_mode $mode "$SBX" run -- python3 -c '
+	capture as_mode $mode "$SBX" run --keep -n "raw-$mode" -- python3 -c '
 import socket
 try: socket.socket(socket.AF_INET, socket.SOCK_RAW, 1)
 except OSError as e: print(e.errno)'
 	[ "$out" = 1 ] && [[ "$err" == *"sbx: seccomp: blocked socket(AF_INET, SOCK_RAW) (1 time, errno EPERM)"* ]]
 	ok $? "$mode: a raw socket is refused and the run log names family and type ($out)"
+	capture as_mode $mode "$SBX" inspect "raw-$mode"
+	grep -qE '^    socket\(AF_INET, SOCK_RAW\) x1 \(pid [0-9]+\)$' <<<"$out"
+	ok $? "$mode: inspect names the refused socket's family and type ($(grep -A1 'seccomp events' <<<"$out" | tail -1))"
+	as_mode $mode "$SBX" destroy "raw-$mode" >/dev/null 2>&1
 done
 
 capture "$SBX" profile check "$BASE/bad.ini"
