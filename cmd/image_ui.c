@@ -4,6 +4,7 @@
  * shared by `sbx image unpack` and `sbx run` (see image_ui.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +41,19 @@ static void ui_progress(uint64_t done, uint64_t total, void *data)
 	ui->drawn = true;
 }
 
+/* Counts one entry of a summed-up kind, keeping the first three paths. */
+static void ui_sum(struct sbx_cmd_image_ui_sum *sum, const char *path)
+{
+	size_t n = strlen(sum->paths);
+
+	if (sum->n++ < 3 && n + 4 < sizeof(sum->paths)) {
+		char *p = sbx_escape_display(path);
+
+		snprintf(sum->paths + n, sizeof(sum->paths) - n, "%s%s", n ? ", " : "", p);
+		free(p);
+	}
+}
+
 static void ui_warn(const char *path, const char *what, void *data)
 {
 	struct sbx_cmd_image_ui *ui = data;
@@ -48,14 +62,12 @@ static void ui_warn(const char *path, const char *what, void *data)
 	if (ui->quiet)
 		return;
 	if (strcmp(what, "setuid/setgid bits cleared") == 0) {
-		size_t n = strlen(ui->setid_paths);
-
-		if (ui->setid++ < 3 && n + 4 < sizeof(ui->setid_paths)) {
-			p = sbx_escape_display(path);
-			snprintf(ui->setid_paths + n, sizeof(ui->setid_paths) - n, "%s%s",
-				 n ? ", " : "", p);
-			free(p);
-		}
+		ui_sum(&ui->setid, path);
+		return;
+	}
+	if (strcmp(what, "character device skipped") == 0 ||
+	    strcmp(what, "block device skipped") == 0) {
+		ui_sum(&ui->devices, path);
 		return;
 	}
 	if (++ui->warnings > SBX_IMAGE_UI_MAX_WARN)
@@ -82,11 +94,16 @@ void sbx_cmd_image_ui_setup(struct sbx_cmd_image_ui *ui, struct sbx_image_opts *
 void sbx_cmd_image_ui_finish(struct sbx_cmd_image_ui *ui)
 {
 	ui_clear(ui);
-	if (!ui->quiet && ui->setid)
+	if (!ui->quiet && ui->devices.n)
+		sbx_warnf("%llu device node%s in the image skipped (%s%s): the jail's /dev is "
+			  "made by sbx",
+			  (unsigned long long)ui->devices.n, ui->devices.n == 1 ? "" : "s",
+			  ui->devices.paths, ui->devices.n > 3 ? ", ..." : "");
+	if (!ui->quiet && ui->setid.n)
 		sbx_warnf("%llu image entr%s had their setuid/setgid bits cleared (%s%s): the cache "
 			  "never holds set-ID files",
-			  (unsigned long long)ui->setid, ui->setid == 1 ? "y" : "ies", ui->setid_paths,
-			  ui->setid > 3 ? ", ..." : "");
+			  (unsigned long long)ui->setid.n, ui->setid.n == 1 ? "y" : "ies",
+			  ui->setid.paths, ui->setid.n > 3 ? ", ..." : "");
 	if (!ui->quiet && ui->warnings > SBX_IMAGE_UI_MAX_WARN)
 		sbx_warnf("%llu more image warnings not shown",
 			  (unsigned long long)(ui->warnings - SBX_IMAGE_UI_MAX_WARN));

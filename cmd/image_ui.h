@@ -4,7 +4,8 @@
  * (only when it is a terminal and the tarball is larger than 64 MiB; colour
  * only when sbx_globals.color, i.e. NO_COLOR unset) and the unpacker's
  * warnings (escaped, the first SBX_IMAGE_UI_MAX_WARN shown, then a count;
- * set-ID bits cleared are summed up in one line).
+ * set-ID bits cleared and device nodes skipped are each summed up in one
+ * line).
  *
  *	struct sbx_cmd_image_ui ui;
  *	sbx_cmd_image_ui_setup(&ui, &opts, tarball);	// sets progress/warn/cb_data
@@ -29,10 +30,13 @@ struct sbx_cmd_image_ui {
 	bool quiet;		/* no warnings either */
 	uint64_t last_ns;
 	uint64_t warnings;
-	/* Set-ID bits cleared (every Debian image has a few): one line, with
-	 * the first paths, at the end. */
-	uint64_t setid;
-	char setid_paths[256];
+	/* What every distribution image has a few of, set-ID bits cleared and
+	 * device nodes skipped: one line each, with the first paths, at the
+	 * end. */
+	struct sbx_cmd_image_ui_sum {
+		uint64_t n;
+		char paths[256];
+	} setid, devices;
 };
 
 void sbx_cmd_image_ui_setup(struct sbx_cmd_image_ui *ui, struct sbx_image_opts *o,
