@@ -45,6 +45,7 @@ struct sup {
 	int timer_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
 	int timer_fd;
 	int stop_fd; /* the stop timeout after a forwarded terminating signal */
+	uint64_t stop_ns; /* when that signal came */
 	bool raw;
 	bool in_midline; /* the last byte of stdin sent to the pty was not '\n' */
 	struct termios saved;
@@ -113,9 +114,17 @@ static void kill_jail(struct sup *s)
 }
 
 /*
+ * The same signal again within this time is the same request, not a second
+ * one: timeout(1) sends SIGTERM to sbx and then to its whole process group,
+ * which sbx is in, so one `timeout 40 sbx run` delivers it twice.
+ */
+#define SBX_STOP_SAME_NS (100ULL * 1000000ULL)
+
+/*
  * A terminating signal is forwarded; the first one starts the stop
  * timeout, a second SIGINT or SIGTERM kills the jail at once (the user
- * means it: `timeout(1)` and CI runners send SIGTERM, then give up).
+ * means it: a second Ctrl-C, or a CI runner that sends SIGTERM again
+ * before it gives up).
  */
 static void stop_signal(struct sup *s, int sig)
 {
@@ -125,6 +134,7 @@ static void stop_signal(struct sup *s, int sig)
 		return;
 	if (s->res->stop_signal == 0) {
 		s->res->stop_signal = sig;
+		s->stop_ns = sbx_now_ns();
 		s->stop_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		its.it_value.tv_sec = (time_t)(s->io->stop_ms / 1000);
 		its.it_value.tv_nsec = (long)(s->io->stop_ms % 1000) * 1000000L;
@@ -135,6 +145,8 @@ static void stop_signal(struct sup *s, int sig)
 		return;
 	}
 	if (sig != SIGINT && sig != SIGTERM)
+		return;
+	if (sig == s->res->stop_signal && sbx_now_ns() - s->stop_ns < SBX_STOP_SAME_NS)
 		return;
 	s->res->stopped = SBX_STOP_SECOND;
 	kill_jail(s);
