@@ -68,8 +68,8 @@ void sbx_doctor_explain_clone(int errnum, char *out, size_t len)
 	if (max_ns == 0)
 		snprintf(out, len,
 			 "user namespaces are turned off here (user.max_user_namespaces = 0): as "
-			 "root, 'sysctl -w user.max_user_namespaces=15000'; in a container, the "
-			 "container's limit");
+			 "root, 'sysctl -w user.max_user_namespaces=15000'; in a container, raise "
+			 "the container's own limit the same way, or run sbx on the host");
 	else if (geteuid() != 0 && deb == 0)
 		snprintf(out, len,
 			 "unprivileged user namespaces are turned off "
@@ -422,12 +422,19 @@ static void idmap_check(struct sbx_doctor *d)
 			 "a user's project is written as its owner under sudo; root's files show "
 			 "as the jail's root's in copy-on-write views");
 		close(fd);
+	} else if (ns < 0) {
+		/* The user namespace check above already says why and how to fix it. */
+		c->status = SBX_DOC_FALLBACK;
+		snprintf(c->detail, sizeof(c->detail),
+			 "not probed: an idmapped mount needs a user namespace, and none can be "
+			 "created here (%s)",
+			 strerror(-ns));
 	} else {
 		c->status = SBX_DOC_FALLBACK;
 		snprintf(c->detail, sizeof(c->detail),
 			 "%s: read-write binds are written as uid %u (a user's project is not "
 			 "writable under sudo), copy-on-write views show files as they are",
-			 strerror(ns < 0 ? -ns : -fd), sbx_jail_host_base());
+			 strerror(-fd), sbx_jail_host_base());
 		if (d->where[0])
 			snprintf(c->fix, sizeof(c->fix),
 				 "inside %s: idmapped mounts need CAP_SYS_ADMIN of the host's user "

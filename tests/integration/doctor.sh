@@ -46,6 +46,9 @@ for mode in $MODES; do
 		grep -q "fix: user namespaces are turned off here (user.max_user_namespaces = 0)" <<<"$out" &&
 		[ "$(tail -n 1 <<<"$out")" = "sbx cannot isolate a run here: sbx run will refuse (see above)." ]
 	ok $? "$mode: no user namespaces: doctor exits 1 naming the sysctl and the fix ($rc)"
+	! grep -qE "No space left on device:|the container's limit$" <<<"$out" &&
+		{ [ $mode = user ] || grep -qE '^  fallback +idmapped mounts +not probed: an idmapped mount needs a user namespace' <<<"$out"; }
+	ok $? "$mode: no user namespaces: the checks that need one say so, in sentences ($(grep -E 'idmapped|ENOSPC|No space' <<<"$out" | head -2))"
 	capture sbx_as_mode_in "$WD" $mode unshare -U -r sh -c "$noun" sh "$SBX" run -q -- sh -c "echo ran >$mark"
 	[ "$rc" -eq 125 ] && [ ! -e "$mark" ] && [ "$(lines "$err")" -eq 1 ] &&
 		[[ "$err" == "sbx: cannot create the jail's namespaces: user namespaces are turned off here (user.max_user_namespaces = 0)"* ]]
