@@ -119,7 +119,7 @@ int exec_load_config(const json_t *rec, const struct exec_args *a, struct sbx_co
 	int r;
 
 	if (!ini)
-		return sbx_err_set(err, EINVAL, "the record holds no resolved profile");
+		return sbx_err_set(err, 0, "the record holds no resolved profile");
 	sbx_profile_vars_from_process(&vars);
 	r = sbx_profile_load_string(cfg, ini, "record.json profile", &vars, err);
 	if (r < 0)
@@ -332,7 +332,7 @@ static int open_sandbox(struct exec_ctx *x, struct sbx_err *err)
 	if (r == 0)
 		r = sbx_sandbox_open(&x->st, id, false, &x->sb, err);
 	if (r == 0 && !x->sb.record)
-		r = sbx_err_set(err, EINVAL, "sandbox '%s' has no usable record: %s", id,
+		r = sbx_err_set(err, 0, "sandbox '%s' has no usable record: %s", id,
 				x->sb.record_error ? x->sb.record_error : "missing");
 	return r;
 }

@@ -218,7 +218,7 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 		return sbx_err_set(err, 0, "run: --keep and --rm contradict each other");
 	if (optind >= argc)
 		return sbx_err_set(
-		    err, EINVAL,
+		    err, 0,
 		    "run: no command given (usage: sbx run [options] [--] CMD [ARG...])");
 	a->argv = argv + optind;
 	/* main's argv strings are contiguous, from argv[0] to our last one. */

@@ -159,6 +159,9 @@ typo 125 "sbx: --memory '1': memory limit '1' is too small: a jail needs at leas
 typo 125 "sbx: --rootfs '/missing.tar.gz': does not exist" run --rootfs /missing.tar.gz -- true
 typo 125 "sbx: bind '/no/such/dir': does not exist on the host (a leading '-' makes an entry optional)" \
 	run --bind /no/such/dir -- true
+typo 125 "sbx: run: no command given (usage: sbx run [options] [--] CMD [ARG...])" run
+typo 125 "sbx: run: no command given (usage: sbx run [options] [--] CMD [ARG...])" run -p default --
+typo 125 "sbx: exec: no sandbox given (usage: sbx exec [options] SANDBOX [--] CMD...)" exec
 capture "$SBX" run --memory 4m -- true
 [ "$rc" -eq 0 ]
 ok $? "sbx run --memory 4m starts ($rc: $(tail -1 <<<"$err"))"

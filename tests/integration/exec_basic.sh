@@ -228,6 +228,10 @@ PY
 	capture as_mode $mode "$SBX" exec "$ID" cat /proc/self/status
 	[ $rc -eq 125 ] && [[ $err == *"not the jail's init"* ]]
 	ok $? "$mode: a record whose init_pid names another process is refused: 125 (rc $rc, decoy '$decoy', record's init_pid $forged: $err)"
+	echo '{' >"$BASE/state-$mode/sandboxes/$ID/record.json"
+	capture as_mode $mode "$SBX" exec "$ID" true
+	[ $rc -eq 125 ] && [[ $err == "sbx: sandbox '$ID' has no usable record: record.json is not valid ("*")" ]]
+	ok $? "$mode: a damaged record is refused in one line saying what is wrong, no errno tail ($rc: $err)"
 	cp "$BASE/rec.bak" "$BASE/state-$mode/sandboxes/$ID/record.json"
 	kill $decoy 2>/dev/null
 	as_mode $mode "$SBX" destroy "$ID" >/dev/null
