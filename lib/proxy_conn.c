@@ -586,23 +586,48 @@ static bool headers_ok(struct request *rq)
 	return r == 0;
 }
 
+size_t sbx_proxy_head_end(const char *buf, size_t total)
+{
+	size_t skip = 0;
+	const char *end = find_head_end(buf, 0, total, &skip);
+
+	return end ? (size_t)(end - buf) + skip : 0;
+}
+
+int sbx_proxy_parse_request(struct proxy_conn *c, char *buf, size_t head_len, char **head_out)
+{
+	struct request rq = {.buf = buf, .head_len = head_len, .total = head_len};
+	const char *path = NULL;
+
+	*head_out = NULL;
+	if (parse_head(c, &rq) < 0) {
+		snprintf(c->reason, sizeof(c->reason), "malformed request line");
+		return 400;
+	}
+	c->is_connect = strcmp(c->method, "CONNECT") == 0;
+	if (parse_target(c, rq.target, &path) < 0) {
+		snprintf(c->reason, sizeof(c->reason), "%s",
+			 !c->is_connect && strncasecmp(rq.target, "https://", 8) == 0
+			     ? "https:// URIs need CONNECT"
+			 : c->is_connect ? "bad CONNECT target"
+					 : "not a proxy request: expected an absolute http:// URI");
+		return 400;
+	}
+	if (c->is_connect ? !headers_ok(&rq) : !(*head_out = rewrite_http(c, &rq, path))) {
+		snprintf(c->reason, sizeof(c->reason), "malformed header");
+		return 400;
+	}
+	return 0;
+}
+
 /* Parse and check; true when an upstream connection is open. */
 static bool decide(struct proxy_conn *c, struct request *rq, char **head_out)
 {
 	const struct sbx_allow_entry *e;
-	const char *path = NULL;
+	int status = sbx_proxy_parse_request(c, rq->buf, rq->head_len, head_out);
 
-	c->is_connect = strcmp(c->method, "CONNECT") == 0;
-	if (parse_target(c, rq->target, &path) < 0) {
-		if (!c->is_connect && strncasecmp(rq->target, "https://", 8) == 0)
-			deny(c, 400, "Bad Request", "https:// URIs need CONNECT");
-		else
-			deny(c, 400, "Bad Request", c->is_connect ? "bad CONNECT target" :
-				  "not a proxy request: expected an absolute http:// URI");
-		return false;
-	}
-	if (c->is_connect ? !headers_ok(rq) : !(*head_out = rewrite_http(c, rq, path))) {
-		deny(c, 400, "Bad Request", "malformed header");
+	if (status) {
+		sbx_proxy_reply(c, status, "Bad Request", c->reason);
 		return false;
 	}
 	e = sbx_netpolicy_match(sbx_proxy_conn_allowlist(c), c->host, c->port,
@@ -629,8 +654,6 @@ void sbx_proxy_serve_conn(struct proxy_conn *c)
 	if (r == -2)
 		deny(c, 431, "Request Header Fields Too Large", "request head over %d bytes",
 		     HEAD_MAX);
-	else if (r == 0 && parse_head(c, &rq) < 0)
-		deny(c, 400, "Bad Request", "malformed request line");
 	else if (r == 0 && decide(c, &rq, &head)) {
 		size_t extra = rq.total - rq.head_len;
 

@@ -40,6 +40,16 @@ const struct sbx_allowlist *sbx_proxy_conn_allowlist(const struct proxy_conn *c)
 
 /* proxy_conn.c */
 void sbx_proxy_serve_conn(struct proxy_conn *c);
+/* The length of the request head in buf[0..total) up to and including its
+ * blank line; 0 while it has not all arrived. */
+size_t sbx_proxy_head_end(const char *buf, size_t total);
+/*
+ * Parse the request head buf[0..head_len) (buf[head_len] must be writable;
+ * buf is modified in place): c->method, is_connect, host (malloc'ed) and
+ * port; for plain HTTP *head_out is the origin-form head to send upstream
+ * (malloc'ed).  0, or the status to refuse with (400) and c->reason.
+ */
+int sbx_proxy_parse_request(struct proxy_conn *c, char *buf, size_t head_len, char **head_out);
 /* Send the proxy's own reply: status line, Server and X-Sbx-Deny headers. */
 void sbx_proxy_reply(struct proxy_conn *c, int status, const char *text, const char *reason);
 /* IP literal host + port into a sockaddr; false if host is not a literal. */

@@ -248,22 +248,17 @@ static int read_policy(const char *path, char **buf, size_t *len, struct sbx_err
 	return 0;
 }
 
-int sbx_seccomp_policy_parse_file(const char *path, struct sbx_seccomp_policy *p,
+int sbx_seccomp_policy_parse_text(const char *name, char *text, struct sbx_seccomp_policy *p,
 				  struct sbx_err *err)
 {
-	_cleanup_free_ char *buf = NULL;
-	struct parse ps = {.path = path, .p = p, .err = err};
-	size_t len = 0;
+	struct parse ps = {.path = name, .p = p, .err = err};
 	char *line, *next;
 	int rc;
 
-	rc = read_policy(path, &buf, &len, err);
-	if (rc < 0)
-		return rc;
-	/* Without a base line the file amends the default policy; a base
+	/* Without a base line the text amends the default policy; a base
 	 * line (only before any other directive) replaces it. */
 	sbx_seccomp_policy_builtin(p, "default");
-	for (line = buf; line; line = next) {
+	for (line = text; line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
@@ -273,4 +268,17 @@ int sbx_seccomp_policy_parse_file(const char *path, struct sbx_seccomp_policy *p
 			return rc;
 	}
 	return 0;
+}
+
+int sbx_seccomp_policy_parse_file(const char *path, struct sbx_seccomp_policy *p,
+				  struct sbx_err *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	rc = read_policy(path, &buf, &len, err);
+	if (rc < 0)
+		return rc;
+	return sbx_seccomp_policy_parse_text(path, buf, p, err);
 }

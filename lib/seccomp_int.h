@@ -64,6 +64,10 @@ int sbx_seccomp_policy_builtin_resolve(struct sbx_seccomp_policy *p, const char 
 /* Parse a policy file (lib/seccomp_file.c). */
 int sbx_seccomp_policy_parse_file(const char *path, struct sbx_seccomp_policy *p,
 				  struct sbx_err *err);
+/* The same for a file's text, NUL-terminated and modified in place; name
+ * is what the errors call it. */
+int sbx_seccomp_policy_parse_text(const char *name, char *text, struct sbx_seccomp_policy *p,
+				  struct sbx_err *err);
 
 void sbx_seccomp_policy_add(struct sbx_seccomp_policy *p, const struct sbx_sc_rule *r);
 /* Remove every rule for nr (a file's allow/deny replaces them all). */

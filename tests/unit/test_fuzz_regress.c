@@ -6,7 +6,8 @@
  * here without libFuzzer (and without sanitizers unless the tree is built
  * with SANITIZE=...).  A harness aborts on a failed check (a profile that
  * does not survive its round trip, an archive that wrote outside its
- * scratch directory), so a regression fails this test even when no
+ * scratch directory, a parsed seccomp policy that does not compile, a
+ * proxy request rewritten into two), so a regression fails this test even when no
  * sanitizer watches.  Run from the top of the tree; SBX_FUZZ_DIR overrides
  * tests/fuzz.
  */
@@ -35,6 +36,12 @@
 #include "../fuzz/fuzz_image.c"
 #undef LLVMFuzzerTestOneInput
 #undef LLVMFuzzerInitialize
+#define LLVMFuzzerTestOneInput fuzz_seccomp_one
+#include "../fuzz/fuzz_seccomp.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_proxy_one
+#include "../fuzz/fuzz_proxy.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*one_fn)(const uint8_t *data, size_t size);
 
@@ -107,11 +114,33 @@ static void test_image(void **state)
 	assert_true(n > regress);
 }
 
+static void test_seccomp(void **state)
+{
+	size_t n;
+
+	(void)state;
+	n = replay_dir("regress", "seccomp", fuzz_seccomp_one);
+	n += replay_dir("corpus", "seccomp", fuzz_seccomp_one);
+	assert_true(n > 0);
+}
+
+static void test_proxy(void **state)
+{
+	size_t n;
+
+	(void)state;
+	n = replay_dir("regress", "proxy", fuzz_proxy_one);
+	n += replay_dir("corpus", "proxy", fuzz_proxy_one);
+	assert_true(n > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_image),
+		cmocka_unit_test(test_seccomp),
+		cmocka_unit_test(test_proxy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
