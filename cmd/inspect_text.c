@@ -197,6 +197,12 @@ static void print_fs(FILE *o, const json_t *r)
 	else
 		kv_take(o, "shared with host", sbx_xstrdup("nothing read-write"));
 	print_mounts(o, json_object_get(fs, "mounts"));
+	if (json_is_string(json_object_get(fs, "sysfs")))
+		kv_take(o, "/sys", sbx_xstrdup(strcmp(json_string_value(json_object_get(fs, "sysfs")),
+						      "none") == 0
+						   ? "none (an empty directory)"
+						   : "its own: cpus, its network devices and cgroup; "
+						     "no host devices"));
 	section(o, "Persistence");
 	kv_json(o, "persist", lc_get(r, "policy.persist"));
 	kv_json(o, "kept", json_object_get(r, "kept"));

@@ -343,13 +343,14 @@ static json_t *fs_json(struct run_ctx *c)
 	if (json_array_size(shared) == 0 && n < sizeof(sum))
 		snprintf(sum + n, sizeof(sum) - n, "; nothing shared with the host read-write");
 	return json_pack(
-	    "{s:s, s:s?, s:o, s:o, s:s, s:o, s:b}", "writable_layer",
+	    "{s:s, s:s?, s:o, s:o, s:s, s:o, s:b, s:s}", "writable_layer",
 	    c->rootfs_dir && c->cfg.rootfs_writable ? "private" : "none", "upper",
 	    c->rootfs_dir && c->cfg.rootfs_writable
 		? (c->disk_mounted || c->disk_memory ? "disk/upper" : "upper")
 		: NULL,
 	    "shared", shared, "mounts", mounts, "summary", sum, "layers", layers_json(c),
-	    "layers_in_memory", c->disk_memory);
+	    "layers_in_memory", c->disk_memory, "sysfs",
+	    c->cfg.sysfs == SBX_SYSFS_NONE ? "none" : "own");
 }
 
 static json_t *caps_json(const struct sbx_config *cfg)

@@ -67,6 +67,12 @@ struct sbx_secret {
 };
 
 
+/* [filesystem] sysfs: the jail's own view of /sys, or none at all. */
+enum sbx_sysfs {
+	SBX_SYSFS_OWN,
+	SBX_SYSFS_NONE,
+};
+
 struct sbx_config {
 	/* Where it came from. */
 	char *profile_name;	/* "default", "ci", or the file path as given */
@@ -92,6 +98,7 @@ struct sbx_config {
 	struct sbx_mount *mounts;
 	size_t n_mounts;
 	bool rootfs_writable;	/* writable overlay layer on the root (default yes) */
+	enum sbx_sysfs sysfs;	/* what /sys shows (lib/mounts.c mount_sys) */
 
 	/* [env] */
 	bool env_clear;		/* default true */

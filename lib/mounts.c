@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -490,10 +491,14 @@ static int mount_rootfs(struct build *b, struct sbx_err *err)
 	return r;
 }
 
+/* Kernel internals, and what names the host's hardware: its disks and
+ * swap, its boot command line, its modules, its I/O map. */
 static const char *const proc_masked[] = {
     "kcore",	     "keys",	 "timer_list", "timer_stats", "sched_debug",
     "latency_stats", "kallsyms", "kpagecount", "kpageflags",  "kpagecgroup",
-    "acpi",	     "scsi",	 "asound",     "interrupts",  "sysvipc"};
+    "acpi",	     "scsi",	 "asound",     "interrupts",  "sysvipc",
+    "partitions",    "diskstats", "swaps",     "cmdline",     "modules",
+    "iomem",	     "ioports"};
 static const char *const proc_readonly[] = {"sys", "sysrq-trigger", "irq", "bus", "fs"};
 
 /* Hide what t refers to: /dev/null on a file, an empty ro tmpfs on a dir. */
@@ -570,6 +575,79 @@ static int mount_proc(struct build *b, struct sbx_err *err)
 			return m;
 		r = attach(m, t, "proc", proc_readonly[i], err);
 		close(m);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * The host's identity where a jail would read it: the boot id, and with the
+ * host root the machine id (/etc/machine-id, dbus's copy).  Each is a
+ * read-only file of its own for this jail, random, in the same format.
+ */
+static int bind_text(const char *text, int target, const char *label, struct sbx_err *err)
+{
+	static const char *const opts[] = {"size", "4096", "mode", "0755", NULL, NULL};
+	_cleanup_close_ int fs = -1;
+	_cleanup_close_ int f = -1;
+	int m, r;
+
+	fs = new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
+	if (fs < 0)
+		return fs;
+	f = openat(fs, "id", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (f < 0 || sbx_write_all(f, text, strlen(text)) < 0)
+		return sbx_err_set(err, errno, "cannot write the jail's %s", label);
+	m = open_tree(fs, "id", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (m < 0)
+		return sbx_err_set(err, errno, "cannot open the jail's %s", label);
+	r = set_attr(m, MOUNT_ATTR_RDONLY, false, label, err);
+	if (r == 0)
+		r = attach(m, target, label, label, err);
+	close(m);
+	return r;
+}
+
+static void random_hex(char *out, size_t bytes)
+{
+	unsigned char b[32];
+
+	if (bytes > sizeof(b) || getrandom(b, bytes, 0) != (ssize_t)bytes)
+		for (size_t i = 0; i < bytes && i < sizeof(b); i++)
+			b[i] = (unsigned char)(sbx_now_ns() >> (i % 8));
+	for (size_t i = 0; i < bytes; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+static int mount_ids(struct build *b, struct sbx_err *err)
+{
+	static const char *const machine_ids[] = {"/etc/machine-id", "/var/lib/dbus/machine-id"};
+	char hex[33], text[40];
+	_cleanup_close_ int t = -1;
+	int r;
+
+	random_hex(hex, 16);
+	snprintf(text, sizeof(text), "%.8s-%.4s-4%.3s-a%.3s-%.12s\n", hex, hex + 8, hex + 12,
+		 hex + 16, hex + 20);
+	t = sbx_openat2(b->rootfd, "/proc/sys/kernel/random/boot_id", O_PATH, R_STRICT);
+	if (t >= 0) {
+		r = bind_text(text, t, "/proc/sys/kernel/random/boot_id", err);
+		if (r < 0)
+			return r;
+	}
+	if (b->c->o->rootfs_dir)
+		return 0; /* an image has a machine id of its own, or none */
+	random_hex(hex, 16);
+	snprintf(text, sizeof(text), "%s\n", hex);
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(machine_ids); i++) {
+		_cleanup_close_ int m = sbx_openat2(b->rootfd, machine_ids[i], O_PATH, R_STRICT);
+		struct stat st;
+
+		/* A symlink (dbus's to /etc's) is covered by its target. */
+		if (m < 0 || fstat(m, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		r = bind_text(text, m, machine_ids[i], err);
 		if (r < 0)
 			return r;
 	}
@@ -661,17 +739,164 @@ static int mount_dev(struct build *b, struct sbx_err *err)
 	return r;
 }
 
-/* /sys read-only; absent (with a note) when it cannot be bound. */
-static void mount_sys(struct build *b)
+/*
+ * /sys: not the host's.  A tmpfs holding only what programs read about
+ * themselves, bound read-only from a sysfs of the jail's own network
+ * namespace: devices/system (cpus and memory nodes: nproc, lscpu, libuv),
+ * kernel/mm/transparent_hugepage (allocators, JVMs), the jail's own
+ * network devices (class/net, devices/virtual/net), and at fs/cgroup the
+ * jail's own cgroup (what /proc/self/cgroup names in its cgroup namespace)
+ * or nothing.  No host block devices, firmware, DMI ids, PCI devices or
+ * other cgroups.  Where a fresh sysfs is refused (a container whose /sys
+ * has masks on it) the host's /sys is the source, without its network
+ * devices unless the jail shares the host's network anyway.
+ */
+static const char *const sys_keep[] = {"devices/system", "kernel/mm/transparent_hugepage"};
+static const char *const sys_net[] = {"devices/virtual/net", "class/net"};
+
+/* Attach mfd (taken) on PATH beneath the tmpfs tfd, creating it. */
+static int sys_attach(int tfd, int mfd, const char *what, const char *path, struct sbx_err *err)
+{
+	_cleanup_close_ int m = mfd;
+	_cleanup_close_ int t = -1;
+
+	if (m < 0)
+		return m;
+	t = resolve(tfd, path, true, false, R_STRICT, err);
+	if (t < 0)
+		return t;
+	return attach(m, t, what, path, err);
+}
+
+static int sys_bind(int src, const char *sub, int tfd, uint64_t attrs, struct sbx_err *err)
+{
+	char path[128];
+	struct stat st;
+	int m;
+
+	if (fstatat(src, sub, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return 0; /* not on this kernel */
+	m = open_tree(src, sub, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (m < 0)
+		return sbx_err_set(err, errno, "cannot open '/sys/%s' for binding", sub);
+	if (set_attr(m, attrs, false, sub, err) < 0) {
+		close(m);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/%s", sub);
+	return sys_attach(tfd, m, "sysfs", path, err);
+}
+
+/* One v1 hierarchy's directory DIR (/sys/fs/cgroup/HIER/...) at
+ * fs/cgroup/HIER, and cpu,cpuacct also as cpu and cpuacct. */
+static int sys_cgroup1(int tfd, const char *dir, uint64_t attrs, struct sbx_err *err)
+{
+	static const char prefix[] = "/sys/fs/cgroup/";
+	const char *h = dir + sizeof(prefix) - 1, *slash;
+	char hier[64], path[96];
+	_cleanup_close_ int cgd = -1;
+	int r;
+
+	if (strncmp(dir, prefix, sizeof(prefix) - 1) != 0 || !(slash = strchr(h, '/')) ||
+	    (size_t)(slash - h) >= sizeof(hier))
+		return 0; /* a hierarchy mounted elsewhere: left out */
+	snprintf(hier, sizeof(hier), "%.*s", (int)(slash - h), h);
+	snprintf(path, sizeof(path), "/fs/cgroup/%s", hier);
+	r = sys_attach(tfd, clone_tree(AT_FDCWD, dir, attrs, err), "cgroup", path, err);
+	if (r < 0 || !strchr(hier, ','))
+		return r;
+	cgd = sbx_openat2(tfd, "fs/cgroup", O_PATH | O_DIRECTORY,
+			  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	if (cgd < 0)
+		return sbx_err_set(err, errno, "cannot open /sys/fs/cgroup");
+	for (char *save = NULL, *one = strtok_r(hier, ",", &save); one;
+	     one = strtok_r(NULL, ",", &save))
+		if (symlinkat(path + sizeof("/fs/cgroup/") - 1, cgd, one) < 0 && errno != EEXIST)
+			return sbx_err_set(err, errno, "cannot link /sys/fs/cgroup/%s", one);
+	return 0;
+}
+
+/* The jail's own cgroup at fs/cgroup: the v2 leaf (its cgroup namespace's
+ * root; the limits are on its parent, out of view), or each v1 hierarchy
+ * it was placed in. */
+static int sys_cgroup(struct build *b, int tfd, uint64_t attrs, struct sbx_err *err)
+{
+	const struct sbx_cgroup *cg = b->c->o->cg;
+	const char *v1[5];
+	int r = 0;
+
+	if (!cg || cg->version == 0 || cg->fake)
+		return 0;
+	if (cg->version == 2)
+		return sys_attach(tfd, clone_tree(AT_FDCWD, cg->leaf2, attrs, err), "cgroup",
+				  "/fs/cgroup", err);
+	v1[0] = cg->mem1;
+	v1[1] = cg->pids1;
+	v1[2] = cg->cpu1;
+	v1[3] = cg->cpuacct1;
+	v1[4] = cg->freezer1;
+	for (size_t i = 0; r == 0 && i < SBX_ARRAY_SIZE(v1); i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i; j++)
+			seen = seen || (v1[i] && v1[j] && strcmp(v1[j], v1[i]) == 0);
+		if (v1[i] && !seen)
+			r = sys_cgroup1(tfd, v1[i], attrs, err);
+	}
+	return r;
+}
+
+static int mount_sys(struct build *b, struct sbx_err *err)
 {
 	const uint64_t attrs =
 	    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	struct sbx_err e = {0};
-	int m = clone_tree(AT_FDCWD, "/sys", attrs, &e);
+	static const char *const opts[] = {"size", "65536", "mode", "0755", NULL, NULL};
+	const bool own_net = b->cfg->net != SBX_NET_HOST;
+	_cleanup_close_ int src = -1;
+	_cleanup_close_ int tfd = -1;
+	bool fresh = false;
+	int r;
 
-	if (m >= 0 && mount_at(b, m, "sysfs", "/sys", false, R_STRICT, &e) == 0)
-		return;
-	sbx_jail_report(b->c->sock, SBX_MSG_WARN, e.errnum, "/sys is absent: %s", e.msg);
+	tfd = new_fs("tmpfs", opts, attrs & ~MOUNT_ATTR_RDONLY, err);
+	if (tfd < 0)
+		return tfd;
+	r = mount_at(b, fcntl(tfd, F_DUPFD_CLOEXEC, 3), "tmpfs", "/sys", false, R_STRICT, err);
+	if (r < 0 || b->cfg->sysfs == SBX_SYSFS_NONE)
+		return r < 0 ? r : set_attr(tfd, MOUNT_ATTR_RDONLY, false, "/sys", err);
+	if (own_net) {
+		struct sbx_err e = {0};
+
+		src = new_fs("sysfs", NULL, attrs, &e);
+		fresh = src >= 0;
+		if (!fresh)
+			sbx_jail_report(b->c->sock, SBX_MSG_WARN, e.errnum,
+					"/sys: a sysfs of the jail's own network namespace is "
+					"refused here (%s): /sys shows no network devices",
+					e.msg);
+	}
+	if (src < 0) {
+		/* Recursive: the host's mounts on /sys are locked to it. */
+		src = clone_tree(AT_FDCWD, "/sys", attrs, err);
+		if (src < 0)
+			return sbx_err_wrap(err, "/sys");
+	}
+	for (size_t i = 0; r == 0 && i < SBX_ARRAY_SIZE(sys_keep); i++)
+		r = sys_bind(src, sys_keep[i], tfd, attrs, err);
+	/* The host's network devices only where the jail has the host's network. */
+	for (size_t i = 0; r == 0 && (fresh || !own_net) && i < SBX_ARRAY_SIZE(sys_net); i++)
+		r = sys_bind(src, sys_net[i], tfd, attrs, err);
+	if (r == 0) {
+		int t = resolve(tfd, "/fs/cgroup", true, false, R_STRICT, err);
+
+		r = t < 0 ? t : 0;
+		if (t >= 0)
+			close(t);
+	}
+	if (r == 0)
+		r = sys_cgroup(b, tfd, attrs, err);
+	if (r == 0)
+		r = set_attr(tfd, MOUNT_ATTR_RDONLY, false, "/sys", err);
+	return r < 0 ? sbx_err_wrap(err, "/sys") : 0;
 }
 
 static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
@@ -844,9 +1069,11 @@ static int build_steps(struct build *b, struct sbx_err *err)
 	if (r == 0)
 		r = mount_proc(b, err);
 	if (r == 0)
+		r = mount_ids(b, err);
+	if (r == 0)
 		r = mount_dev(b, err);
-	if (r == 0 && b->c->o->rootfs_dir)
-		mount_sys(b);
+	if (r == 0)
+		r = mount_sys(b, err);
 	/* Masks last, so no later bind or overlay of a parent uncovers them. */
 	for (size_t i = 0; r == 0 && i < b->cfg->n_mounts; i++)
 		if (b->cfg->mounts[i].kind != SBX_MNT_MASK)

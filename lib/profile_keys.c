@@ -405,6 +405,18 @@ static int set_mask(struct sbx_config *c, const char *key, const char *val,
 	return 0;
 }
 
+/* sysfs = own | none: what /sys shows (lib/mounts.c mount_sys). */
+static int set_sysfs(struct sbx_config *c, const char *key, const char *val,
+		     const struct sbx_profile_setctx *sc, struct sbx_err *err)
+{
+	static const char *const names[] = {"own", "none"};
+	int v = 0, r = parse_choice(val, "sysfs view", names, SBX_ARRAY_SIZE(names), &v, err);
+
+	if (r == 0)
+		c->sysfs = (enum sbx_sysfs)v;
+	return r;
+}
+
 /* unmask = PATH: drop the masks (inherited through extends, or earlier in
  * this profile) at PATH or below it. */
 static int set_unmask(struct sbx_config *c, const char *key, const char *val,
@@ -845,6 +857,7 @@ const struct sbx_profile_key sbx_profile_keys[] = {
     K("filesystem", "tmpfs", true, set_tmpfs, NULL, "DST[:SIZE]"),
     K("filesystem", "mask", true, set_mask, NULL, "PATH"),
     K("filesystem", "unmask", true, set_unmask, NULL, "PATH"),
+    K("filesystem", "sysfs", false, set_sysfs, NULL, "own|none"),
     K("env", "clear", false, set_clear, sbx_profile_write_env, "BOOL"),
     K("env", "pass", true, set_pass, NULL, "NAME|GLOB ..."),
     K("env", "set", true, set_set, NULL, "NAME=VALUE"),

@@ -112,6 +112,7 @@ void sbx_profile_write_mounts(const struct sbx_config *c, FILE *out)
 		}
 		put(out, sbx_mount_kind_name(m->kind), v);
 	}
+	put(out, "sysfs", c->sysfs == SBX_SYSFS_NONE ? "none" : "own");
 }
 
 void sbx_profile_write_env(const struct sbx_config *c, FILE *out)

@@ -682,3 +682,61 @@ grp_res() {
 	sentinels_alive
 	verdict res/host-sentinels-survive $? "host sentinels alive after the resource attacks"
 }
+
+# What the jail sees of the host through read-only views: the host's
+# network devices and MAC addresses, block devices, firmware and DMI ids,
+# other cgroups (a sentinel cgroup the battery made) and the host's cgroup
+# path, /proc's hardware files, the boot id and (host root) the machine id.
+# see_script ROOT: the probe, for a jail whose root is ROOT (image|host);
+# it prints contained/ESCAPED lines for class see/.
+see_script() {
+	cat <<SH
+		v() { if [ -n "\$2" ]; then echo "ESCAPED see/\$1: \$2"; else echo "contained see/\$1 (\$3)"; fi; }
+		s=
+		for i in $SEE_IFS; do [ -e /sys/class/net/\$i ] || [ -e /sys/devices/virtual/net/\$i ] && s="\$s \$i"; done
+		for p in /sys/class/net/*/address /sys/devices/*/*/net/*/address; do
+			[ -r "\$p" ] && case " $SEE_MACS " in *" \$(cat "\$p") "*) s="\$s mac:\$p" ;; esac
+		done
+		v sys-host-net-devices "\$s" "no host interface or MAC address under /sys"
+		s=\$(ls /sys/block /sys/class/block /sys/dev/block 2>/dev/null | head -n 3 | tr '\n' ' ')
+		[ -n "$SEE_DISK" ] && [ -z "\$s" ] && s=\$(find /sys -name '$SEE_DISK*' 2>/dev/null | head -n 2 | tr '\n' ' ')
+		v sys-block-devices "\$s" "no block device under /sys"
+		s=\$(ls -d /sys/firmware/* /sys/class/dmi/id/* /sys/devices/virtual/dmi/* /sys/devices/pci* /sys/devices/platform /sys/bus/* /sys/module/* 2>/dev/null | head -n 3 | tr '\n' ' ')
+		v sys-firmware-dmi-devices "\$s" "no firmware, DMI, PCI, platform, bus or module entry"
+		s=\$(find /sys/fs/cgroup -name '$SEE_CG' 2>/dev/null | head -n 1)
+		grep -q 'sbx-' /proc/self/cgroup 2>/dev/null && s="\$s /proc/self/cgroup: \$(grep -m1 sbx- /proc/self/cgroup)"
+		v sys-other-cgroups "\$s" "no other cgroup under /sys/fs/cgroup, cgroup paths from its own root"
+		s=
+		for f in partitions diskstats swaps cmdline modules iomem ioports; do
+			[ -n "\$(head -c 64 /proc/\$f 2>/dev/null)" ] && s="\$s /proc/\$f"
+		done
+		v proc-host-hardware "\$s" "partitions, diskstats, swaps, cmdline, modules, iomem, ioports empty"
+		b=\$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
+		[ "\$b" = "$SEE_BOOT" ] && s="the host's boot id \$b" || s=
+		v boot-id "\$s" "the jail's boot id is its own"
+		if [ "\$1" = host ]; then
+			m=\$(cat /etc/machine-id 2>/dev/null)
+			[ -n "$SEE_MACHINE" ] && [ "\$m" = "$SEE_MACHINE" ] && s="the host's machine id" || s=
+			v machine-id "\$s" "/etc/machine-id is the jail's own"
+		fi
+SH
+}
+grp_see() {
+	local root
+	for root in image host; do
+		if [ $root = image ]; then
+			jailrun --rootfs "$IMG" --net none -- /bin/sh -c "$(see_script)" sh image
+		else
+			jailrun --net none -- /bin/sh -c "$(see_script)" sh host
+		fi
+		jail "$out" "-$root"
+		expect see/sys-host-net-devices-$root see/sys-block-devices-$root \
+			see/sys-firmware-dmi-devices-$root see/sys-other-cgroups-$root \
+			see/proc-host-hardware-$root see/boot-id-$root
+	done
+	expect see/machine-id-host
+	# With limits (a cgroup of its own as root): still only its own.
+	jailrun --rootfs "$IMG" --net none --memory 256m --pids 256 -- /bin/sh -c "$(see_script)" sh image
+	jail "$(grep 'see/sys-other-cgroups' <<<"$out")" -limited
+	expect see/sys-other-cgroups-limited
+}

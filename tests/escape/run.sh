@@ -31,7 +31,7 @@ ESC=$ROOT/tests/escape
 SBX=${SBX:-$ROOT/sbx}
 case "$SBX" in /*) ;; *) SBX=$ROOT/$SBX ;; esac
 MODES=${ESCAPE_MODES:-root user}
-GROUPS_ALL="fs fshost caps tar mnt race proc seccomp net state tty res"
+GROUPS_ALL="fs fshost caps tar mnt race proc seccomp net state see tty res"
 ONLY=${ESCAPE_ONLY:-$GROUPS_ALL}
 RACE_ITER=${ESCAPE_RACE_ITER:-40}
 PY=/usr/bin/python3
@@ -79,6 +79,7 @@ cleanup() {
 	for p in "${PIDS_TO_KILL[@]}"; do kill "$p" 2>/dev/null; done
 	for m in $MODES; do as_mode "$m" "$SBX" destroy --all >/dev/null 2>&1; done
 	ipcrm -m "${HOST_SHMID:-x}" 2>/dev/null
+	[ -n "${SEE_CG_DIR:-}" ] && rmdir "$SEE_CG_DIR" 2>/dev/null
 	[ -n "${RUNDIR:-}" ] && rm -rf "$RUNDIR"
 	if [ "${ESCAPE_KEEP:-0}" = 1 ]; then echo "# kept $BASE"; else rm -rf "$BASE"; fi
 }
@@ -307,6 +308,19 @@ for _ in $(seq 50); do grep -q ready "$BASE/listener.log" 2>/dev/null && break; 
 
 HOST_SIG=$(sig_hv)
 
+# What a jail must not see of the host (group see): its interfaces and MAC
+# addresses, a disk, a sentinel cgroup beside the jails', its ids.
+SEE_IFS=$(ls /sys/class/net | grep -vx lo | tr '\n' ' ')
+SEE_MACS=$(cat /sys/class/net/*/address 2>/dev/null | grep -vx '00:00:00:00:00:00' | sort -u | tr '\n' ' ')
+SEE_DISK=$(awk 'NR > 2 && $4 !~ /^(loop|ram)/ {print $4; exit}' /proc/partitions)
+SEE_CG=sbx-escape-sentinel-$$
+SEE_CG_DIR=
+for d in /sys/fs/cgroup/memory /sys/fs/cgroup/pids /sys/fs/cgroup; do
+	[ -e "$d/cgroup.procs" ] && mkdir "$d/$SEE_CG" 2>/dev/null && SEE_CG_DIR=$d/$SEE_CG && break
+done
+SEE_BOOT=$(cat /proc/sys/kernel/random/boot_id)
+SEE_MACHINE=$(cat /etc/machine-id 2>/dev/null)
+
 # Host SysV shm segment the jail must not find.
 HOST_SHMID=$(ipcmk -M 4096 2>/dev/null | grep -oE '[0-9]+$')
 HOST_SHMKEY=$(ipcs -m | awk -v id="$HOST_SHMID" '$2 == id {print $1}')
@@ -333,7 +347,7 @@ n=0
 JOBS=${ESCAPE_JOBS:-3}
 GROUP_PIDS=()
 running() { local p c=0; for p in "${GROUP_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && c=$((c + 1)); done; echo $c; }
-for g in fs fshost caps tar mnt race proc seccomp net state; do
+for g in fs fshost caps tar mnt race proc seccomp net state see; do
 	case " $ONLY " in *" $g "*) ;; *) continue ;; esac
 	for m in $MODES; do
 		n=$((n + 1))
@@ -389,6 +403,11 @@ case " $ONLY " in *" fs "*)
 	control fs/ro-write "$XB/fs_attack" ro-write ctl "$BASE/ctl/f"
 	control fs/old-root "$XB/fs_attack" oldroot ctl "$HV/magic" "$MAGIC"
 	control fs/proc-kallsyms "$XB/fs_attack" kallsyms
+	;; esac
+case " $ONLY " in *" see "*)
+	# Unconfined, the probe sees the host's interfaces, disks, cgroups, ids.
+	# shellcheck disable=SC2046
+	control see/host-views sh -c "$(see_script)" sh host
 	;; esac
 case " $ONLY " in *" caps "*)
 	control caps/five-sets-zero "$XB/caps_attack" caps

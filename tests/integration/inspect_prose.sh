@@ -34,6 +34,8 @@ for mode in $MODES; do
 	ok $? "$mode: no '0 processes' that was never measured"
 	grep -qE "^  GONE +absent \(optional" <<<"$out"
 	ok $? "$mode: an absent optional secret says so"
+	grep -qE "^  /sys +its own: cpus, its network devices and cgroup; no host devices$" <<<"$out"
+	ok $? "$mode: what /sys shows, in words"
 
 	capture as "$SBX" run --rm --ro-bind -/no/such/dir-xyz --bind -/no/such/other-xyz -- true
 	[ "$rc" -eq 0 ] && [[ "$err" != *xyz* ]] && [[ "$err" == *"nothing shared with the host read-write"* ]]

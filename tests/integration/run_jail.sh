@@ -183,6 +183,20 @@ for mode in $MODES; do
 	n4=$(ls "$BASE/state-$mode/sandboxes" 2>/dev/null | grep -vc '^\.')
 	[ "$n1" = "$n0" ] && [ "$n2" = $((n0 + 1)) ] && [ "$n3" = "$n2" ] && [ "$n4" = $((n2 + 1)) ]
 	ok $? "$mode: success removed, failure kept (on-failure), --rm removed, --keep kept ($n0 $n1 $n2 $n3 $n4)"
+
+	# /sys: the jail's own (cpus, its lo), or nothing with sysfs = none.
+	printf '[sandbox]\nextends = default\n[filesystem]\nsysfs = none\n' >"$BASE/nosys.ini"
+	chmod 0644 "$BASE/nosys.ini"
+	for root in image host; do
+		r=(--rootfs "$IMG")
+		[ $root = host ] && r=()
+		capture as_mode $mode "$SBX" run -q "${r[@]}" -- sh -c 'ls /sys/class/net; cat /sys/devices/system/cpu/online'
+		[ "$rc" -eq 0 ] && [ "$(head -n 1 <<<"$out")" = lo ] && [ "$(lines "$out")" -eq 2 ]
+		ok $? "$mode, $root root: /sys shows the jail's own lo and the cpus ($rc: $out $err)"
+		capture as_mode $mode "$SBX" run -q "${r[@]}" -p "$BASE/nosys.ini" -- ls -A /sys
+		[ "$rc" -eq 0 ] && [ -z "$out" ]
+		ok $? "$mode, $root root: sysfs = none leaves /sys empty ($rc: $out $err)"
+	done
 done
 
 done_testing
