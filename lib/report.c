@@ -3,6 +3,7 @@
 #include "report.h"
 
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -26,11 +27,45 @@ static const char css[] =
 	".bar{background:#4a7dbd;height:12px;display:inline-block}.warn{color:#c2261d;font-weight:600}"
 	"input{padding:4px 8px;margin:6px 0;width:320px}code{font-family:ui-monospace,monospace}";
 
+/*
+ * The report's one script: the changes filter and expand/collapse all,
+ * wired up here (no inline event handlers); it marks <html data-ready=1>
+ * once it ran (the tests look for it).  The Content-Security-Policy
+ * allows exactly this script by its SHA-256 (no 'unsafe-inline'), so a
+ * jail-chosen name that ever got past the escaping could not run script.
+ */
 static const char js[] =
-	"function sbxFilter(i){var q=i.value.toLowerCase();"
+	"document.addEventListener('DOMContentLoaded',function(){"
+	"var i=document.getElementById('sbx-filter');"
+	"if(i)i.addEventListener('input',function(){var q=i.value.toLowerCase();"
 	"document.querySelectorAll('#changes tbody tr').forEach(function(r){"
-	"r.style.display=r.textContent.toLowerCase().indexOf(q)<0?'none':'';});}"
-	"function sbxAll(o){document.querySelectorAll('details').forEach(function(d){d.open=o;});}";
+	"r.style.display=r.textContent.toLowerCase().indexOf(q)<0?'none':'';});});"
+	"[['sbx-expand',true],['sbx-collapse',false]].forEach(function(b){"
+	"var e=document.getElementById(b[0]);if(e)e.addEventListener('click',function(){"
+	"document.querySelectorAll('details').forEach(function(d){d.open=b[1];});});});"
+	"document.documentElement.setAttribute('data-ready','1');});";
+
+/* "'sha256-BASE64'" of the script for the policy, or "'none'" (and no
+ * script) when libcrypto is not there to hash it. */
+static char *script_source(void)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	char *b64, *r;
+	bool ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) &&
+		  EVP_DigestUpdate(c, js, sizeof(js) - 1) && EVP_DigestFinal_ex(c, md, &n) &&
+		  n == 32;
+
+	if (c)
+		EVP_MD_CTX_free(c);
+	if (!ok)
+		return NULL;
+	b64 = sbx_base64(md, n);
+	r = sbx_xasprintf("'sha256-%s'", b64);
+	free(b64);
+	return r;
+}
 
 /* Length of a valid UTF-8 sequence at p (not C0/C1 controls), else 0. */
 static size_t utf8_len(const unsigned char *p, size_t left)
@@ -323,7 +358,7 @@ static void sec_changes(FILE *f, const struct sbx_sandbox *sb)
 	size_t n_err = 0;
 
 	open_section(f, "Changes", true);
-	fputs("<input placeholder=\"filter paths\" oninput=\"sbxFilter(this)\">"
+	fputs("<input id=sbx-filter placeholder=\"filter paths\">"
 	      "<table id=changes><thead><tr><th></th><th>path</th><th>type</th><th>size</th></tr>"
 	      "</thead><tbody>\n", f);
 	int r = sbx_changes_walk_sandbox(sb, chg_row, &x, &n_err, &err);
@@ -365,6 +400,7 @@ int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const c
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	const json_t *r = sb->record;
+	char *script;
 	int fd;
 
 	if (!r)
@@ -377,13 +413,18 @@ int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const c
 			close(fd);
 		return sbx_err_set(err, e, "cannot write '%s'", file);
 	}
-	fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-	      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
-	      "<title>sbx sandbox ", f);
+	script = script_source();
+	fprintf(f,
+		"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		"style-src 'unsafe-inline'; script-src %s; base-uri 'none'; form-action 'none'\">"
+		"<title>sbx sandbox ",
+		script ? script : "'none'");
 	esc(f, sb->id);
-	fprintf(f, "</title><style>%s</style><script>%s</script></head><body>\n<header><h1>"
-		   "sbx sandbox <code>%s</code>", css, js, sb->id);
+	fprintf(f, "</title><style>%s</style>%s%s%s</head><body>\n<header><h1>"
+		   "sbx sandbox <code>%s</code>", css, script ? "<script>" : "", script ? js : "",
+		   script ? "</script>" : "", sb->id);
+	free(script);
 	if (sb->name) {
 		fputs(" (", f);
 		esc(f, sb->name);
@@ -391,8 +432,8 @@ int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const c
 	}
 	fputs("<span class=st>", f);
 	esc(f, state);
-	fputs("</span></h1></header><main>\n<p><button onclick=\"sbxAll(true)\">expand all</button> "
-	      "<button onclick=\"sbxAll(false)\">collapse all</button></p>\n", f);
+	fputs("</span></h1></header><main>\n<p><button id=sbx-expand>expand all</button> "
+	      "<button id=sbx-collapse>collapse all</button></p>\n", f);
 	sec_summary(f, r, state);
 	sec_policy(f, r);
 	sec_timeline(f, r, events);

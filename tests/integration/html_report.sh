@@ -116,6 +116,30 @@ ok $? "the HTML has no external src/href/action/url()/@import"
 grep -q "Content-Security-Policy\" content=\"default-src 'none'" "$H"
 ok $? "the page forbids every load of its own with a CSP default-src 'none'"
 
+# csp_check FILE: script-src allows the page's one script by its hash, not
+# 'unsafe-inline'; no inline event handler anywhere.
+csp_check() {
+	python3 - "$1" <<'PY'
+import base64, hashlib, re, sys
+h = open(sys.argv[1], encoding="utf-8").read()
+csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', h).group(1)
+src = dict(d.strip().split(" ", 1) for d in csp.split(";") if d.strip())
+scripts = re.findall(r"<script>(.*?)</script>", h, re.S)
+want = ["'sha256-%s'" % base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() for s in scripts]
+problems = []
+if "'unsafe-inline'" in src.get("script-src", "") or src.get("script-src") is None:
+    problems.append("script-src: %r" % src.get("script-src"))
+if len(scripts) != 1 or src.get("script-src") != want[0]:
+    problems.append("script-src %r is not the hash of the one script %r" % (src.get("script-src"), want))
+if re.search(r"<[^>]*\son[a-z]+\s*=", h, re.I):
+    problems.append("an inline event handler")
+print("; ".join(problems))
+PY
+}
+p=$(csp_check "$H")
+[ -z "$p" ]
+ok $? "CSP: script-src is the hash of the report's one script, no 'unsafe-inline', no inline handlers${p:+ ($p)}"
+
 # Rendered: the DOM after scripts ran holds the exit status, the changes and
 # the network events; the net log shows no request made by the page.
 chrome --log-net-log="$TAP_TMP/report.netlog" --net-log-capture-mode=Everything \
@@ -124,6 +148,19 @@ rc=$?
 [ "$rc" = 0 ] && grep -q '<span class="st">exited 3</span>' "$TAP_TMP/dom.html" &&
 	grep -q '<td class="k">exit</td><td>exit 3</td>' "$TAP_TMP/dom.html"
 ok $? "Chromium renders it; the header and the summary show exit status 3"
+grep -q '<html lang="en" data-ready="1">' "$TAP_TMP/dom.html"
+ok $? "the report's own script runs under its CSP"
+
+# Script that got into the page (what an escaping bug would let a jail-chosen
+# name do) does not run; the same injection runs in a page without the CSP.
+inject="<script>document.documentElement.setAttribute('data-injected','1')</script><img src=x onerror=\"document.documentElement.setAttribute('data-onerror','1')\">"
+sed "s|<main>|<main>$inject|" "$H" >"$TAP_TMP/injected.html"
+sed -e 's|<meta http-equiv="Content-Security-Policy"[^>]*>||' "$TAP_TMP/injected.html" >"$TAP_TMP/injected-nocsp.html"
+chrome --dump-dom "file://$TAP_TMP/injected.html" >"$TAP_TMP/dom-inj.html"
+chrome --dump-dom "file://$TAP_TMP/injected-nocsp.html" >"$TAP_TMP/dom-inj-nocsp.html"
+! grep -q '<html[^>]*data-\(injected\|onerror\)' "$TAP_TMP/dom-inj.html" && grep -q '<html[^>]*data-ready="1"' "$TAP_TMP/dom-inj.html" &&
+	grep -q 'data-injected="1"' "$TAP_TMP/dom-inj-nocsp.html" && grep -q 'data-onerror="1"' "$TAP_TMP/dom-inj-nocsp.html"
+ok $? "an injected inline script and event handler do not run under the CSP (control: they do without it)"
 [ "$rc" = 0 ] || diag "chromium rc=$rc: $(tail -n 3 "$TAP_TMP/chrome.err")"
 missing=
 for p in /srv/data/new.txt /etc/passwd /etc/hostname /srv/data; do
@@ -148,8 +185,9 @@ grep -q 'ext.example/a.png' <<<"$reqs" && grep -q 'cdn.example/x.css' <<<"$reqs"
 ok $? "the net-log check sees the requests of a control page that makes them"
 
 # Nothing widens the page past a 1280 px window (long run-log lines wrap):
-# a copy of the page records its scroll width where --dump-dom shows it.
-sed 's|</body>|<script>document.body.setAttribute("data-sw",document.documentElement.scrollWidth)</script></body>|' \
+# a copy of the page (without its CSP, so that the measuring script runs)
+# records its scroll width where --dump-dom shows it.
+sed -e 's|<meta http-equiv="Content-Security-Policy"[^>]*>||' -e 's|</body>|<script>document.body.setAttribute("data-sw",document.documentElement.scrollWidth)</script></body>|' \
 	"$H" >"$TAP_TMP/width.html"
 sw=$(chrome --window-size=1280,2000 --dump-dom "file://$TAP_TMP/width.html" |
 	grep -o 'data-sw="[0-9]*"' | grep -o '[0-9]*')
@@ -187,6 +225,9 @@ if [ "$(id -u)" = 0 ]; then
 		grep -q '<code>/srv/data/new.txt</code>' "$TAP_TMP/dom2.html" &&
 		grep -q '<td class="deny">DENY</td><td>denied.example</td>' "$TAP_TMP/dom2.html"
 	ok $? "nobody: the report of its sandbox renders with exit 3, changes and network events"
+	p=$(csp_check "$TAP_TMP/nobody.html")
+	[ -z "$p" ]
+	ok $? "nobody: its report's CSP allows only its own script by hash${p:+ ($p)}"
 	[ $? = 0 ] || diag "rc=$rc run=$(cat "$TAP_TMP/nobody.rc") $(tail -n 3 "$TAP_TMP/nobody.out")"
 else
 	skip "the report of a sandbox nobody ran" "not root (setpriv needs root)"
