@@ -401,6 +401,7 @@ grp_state() {
 name\"; printf x > \"\$(printf '/bad\\377utf8')\"
 		printf x > \"\$(printf '/esc\\033]0;pwned\\007\\033[2J\\033[31mred')\"
 		printf x > '/q\"uote\\back'""
+		printf x > '/<script>alert(1)<'; printf x > '/\"><img src=x onerror=alert(2)>'
 		rm -rf /etc; ln -s / /etc; exit 1"
 	local c=esc-c-$MODE t0 r
 	as_mode "$MODE" timeout -k 2 30 "$SBX" inspect --changes "$c" >"$BASE/changes-$MODE.txt" 2>&1
@@ -422,6 +423,30 @@ name\"; printf x > \"\$(printf '/bad\\377utf8')\"
 	$PY -c 'import json, sys; d = json.load(open(sys.argv[1])); s = json.dumps(d); assert "esc" in s and "uote" in s' \
 		"$BASE/changes-$MODE.json" 2>/dev/null
 	verdict state/inspect-json-odd-names $? "inspect --json --changes rc=$r parses, odd names included"
+	# The HTML report of those names: escaped, and a policy under which
+	# markup that got through could run no script (only the report's own,
+	# by its hash; no inline handler).
+	as_mode "$MODE" timeout -k 2 30 "$SBX" inspect --html report.html "$c" >/dev/null 2>&1
+	r=$?
+	bad=$($PY - "$BASE/wd-$MODE/report.html" <<'PY' 2>&1
+import base64, hashlib, re, sys
+h = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+bad = []
+m = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', h)
+pol = dict(d.strip().split(" ", 1) for d in (m.group(1) if m else "").split(";") if d.strip())
+js = re.findall(r"<script>(.*?)</script>", h, re.S)
+want = ["'sha256-%s'" % base64.b64encode(hashlib.sha256(j.encode()).digest()).decode() for j in js]
+if pol.get("default-src") != "'none'": bad.append("default-src %r" % pol.get("default-src"))
+if len(js) != 1 or pol.get("script-src") != want[0]: bad.append("script-src %r for %d scripts" % (pol.get("script-src"), len(js)))
+if re.search(r"<[^>]*\son[a-z]+\s*=", h, re.I): bad.append("an inline event handler")
+if "<script>alert" in h or "<img src=x" in h: bad.append("a planted name unescaped")
+if "&lt;script&gt;alert(1)&lt;" not in h: bad.append("the planted name is missing")
+print("; ".join(bad))
+PY
+)
+	[ "$r" -eq 0 ] && [ -z "$bad" ]
+	verdict state/report-csp-hostile-names $? "inspect --html rc=$r${bad:+: $bad}"
+	rm -f "$BASE/wd-$MODE/report.html"
 	rm -f "$BASE/wd-$MODE/exp.tar"
 	as_mode "$MODE" timeout -k 2 30 "$SBX" export "$c" -o exp.tar >/dev/null 2>"$BASE/export-$MODE.err"
 	r=$?
