@@ -9,7 +9,7 @@
 #include "lifecycle.h"
 
 static const char usage[] =
-	"usage: sbx export [--oci] SANDBOX -o FILE\n"
+	"usage: sbx export [--oci] [--max-file SIZE] [--max-total SIZE] SANDBOX -o FILE\n"
 	"\n"
 	"Write what the sandbox changed (its writable layer) as a tarball, so a\n"
 	"reviewer can apply or reject what the command did. Compression follows\n"
@@ -22,17 +22,39 @@ static const char usage[] =
 	"      tar -xf FILE --exclude=" SBX_EXPORT_DELETED "\n"
 	"\n"
 	"Fifos, sockets and device nodes are skipped with a warning; symlinks are\n"
-	"stored, never followed.\n"
+	"stored, never followed; a file with holes is stored sparse (only its\n"
+	"data is read and written).\n"
 	"\n"
 	"  -o, --output FILE   where to write the tarball\n"
 	"      --oci           an OCI image layer instead: owners and modes as in\n"
-	"                      the writable layer, deletions as .wh. whiteouts\n";
+	"                      the writable layer, deletions as .wh. whiteouts\n"
+	"      --max-file SIZE   data of one file, at most (default 4G; unlimited)\n"
+	"      --max-total SIZE  data of all files, at most (default 16G; unlimited):\n"
+	"                      past either, nothing is written and the file is named\n";
+
+/* SIZE or "unlimited" for --max-file / --max-total. */
+static int cap_arg(const char *opt, const char *v, uint64_t *out)
+{
+	struct sbx_err err = {0};
+
+	if (strcmp(v, "unlimited") == 0) {
+		*out = UINT64_MAX;
+		return 0;
+	}
+	if (sbx_parse_size(v, out, &err) < 0 || *out == 0) {
+		sbx_errorf("%s '%s': expected a size (512m, 8G) or unlimited", opt, v);
+		return -1;
+	}
+	return 0;
+}
 
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "oci", no_argument, NULL, 'O' },
+		{ "max-file", required_argument, NULL, 'F' },
+		{ "max-total", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sbx_state st;
@@ -51,6 +73,10 @@ int cmd_export(int argc, char **argv)
 			file = optarg;
 		} else if (c == 'O') {
 			o.oci = true;
+		} else if (c == 'F' || c == 'T') {
+			if (cap_arg(c == 'F' ? "--max-file" : "--max-total", optarg,
+				    c == 'F' ? &o.max_file : &o.max_total) < 0)
+				return SBX_EXIT_USAGE;
 		} else {
 			sbx_errorf(c == ':' ? "option '%s' needs a file name"
 					    : "unknown option '%s' (see 'sbx export --help')",
@@ -59,7 +85,7 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (optind + 1 != argc || !file) {
-		sbx_errorf("usage: sbx export [--oci] SANDBOX -o FILE");
+		sbx_errorf("usage: sbx export [--oci] [--max-file SIZE] [--max-total SIZE] SANDBOX -o FILE");
 		return SBX_EXIT_USAGE;
 	}
 	if (!sbx_export_compression(file, &err)) {
@@ -84,10 +110,15 @@ int cmd_export(int argc, char **argv)
 		if (strcmp(file, "-") != 0) {
 			_cleanup_free_ char *f = sbx_escape_display(file);
 
+			char sp[96] = "";
+
+			if (s.sparse)
+				snprintf(sp, sizeof(sp), "; %zu sparse, %llu bytes with their holes",
+					 s.sparse, (unsigned long long)s.sparse_apparent);
 			fprintf(stderr,
-				"sbx: exported %s to %s: %zu files (%llu bytes), %zu dirs, %zu symlinks, %zu deletions, %zu opaque dirs%s\n",
-				sb.id, f, s.files, (unsigned long long)s.bytes, s.dirs, s.symlinks,
-				s.whiteouts, s.opaque,
+				"sbx: exported %s to %s: %zu files (%llu bytes%s), %zu dirs, %zu symlinks, %zu deletions, %zu opaque dirs%s\n",
+				sb.id, f, s.files, (unsigned long long)s.bytes, sp, s.dirs,
+				s.symlinks, s.whiteouts, s.opaque,
 				o.oci ? " (an OCI layer: .wh. whiteouts)"
 				      : " (deletions listed in " SBX_EXPORT_DELETED ")");
 			if (s.setid_dropped)

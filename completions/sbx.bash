@@ -62,7 +62,7 @@ _sbx_valued()
 	run) echo "-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --memory --pids --cpus --time --stop-timeout -w --workdir -u --user --hostname --log-json" ;;
 	exec) echo "-e --env -w --workdir" ;;
 	inspect) echo "--html" ;;
-	export) echo "-o --output --oci" ;;
+	export) echo "-o --output --oci --max-file --max-total" ;;
 	destroy | doctor | ps | profile | help) echo "" ;;
 	esac
 }

@@ -36,7 +36,7 @@ function __sbx_valued
         case inspect
             echo --html
         case export
-            string split ' ' -- '-o --output'
+            string split ' ' -- '-o --output --oci --max-file --max-total'
     end
 end
 

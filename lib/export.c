@@ -10,8 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "changes.h"
+#include "record_text.h"
 
 static const struct {
 	const char *suffix;
@@ -65,6 +67,7 @@ struct ctx {
 	char *del_buf;
 	size_t del_len;
 	char uname[64], gname[64];
+	uint64_t max_file, max_total;
 };
 
 static void skip(struct ctx *x, const struct sbx_change *c, const char *why)
@@ -153,12 +156,112 @@ static int write_marker(struct ctx *x, const char *name, const struct stat *st)
 	return header(x, name);
 }
 
+/* The data regions of fd (SEEK_DATA/SEEK_HOLE), at most max of them; a
+ * file system without hole reporting gives one region, the whole file. */
+struct region {
+	off_t off, len;
+};
+
+static size_t data_regions(int fd, off_t size, struct region *out, size_t max, uint64_t *data)
+{
+	size_t n = 0;
+	off_t pos = 0;
+
+	*data = 0;
+	while (pos < size) {
+		off_t d = lseek(fd, pos, SEEK_DATA), h;
+
+		if (d < 0 && errno == ENXIO)
+			break; /* a hole to the end */
+		if (d < 0 || (h = lseek(fd, d, SEEK_HOLE)) < 0 || n == max) {
+			/* no hole reporting, or too fragmented: the rest as data */
+			if (n == max && n > 0)
+				n--, pos = out[n].off, *data -= (uint64_t)out[n].len;
+			out[n].off = pos;
+			out[n].len = size - pos;
+			*data += (uint64_t)(size - pos);
+			return n + 1;
+		}
+		if (h > size)
+			h = size;
+		out[n].off = d;
+		out[n].len = h - d;
+		*data += (uint64_t)(h - d);
+		n++;
+		pos = h;
+	}
+	return n;
+}
+
+/* The jail chose the name: escaped.  -EFBIG. */
+static int cap_hit(struct ctx *x, const struct sbx_change *c, uint64_t data, bool total)
+{
+	_cleanup_free_ char *p = sbx_escape_display(c->path);
+	char a[32], b[32];
+
+	sbx_err_set(x->err, 0,
+		    "'%s' %s %s of data, over the %s cap of %s (%s SIZE raises it, or "
+		    "'unlimited'); nothing was exported",
+		    p, total ? "brings the export to" : "holds",
+		    sbx_rec_size((double)data, a, sizeof(a)), total ? "total" : "per-file",
+		    sbx_rec_size((double)(total ? x->max_total : x->max_file), b, sizeof(b)),
+		    total ? "--max-total" : "--max-file");
+	return -EFBIG;
+}
+
+/* Write len bytes from fd at off into the entry (zeros past a shrunk end). */
+static int copy_range(struct ctx *x, int fd, off_t off, off_t len, const char *name)
+{
+	char buf[65536];
+
+	while (len > 0) {
+		size_t want = len < (off_t)sizeof(buf) ? (size_t)len : sizeof(buf);
+		ssize_t n = pread(fd, buf, want, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) { /* shrank or failed: pad, the header promised the size */
+			memset(buf, 0, want);
+			n = (ssize_t)want;
+		}
+		if (archive_write_data(x->a, buf, (size_t)n) < 0)
+			return sbx_err_set(x->err, EIO, "cannot write '%s': %s", name,
+					   archive_error_string(x->a));
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* A hole: zeros the pax writer drops (a sparse entry stores no body for
+ * them), never read from the file. */
+static int skip_hole(struct ctx *x, off_t len, const char *name)
+{
+	static const char zeros[1 << 20];
+
+	while (len > 0) {
+		size_t n = len < (off_t)sizeof(zeros) ? (size_t)len : sizeof(zeros);
+
+		if (archive_write_data(x->a, zeros, n) < 0)
+			return sbx_err_set(x->err, EIO, "cannot write '%s': %s", name,
+					   archive_error_string(x->a));
+		len -= (off_t)n;
+	}
+	return 0;
+}
+
+#define MAX_REGIONS 4096
+
 static int write_file(struct ctx *x, const struct sbx_change *c, const char *name)
 {
 	_cleanup_close_ int fd = -1;
+	_cleanup_free_ struct region *rg = NULL;
 	struct stat st;
-	char buf[65536];
-	off_t left;
+	uint64_t data;
+	size_t n;
+	off_t pos = 0;
+	bool sparse;
+	int r = 0;
 
 	fd = openat(c->dirfd, c->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != c->st->st_ino ||
@@ -166,26 +269,35 @@ static int write_file(struct ctx *x, const struct sbx_change *c, const char *nam
 		skip(x, c, "cannot be read safely");
 		return 0;
 	}
+	rg = sbx_xcalloc(MAX_REGIONS, sizeof(*rg));
+	n = data_regions(fd, st.st_size, rg, MAX_REGIONS, &data);
+	if (data > x->max_file)
+		return cap_hit(x, c, data, false);
+	if (data > x->max_total - x->s->bytes)
+		return cap_hit(x, c, x->s->bytes + data, true);
+	sparse = !(n == 1 && rg[0].off == 0 && rg[0].len == st.st_size) && st.st_size > 0;
 	entry_from(x, name, &st);
 	archive_entry_set_size(x->e, st.st_size);
+	for (size_t i = 0; sparse && i < n; i++)
+		archive_entry_sparse_add_entry(x->e, rg[i].off, rg[i].len);
 	if (header(x, name) < 0)
 		return -EIO;
-	for (left = st.st_size; left > 0;) {
-		ssize_t n = read(fd, buf, (size_t)(left < (off_t)sizeof(buf) ? left : (off_t)sizeof(buf)));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {	/* shrank or failed: pad, the header promised the size */
-			memset(buf, 0, sizeof(buf));
-			n = left < (off_t)sizeof(buf) ? (ssize_t)left : (ssize_t)sizeof(buf);
-		}
-		if (archive_write_data(x->a, buf, (size_t)n) < 0)
-			return sbx_err_set(x->err, EIO, "cannot write '%s': %s", name,
-					   archive_error_string(x->a));
-		left -= n;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		r = skip_hole(x, rg[i].off - pos, name);
+		if (r == 0)
+			r = copy_range(x, fd, rg[i].off, rg[i].len, name);
+		pos = rg[i].off + rg[i].len;
 	}
+	if (r == 0)
+		r = skip_hole(x, st.st_size - pos, name);
+	if (r < 0)
+		return r;
 	x->s->files++;
-	x->s->bytes += (uint64_t)st.st_size;
+	x->s->bytes += data;
+	if (sparse) {
+		x->s->sparse++;
+		x->s->sparse_apparent += (uint64_t)st.st_size;
+	}
 	return 0;
 }
 
@@ -269,7 +381,11 @@ int sbx_export_write(const struct sbx_sandbox *sb, const char *file,
 		     struct sbx_err *err)
 {
 	const char *filter = sbx_export_compression(file, err);
-	struct ctx x = { .o = opts, .s = stats, .err = err };
+	struct ctx x = {.o = opts,
+			.s = stats,
+			.err = err,
+			.max_file = opts->max_file ? opts->max_file : SBX_EXPORT_MAX_FILE,
+			.max_total = opts->max_total ? opts->max_total : SBX_EXPORT_MAX_TOTAL};
 	_cleanup_close_ int fd = -1;
 	struct passwd *pw;
 	struct group *gr;

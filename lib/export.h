@@ -19,6 +19,9 @@
  *     writable layer, a deleted path P/N as an empty regular file
  *     P/.wh.N, an opaque directory D as D plus D/.wh..wh..opq (the OCI /
  *     AUFS whiteout convention);
+ *   - a file with holes is a sparse entry (pax GNU.sparse 1.0, which GNU
+ *     tar and bsdtar extract as sparse files): only its data is read and
+ *     written;
  *   - fifos, sockets and device nodes (other than whiteouts) are skipped
  *     and reported; nothing is ever opened before its type is known.
  *
@@ -38,16 +41,30 @@
 /* The manifest of deletions (not with opts.oci). */
 #define SBX_EXPORT_DELETED ".sbx-deleted"
 
+/*
+ * What an export reads from the writable layer and writes, at most: the
+ * data of one file and of all of them (holes do not count: a sparse file
+ * is stored sparse).  An export that would pass either fails, naming the
+ * file; --max-file / --max-total raise them.
+ */
+#define SBX_EXPORT_MAX_FILE  (4ULL << 30)
+#define SBX_EXPORT_MAX_TOTAL (16ULL << 30)
+
 struct sbx_export_opts {
 	bool oci;	/* an OCI layer: layer owners, .wh. whiteouts */
 	uid_t uid;	/* otherwise: the owner of every entry */
 	gid_t gid;
+	uint64_t max_file;  /* bytes of data per file; 0 = SBX_EXPORT_MAX_FILE,
+			     * UINT64_MAX = unlimited */
+	uint64_t max_total; /* in all; 0 = SBX_EXPORT_MAX_TOTAL */
 };
 
 struct sbx_export_stats {
 	size_t files, dirs, symlinks, whiteouts, opaque;
 	size_t setid_dropped;		/* files whose set-user/group-ID bit was dropped */
-	uint64_t bytes;
+	uint64_t bytes;			/* data written (holes not counted) */
+	size_t sparse;			/* files stored sparse */
+	uint64_t sparse_apparent;	/* their sizes, holes included */
 	struct sbx_strv skipped;	/* "path (fifo)" etc., escaped for display */
 	size_t errors;			/* unreadable entries of the writable layer */
 };

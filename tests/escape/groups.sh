@@ -514,6 +514,29 @@ PY
 	verdict state/export-race-running $? "$nexp exports of a running jail flipping files and symlinks: $leaked held host content"
 	as_mode "$MODE" "$SBX" destroy "esc-g-$MODE" >/dev/null 2>&1
 
+	# A few kilobytes on disk, 64 GiB apparent: export writes the data (the
+	# stream is cut at 64 MiB, so a dense export cannot fill the host),
+	# inspect --changes reads no content; the tarball extracts to the same.
+	local sz t0 ms
+	jailrun --keep -n "esc-sp-$MODE" --rootfs "$IMG" -- /bin/sh -c \
+		'truncate -s 64G /sparse && printf sbx-sparse-data | dd of=/sparse bs=1 seek=1073741824 conv=notrunc 2>/dev/null'
+	t0=$(date +%s%N)
+	sz=$(as_mode "$MODE" timeout -k 2 60 "$SBX" export "esc-sp-$MODE" -o - 2>/dev/null | head -c 67108864 | tee "$BASE/sparse-$MODE.tar" | wc -c)
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	bad=
+	[ "$sz" -lt 1048576 ] || bad="the export of a 64 GiB sparse file streamed $sz bytes or more"
+	rm -rf "$BASE/sparse-x-$MODE" && mkdir -p "$BASE/sparse-x-$MODE" &&
+		tar -C "$BASE/sparse-x-$MODE" -xf "$BASE/sparse-$MODE.tar" sparse 2>/dev/null &&
+		[ "$(stat -c %s "$BASE/sparse-x-$MODE/sparse")" = 68719476736 ] &&
+		[ "$(dd if="$BASE/sparse-x-$MODE/sparse" bs=1 skip=1073741824 count=15 2>/dev/null)" = sbx-sparse-data ] ||
+		bad="$bad; it does not extract to the same sparse file"
+	as_mode "$MODE" timeout -k 2 30 "$SBX" inspect --changes "esc-sp-$MODE" 2>&1 | grep -q 'sparse' ||
+		bad="$bad; inspect --changes did not list it within 30 s"
+	rm -rf "$BASE/sparse-x-$MODE" "$BASE/sparse-$MODE.tar"
+	[ -z "$bad" ]
+	verdict state/export-sparse-64g $? "${bad:-a 64 GiB sparse file exported as $sz bytes in $ms ms, extracts the same}"
+	as_mode "$MODE" "$SBX" destroy "esc-sp-$MODE" >/dev/null 2>&1
+
 	# Pid reuse: a kept sandbox's record now names a live host process.
 	local victim_uid=0 sp n drec
 	[ "$MODE" = user ] && victim_uid=65534

@@ -220,6 +220,21 @@ newline")" = nl ] && [ "$(cat "$X/deep/$(printf 'd/%.0s' $(seq 300))f")" = botto
 	capture as_mode $mode "$SBX" export web -o "$export_dir/c.zip"
 	[ $rc -eq 2 ] && [ ! -e "$export_dir/c.zip" ]
 	ok $? "$mode: export to an unknown format is a usage error and writes nothing"
+	# Caps on the data read and written: past one, nothing is written and
+	# the file is named.
+	capture as_mode $mode "$SBX" export --max-file 4 web -o "$export_dir/cap.tar"
+	[ $rc -eq 1 ] && [ ! -e "$export_dir/cap.tar" ] && [ "$(lines "$err")" -eq 1 ] &&
+		[[ $err =~ ^"sbx: '/"[^\']+"' holds "[0-9.]+" B of data, over the per-file cap of 4 B (--max-file SIZE raises it, or 'unlimited'); nothing was exported"$ ]]
+	ok $? "$mode: export --max-file: a file over it is named, nothing written ($rc: $err)"
+	capture as_mode $mode "$SBX" export --max-total 12 web -o "$export_dir/cap.tar"
+	[ $rc -eq 1 ] && [ ! -e "$export_dir/cap.tar" ] && [[ $err == *"over the total cap of 12 B (--max-total SIZE raises it"* ]]
+	ok $? "$mode: export --max-total: the file that passes it is named, nothing written ($rc: $err)"
+	capture as_mode $mode "$SBX" export --max-file unlimited --max-total 1m web -o "$export_dir/cap.tar"
+	[ $rc -eq 0 ] && [ -s "$export_dir/cap.tar" ]
+	ok $? "$mode: export within raised caps writes the tarball ($rc: $err)"
+	capture as_mode $mode "$SBX" export --max-file lots web -o "$export_dir/cap2.tar"
+	[ $rc -eq 2 ] && [ "$err" = "sbx: --max-file 'lots': expected a size (512m, 8G) or unlimited" ]
+	ok $? "$mode: a bad --max-file is a usage error ($rc: $err)"
 	capture as_mode $mode "$SBX" export nosuch -o "$export_dir/n.tar"
 	[ $rc -eq 1 ] && [ ! -e "$export_dir/n.tar" ]
 	ok $? "$mode: export of an unknown sandbox fails"
