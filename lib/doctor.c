@@ -489,12 +489,13 @@ static void cgroup_check(struct sbx_doctor *d)
 	} else {
 		if (cg.version == 0)
 			c->status = SBX_DOC_FALLBACK;
-		snprintf(c->detail, sizeof(c->detail), "%s: memory %s, pids %s, cpu %s%s%.400s",
+		snprintf(c->detail, sizeof(c->detail), "%s: memory %s, pids %s, cpu %s%s%.200s%s%.300s",
 			 cg.version == 2   ? "cgroup v2"
 			 : cg.version == 1 ? "cgroup v1"
 					   : "none usable",
 			 sbx_enforce_name(cg.memory), sbx_enforce_name(cg.pids),
-			 sbx_enforce_name(cg.cpus), cg.why[0] ? "; " : "", cg.why);
+			 sbx_enforce_name(cg.cpus), cg.note[0] ? "; " : "", cg.note,
+			 cg.why[0] ? "; " : "", cg.why);
 		if (cg.version == 0 && geteuid() != 0)
 			snprintf(c->fix, sizeof(c->fix),
 				 "a delegated cgroup v2 subtree (systemd-run --user --scope -p "

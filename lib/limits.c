@@ -290,9 +290,9 @@ int sbx_cgroup_create_in(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s, 
 		sbx_cg_why(cg, "no cgroup v2 hierarchy with controllers (SBX_CGROUP=v2)");
 	} else if (v1_any(s)) {
 		if (s->v2_mount && s->force == 0)
-			sbx_cg_why(
-			    cg, "cgroup2 at '%s' has no memory, pids or cpu controller: using v1",
-			    s->v2_mount);
+			snprintf(cg->note, sizeof(cg->note),
+				 "cgroup2 at '%s' has no memory, pids or cpu controller: using v1",
+				 s->v2_mount);
 		r = sbx_cg1_create(cg, s, id, cfg, err);
 	} else {
 		sbx_cg_why(cg,

@@ -98,7 +98,10 @@ struct sbx_cgroup {
 	char *self2;	   /* v2 self-move: the cgroup sbx left (to go back) */
 	char *sup2;	   /* v2 self-move: P/sbx-sup-ID, holds the supervisor */
 	char enabled2[64]; /* v2 self-move: controllers enabled in self2 */
-	char why[512];	   /* reasons and caveats, human, "" if none */
+	char why[512];	   /* reasons and caveats, human, "" if none (the run log
+			    * shows them as a warning) */
+	char note[256];	   /* which hierarchy and why, when that is no caveat
+			    * (doctor and the record only) */
 };
 
 struct sbx_usage {

@@ -304,5 +304,6 @@ json_t *sbx_cgroup_json(const struct sbx_cgroup *cg)
 	}
 	json_object_set_new(o, "paths", paths);
 	json_object_set_new(o, "why", cg->why[0] ? jstr(cg->why) : json_null());
+	json_object_set_new(o, "note", cg->note[0] ? jstr(cg->note) : json_null());
 	return o;
 }

@@ -651,6 +651,13 @@ grp_res() {
 	jailrun --rootfs "$IMG" --pids 64 -- /x/res_attack forkbomb 20000 0
 	jail "$out"
 	expect res/fork-bomb
+	# No --pids: the built-in profiles' own limit (4096) stops it; the bomb
+	# gives up by itself at 4200 children (8400 processes) when nothing does.
+	jailrun --rootfs "$IMG" -- /x/res_attack forkbomb 4200 0
+	jail "$out" -default-profile
+	jailrun -p agent -- "$XB/res_attack" forkbomb 4200 0
+	jail "$out" -agent-profile-host-root
+	expect res/fork-bomb-default-profile res/fork-bomb-agent-profile-host-root
 	jailrun --rootfs "$IMG" --memory 64m -- /x/res_attack memhog 64
 	jail "$out"
 	[ "$rc" -eq 137 ] || printf '%s\n' "$out" | grep -q '^contained res/memory-hog'

@@ -184,6 +184,13 @@ for mode in $MODES; do
 	[ "$n1" = "$n0" ] && [ "$n2" = $((n0 + 1)) ] && [ "$n3" = "$n2" ] && [ "$n4" = $((n2 + 1)) ]
 	ok $? "$mode: success removed, failure kept (on-failure), --rm removed, --keep kept ($n0 $n1 $n2 $n3 $n4)"
 
+	# Every built-in profile limits processes, and the run log says how.
+	for p in default agent; do
+		capture as_mode $mode "$SBX" run -p $p -- true
+		grep -qE "^sbx: limits: pids 4096 \((cgroup v1|cgroup v2|rlimit NPROC, per uid in the jail's user namespace)\)" <<<"$err"
+		ok $? "$mode: -p $p: at most 4096 processes, said in the run log ($(grep 'limits:' <<<"$err"))"
+	done
+
 	# /sys: the jail's own (cpus, its lo), or nothing with sysfs = none.
 	printf '[sandbox]\nextends = default\n[filesystem]\nsysfs = none\n' >"$BASE/nosys.ini"
 	chmod 0644 "$BASE/nosys.ini"

@@ -536,7 +536,8 @@ static void test_v1_fake(void **state)
 	assert_string_equal(get(cg.cpu1, "cpu.cfs_quota_us"), "150000");
 	assert_non_null(cg.cpuacct1);
 	assert_non_null(cg.freezer1);
-	assert_non_null(strstr(cg.why, "has no memory, pids or cpu controller: using v1"));
+	assert_non_null(strstr(cg.note, "has no memory, pids or cpu controller: using v1"));
+	assert_null(strstr(cg.why, "using v1"));
 	assert_non_null(strstr(cg.why, "OOM kills one process"));
 	sbx_limits_describe(&cfg, &cg, desc, sizeof(desc));
 	assert_string_equal(desc,
