@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "disk.h"
 #include "exec.h"
 #include "lifecycle.h"
 
@@ -148,6 +149,9 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	int r;
 
 	r = lock_it(x, err);
+	/* Layers in an image of their own: mounted for this exec only. */
+	if (r == 0)
+		r = sbx_disk_attach_kept(x->sb.dirfd, x->sb.dir, true, err);
 	if (r == 0)
 		r = check_layer(x, err);
 	/* A run whose overlays were "volatile" leaves a marker that forbids
@@ -158,7 +162,14 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	/* An unprivileged [limits] disk: the new jail's layers are capped the
 	 * same way, on a tmpfs filled from disk/ and copied back after. */
 	if (r == 0 && json_is_true(lc_get(x->sb.record, "policy.filesystem.layers_in_memory"))) {
-		o->layer_tmpfs = cfg->disk != SBX_UNSET ? cfg->disk : SBX_LAYER_MEMORY_DEFAULT;
+		const json_t *v = lc_get(x->sb.record, "policy.limits.disk.value");
+
+		/* the cap the run had (the record's), else the profile's */
+		o->layer_tmpfs = json_is_integer(v) && json_integer_value(v) > 0
+					 ? (uint64_t)json_integer_value(v)
+				 : cfg->disk != SBX_UNSET && cfg->disk != SBX_DISK_NO_CAP
+					 ? cfg->disk
+					 : SBX_LAYER_MEMORY_DEFAULT;
 		o->layer_tmpfs_fill = true;
 	}
 	if (r == 0)

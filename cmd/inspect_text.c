@@ -96,6 +96,22 @@ static void print_net_event(FILE *o, const json_t *e)
 	fputc('\n', o);
 }
 
+/* The proxy's counts of what was no request or not served (no events). */
+static void print_unserved(FILE *o, const json_t *st)
+{
+	json_int_t idle = json_integer_value(json_object_get(st, "idle")),
+		   evicted = json_integer_value(json_object_get(st, "evicted")),
+		   refused = json_integer_value(json_object_get(st, "refused"));
+
+	if (idle || evicted || refused)
+		kv_take(o, "not served",
+			sbx_xasprintf("%lld without a request (closed idle), %lld closed to make "
+				      "room, %lld refused (503, all %lld busy)",
+				      (long long)idle, (long long)evicted, (long long)refused,
+				      (long long)json_integer_value(
+					  json_object_get(st, "max_connections"))));
+}
+
 static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *events)
 {
 	const json_t *n = lc_get(sb->record, "policy.network");
@@ -124,6 +140,7 @@ static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *e
 	}
 	kv_take(o, "connections total",
 		sbx_xasprintf("%zu allowed, %zu failed, %zu denied", allowed, failed, denied));
+	print_unserved(o, json_object_get(sb->record, "proxy_stats"));
 	json_decref(conns);
 }
 

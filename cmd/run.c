@@ -24,6 +24,8 @@
 #include "profile.h"
 #include "image_ui.h"
 #include "run.h"
+#include "disk.h"
+#include "record_text.h"
 #include "seccomp.h"
 
 #define OUTPUT_CAP (8ULL << 20)
@@ -365,11 +367,14 @@ static int make_layer(struct run_ctx *c, const char *dir, const char *lower, str
 }
 
 /*
- * [limits] disk: as root, the writable layers live in a tmpfs of that size
- * mounted on STATE/sandboxes/ID/disk (kept with the sandbox; destroy
- * unmounts it).  Unprivileged, no tmpfs can be mounted on the host: init
- * mounts one in the jail's mount namespace (o.layer_tmpfs), and when the
- * sandbox is kept its upper directories are copied to disk/ (keep_layers).
+ * [limits] disk (lib/disk.h): every run with a writable layer gets a cap.
+ * As root the layers live in an ext4 image of that size loop-mounted on
+ * STATE/sandboxes/ID/disk (kept with the sandbox; destroy unmounts it, and
+ * the loop device goes with the mount).  Without loop devices or mke2fs, in
+ * a tmpfs of that size mounted there.  Unprivileged, no filesystem can be
+ * mounted on the host: init mounts the tmpfs in the jail's mount namespace
+ * (o.layer_tmpfs), and when the sandbox is kept its upper directories are
+ * copied to disk/ (keep_layers).
  */
 /* Does this run have a writable layer at all? */
 static bool has_layers(const struct run_ctx *c)
@@ -396,14 +401,46 @@ static bool state_on_overlayfs(const struct run_ctx *c)
 	return statfs(c->sb.dir, &f) == 0 && f.f_type == OVERLAYFS_SUPER_MAGIC;
 }
 
+/* The layers' cap, in memory or on disk; c->cfg.disk becomes it. */
+static int disk_cap(struct run_ctx *c, uint64_t asked, bool in_memory, struct sbx_err *err)
+{
+	struct sbx_disk_cap cap;
+	int r = sbx_disk_cap(c->st.state_dir, asked, in_memory, &cap, err);
+
+	if (r < 0)
+		return r;
+	c->cfg.disk = c->layer_size = cap.size;
+	c->cg.disk_where = in_memory ? SBX_DISK_IN_MEMORY : SBX_DISK_ON_DISK;
+	c->cg.disk_inodes = cap.inodes;
+	if (cap.clamped) {
+		char a[32];
+
+		snprintf(c->cg.disk_why, sizeof(c->cg.disk_why), "%s asked: %.160s",
+			 sbx_rec_size((double)cap.asked, a, sizeof(a)), cap.why);
+	}
+	return 0;
+}
+
 static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 {
 	_cleanup_free_ char *opts = NULL;
-	bool overlayfs = has_layers(c) && state_on_overlayfs(c);
+	_cleanup_free_ char *img = NULL;
+	uint64_t asked = c->cfg.disk;
+	bool overlayfs, loop;
+	struct sbx_err e = {0};
+	int r;
 
-	if (c->cfg.disk == SBX_UNSET && !overlayfs)
+	if (!has_layers(c))
 		return 0;
-	c->layer_size = c->cfg.disk != SBX_UNSET ? c->cfg.disk : SBX_LAYER_MEMORY_DEFAULT;
+	overlayfs = state_on_overlayfs(c);
+	if (asked == SBX_DISK_NO_CAP && !overlayfs)
+		return 0; /* [limits] disk = unlimited: on the state filesystem as they are */
+	if (asked == SBX_DISK_NO_CAP)
+		asked = SBX_UNSET; /* in memory all the same: the default cap */
+	loop = !overlayfs && sbx_disk_loop_usable();
+	r = disk_cap(c, asked, !loop, err);
+	if (r < 0)
+		return r;
 	c->layer_dir = sbx_xasprintf("%s/disk", c->sb.dir);
 	if (mkdir(c->layer_dir, 0700) < 0)
 		return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
@@ -413,11 +450,37 @@ static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 		    "writable layer can be: the layers live in memory, a tmpfs of %llu MiB "
 		    "([limits] disk sets its size; --state-dir on a volume avoids this)",
 		    c->st.state_dir, (unsigned long long)(c->layer_size >> 20));
+	if (loop) {
+		_cleanup_free_ char *tpl = sbx_xasprintf("%s/disk-templates", c->st.state_dir);
+
+		img = sbx_xasprintf("%s/disk.img", c->sb.dir);
+		if (sbx_disk_loop_mount(img, c->layer_dir,
+					&(struct sbx_disk_cap){.size = c->layer_size,
+							       .inodes = c->cg.disk_inodes},
+					c->cg.disk_why[0] ? NULL : tpl, &e) == 0) {
+			_cleanup_free_ char *lf = sbx_xasprintf("%s/lost+found", c->layer_dir);
+
+			if (chmod(c->layer_dir, 0700) < 0)
+				return sbx_err_set(err, errno, "cannot prepare '%s'", c->layer_dir);
+			(void)rmdir(lf);
+			c->disk_mounted = c->disk_loop = true;
+			return 0;
+		}
+		(void)unlink(img);
+		c->layer_note = sbx_xasprintf("the writable layer cannot be an image on disk (%s): "
+					      "it is a tmpfs, in memory",
+					      e.msg);
+		c->cg.disk_why[0] = '\0';
+		r = disk_cap(c, asked, true, err);
+		if (r < 0)
+			return r;
+	}
 	if (geteuid() != 0 || overlayfs) {
 		c->disk_memory = true;
 		return 0;
 	}
-	opts = sbx_xasprintf("size=%llu,mode=0700", (unsigned long long)c->cfg.disk);
+	opts = sbx_xasprintf("size=%llu,nr_inodes=%llu,mode=0700", (unsigned long long)c->layer_size,
+			     (unsigned long long)c->cg.disk_inodes);
 	if (mount("sbx-disk", c->layer_dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
 		/* Root of a container without CAP_SYS_ADMIN: in the jail's own
 		 * mount namespace instead, as an ordinary user's. */
@@ -462,8 +525,10 @@ static int own_skeleton(struct run_ctx *c, struct sbx_err *err)
 
 static int prepare_layers(struct run_ctx *c, struct sbx_err *err)
 {
+	uint64_t t0 = sbx_now_ns();
 	int r = mount_disk(c, err);
 
+	c->t_disk = sbx_ms_since(t0);
 	if (r < 0)
 		return r;
 	if (!c->layer_dir)
@@ -546,13 +611,15 @@ static int setup(struct run_ctx *c, struct sbx_err *err)
 	r = open_logs(c, err);
 	if (r == 0)
 		r = prepare_image(c, err);
-	if (r == 0)
-		r = prepare_layers(c, err);
 	/* A cgroup only when a limit needs one: attaching costs milliseconds
 	 * (v1 memory), and pid-namespace teardown already ends every process. */
 	if (r == 0 && (c->cfg.memory != SBX_UNSET || c->cfg.pids != SBX_UNSET ||
 		       c->cfg.cpus_milli != SBX_UNSET))
 		r = sbx_cgroup_create(&c->cg, c->sb.id, &c->cfg, err);
+	/* After the cgroup (it starts from a cleared struct): the layers' cap
+	 * is said with the other limits. */
+	if (r == 0)
+		r = prepare_layers(c, err);
 	return r;
 }
 
@@ -910,7 +977,10 @@ static void teardown(struct run_ctx *c)
 					   c->rootfs_dir && c->cfg.rootfs_writable, &e) < 0)
 			sbx_print_err(&e);
 		run_record_finish(c);
-		if (!c->kept && c->disk_mounted && sbx_sandbox_unmount_all(&c->sb, NULL, &e) < 0)
+		/* An image stays a file when kept (sbx_disk_attach_kept mounts it
+		 * for inspect, export and exec): no mount or loop device left. */
+		if ((!c->kept || c->disk_loop) && c->disk_mounted &&
+		    sbx_sandbox_unmount_all(&c->sb, NULL, &e) < 0)
 			sbx_print_err(&e);
 		if (!c->kept)
 			remove_layers_parallel(c);

@@ -54,7 +54,9 @@ struct run_ctx {
 	struct sbx_usage usage;
 	char *rootfs_dir;  /* NULL: host */
 	char *layer_dir;   /* upper/ work/ overlays/: the sandbox dir, or its disk/ */
-	bool disk_mounted; /* disk/ is a size-capped tmpfs ([limits] disk) */
+	bool disk_mounted; /* disk/ is a size-capped mount ([limits] disk): a
+			    * loop-mounted ext4 image, or a tmpfs */
+	bool disk_loop;	   /* the image (disk.img): unmounted even when kept */
 	bool disk_memory;  /* unprivileged [limits] disk (or a state directory on an
 			    * overlayfs): the layers are on a tmpfs in the jail
 			    * (jail.layer_fd), copied to disk/ when kept */
@@ -64,6 +66,7 @@ struct run_ctx {
 	char *jail_path;   /* the command's PATH in the jail */
 	char *exec_error;  /* why the command could not be started (126/127) */
 	double t_image;
+	double t_disk; /* the writable layers' capped filesystem (lib/disk.h) */
 	int exit_code;
 	const char *reason; /* exited | signaled | timeout | oom | error */
 	char *error;	    /* set-up error message */
@@ -81,6 +84,7 @@ struct run_ctx {
 	size_t n_files;
 	struct sbx_proxy *proxy;
 	uint64_t net_allowed, net_failed, net_denied;
+	uint64_t net_idle, net_evicted, net_refused; /* the proxy's counts (netpolicy.h) */
 	struct sbx_seccomp_audit audit;
 	bool auditing;
 	int oom_fd; /* cgroup v1 OOM eventfd */

@@ -86,10 +86,31 @@ static void human_exit(const json_t *ev)
 	      (double)json_integer_value(json_object_get(r, "mem_peak")) / 1048576.0);
 }
 
+/* The proxy's connections that were no request, closed to make room or
+ * refused (netpolicy.h): "" if none. */
+static const char *proxy_unserved(const struct run_ctx *c, char *buf, size_t len)
+{
+	int max = sbx_proxy_max_connections();
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (c->net_idle)
+		n += (size_t)snprintf(buf + n, len - n, "; %llu without a request (closed idle)",
+				      (unsigned long long)c->net_idle);
+	if (c->net_evicted && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "; %llu closed to make room (%d at once)",
+				      (unsigned long long)c->net_evicted, max);
+	if (c->net_refused && n < len)
+		snprintf(buf + n, len - n, "; %llu refused (503: %d at once, all busy)",
+			 (unsigned long long)c->net_refused, max);
+	return buf;
+}
+
 void run_human(const json_t *ev, void *data)
 {
 	struct run_ctx *c = data;
 	const char *type = jstr(ev, "event");
+	char u[256];
 
 	if (!strcmp(type, "start")) {
 		sbx_errorf("sandbox %s (profile %s)", jstr(ev, "id"), jstr(ev, "profile"));
@@ -152,10 +173,10 @@ void run_human(const json_t *ev, void *data)
 	} else if (!strcmp(type, "exit")) {
 		human_exit(ev);
 		if (c->cfg.net == SBX_NET_PROXY)
-			sbx_errorf("network: %llu connections allowed, %llu failed, %llu denied",
+			sbx_errorf("network: %llu connections allowed, %llu failed, %llu denied%s",
 				   (unsigned long long)c->net_allowed,
 				   (unsigned long long)c->net_failed,
-				   (unsigned long long)c->net_denied);
+				   (unsigned long long)c->net_denied, proxy_unserved(c, u, sizeof(u)));
 	} else if (!strcmp(type, "kept")) {
 		sbx_errorf("kept sandbox %s (%s): sbx inspect %s; sbx destroy %s", jstr(ev, "id"),
 		      jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));
@@ -496,13 +517,15 @@ void run_log_timings(struct run_ctx *c)
 	json_t *t = json_object();
 
 	phase(c, t, "image", c->t_image);
+	phase(c, t, "disk", c->t_disk);
 	phase(c, t, "namespaces", j->t_namespaces);
 	phase(c, t, "mounts", j->t_mounts);
 	phase(c, t, "seccomp", j->t_seccomp);
 	phase(c, t, "exec", j->t_exec);
 	json_object_set_new(
 	    t, "total",
-	    json_real(c->t_image + j->t_namespaces + j->t_mounts + j->t_seccomp + j->t_exec));
+	    json_real(c->t_image + c->t_disk + j->t_namespaces + j->t_mounts + j->t_seccomp +
+		      j->t_exec));
 	json_object_set_new(c->sb.record, "timings_ms", t);
 }
 

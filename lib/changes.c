@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
+#include "disk.h"
 #include "log.h"
 
 #define UDIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -378,6 +379,10 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 					   "are gone",
 					   sb->id);
 	}
+	/* A kept sandbox's layers in an image of their own: mounted for this
+	 * process only. */
+	if (sbx_disk_attach_kept(sb->dirfd, sb->dir, false, err) < 0)
+		return -EPERM;
 	arr = json_object_get(json_object_get(json_object_get(sb->record, "policy"), "filesystem"),
 			      "layers");
 	if (json_is_array(arr)) {

@@ -15,7 +15,11 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
+#include <linux/magic.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 
 #include "seccomp.h"
@@ -31,6 +35,27 @@ static void reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/*
+ * The jail's devpts multiplexer.  Not /dev/ptmx: in a running jail (sbx
+ * exec -t) that is the jail's to replace, by a symlink to anything it can
+ * reach (runc CVE-2025-52565).  /dev/pts is a mount point the jail cannot
+ * move; what is opened must still be devpts's ptmx (5:2).
+ */
+static int open_ptmx(struct sbx_err *err)
+{
+	_cleanup_close_ int fd = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+	struct statfs f;
+	struct stat st;
+
+	if (fd < 0)
+		return sbx_err_set(err, errno, "cannot open '/dev/pts/ptmx'");
+	if (fstatfs(fd, &f) < 0 || f.f_type != DEVPTS_SUPER_MAGIC || fstat(fd, &st) < 0 ||
+	    !S_ISCHR(st.st_mode) || major(st.st_rdev) != 5 || minor(st.st_rdev) != 2)
+		return sbx_err_set(err, EPERM,
+				   "'/dev/pts/ptmx' is not the jail's devpts multiplexer");
+	return steal_fd(&fd);
+}
+
 /* A pty in the jail's devpts; the master goes to the supervisor. */
 static int setup_pty(const struct sbx_jail_cmd *c, struct sbx_err *err)
 {
@@ -39,9 +64,9 @@ static int setup_pty(const struct sbx_jail_cmd *c, struct sbx_err *err)
 	_cleanup_close_ int slave = -1;
 	int unlock = 0;
 
-	master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	master = open_ptmx(err);
 	if (master < 0)
-		return sbx_err_set(err, errno, "cannot open '/dev/ptmx'");
+		return master;
 	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
 		return sbx_err_set(err, errno, "cannot unlock the pty");
 	if (c->ws.ws_row && ioctl(master, TIOCSWINSZ, &c->ws) < 0)

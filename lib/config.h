@@ -17,6 +17,9 @@
 
 /* Sentinel meaning "not set" for numeric limits. */
 #define SBX_UNSET UINT64_MAX
+/* [limits] disk = unlimited: no cap on the writable layers (unset means
+ * the default cap, lib/disk.h). */
+#define SBX_DISK_NO_CAP (UINT64_MAX - 1)
 /* The in-memory writable layers' size when nothing sets one (a state
  * directory on an overlayfs, cmd/run.c). */
 #define SBX_LAYER_MEMORY_DEFAULT (4ULL << 30)

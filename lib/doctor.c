@@ -2,6 +2,8 @@
 /* lib/doctor.c - what this host gives sbx, probed for real (doctor.h). */
 #include "doctor.h"
 
+#include "disk.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/filter.h>
@@ -25,6 +27,7 @@
 #include "config.h"
 #include "jail.h"
 #include "limits.h"
+#include "record_text.h"
 
 const char *sbx_doctor_status_name(enum sbx_doctor_status s)
 {
@@ -511,6 +514,36 @@ static void cgroup_check(struct sbx_doctor *d)
 	sbx_config_free(&cfg);
 }
 
+/* Where the writable layers of a run with the default cap would be. */
+static void layers_cap(struct sbx_doctor_check *c, const char *dir, const char *existing)
+{
+	bool loop = sbx_disk_loop_usable();
+	struct sbx_disk_cap cap;
+	struct sbx_err e = {0};
+	char sz[32];
+
+	if (sbx_disk_cap(existing, SBX_UNSET, !loop, &cap, &e) < 0) {
+		c->status = SBX_DOC_MISSING;
+		snprintf(c->detail, sizeof(c->detail), "%.400s", e.msg);
+		snprintf(c->fix, sizeof(c->fix), "free space there, or SBX_STATE_DIR on another "
+						 "filesystem");
+		return;
+	}
+	sbx_rec_size((double)cap.size, sz, sizeof(sz));
+	snprintf(c->detail, sizeof(c->detail), "%.300s: writable layers capped at %s (%s)%s%.200s",
+		 dir, sz,
+		 loop ? "an ext4 image on a loop device"
+		 : geteuid() == 0 ? "a tmpfs: no loop device or mke2fs"
+				  : "a tmpfs in the jail, in memory",
+		 cap.clamped ? "; " : "", cap.clamped ? cap.why : "");
+	if (!loop && geteuid() == 0) {
+		c->status = SBX_DOC_FALLBACK;
+		snprintf(c->fix, sizeof(c->fix), "%s", sbx_disk_mke2fs() ? "a kernel with loop devices "
+								       "(modprobe loop)"
+									 : "apt-get install e2fsprogs");
+	}
+}
+
 static void statedir_check(struct sbx_doctor *d, const char *dir)
 {
 	struct sbx_doctor_check *c = add(d, "statedir", "state directory");
@@ -529,13 +562,14 @@ static void statedir_check(struct sbx_doctor *d, const char *dir)
 		c->status = SBX_DOC_FALLBACK;
 		snprintf(c->detail, sizeof(c->detail),
 			 "%.300s is on an overlayfs (a container's root): writable layers cannot be "
-			 "there, so they live in memory (a tmpfs of [limits] disk, 4G by default)",
+			 "there, so they live in memory (a tmpfs of the [limits] disk cap, at most a "
+			 "quarter of the memory)",
 			 dir);
 		snprintf(c->fix, sizeof(c->fix), "--state-dir (or SBX_STATE_DIR) on a volume or "
 						 "a tmpfs of the container");
 		return;
 	}
-	snprintf(c->detail, sizeof(c->detail), "%.300s: writable layers on disk", dir);
+	layers_cap(c, dir, p);
 }
 
 static void info_checks(struct sbx_doctor *d)

@@ -304,6 +304,17 @@ int sbx_cgroup_create_in(struct sbx_cgroup *cg, const struct sbx_cgroup_sys *s, 
 	return 0;
 }
 
+/*
+ * Only a pids limit, and no cgroup v2: RLIMIT_NPROC in the jail's own user
+ * namespace holds it as well, and a v1 attach (the supervisor moving init
+ * into the cgroup) waits for an RCU grace period, ~10 ms a run.
+ */
+static bool pids_alone_on_v1(const struct sbx_cgroup_sys *s, const struct sbx_config *cfg)
+{
+	return cfg->pids != SBX_UNSET && cfg->memory == SBX_UNSET && cfg->cpus_milli == SBX_UNSET &&
+	       s->force == 0 && !sbx_cg2_usable(s);
+}
+
 int sbx_cgroup_create(struct sbx_cgroup *cg, const char *id, const struct sbx_config *cfg,
 		      struct sbx_err *err)
 {
@@ -312,8 +323,14 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, const char *id, const struct sbx_co
 
 	memset(cg, 0, sizeof(*cg));
 	r = sbx_cgroup_probe(&s, err);
-	if (r == 0)
+	if (r == 0 && pids_alone_on_v1(&s, cfg)) {
+		cg->pids = SBX_ENF_RLIMIT;
+		snprintf(cg->note, sizeof(cg->note),
+			 "pids by RLIMIT_NPROC: no memory or cpu limit needs a cgroup, and "
+			 "a cgroup v1 attach costs about 10 ms a run");
+	} else if (r == 0) {
 		r = sbx_cgroup_create_in(cg, &s, id, cfg, err);
+	}
 	sbx_cgroup_sys_free(&s);
 	return r;
 }

@@ -83,6 +83,9 @@ enum sbx_enforce {
 	SBX_ENF_RLIMIT,	    /* fallback (e.g. RLIMIT_NPROC, RLIMIT_AS) */
 	SBX_ENF_UNENFORCED, /* requested but nothing could enforce it */
 };
+#define SBX_DISK_ON_DISK   1
+#define SBX_DISK_IN_MEMORY 2
+
 /* "none", "cgroup2", "cgroup1", "rlimit", "unenforced" */
 const char *sbx_enforce_name(enum sbx_enforce e);
 
@@ -102,6 +105,12 @@ struct sbx_cgroup {
 			    * shows them as a warning) */
 	char note[256];	   /* which hierarchy and why, when that is no caveat
 			    * (doctor and the record only) */
+	/* [limits] disk as the run applied it (lib/disk.h), for the run log
+	 * and the record: SBX_DISK_ON_DISK or SBX_DISK_IN_MEMORY (0 before),
+	 * the inode cap, and why the cap is less than asked ("" if it is not). */
+	int disk_where;
+	uint64_t disk_inodes;
+	char disk_why[200];
 };
 
 struct sbx_usage {

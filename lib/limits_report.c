@@ -161,7 +161,7 @@ struct entry {
 	const char *name;
 	char value[32];
 	const char *enforced;
-	char how[96];
+	char how[320];
 };
 
 static size_t entries(const struct sbx_config *cfg, const struct sbx_cgroup *cg, struct entry *e)
@@ -205,11 +205,27 @@ static size_t entries(const struct sbx_config *cfg, const struct sbx_cgroup *cg,
 		fmt_size(cfg->fsize, e[n].value, sizeof(e[n].value));
 		n++;
 	}
-	if (cfg->disk != SBX_UNSET) {
+	if (cfg->disk == SBX_DISK_NO_CAP) {
 		e[n] = (struct entry){.name = "disk",
-				      .enforced = "tmpfs",
-				      .how = "the writable layer's tmpfs"};
+				      .value = "unlimited",
+				      .enforced = "none",
+				      .how = "no cap ([limits] disk = unlimited): the writable layer is on "
+					     "the state filesystem"};
+		n++;
+	} else if (cfg->disk != SBX_UNSET) {
+		bool on_disk = cg && cg->disk_where == SBX_DISK_ON_DISK;
+
+		e[n] = (struct entry){.name = "disk", .enforced = on_disk ? "loop-ext4" : "tmpfs"};
 		fmt_size(cfg->disk, e[n].value, sizeof(e[n].value));
+		if (on_disk)
+			snprintf(e[n].how, sizeof(e[n].how),
+				 "the writable layer is an ext4 image on the state filesystem, "
+				 "%" PRIu64 " inodes%s%s",
+				 cg->disk_inodes, cg->disk_why[0] ? "; " : "", cg->disk_why);
+		else
+			snprintf(e[n].how, sizeof(e[n].how),
+				 "the writable layer is a tmpfs, in memory%s%s",
+				 cg && cg->disk_why[0] ? "; " : "", cg ? cg->disk_why : "");
 		n++;
 	}
 	e[n] = (struct entry){.name = "core", .value = "0", .enforced = "rlimit", .how = "rlimit"};
@@ -254,7 +270,7 @@ static json_t *entry_json(const struct sbx_config *cfg, const struct entry *e)
 	else if (!strcmp(e->name, "fsize"))
 		v = json_integer((json_int_t)cfg->fsize);
 	else if (!strcmp(e->name, "disk"))
-		v = json_integer((json_int_t)cfg->disk);
+		v = cfg->disk == SBX_DISK_NO_CAP ? json_null() : json_integer((json_int_t)cfg->disk);
 	else
 		v = json_integer(0);
 	json_object_set_new(o, !strcmp(e->name, "time") ? "value_ms" : "value", v);

@@ -165,6 +165,10 @@ struct sbx_proxy_stats {
 	uint64_t bytes_up;
 	uint64_t bytes_down;
 	uint64_t active;	/* connections being served now */
+	uint64_t idle;		/* ended without a whole request (no event) */
+	uint64_t evicted;	/* of those with or without one: closed, idle, to
+				 * make room for a new one */
+	uint64_t refused;	/* answered 503: every connection busy (no event) */
 };
 
 /*
@@ -184,6 +188,8 @@ int sbx_proxy_start(struct sbx_proxy **p, int listen_fd, const struct sbx_strv *
 void sbx_proxy_stop(struct sbx_proxy *p);
 void sbx_proxy_free(struct sbx_proxy *p);
 void sbx_proxy_get_stats(struct sbx_proxy *p, struct sbx_proxy_stats *st);
+/* How many connections a proxy serves at once (more make room or get 503). */
+int sbx_proxy_max_connections(void);
 /* An fd readable while queued events are pending (cb == NULL mode). */
 int sbx_proxy_event_fd(struct sbx_proxy *p);
 /* Take the queued events (a new JSON array, possibly empty). */

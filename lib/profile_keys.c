@@ -732,6 +732,11 @@ static int set_limit(struct sbx_config *c, const char *key, const char *val,
 	int r;
 
 	if (strcmp(val, "unlimited") == 0) {
+		*f = strcmp(key, "disk") == 0 ? SBX_DISK_NO_CAP : SBX_UNSET;
+		return 0;
+	}
+	/* disk = default: the default cap (lib/disk.h), as when it is not set */
+	if (strcmp(key, "disk") == 0 && strcmp(val, "default") == 0) {
 		*f = SBX_UNSET;
 		return 0;
 	}
@@ -871,7 +876,7 @@ const struct sbx_profile_key sbx_profile_keys[] = {
     K("limits", "time", false, set_limit, NULL, "DURATION|unlimited"),
     K("limits", "nofile", false, set_limit, NULL, "N|unlimited"),
     K("limits", "fsize", false, set_limit, NULL, "SIZE|unlimited"),
-    K("limits", "disk", false, set_limit, NULL, "SIZE|unlimited"),
+    K("limits", "disk", false, set_limit, NULL, "SIZE|default|unlimited"),
     K("limits", "image-size", false, set_limit, NULL, "SIZE|unlimited"),
     K("limits", "image-entries", false, set_limit, NULL, "N|unlimited"),
     K("security", "seccomp", false, set_seccomp, sbx_profile_write_security, "default|strict|FILE"),

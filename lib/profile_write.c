@@ -153,7 +153,9 @@ void sbx_profile_write_limits(const struct sbx_config *c, FILE *out)
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(keys); i++) {
 		uint64_t v = *sbx_profile_limit_field(m, keys[i]);
 
-		if (v == SBX_UNSET)
+		if (strcmp(keys[i], "disk") == 0 && (v == SBX_UNSET || v == SBX_DISK_NO_CAP))
+			snprintf(buf, sizeof(buf), v == SBX_UNSET ? "default" : "unlimited");
+		else if (v == SBX_UNSET)
 			snprintf(buf, sizeof(buf), "unlimited");
 		else if (strcmp(keys[i], "cpus") == 0 && v % 1000)
 			snprintf(buf, sizeof(buf), "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);

@@ -2,8 +2,13 @@
 /*
  * lib/proxy.c - the allowlist HTTP proxy of `--net proxy` (and `sbx proxy`).
  *
- * One accept thread, one detached thread per client connection (at most
- * PROXY_MAX_CONN at a time; more get a 503).  A connection reads one
+ * One accept thread, one detached thread per client connection.  At most
+ * PROXY_MAX_CONN are served at a time: past that, a new connection makes
+ * room by closing the one idle the longest, and gets a 503 only when every
+ * one is busy; idle ones are closed anyway after a while (the limits are
+ * in proxy_int.h).  Connections that never sent a whole request are
+ * counted (sbx_proxy_stats.idle), not logged one by one, so that a jail
+ * opening thousands of them cannot flood the run log.  A connection reads one
  * request head (capped at PROXY_HEAD_MAX), decides, connects to the exact
  * address it checked, then relays both directions through a 4 MiB buffer
  * each (see relay() in proxy_conn.c for why not splice(2)).
@@ -39,7 +44,6 @@
 #include "log.h"
 #include "proxy_int.h"
 
-#define PROXY_MAX_CONN 256
 #define PROXY_STACK (256 * 1024)
 
 struct sbx_proxy {
@@ -55,6 +59,8 @@ struct sbx_proxy {
 	bool stopped;
 	json_t *queue;
 	struct sbx_proxy_stats st;
+	struct proxy_conn *conns; /* being served, newest first */
+	uint64_t evicting;	  /* of those, shut down to make room and not gone yet */
 };
 
 static void proxy_emit(struct sbx_proxy *p, struct proxy_conn *c);
@@ -85,8 +91,17 @@ static json_t *conn_event(const struct proxy_conn *c)
 
 static void proxy_emit(struct sbx_proxy *p, struct proxy_conn *c)
 {
-	json_t *ev = conn_event(c);
+	json_t *ev;
 
+	/* No request (nothing, or not a whole head, before it closed, timed
+	 * out, was closed for room or the proxy stopped): a count, no event. */
+	if (!__atomic_load_n(&c->requested, __ATOMIC_RELAXED) && c->status == 0) {
+		pthread_mutex_lock(&p->lock);
+		p->st.idle++;
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	ev = conn_event(c);
 	pthread_mutex_lock(&p->lock);
 	if (!c->allowed)
 		p->st.denied++;
@@ -123,6 +138,11 @@ json_t *sbx_proxy_take_events(struct sbx_proxy *p)
 	return out;
 }
 
+int sbx_proxy_max_connections(void)
+{
+	return PROXY_MAX_CONN;
+}
+
 int sbx_proxy_event_fd(struct sbx_proxy *p)
 {
 	return p->event_fd;
@@ -137,10 +157,17 @@ void sbx_proxy_get_stats(struct sbx_proxy *p, struct sbx_proxy_stats *st)
 	pthread_mutex_unlock(&p->lock);
 }
 
+void sbx_proxy_touch(struct proxy_conn *c)
+{
+	__atomic_store_n(&c->last_ns, sbx_now_ns(), __ATOMIC_RELAXED);
+}
+
 void sbx_proxy_count(struct proxy_conn *c, bool up, uint64_t n)
 {
 	struct sbx_proxy *p = c->proxy;
 
+	if (n)
+		sbx_proxy_touch(c);
 	if (up) {
 		c->bytes_up += n;
 		__atomic_add_fetch(&p->st.bytes_up, n, __ATOMIC_RELAXED);
@@ -162,12 +189,37 @@ const struct sbx_allowlist *sbx_proxy_conn_allowlist(const struct proxy_conn *c)
 
 /* ---- threads ---- */
 
+/* Under the lock. */
+static void unlink_conn(struct sbx_proxy *p, struct proxy_conn *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		p->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
+}
+
 static void *conn_main(void *arg)
 {
 	struct proxy_conn *c = arg;
 	struct sbx_proxy *p = c->proxy;
+	bool evicted;
 
 	sbx_proxy_serve_conn(c);
+	/* Off the list before its descriptors close: an eviction shuts them
+	 * down under the lock, never a number reused meanwhile. */
+	pthread_mutex_lock(&p->lock);
+	unlink_conn(p, c);
+	evicted = c->evicted;
+	if (evicted)
+		p->evicting--;
+	pthread_mutex_unlock(&p->lock);
+	if (evicted)
+		snprintf(c->reason + strlen(c->reason), sizeof(c->reason) - strlen(c->reason),
+			 "%sclosed to make room: %d connections at once, this one idle the longest",
+			 c->reason[0] ? "; " : "", PROXY_MAX_CONN);
 	proxy_emit(p, c);
 	sbx_closep(&c->client);
 	sbx_closep(&c->upstream);
@@ -180,14 +232,56 @@ static void *conn_main(void *arg)
 	return NULL;
 }
 
+/* Every one busy relaying: a 503, counted (sbx_proxy_stats.refused), no
+ * event. */
 static void reject_busy(struct sbx_proxy *p, struct proxy_conn *c)
 {
-	c->status = 503;
-	snprintf(c->reason, sizeof(c->reason), "too many connections (%d)", PROXY_MAX_CONN);
+	snprintf(c->reason, sizeof(c->reason),
+		 "too many connections: %d at once, all relaying in the last %d ms",
+		 PROXY_MAX_CONN, PROXY_EVICT_IDLE_MS);
 	sbx_proxy_reply(c, 503, "Service Unavailable", c->reason);
-	proxy_emit(p, c);
+	pthread_mutex_lock(&p->lock);
+	p->st.refused++;
+	pthread_mutex_unlock(&p->lock);
 	close(c->client);
 	free(c);
+}
+
+/*
+ * Under the lock, with PROXY_MAX_CONN being served: shut down the one that
+ * has waited longest for its request head, or else the relay idle the
+ * longest if it has been idle PROXY_EVICT_IDLE_MS.  (A flood of idle
+ * connections thus only ever pushes out its own oldest, and a real request
+ * leaves the waiting set as soon as its head is in.)  Its thread sees both
+ * sockets end and finishes.  False when none may go.
+ */
+static bool evict_one(struct sbx_proxy *p, uint64_t now)
+{
+	struct proxy_conn *v = NULL, *c;
+	bool v_head = false;
+
+	for (c = p->conns; c; c = c->next) {
+		bool head = !__atomic_load_n(&c->requested, __ATOMIC_RELAXED);
+		uint64_t last = __atomic_load_n(&c->last_ns, __ATOMIC_RELAXED);
+
+		if (c->evicted ||
+		    (!head && now - last < (uint64_t)PROXY_EVICT_IDLE_MS * 1000000))
+			continue;
+		if (!v || (head && !v_head) ||
+		    (head == v_head && last < __atomic_load_n(&v->last_ns, __ATOMIC_RELAXED))) {
+			v = c;
+			v_head = head;
+		}
+	}
+	if (!v)
+		return false;
+	v->evicted = true;
+	p->evicting++;
+	p->st.evicted++;
+	shutdown(v->client, SHUT_RDWR);
+	if (v->upstream >= 0)
+		shutdown(v->upstream, SHUT_RDWR);
+	return true;
 }
 
 static bool spawn_conn(struct sbx_proxy *p, int fd)
@@ -200,13 +294,18 @@ static bool spawn_conn(struct sbx_proxy *p, int fd)
 	c->proxy = p;
 	c->client = fd;
 	c->upstream = -1;
-	c->start_ns = sbx_now_ns();
+	c->start_ns = c->last_ns = sbx_now_ns();
 	sbx_rfc3339_now(c->ts, sizeof(c->ts));
 	pthread_mutex_lock(&p->lock);
 	p->st.connections++;
-	ok = p->st.active < PROXY_MAX_CONN;
-	if (ok)
+	ok = p->st.active - p->evicting < PROXY_MAX_CONN || evict_one(p, c->start_ns);
+	if (ok) {
 		p->st.active++;
+		c->next = p->conns;
+		if (p->conns)
+			p->conns->prev = c;
+		p->conns = c;
+	}
 	pthread_mutex_unlock(&p->lock);
 	if (!ok) {
 		reject_busy(p, c);
@@ -218,6 +317,7 @@ static bool spawn_conn(struct sbx_proxy *p, int fd)
 	if (pthread_create(&t, &attr, conn_main, c) != 0) {
 		pthread_mutex_lock(&p->lock);
 		p->st.active--;
+		unlink_conn(p, c);
 		pthread_mutex_unlock(&p->lock);
 		reject_busy(p, c);
 	}

@@ -12,7 +12,7 @@
 #include "proxy_int.h"
 
 #define HEAD_MAX (64 * 1024)
-#define HEAD_TIMEOUT_MS 30000
+#define HEAD_TIMEOUT_MS PROXY_HEAD_TIMEOUT_MS
 #define CONNECT_TIMEOUT_MS 10000
 #define RELAY_BUF (4 * 1024 * 1024)
 
@@ -124,11 +124,13 @@ static int read_head(struct proxy_conn *c, struct request *rq)
 		ssize_t n = recv(c->client, rq->buf + rq->total, HEAD_MAX - rq->total, 0);
 
 		if (n > 0) {
+			sbx_proxy_touch(c);
 			rq->total += (size_t)n;
 			const char *end = find_head_end(rq->buf, from, rq->total, &skip);
 
 			if (end) {
 				rq->head_len = (size_t)(end - rq->buf) + skip;
+				__atomic_store_n(&c->requested, true, __ATOMIC_RELAXED);
 				return 0;
 			}
 			continue;
@@ -550,10 +552,23 @@ static void relay(struct proxy_conn *c)
 		struct pollfd pf[3] = { { .fd = c->client }, { .fd = c->upstream },
 					{ .fd = sbx_proxy_conn_stop_fd(c), .events = POLLIN } };
 
+		uint64_t idle = sbx_now_ns() - __atomic_load_n(&c->last_ns, __ATOMIC_RELAXED);
+		int n;
+
 		half_events(&up, &pf[0], &pf[1]);
 		half_events(&down, &pf[1], &pf[0]);
-		if (poll(pf, 3, -1) < 0 && errno != EINTR) {
+		n = idle >= (uint64_t)PROXY_IDLE_MS * 1000000
+			? 0
+			: poll(pf, 3, (int)(((uint64_t)PROXY_IDLE_MS * 1000000 - idle) / 1000000) + 1);
+		if (n < 0 && errno != EINTR) {
 			r = -errno;
+			break;
+		}
+		if (n == 0 && sbx_now_ns() - __atomic_load_n(&c->last_ns, __ATOMIC_RELAXED) >=
+				  (uint64_t)PROXY_IDLE_MS * 1000000) {
+			snprintf(c->reason + strlen(c->reason),
+				 sizeof(c->reason) - strlen(c->reason),
+				 "; closed after %d s without a byte either way", PROXY_IDLE_MS / 1000);
 			break;
 		}
 		if (pf[2].revents) {

@@ -31,10 +31,28 @@ struct proxy_conn {
 	char reason[256];
 	uint64_t bytes_up;
 	uint64_t bytes_down;
+	/* the proxy's list of connections being served (under its lock) */
+	struct proxy_conn *prev, *next;
+	uint64_t last_ns;	/* last byte either way (atomic) */
+	bool requested;		/* a whole request head arrived (atomic) */
+	bool evicted;		/* shut down to make room (under the lock) */
 };
+
+/* Idle limits: a connection that has sent no whole request head within
+ * PROXY_HEAD_TIMEOUT_MS is closed, and so is one that moved no byte either
+ * way for PROXY_IDLE_MS.  With PROXY_MAX_CONN being served, a new one makes
+ * room by closing the one that has waited longest for its request head,
+ * else the relay idle the longest if that one has been idle
+ * PROXY_EVICT_IDLE_MS or more; otherwise the new one gets a 503. */
+#define PROXY_MAX_CONN 256
+#define PROXY_HEAD_TIMEOUT_MS 10000
+#define PROXY_IDLE_MS (600 * 1000)
+#define PROXY_EVICT_IDLE_MS 1000
 
 /* proxy.c */
 void sbx_proxy_count(struct proxy_conn *c, bool up, uint64_t n);
+/* A byte arrived or left: the connection is not idle. */
+void sbx_proxy_touch(struct proxy_conn *c);
 int sbx_proxy_conn_stop_fd(const struct proxy_conn *c);
 const struct sbx_allowlist *sbx_proxy_conn_allowlist(const struct proxy_conn *c);
 

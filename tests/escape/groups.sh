@@ -675,6 +675,43 @@ grp_res() {
 	# As root the layer is a tmpfs on the state directory, unprivileged a
 	# tmpfs in the jail's mount namespace: both stop the fill.
 	expect res/disk-fill-writable-layer
+	# No [limits] disk: the default cap leaves the state filesystem's reserve
+	# (256 MiB here) free, so every other sandbox on it still starts.  The
+	# state directory is on a filesystem of 1.5 GiB of the battery's own.
+	local small=$BASE/small-$MODE avail cap_mb left st2
+	mkdir -p "$small" && mount -t tmpfs -o size=1536m sbx-escape-small "$small" &&
+		mkdir -p "$small/state" && chmod 0700 "$small/state" &&
+		{ [ "$MODE" = root ] || chown 65534:65534 "$small/state"; }
+	avail=$(($(stat -f -c '%a * %S' "$small/state")))
+	cap_mb=$(((avail - (256 << 20)) >> 20))
+	# The fill, then a file filling the layer up that stays: the sandbox is
+	# kept full while the next one starts.
+	JR_ENV="SBX_STATE_DIR=$small/state" jailrun --keep --rootfs "$IMG" -- /bin/sh -c \
+		"/x/res_attack fill disk-fill-default-cap /fill $cap_mb; dd if=/dev/zero of=/kept bs=1M 2>/dev/null; true"
+	jail "$out"
+	left=$(($(stat -f -c '%a * %S' "$small/state") >> 20))
+	JR_ENV="SBX_STATE_DIR=$small/state" jailrun --rootfs "$IMG" -- /bin/sh -c 'echo x >/made && cat /made'
+	st2=$rc
+	[ "$left" -ge 240 ] && [ "$st2" -eq 0 ] && [ "$out" = x ]
+	verdict res/disk-fill-default-cap-others-start $? "after the fill, $left MiB of the state filesystem free; the next sandbox rc=$st2"
+	JR_ENV="SBX_STATE_DIR=$small/state" as_mode "$MODE" "$SBX" destroy --all >/dev/null 2>&1
+	umount "$small" 2>/dev/null || umount -l "$small"
+	expect res/disk-fill-default-cap
+	# The allowlist proxy under 10,000 idle connections from the jail: new
+	# requests are still served (the flood pushes out its own oldest), and
+	# the record counts what was closed or refused.
+	local pst p_idle p_evicted p_refused p_allowed
+	jailrun --keep -n "esc-flood-$MODE" --rootfs "$IMG" --net proxy --allow "127.0.0.1:$PORT" -- \
+		/x/net_attack proxyflood proxy-idle-flood 3128 "127.0.0.1:$PORT" 10000
+	jail "$out"
+	pst=$(as_mode "$MODE" "$SBX" inspect --json "esc-flood-$MODE" 2>/dev/null |
+		jq -r '.proxy_stats | "\(.idle) \(.evicted) \(.refused) \(.allowed)"')
+	as_mode "$MODE" "$SBX" destroy "esc-flood-$MODE" >/dev/null 2>&1
+	read -r p_idle p_evicted p_refused p_allowed <<<"$pst"
+	[ "${p_idle:-0}" -gt 0 ] 2>/dev/null && [ "$((p_idle + p_refused))" -ge 5000 ] &&
+		[ "${p_allowed:-0}" -ge 60 ]
+	verdict res/proxy-idle-flood-counted $? "the record counts ${p_idle:-?} idle, ${p_evicted:-?} closed to make room, ${p_refused:-?} refused, ${p_allowed:-?} allowed"
+	expect net/proxy-idle-flood
 	jailrun --rootfs "$IMG" --tmpfs /big:16m -- /x/res_attack fill disk-fill-tmpfs /big/fill 16
 	jail "$out"
 	expect res/disk-fill-tmpfs
@@ -794,4 +831,96 @@ grp_see() {
 	jailrun --rootfs "$IMG" --net none --memory 256m --pids 256 -- /bin/sh -c "$(see_script)" sh image
 	jail "$(grep 'see/sys-other-cgroups' <<<"$out")" -limited
 	expect see/sys-other-cgroups-limited
+}
+
+# The runtime CVE classes of 2019-2025, as attacks on sbx's own mechanisms
+# (tests/escape/README.md, group cve): planted /dev and /proc symlinks in an
+# image and in a running jail, `sbx exec` with descriptor working
+# directories, /proc/PID/exe of sbx's processes with the binary owned by
+# the jail's own uid, and cgroup redirection.
+grp_cve() {
+	local I=$BASE/img name=cve-run-$MODE own=$BASE/sbx-own-$MODE owner sum0 sum1 i n bad
+	local mark=cve-marker-$$-$MODE mdir=$BASE/cve-wd-$MODE bgout=$BASE/cve-run-$MODE.out
+	# 1. The image's /dev/null, /dev/console, /dev/ptmx, /dev/pts/ptmx and
+	# /proc entries are symlinks to masked or read-only /proc files.
+	jailrun --rootfs "$I/cve-dev-symlinks.tar" -- /x/cve_attack masks mask-source-symlink-image
+	if [ "$rc" -eq 125 ]; then
+		verdict cve/mask-source-symlink-image 0 "refused (125): $(why)"
+	else
+		jail "$out"
+	fi
+	# 2. A running jail, run by a copy of sbx owned by the jail's own uid
+	# (rootless: what the jail's root is on the host).  It plants /dev
+	# symlinks and watches every process for an exe it could write.
+	owner=$JAIL_ROOT_UID
+	[ "$MODE" = user ] && owner=65534
+	cp "$SBX" "$own" && chown "$owner:$owner" "$own" && chmod 0755 "$own"
+	sum0=$(sha256sum <"$own")
+	mkdir -p "$mdir" && chmod 0777 "$mdir" && touch "$mdir/$mark"
+	as_mode "$MODE" timeout -k 5 120 "$own" run -q -n "$name" --rootfs "$IMG" -- /bin/sh -c \
+		'/x/cve_attack plant /tmp; exec /x/cve_attack exewrite 90 /tmp/stop' >"$bgout" 2>&1 &
+	local bg=$!
+	for i in $(seq 100); do
+		as_mode "$MODE" "$own" exec "$name" -- test -L /dev/null 2>/dev/null && break
+		sleep 0.1
+	done
+	# sbx exec, 20 times, stdin a pipe; then with a pty (-t) whose /dev/ptmx
+	# the jail replaced: each must still work, on a pty of the jail's devpts.
+	n=0
+	for i in $(seq 20); do
+		echo | as_mode "$MODE" "$own" exec "$name" -- true 2>/dev/null || n=$((n + 1))
+	done
+	out=$(as_mode "$MODE" script -qec "$own exec -t $name -- tty" /dev/null 2>&1 | tr -d '\r')
+	bad=
+	[ "$n" -eq 0 ] || bad="$n of 20 sbx exec failed;"
+	grep -qE '^/dev/pts/[0-9]+$' <<<"$out" || bad="$bad sbx exec -t got no pty of the jail ($(head -c 160 <<<"$out"));"
+	# Nothing sbx exec did went through a planted link: the files stay empty.
+	out=$(as_mode "$MODE" "$own" exec "$name" -- /bin/sh -c 'cat /tmp/planted-* | wc -c' 2>&1)
+	[ "$out" = 0 ] || bad="$bad the planted targets hold ${out:0:40} bytes;"
+	[ -z "$bad" ]
+	verdict cve/planted-dev-links-exec $? "${bad:-20 sbx exec and one sbx exec -t through /dev/null, /dev/ptmx, /dev/console and /dev/tty replaced by symlinks: all ran, on the devpts of the jail, nothing written through them}"
+	# The masks hold for what sbx exec starts in that jail.
+	out=$(as_mode "$MODE" "$own" exec "$name" -- /x/cve_attack masks masks-hold-for-exec planted 2>&1)
+	jail "$out"
+	# CVE-2024-21626: a working directory of /proc/self/fd/N (whatever the
+	# entering process holds), from a host directory with a marker in it.
+	bad=
+	for i in $(seq 3 15); do
+		out=$(JR_CWD=$mdir as_mode "$MODE" "$own" exec -w "/proc/self/fd/$i" "$name" -- \
+			/bin/sh -c 'pwd; ls -a . .. 2>&1; ls /proc/self/fd' 2>&1)
+		if grep -qE "$mark|record\.json|sandboxes|disk-templates" <<<"$out"; then
+			bad="$bad fd $i: $(tr '\n' ' ' <<<"$out" | head -c 120);"
+		fi
+	done
+	out=$(JR_CWD=$mdir as_mode "$MODE" "$own" exec "$name" -- /bin/sh -c 'ls /proc/self/fd; ls -a .' 2>&1)
+	grep -q "$mark" <<<"$out" && bad="$bad the default working directory is the host's;"
+	[ "$(as_mode "$MODE" "$own" exec "$name" -- ls /proc/self/fd 2>&1 | tr '\n' ' ')" = "0 1 2 3 " ] ||
+		bad="$bad the process sbx exec started holds more than stdio;"
+	[ -z "$bad" ]
+	verdict cve/exec-fd-cwd $? "${bad:-sbx exec -w /proc/self/fd/3..15: none reached the host directory or the state of sbx; stdio only}"
+	as_mode "$MODE" "$own" exec "$name" -- touch /tmp/stop >/dev/null 2>&1
+	wait "$bg"
+	jail "$(cat "$bgout")"
+	sum1=$(sha256sum <"$own")
+	[ "$sum1" = "$sum0" ]
+	verdict cve/exe-overwrite-binary $? "the sbx binary owned by the uid of the jail root ($owner) is unchanged after 23 sbx exec"
+	rm -f "$own"
+	# 3. CVE-2025-52881 class: the jail redirects what sbx writes and reads
+	# in its cgroup (a child cgroup, symlinks, daemons), under limits that
+	# need one: sbx still ends every process and leaves no cgroup.
+	local cg0 cg1
+	cg0=$(find /sys/fs/cgroup -maxdepth 3 -name 'sbx-*' -type d 2>/dev/null | sort)
+	jailrun --rootfs "$IMG" --memory 256m --pids 64 -- /bin/sh -c '/x/cve_attack cgroup cgroup-redirect; sleep 0.5'
+	sleep 0.3
+	cg1=$(find /sys/fs/cgroup -maxdepth 3 -name 'sbx-*' -type d 2>/dev/null | sort)
+	bad=
+	[ "$rc" -eq 0 ] || bad="sbx rc=$rc: $(why);"
+	[ "$cg1" = "$cg0" ] || bad="$bad cgroups left: $(comm -13 <(echo "$cg0") <(echo "$cg1") | head -n 3 | tr '\n' ' ');"
+	pgrep -f 'sleep 300' -u "$([ "$MODE" = user ] && echo 65534 || echo "$JAIL_ROOT_UID")" >/dev/null &&
+		bad="$bad a daemon of the jail outlived it;"
+	sentinels_alive || bad="$bad a host sentinel died;"
+	[ -z "$bad" ]
+	verdict cve/cgroup-redirect $? "${bad:-$(grep ^cgroup <<<"$out" | head -n 1); every process ended, no cgroup left}"
+	expect cve/mask-source-symlink-image cve/planted-dev-links-exec cve/masks-hold-for-exec \
+		cve/exec-fd-cwd cve/exe-overwrite cve/exe-overwrite-binary cve/cgroup-redirect
 }

@@ -122,6 +122,19 @@ write("mnt-proc-rel.tar", [node("proc", tarfile.SYMTYPE, up + hv[1:] + "/mnt/pro
 write("mnt-dev-abs.tar", [node("dev", tarfile.SYMTYPE, hv + "/mnt/dev")], skip=("dev",))
 write("mnt-devnull.tar", [d("dev"), node("dev/null", tarfile.SYMTYPE, hv + "/mnt/nullfile"),
                           node("dev/pts", tarfile.SYMTYPE, up + hv[1:] + "/mnt/dev")], skip=("dev",))
+# runc CVE-2025-31133 / CVE-2025-52565: the image's /dev/null, /dev/console,
+# /dev/ptmx and /dev/pts/ptmx are symlinks to /proc files sbx masks or makes
+# read-only (a mask source or a bind target that follows them would write
+# there), and /proc holds the same names as symlinks under the mount.
+write("cve-dev-symlinks.tar", [d("dev"), d("dev/pts"),
+                               node("dev/null", tarfile.SYMTYPE, "/proc/sys/kernel/core_pattern"),
+                               node("dev/console", tarfile.SYMTYPE, "/proc/sysrq-trigger"),
+                               node("dev/ptmx", tarfile.SYMTYPE, "/proc/sys/kernel/hostname"),
+                               node("dev/pts/ptmx", tarfile.SYMTYPE, "../../proc/sysrq-trigger"),
+                               node("dev/tty", tarfile.SYMTYPE, "/proc/kcore"),
+                               d("proc"),
+                               node("proc/kcore", tarfile.SYMTYPE, "/etc/passwd")],
+      skip=("dev", "proc"))
 write("mnt-tmp-abs.tar", [node("tmp", tarfile.SYMTYPE, hv + "/mnt/tmp")], skip=("tmp",))
 write("mnt-sys-abs.tar", [node("sys", tarfile.SYMTYPE, hv + "/mnt/sys")], skip=("sys",))
 write("mnt-bind-abs.tar", [d("mnt"), node("mnt/t", tarfile.SYMTYPE, hv + "/mnt/bindt")])

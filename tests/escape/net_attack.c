@@ -9,6 +9,12 @@
  *	net_attack tcp NAME ADDR PORT    connect to a host listener
  *	net_attack abstract NAME SOCK    connect to a host abstract Unix socket
  *	net_attack unixpath NAME PATH    connect to a host Unix socket by path
+ *	net_attack proxyflood NAME PROXYPORT TARGET N
+ *	                                 open N idle connections to sbx's proxy
+ *	                                 (in several processes when one may not
+ *	                                 hold that many), then make 60 CONNECT
+ *	                                 requests to TARGET (allowed): contained
+ *	                                 when every one is answered 200
  *
  * Prints "contained net/NAME" or "ESCAPED net/NAME: ..." (see esc.h).
  */
@@ -23,7 +29,10 @@
 #include <net/if.h>
 #include <stddef.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 static void sockets(void)
@@ -181,6 +190,96 @@ static void unixsock(const char *name, const char *path, int abstract)
 		close(fd);
 }
 
+static int dial_loopback(int port, int nonblock)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One CONNECT through the proxy: 1 when answered 200 within 5 s. */
+static int connect_once(int proxy, const char *target)
+{
+	char req[256], buf[512];
+	struct timeval tv = {.tv_sec = 5};
+	int fd = dial_loopback(proxy, 0), n, ok;
+
+	if (fd < 0)
+		return 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
+	ok = write(fd, req, (size_t)n) == n && (n = (int)read(fd, buf, sizeof(buf) - 1)) > 0;
+	if (ok) {
+		buf[n] = '\0';
+		ok = strncmp(buf, "HTTP/1.1 200", 12) == 0;
+	}
+	close(fd);
+	return ok;
+}
+
+/* Hold `count` idle connections to the proxy until told to go (stdin of the
+ * pipe closes); report how many connected on fd out. */
+static void holder(int proxy, int count, int go, int out)
+{
+	int *fds = calloc((size_t)count, sizeof(int)), held = 0;
+	char c;
+
+	for (int i = 0; i < count; i++)
+		if ((fds[i] = dial_loopback(proxy, 1)) >= 0)
+			held++;
+	if (write(out, &held, sizeof(held)) < 0)
+		_exit(1);
+	while (read(go, &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+static void proxyflood(const char *name, const char *port_s, const char *target, const char *n_s)
+{
+	char full[128];
+	struct rlimit rl;
+	int proxy = atoi(port_s), n = atoi(n_s), per, procs, held = 0, ok = 0, go[2], rep[2];
+
+	snprintf(full, sizeof(full), "net/%s", name);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	per = rl.rlim_cur > 4096 ? 4000 : (int)rl.rlim_cur - 32;
+	procs = (n + per - 1) / per;
+	if (pipe(go) < 0 || pipe(rep) < 0) {
+		verdict(0, full, "pipe: %s", strerror(errno));
+		return;
+	}
+	for (int i = 0; i < procs; i++) {
+		int mine = i == procs - 1 ? n - per * i : per;
+
+		if (fork() == 0) {
+			close(go[1]);
+			close(rep[0]);
+			holder(proxy, mine, go[0], rep[1]);
+		}
+	}
+	close(go[0]);
+	close(rep[1]);
+	for (int i = 0, k; i < procs; i++)
+		if (read(rep[0], &k, sizeof(k)) == sizeof(k))
+			held += k;
+	sleep(1); /* the proxy has taken what it will of the flood */
+	for (int i = 0; i < 60; i++)
+		ok += connect_once(proxy, target);
+	close(go[1]);
+	while (wait(NULL) > 0)
+		;
+	verdict(ok == 60, full, "%d idle connections opened, then %d of 60 CONNECT requests answered 200",
+		held, ok);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -194,6 +293,8 @@ int main(int argc, char **argv)
 		unixsock(argv[2], argv[3], 1);
 	else if (argc == 4 && !strcmp(argv[1], "unixpath"))
 		unixsock(argv[2], argv[3], 0);
+	else if (argc == 6 && !strcmp(argv[1], "proxyflood"))
+		proxyflood(argv[2], argv[3], argv[4], argv[5]);
 	else {
 		fprintf(stderr, "net_attack: bad usage\n");
 		return 2;

@@ -31,7 +31,7 @@ ESC=$ROOT/tests/escape
 SBX=${SBX:-$ROOT/sbx}
 case "$SBX" in /*) ;; *) SBX=$ROOT/$SBX ;; esac
 MODES=${ESCAPE_MODES:-root user}
-GROUPS_ALL="fs fshost caps tar mnt race proc seccomp net state see tty res"
+GROUPS_ALL="fs fshost caps tar mnt race proc seccomp net state see cve tty res"
 ONLY=${ESCAPE_ONLY:-$GROUPS_ALL}
 RACE_ITER=${ESCAPE_RACE_ITER:-40}
 PY=/usr/bin/python3
@@ -46,7 +46,7 @@ fi
 	exit 1
 }
 SBX_ORIG=$SBX
-BINS="fs_attack proc_attack caps_attack net_attack res_attack tty_attack seccomp_probe"
+BINS="fs_attack proc_attack caps_attack net_attack res_attack tty_attack seccomp_probe cve_attack"
 # shellcheck disable=SC2046
 make -s -C "$ROOT" $(for b in $BINS; do printf 'tests/escape/%s ' "$b"; done) >/dev/null || {
 	echo "Bail out! cannot build the attack programs"
@@ -210,7 +210,18 @@ expect() { # expect NAME...: every one must have reported
 }
 # Host state that no attack may change.
 sig_hv() { (cd "$HV" && find . -printf '%p %y %m %n %U %s\n' | sort && find . -type f -exec cat {} + | md5sum); }
-host_mounts() { grep -cF "$BASE" /proc/self/mountinfo; }
+# Mounts under the scratch directory, less the writable-layer images of
+# sandboxes running meanwhile (groups run a few at a time): ext4 from a
+# loop device on exactly STATE/sandboxes/ID/disk.  The whole-run check at
+# the end counts those too, when nothing runs.
+host_mounts() {
+	awk -v b="$BASE" 'index($0, b) {
+		for (i = 7; $i != "-"; i++) ;
+		if (index($5, b) == 1 &&
+		    substr($5, length(b) + 1) ~ /^\/state-(root|user)\/sandboxes\/[0-9a-f]+\/disk$/ &&
+		    $(i + 1) == "ext4" && $(i + 2) ~ /^\/dev\/loop[0-9]+$/) next
+		n++ } END { print n + 0 }' /proc/self/mountinfo
+}
 check_mounts() { # check_mounts NAME: no host mount under the scratch dir
 	local n
 	n=$(host_mounts)
@@ -347,7 +358,7 @@ n=0
 JOBS=${ESCAPE_JOBS:-3}
 GROUP_PIDS=()
 running() { local p c=0; for p in "${GROUP_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && c=$((c + 1)); done; echo $c; }
-for g in fs fshost caps tar mnt race proc seccomp net state see; do
+for g in fs fshost caps tar mnt race proc seccomp net state see cve; do
 	case " $ONLY " in *" $g "*) ;; *) continue ;; esac
 	for m in $MODES; do
 		n=$((n + 1))
@@ -424,6 +435,14 @@ case " $ONLY " in *" net "*)
 	# A listed literal is allowed by design: the proxy probe then gets through.
 	control net/host-listener-via-proxy as_mode root "$SBX" run -q --rootfs "$IMG" --net proxy \
 		--allow "127.0.0.1:$PORT" -- /bin/sh -c "$(proxy_script)"
+	;; esac
+case " $ONLY " in *" cve "*)
+	control cve/masks "$XB/cve_attack" masks ctl
+	# A process of its own in a pid namespace, running a binary it may
+	# write: the watcher writes it once the process is gone.
+	mkdir -p "$BASE/ctl" && cp "$(command -v busybox)" "$BASE/ctl/sleep"
+	control cve/exe-overwrite unshare -pf --mount-proc sh -c \
+		'"$1" 1 & exec "$2" exewrite 3 /nonexistent' sh "$BASE/ctl/sleep" "$XB/cve_attack"
 	;; esac
 case " $ONLY " in *" res "*)
 	control res/disk-fill "$XB/res_attack" fill ctl "$BASE/ctl/fill" 1

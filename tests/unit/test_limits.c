@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "disk.h"
 #include "limits.h"
 #include "util.h"
 
@@ -1143,6 +1144,87 @@ static void test_real_unprivileged(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* ---- the writable layers' cap (lib/disk.c) ---- */
+
+#define MiB (1ULL << 20)
+#define GiB (1ULL << 30)
+
+/* A roomy filesystem: the default, or what was asked. */
+static void test_disk_cap_default(void **state)
+{
+	struct sbx_disk_cap cap;
+	struct sbx_err err = {0};
+
+	(void)state;
+	assert_int_equal(sbx_disk_cap_of("/s", 100 * GiB, 90 * GiB, 0, SBX_UNSET, &cap, &err), 0);
+	assert_int_equal(cap.size, SBX_DISK_DEFAULT);
+	assert_int_equal(cap.inodes, SBX_DISK_DEFAULT / SBX_DISK_BYTES_PER_INODE);
+	assert_false(cap.clamped);
+	assert_int_equal(sbx_disk_cap_of("/s", 100 * GiB, 90 * GiB, 0, 64 * MiB, &cap, &err), 0);
+	assert_int_equal(cap.size, 64 * MiB);
+	assert_int_equal(cap.inodes, 8192);
+	/* a small cap asked for is kept, with the fewest inodes */
+	assert_int_equal(sbx_disk_cap_of("/s", 100 * GiB, 90 * GiB, 0, 4 * MiB, &cap, &err), 0);
+	assert_int_equal(cap.size, 4 * MiB);
+	assert_int_equal(cap.inodes, 4096);
+}
+
+/* Less free than the default: all but the reserve (5%, at least 256M). */
+static void test_disk_cap_reserve(void **state)
+{
+	struct sbx_disk_cap cap;
+	struct sbx_err err = {0};
+
+	(void)state;
+	assert_int_equal(sbx_disk_cap_of("/s", 100 * GiB, 10 * GiB, 0, SBX_UNSET, &cap, &err), 0);
+	assert_int_equal(cap.size, 5 * GiB);
+	assert_true(cap.clamped);
+	assert_non_null(strstr(cap.why, "keeps 5.0 GiB of it free"));
+	assert_int_equal(sbx_disk_cap_of("/s", 1536 * MiB, 1500 * MiB, 0, SBX_UNSET, &cap, &err),
+			 0);
+	assert_int_equal(cap.size, 1500 * MiB - SBX_DISK_RESERVE_MIN);
+	/* a container's 64M /dev/shm: a quarter of it is the reserve */
+	assert_int_equal(sbx_disk_cap_of("/s", 64 * MiB, 64 * MiB, 0, SBX_UNSET, &cap, &err), 0);
+	assert_int_equal(cap.size, 48 * MiB);
+}
+
+/* Down to the reserve (a kept sandbox filled its layers): a quarter of
+ * what is left, until that is under the minimum, then a refusal naming the
+ * directory. */
+static void test_disk_cap_within_reserve(void **state)
+{
+	struct sbx_disk_cap cap;
+	struct sbx_err err = {0};
+
+	(void)state;
+	assert_int_equal(sbx_disk_cap_of("/s", 1536 * MiB, 255 * MiB, 0, SBX_UNSET, &cap, &err), 0);
+	assert_int_equal(cap.size, (255 * MiB / 4) & ~4095ULL);
+	assert_true(cap.clamped);
+	assert_non_null(strstr(cap.why, "a quarter of that"));
+	assert_int_equal(sbx_disk_cap_of("/s", 1536 * MiB, 60 * MiB, 0, SBX_UNSET, &cap, &err),
+			 -ENOSPC);
+	assert_non_null(strstr(err.msg, "'/s'"));
+	assert_non_null(strstr(err.msg, "SBX_STATE_DIR"));
+}
+
+/* In memory: at most a quarter of the machine's memory, whole MiB. */
+static void test_disk_cap_memory(void **state)
+{
+	struct sbx_disk_cap cap;
+	struct sbx_err err = {0};
+
+	(void)state;
+	assert_int_equal(sbx_disk_cap_of("/s", 100 * GiB, 90 * GiB, 8 * GiB, SBX_UNSET, &cap, &err),
+			 0);
+	assert_int_equal(cap.size, 2 * GiB);
+	assert_non_null(strstr(cap.why, "a quarter of the 8.0 GiB"));
+	assert_int_equal(sbx_disk_cap_of("/s", 100 * GiB, 90 * GiB, 64 * GiB, 100 * MiB + 5, &cap,
+					 &err),
+			 0);
+	assert_int_equal(cap.size, 100 * MiB);
+	assert_false(cap.clamped);
+}
+
 /* A failed assertion skips a test's own destroy: remove what is left. */
 static int remove_leftovers(void **state)
 {
@@ -1178,6 +1260,10 @@ int main(void)
 	    cmocka_unit_test(test_real_from_json),
 	    cmocka_unit_test(test_real_stale),
 	    cmocka_unit_test(test_real_unprivileged),
+	    cmocka_unit_test(test_disk_cap_default),
+	    cmocka_unit_test(test_disk_cap_reserve),
+	    cmocka_unit_test(test_disk_cap_within_reserve),
+	    cmocka_unit_test(test_disk_cap_memory),
 	};
 
 	return cmocka_run_group_tests_name("limits", tests, NULL, remove_leftovers);
