@@ -151,7 +151,7 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	r = lock_it(x, err);
 	/* Layers in an image of their own: mounted for this exec only. */
 	if (r == 0)
-		r = sbx_disk_attach_kept(x->sb.dirfd, x->sb.dir, true, err);
+		r = sbx_disk_attach_kept(x->sb.dirfd, x->sb.dir, 0, 0, true, err);
 	if (r == 0)
 		r = check_layer(x, err);
 	/* A run whose overlays were "volatile" leaves a marker that forbids

@@ -426,7 +426,7 @@ static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 	_cleanup_free_ char *opts = NULL;
 	_cleanup_free_ char *img = NULL;
 	uint64_t asked = c->cfg.disk;
-	bool overlayfs, loop;
+	bool overlayfs, loop, private_ns = false;
 	struct sbx_err e = {0};
 	int r;
 
@@ -454,6 +454,10 @@ static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 		_cleanup_free_ char *tpl = sbx_xasprintf("%s/disk-templates", c->st.state_dir);
 
 		img = sbx_xasprintf("%s/disk.img", c->sb.dir);
+		/* In a mount namespace of the run's own when it can be (nothing
+		 * else runs in this process yet): gone with the run, even killed. */
+		private_ns = sbx_disk_private_ns(c->sb.dirfd, c->sb.dir, &e) == 0;
+		e = (struct sbx_err){0};
 		if (sbx_disk_loop_mount(img, c->layer_dir,
 					&(struct sbx_disk_cap){.size = c->layer_size,
 							       .inodes = c->cg.disk_inodes},
@@ -475,7 +479,9 @@ static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 		if (r < 0)
 			return r;
 	}
-	if (geteuid() != 0 || overlayfs) {
+	/* A tmpfs mounted in the run's own namespace would not outlive it:
+	 * in the jail's instead, copied to disk/ when kept, as a user's. */
+	if (geteuid() != 0 || overlayfs || private_ns) {
 		c->disk_memory = true;
 		return 0;
 	}
@@ -640,7 +646,12 @@ static void after_go(struct sbx_jail *j, void *data)
 {
 	struct run_ctx *c = data;
 
+	uint64_t start;
+
 	json_object_set_new(c->sb.record, "init_pid", json_integer(j->init_pid));
+	/* with its start time: destroy and exec never take a reused pid for it */
+	if (sbx_proc_starttime(j->init_pid, &start) == 0)
+		json_object_set_new(c->sb.record, "init_start", json_integer((json_int_t)start));
 	run_record_start(c);
 	run_log_policy(c);
 	run_record_save_async(c);

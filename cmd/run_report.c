@@ -439,9 +439,12 @@ static json_t *profile_json(struct run_ctx *c)
 void run_record_start(struct run_ctx *c)
 {
 	json_t *r = c->sb.record;
+	uint64_t start;
 
 	json_object_set_new(r, "state", json_string("running"));
 	json_object_set_new(r, "supervisor_pid", json_integer(getpid()));
+	if (sbx_proc_starttime(getpid(), &start) == 0)
+		json_object_set_new(r, "supervisor_start", json_integer((json_int_t)start));
 	json_object_set_new(r, "command", argv_json(c->args.argv));
 	json_object_set_new(r, "workdir",
 			    c->cfg.workdir ? json_string(c->cfg.workdir)

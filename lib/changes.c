@@ -347,10 +347,27 @@ static void add_layer(const struct sbx_sandbox *sb, struct sbx_layer **ls, size_
 	}
 }
 
+/* The supervisor's pid when the sandbox is running (its lock held, the
+ * record's state "created" or "running"), with its recorded start time;
+ * else 0. */
+static pid_t running_supervisor(const struct sbx_sandbox *sb, uint64_t *start)
+{
+	const char *state = json_string_value(json_object_get(sb->record, "state"));
+	json_int_t pid = json_integer_value(json_object_get(sb->record, "supervisor_pid"));
+
+	*start = (uint64_t)json_integer_value(json_object_get(sb->record, "supervisor_start"));
+	if (!state || (strcmp(state, "running") != 0 && strcmp(state, "created") != 0) || pid <= 0 ||
+	    !sbx_sandbox_lock_held(sb))
+		return 0;
+	return (pid_t)pid;
+}
+
 int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, size_t *n,
 		       struct sbx_err *err)
 {
 	const json_t *arr, *v;
+	uint64_t start;
+	pid_t sup;
 	size_t i;
 
 	*layers = NULL;
@@ -381,7 +398,8 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 	}
 	/* A kept sandbox's layers in an image of their own: mounted for this
 	 * process only. */
-	if (sbx_disk_attach_kept(sb->dirfd, sb->dir, false, err) < 0)
+	sup = running_supervisor(sb, &start);
+	if (sbx_disk_attach_kept(sb->dirfd, sb->dir, sup, start, false, err) < 0)
 		return -EPERM;
 	arr = json_object_get(json_object_get(json_object_get(sb->record, "policy"), "filesystem"),
 			      "layers");

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "record_text.h"
+#include "state.h"
 
 static uint64_t memory_total(void)
 {
@@ -89,8 +90,8 @@ int sbx_disk_cap_of(const char *state_dir, uint64_t total, uint64_t avail, uint6
 		    sbx_rec_size((double)reserve, b, sizeof(b)),
 		    sbx_rec_size((double)SBX_DISK_MIN, c, sizeof(c)));
 	cap->inodes = cap->size / SBX_DISK_BYTES_PER_INODE;
-	if (cap->inodes < 4096)
-		cap->inodes = 4096;
+	if (cap->inodes < SBX_DISK_MIN_INODES)
+		cap->inodes = SBX_DISK_MIN_INODES;
 	return 0;
 }
 
@@ -141,6 +142,9 @@ static int make_fs(const char *image, uint64_t inodes, struct sbx_err *err)
 					    "-F",
 					    "-t",
 					    "ext4",
+					    /* the loop device's logical block size */
+					    "-b",
+					    "4096",
 					    "-O",
 					    "^has_journal,^resize_inode",
 					    "-E",
@@ -239,7 +243,7 @@ static int copy_sparse(int src, int dst, off_t size)
 
 /*
  * The filesystem of a given size and inode count is made once, as a
- * template (TEMPLATES/ext4-SIZE-INODES.img, a few hundred KiB of data in a
+ * template (TEMPLATES/ext4-4k-SIZE-INODES.img, a few hundred KiB of data in a
  * sparse file), and each image is a copy of its data: a run pays a copy of
  * that, not mke2fs.  Without a template directory, or when it cannot be
  * written, mke2fs makes the image itself.
@@ -254,7 +258,7 @@ static int fill_image(int fd, const char *image, const struct sbx_disk_cap *cap,
 	int r;
 
 	if (templates) {
-		tpl = sbx_xasprintf("%s/ext4-%llu-%llu.img", templates,
+		tpl = sbx_xasprintf("%s/ext4-4k-%llu-%llu.img", templates,
 				    (unsigned long long)cap->size, (unsigned long long)cap->inodes);
 		t = open(tpl, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (t >= 0 && fstat(t, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
@@ -315,7 +319,64 @@ static bool mounted_at(int dirfd, const char *name)
 	       a.st_dev != b.st_dev;
 }
 
-int sbx_disk_attach_kept(int sbfd, const char *sbdir, bool writable, struct sbx_err *err)
+/* sbfd was opened in the namespace before: a path walk from it would not
+ * see mounts made in this one.  The same fd number, reopened here. */
+static int reopen_dir(int sbfd, const char *sbdir, struct sbx_err *err)
+{
+	int fresh = open(sbdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fresh < 0 || dup3(fresh, sbfd, O_CLOEXEC) < 0) {
+		int e = errno;
+
+		if (fresh >= 0)
+			close(fresh);
+		return sbx_err_set(err, e, "cannot reopen '%s'", sbdir);
+	}
+	close(fresh);
+	return 0;
+}
+
+int sbx_disk_private_ns(int sbfd, const char *sbdir, struct sbx_err *err)
+{
+	if (unshare(CLONE_NEWNS) < 0)
+		return sbx_err_set(err, errno, "cannot make a mount namespace for the layers");
+	/* Nothing mounted here reaches the host; the host's mounts still come. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return sbx_err_set(err, errno, "cannot make the layers' mount namespace a slave");
+	return reopen_dir(sbfd, sbdir, err);
+}
+
+/* A running sandbox: its layers are mounted in its supervisor's mount
+ * namespace (the recorded pid, checked by its start time before and after
+ * the namespace is opened). */
+static int enter_supervisor(int sbfd, const char *sbdir, pid_t pid, uint64_t start,
+			    struct sbx_err *err)
+{
+	_cleanup_close_ int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int ns = -1;
+	char path[64];
+	uint64_t now;
+
+	if (sbx_proc_starttime(pid, &now) < 0 || now != start)
+		return sbx_err_set(err, ESRCH, "the sandbox's supervisor (pid %d) has ended",
+				   (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	/* still the same process once the namespace is open */
+	if (ns < 0 || sbx_proc_starttime(pid, &now) < 0 || now != start)
+		return sbx_err_set(err, ns < 0 ? errno : ESRCH,
+				   "cannot open the mount namespace of the sandbox's supervisor");
+	if (setns(ns, CLONE_NEWNS) < 0)
+		return sbx_err_set(err, errno,
+				   "cannot enter the mount namespace of the sandbox's supervisor");
+	/* setns moved the working directory to the namespace's root */
+	if (cwd >= 0 && fchdir(cwd) < 0)
+		return sbx_err_set(err, errno, "cannot return to the working directory");
+	return reopen_dir(sbfd, sbdir, err);
+}
+
+int sbx_disk_attach_kept(int sbfd, const char *sbdir, pid_t running, uint64_t running_start,
+			 bool writable, struct sbx_err *err)
 {
 	_cleanup_free_ char *image = sbx_xasprintf("%s/disk.img", sbdir);
 	_cleanup_free_ char *target = sbx_xasprintf("%s/disk", sbdir);
@@ -323,7 +384,6 @@ int sbx_disk_attach_kept(int sbfd, const char *sbdir, bool writable, struct sbx_
 	_cleanup_close_ int loop = -1;
 	char dev[32];
 	struct stat st;
-	int fresh;
 
 	if (fstatat(sbfd, "disk.img", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 	    mounted_at(sbfd, "disk"))
@@ -332,6 +392,9 @@ int sbx_disk_attach_kept(int sbfd, const char *sbdir, bool writable, struct sbx_
 		return sbx_err_set(err, EPERM,
 				   "the writable layer of this sandbox is a disk image only root can "
 				   "mount: run this as root");
+	/* Never a second mount of an image its run has mounted read-write. */
+	if (running > 0)
+		return enter_supervisor(sbfd, sbdir, running, running_start, err);
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return sbx_err_set(err, errno, "cannot make a mount namespace for the sandbox's layer");
 	fd = openat(sbfd, "disk.img", (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
@@ -344,16 +407,5 @@ int sbx_disk_attach_kept(int sbfd, const char *sbdir, bool writable, struct sbx_
 		  MS_NOSUID | MS_NODEV | MS_NOATIME | (writable ? 0 : MS_RDONLY),
 		  "errors=remount-ro,noinit_itable") < 0)
 		return sbx_err_set(err, errno, "cannot mount '%s' (%s) on '%s'", image, dev, target);
-	/* sbfd was opened in the namespace before: a path walk from it would
-	 * not see the new mount.  The same fd number, reopened here. */
-	fresh = open(sbdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fresh < 0 || dup3(fresh, sbfd, O_CLOEXEC) < 0) {
-		int e = errno;
-
-		if (fresh >= 0)
-			close(fresh);
-		return sbx_err_set(err, e, "cannot reopen '%s'", sbdir);
-	}
-	close(fresh);
-	return 0;
+	return reopen_dir(sbfd, sbdir, err);
 }

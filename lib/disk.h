@@ -15,16 +15,18 @@
  *   - as root, a sparse file STATE/sandboxes/ID/disk.img made into an ext4
  *     filesystem of that size and inode count (no journal; mke2fs from
  *     e2fsprogs), attached to a loop device that detaches itself at the
- *     last unmount, and mounted on STATE/sandboxes/ID/disk: the layers'
- *     blocks are on the state filesystem, and writing past the cap is
- *     ENOSPC inside the jail;
+ *     last unmount, and mounted on STATE/sandboxes/ID/disk in a mount
+ *     namespace of the run's own (sbx_disk_private_ns: the host never sees
+ *     the mount, and it goes with the run even when sbx is killed): the
+ *     layers' blocks are on the state filesystem, and writing past the cap
+ *     is ENOSPC inside the jail;
  *   - otherwise (an ordinary user, or root without loop devices or
  *     mke2fs), a tmpfs of that size: the layers are in memory while the jail
  *     runs (copied to disk/ when the sandbox is kept), and the in-memory cap
  *     is also held to SBX_DISK_MEMORY_SHARE of the machine's memory.
  *
  * mke2fs runs once per size and inode count: its result is kept as a
- * template (TEMPLATES/ext4-SIZE-INODES.img, a sparse file with a few hundred
+ * template (TEMPLATES/ext4-4k-SIZE-INODES.img, a sparse file with a few hundred
  * KiB of data, in the state directory's disk-templates/) and each sandbox's
  * image is a copy of that data.
  *
@@ -35,6 +37,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -44,6 +47,7 @@
 #define SBX_DISK_RESERVE_SHARE 4 /* within the reserve: a quarter of what is free */
 #define SBX_DISK_MIN	      (16ULL << 20)
 #define SBX_DISK_BYTES_PER_INODE (8ULL << 10)
+#define SBX_DISK_MIN_INODES   1024
 #define SBX_DISK_MEMORY_SHARE 4	/* an in-memory cap is at most memory / 4 */
 
 struct sbx_disk_cap {
@@ -81,15 +85,29 @@ int sbx_disk_loop_mount(const char *image, const char *target, const struct sbx_
 			const char *templates, struct sbx_err *err);
 
 /*
- * A kept sandbox's layers when they are an image (SBDIR/disk.img, not
- * mounted: the run unmounts it when it ends): mount it on SBDIR/disk in a
- * mount namespace of this process's own, which goes away with it (so does
- * the loop device), read-only unless writable.  0 when there is nothing to
- * do; -EPERM for anyone but root.  A single-threaded process only
- * (unshare).  sbfd (the sandbox directory) is reopened in place, on the
- * same number: a walk from the old one would not see the mount.
+ * As root, before the layers' image is mounted: a mount namespace of this
+ * process's own (a slave of the host's), so that the mount goes away with
+ * the run even when sbx is killed, and the host never sees it.  sbfd (the
+ * sandbox directory) is reopened in place, as below.  A single-threaded
+ * process only (unshare).
  */
-int sbx_disk_attach_kept(int sbfd, const char *sbdir, bool writable, struct sbx_err *err);
+int sbx_disk_private_ns(int sbfd, const char *sbdir, struct sbx_err *err);
+
+/*
+ * The layers of a sandbox when they are an image (SBDIR/disk.img).  Kept
+ * (running == 0): mount it on SBDIR/disk in a mount namespace of this
+ * process's own, which goes away with it (so does the loop device),
+ * read-only unless writable.  Running (running = its supervisor's pid,
+ * running_start its recorded start time): enter the supervisor's mount
+ * namespace, where the run has it mounted (never a second mount of it).
+ * 0 when there is nothing to do (no image, or disk/ already a mount
+ * point); -EPERM for anyone but root.  A single-threaded process only.
+ * sbfd (the sandbox directory) is reopened in place, on the same number: a
+ * walk from the old one would not see the mount.  The working directory
+ * stays.
+ */
+int sbx_disk_attach_kept(int sbfd, const char *sbdir, pid_t running, uint64_t running_start,
+			 bool writable, struct sbx_err *err);
 
 /* Can this process mount a loop device at all (root, /dev/loop-control)? */
 bool sbx_disk_loop_usable(void);

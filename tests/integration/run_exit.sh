@@ -224,15 +224,37 @@ printf '[limits]\ndisk = 2m\n' >"$BASE/disk.ini"
 capture as_mode root "$SBX" run -q --rm -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'dd if=/dev/zero of=/big bs=1024 count=4096 2>&1; rm /big; echo small > /small && cat /small'
 [[ "$out" == *"No space left"* ]] && [[ "$out" == *small ]] && ! grep -q "$BASE.*sbx-disk" /proc/self/mountinfo
 ok $? "root: [limits] disk caps the writable layer (ENOSPC), its tmpfs is gone after the run"
+# As root the layers are an ext4 image on a loop device, mounted in the
+# run's own mount namespace: the host never sees the mount.
 capture as_mode root "$SBX" run -q --keep --name disk-kept -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo x > /etc/newfile'
-grep -q "$BASE.*sbx-disk" /proc/self/mountinfo && as_mode root "$SBX" inspect --changes disk-kept | grep -q '^A /etc/newfile$' &&
-	as_mode root "$SBX" destroy disk-kept >/dev/null && ! grep -q "$BASE.*sbx-disk" /proc/self/mountinfo
-ok $? "root: a kept size-capped layer is inspectable and destroy unmounts it"
+kid=$(as_mode root "$SBX" inspect --json disk-kept | jq -r .id)
+[ -f "$BASE/state-root/sandboxes/$kid/disk.img" ] && ! grep -q "$BASE" /proc/self/mountinfo &&
+	as_mode root "$SBX" inspect --changes disk-kept | grep -q '^A /etc/newfile$' &&
+	as_mode root "$SBX" export disk-kept -o - 2>/dev/null | tar -tf - | grep -qx 'etc/newfile' &&
+	! grep -q "$BASE" /proc/self/mountinfo && as_mode root "$SBX" destroy disk-kept >/dev/null &&
+	[ ! -e "$BASE/state-root/sandboxes/$kid" ] && ! losetup -a | grep -q "$BASE"
+ok $? "root: a kept size-capped layer is an unmounted image: inspect and export mount it for themselves, destroy removes it, no loop device left"
+as_mode root "$SBX" run -q --name disk-live --rootfs "$IMG" -- sh -c 'echo a > /a; sleep 30' >/dev/null 2>&1 &
+live=$!
+for _ in $(seq 100); do
+	as_mode root "$SBX" ps | grep -q disk-live && break
+	sleep 0.1
+done
+sleep 0.3
+chg=$(as_mode root "$SBX" inspect --changes disk-live 2>&1)
+hostmnt=$(grep -c "$BASE" /proc/self/mountinfo)
+sup=$(as_mode root "$SBX" inspect --json disk-live | jq -r .supervisor_pid)
+kill -KILL "$sup"
+wait "$live" 2>/dev/null
+for _ in $(seq 50); do losetup -a | grep -q "$BASE" || break; sleep 0.1; done
+[ "$hostmnt" -eq 0 ] && grep -qx 'A /a' <<<"$chg" && ! losetup -a | grep -q "$BASE" &&
+	as_mode root "$SBX" destroy --stale >/dev/null 2>&1 && ! grep -q "$BASE" /proc/self/mountinfo
+ok $? "root: a running sandbox's image is mounted in its own namespace only: inspect --changes reads it live; SIGKILL of sbx leaves no mount or loop device ($hostmnt host mounts; $chg)"
 # Unprivileged, the layers go on a tmpfs in the jail's own mount namespace.
 before=$(ls "$BASE/state-user/sandboxes" 2>/dev/null)
 capture as_mode user "$SBX" run -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'dd if=/dev/zero of=/big bs=1024 count=4096 2>&1; rm /big; echo small > /small && cat /small'
 [ "$rc" -eq 0 ] && [[ "$out" == *"No space left"* ]] && [[ "$out" == *small ]] &&
-	[[ "$err" == *"limits: disk 2M (the writable layer's tmpfs)"* ]] && [[ "$err" != *warning* ]] &&
+	[[ "$err" == *"disk 2M (the writable layer is a tmpfs, in memory)"* ]] && [[ "$err" != *warning* ]] &&
 	[ "$(ls "$BASE/state-user/sandboxes" 2>/dev/null)" = "$before" ]
 ok $? "user: [limits] disk caps the writable layer (ENOSPC), the run log says how, nothing is left"
 capture as_mode user "$SBX" run -q --name disk-kept -p "$BASE/disk.ini" --rootfs "$IMG" -- sh -c 'echo x > /etc/newfile; rm /bin/ls; mkdir /d; echo y > /d/f; exit 3'
@@ -241,7 +263,8 @@ capture as_mode user "$SBX" run -q --name disk-kept -p "$BASE/disk.ini" --rootfs
 	[ "$(as_mode user "$SBX" exec disk-kept cat /etc/newfile /d/f)" = "$(printf 'x\ny')" ]
 ok $? "user: a failed run's in-memory layer is kept on disk: inspect --changes and exec see it (rc $rc)"
 # as if an earlier copy-back had crashed half-way: its leftover goes first
-as_mode user mkdir -p "$(echo "$BASE"/state-user/sandboxes/*/disk)/upper.new/junk"
+kid=$(as_mode user "$SBX" inspect --json disk-kept | jq -r .id)
+as_mode user mkdir -p "$BASE/state-user/sandboxes/$kid/disk/upper.new/junk"
 capture as_mode user "$SBX" exec disk-kept sh -c 'dd if=/dev/zero of=/big bs=1024 count=4096 2>&1; rm -f /big; echo two > /two'
 [[ "$out" == *"No space left"* ]] && [ "$(as_mode user "$SBX" exec disk-kept cat /two /d/f)" = "$(printf 'two\ny')" ] &&
 	as_mode user "$SBX" inspect --changes disk-kept | grep -q '^A /two$' &&

@@ -83,9 +83,17 @@ for mode in $modes; do
 	capture as_mode $mode "$SBX" run -q --name "kept-$mode" --rootfs "$IMG" -- \
 		sh -c 'echo layer > /written; echo cwd > ./cwd-file; exit 3'
 	sbdir=$(ls -d "$BASE/state-$mode/sandboxes/"*/ 2>/dev/null | head -n 1)
-	[ "$rc" -eq 3 ] && [ -n "$sbdir" ] && [ -z "$(find "$sbdir" -name incompat 2>/dev/null)" ] &&
-		[ "$(cat "$sbdir/upper/written" 2>/dev/null)" = layer ]
+	# The layers: as root an ext4 image (disk.img, looked at read-only
+	# here), unprivileged copied from the jail's tmpfs to disk/.
+	layer=${sbdir}disk
+	if [ -f "${sbdir}disk.img" ]; then
+		layer=$TAP_TMP/layer-$mode
+		mkdir -p "$layer" && mount -o loop,ro "${sbdir}disk.img" "$layer"
+	fi
+	[ "$rc" -eq 3 ] && [ -n "$sbdir" ] && [ -z "$(find "$sbdir" "$layer" -name incompat 2>/dev/null)" ] &&
+		[ "$(cat "$layer/upper/written" 2>/dev/null)" = layer ]
 	ok $? "$mode: a kept sandbox's layer has what the jail wrote and no volatile marker"
+	[ "$layer" = "$TAP_TMP/layer-$mode" ] && umount "$layer"
 
 	capture as_mode $mode "$SBX" exec "kept-$mode" -- cat /written
 	[ "$rc" -eq 0 ] && [ "$out" = layer ]

@@ -1166,7 +1166,7 @@ static void test_disk_cap_default(void **state)
 	/* a small cap asked for is kept, with the fewest inodes */
 	assert_int_equal(sbx_disk_cap_of("/s", 100 * GiB, 90 * GiB, 0, 4 * MiB, &cap, &err), 0);
 	assert_int_equal(cap.size, 4 * MiB);
-	assert_int_equal(cap.inodes, 4096);
+	assert_int_equal(cap.inodes, SBX_DISK_MIN_INODES);
 }
 
 /* Less free than the default: all but the reserve (5%, at least 256M). */
