@@ -142,7 +142,7 @@ ANTHROPIC_API_KEY='$key' TERM=xterm-256color $pre '$SBX' run -p claude -t --keep
 		# Allowed by the profile; here the API itself is out of reach, so
 		# the connection is counted as failed, not as one that got through.
 		res=$(jq -r '.result' <<<"$ev" 2>/dev/null)
-		foot=$(grep -E '^sbx: network: [0-9]+ connections? allowed, [0-9]+ failed, [0-9]+ denied$' "$T/tui.err")
+		foot=$(grep -E '^sbx: network: [0-9]+ connections? allowed, [0-9]+ failed, [0-9]+ denied(;.*)?$' "$T/tui.err")
 		a=$(sed -E 's/^sbx: network: ([0-9]+) .*/\1/' <<<"$foot")
 		f=$(sed -E 's/.*allowed, ([0-9]+) failed.*/\1/' <<<"$foot")
 		[ -n "$foot" ] && { { [ "$res" = ok ] && [ "$a" -ge 1 ]; } || { [ "$res" = failed ] && [ "$f" -ge 1 ]; }; }
@@ -152,8 +152,16 @@ ANTHROPIC_API_KEY='$key' TERM=xterm-256color $pre '$SBX' run -p claude -t --keep
 
 	# The value is in no file under the state dir (records, logs, output,
 	# the writable layers of all three sandboxes), nor in the run logs.
-	[ "$(ls "$state/sandboxes" | wc -l)" -ge 2 ] &&
-		! grep -rqsaF "$key" "$state" "$T/tui.jsonl" "$T/tui.err"
+	# (As root a kept sandbox's layers are an ext4 image, disk.img, the
+	# size of the disk cap: what is in it is read through export.)
+	local sb leak=
+	for sb in "$state"/sandboxes/*/; do
+		[ -f "$sb/disk.img" ] || continue
+		env SBX_STATE_DIR="$state" $pre "$SBX" export "$(basename "$sb")" -o - 2>/dev/null |
+			grep -qaF "$key" && leak="$leak $(basename "$sb")"
+	done
+	[ "$(ls "$state/sandboxes" | wc -l)" -ge 2 ] && [ -z "$leak" ] &&
+		! grep -rqsaF --exclude=disk.img --exclude-dir=disk-templates "$key" "$state" "$T/tui.jsonl" "$T/tui.err"
 	ok $? "$mode: the key's value is in no file under the state dir nor in the run logs"
 	env SBX_STATE_DIR="$state" $pre "$SBX" destroy --all >/dev/null 2>&1
 	return 0
