@@ -870,7 +870,10 @@ grp_cve() {
 	for i in $(seq 20); do
 		echo | as_mode "$MODE" "$own" exec "$name" -- true 2>/dev/null || n=$((n + 1))
 	done
-	out=$(as_mode "$MODE" script -qec "$own exec -t $name -- tty" /dev/null 2>&1 | tr -d '\r')
+	# (script(1) sends its terminal's EOF character at the end of its
+	# input, a NUL once sbx made that terminal raw: the jail's pty echoes it
+	# as "^@".)
+	out=$(as_mode "$MODE" script -qec "$own exec -t $name -- tty" /dev/null 2>&1 | tr -d '\r\0' | sed 's/\^@//g')
 	bad=
 	[ "$n" -eq 0 ] || bad="$n of 20 sbx exec failed;"
 	grep -qE '^/dev/pts/[0-9]+$' <<<"$out" || bad="$bad sbx exec -t got no pty of the jail ($(head -c 160 <<<"$out"));"
