@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "fuzz_text.h"
 #include "profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,13 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t outlen = 0;
 	FILE *f;
 
-	if (size > 65536)
-		return 0;
-	text = malloc(size + 1);
+	text = fuzz_text(data, size, 65536);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 
 	sbx_config_init(&cfg);
 	if (sbx_profile_load_string(&cfg, text, "fuzz.ini", &vars, &err) == 0) {

@@ -22,6 +22,7 @@
 #include "netpolicy.h"
 #include "proxy_int.h"
 #include "util.h"
+#include "fuzz_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -82,14 +83,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *buf, *head = NULL;
 	size_t len;
 
-	if (size > 65536)
-		return 0;
 	proxy_allowlist_once();
-	buf = malloc(size + 1);
+	buf = fuzz_text(data, size, 65536);
 	if (!buf)
 		return 0;
-	memcpy(buf, data, size);
-	buf[size] = '\0';
 	len = sbx_proxy_head_end(buf, size);
 	if (len && sbx_proxy_parse_request(&c, buf, len, &head) == 0) {
 		if (!c.host || !*c.host)

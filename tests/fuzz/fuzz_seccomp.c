@@ -20,6 +20,7 @@
 #include "seccomp.h"
 #include "seccomp_int.h"
 #include "util.h"
+#include "fuzz_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -33,13 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text;
 
 	/* The file reader refuses NUL bytes and files over 1 MiB. */
-	if (size > 65536 || memchr(data, '\0', size))
+	if (memchr(data, '\0', size))
 		return 0;
-	text = malloc(size + 1);
+	text = fuzz_text(data, size, 65536);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	p = sbx_xcalloc(1, sizeof(*p));
 	p->name = sbx_xstrdup("fuzz.policy");
 	if (sbx_seccomp_policy_parse_text("fuzz.policy", text, p, &err) == 0) {
