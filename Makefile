@@ -19,7 +19,7 @@ EXAMPLEDIR  ?= $(DATADIR)/sbx/profiles
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
 PKGS        := libseccomp libcap inih libarchive jansson libcrypto
-# libarchive and libcrypto are dlopen()ed on first use (lib/archive_dl.c):
+# libarchive and libcrypto are dlopen()ed on first use (lib/image/archive_dl.c):
 # compiled against, not linked, so a run from a cached image never loads them.
 LINK_PKGS   := libseccomp libcap inih jansson
 TEST_PKGS   := cmocka
@@ -42,7 +42,7 @@ TEST_CFLAGS = $(eval TEST_CFLAGS := $$(call pkgconf,--cflags $(TEST_PKGS)) )$(TE
 TEST_LIBS = $(eval TEST_LIBS := $$(call pkgconf,--libs $(TEST_PKGS)))$(TEST_LIBS)
 
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN) -D_GNU_SOURCE \
-	-DSBX_VERSION='"$(VERSION)"' -iquote lib $(PKG_CFLAGS) $(CFLAGS)
+	-DSBX_VERSION='"$(VERSION)"' $(LIB_INC) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
 
 ifeq ($(WERROR),1)
@@ -55,7 +55,13 @@ ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 HARDEN      := $(filter-out -D_FORTIFY_SOURCE=2,$(HARDEN))
 endif
 
-LIB_SRCS  := $(sort $(wildcard lib/*.c)) lib/builtin_profiles.c lib/seccomp_builtin.c
+# lib/ in folders by stage, in the order they may include each other
+# (lib/README.md): a folder uses its own headers and those of the folders
+# before it.
+LIB_DIRS  := util net seccomp profile image limits jail state
+LIB_INC   := $(addprefix -iquote lib/,$(LIB_DIRS))
+LIB_SRCS  := $(wildcard $(addprefix lib/,$(addsuffix /*.c,$(LIB_DIRS)))) \
+	lib/profile/builtin_profiles.c lib/seccomp/seccomp_builtin.c
 LIB_SRCS  := $(sort $(LIB_SRCS))
 LIB_OBJS  := $(LIB_SRCS:.c=.o)
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
@@ -63,7 +69,7 @@ CMD_OBJS  := $(CMD_SRCS:.c=.o)
 PROFILES  := $(sort $(wildcard profiles/*.ini))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:.c=)
-HDRS      := $(wildcard lib/*.h cmd/*.h)
+HDRS      := $(wildcard lib/*/*.h cmd/*.h)
 
 all: sbx
 
@@ -75,21 +81,21 @@ deps:
 	@tests/deps.sh --ensure-build
 	@touch $@
 
-lib/builtin_profiles.c: $(PROFILES) profiles/embed.sh
+lib/profile/builtin_profiles.c: $(PROFILES) profiles/embed.sh
 	sh profiles/embed.sh $(PROFILES) > $@.tmp && mv $@.tmp $@
 
 # The built-in seccomp policies resolved and compiled by libseccomp at build
-# time (lib/gen/seccomp_gen.c, used by lib/seccomp_embed.c).  The generator
-# links the library objects, but not the file it writes.
-SECCOMP_GEN_OBJS = $(filter-out lib/seccomp_builtin.o,$(LIB_OBJS))
-lib/gen/libsbx-gen.a: $(SECCOMP_GEN_OBJS)
+# time (lib/seccomp/gen/seccomp_gen.c, used by lib/seccomp/seccomp_embed.c).
+# The generator links the library objects, but not the file it writes.
+SECCOMP_GEN_OBJS = $(filter-out lib/seccomp/seccomp_builtin.o,$(LIB_OBJS))
+lib/seccomp/gen/libsbx-gen.a: $(SECCOMP_GEN_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-lib/gen/seccomp_gen: lib/gen/seccomp_gen.c lib/gen/libsbx-gen.a $(HDRS) | .deps-ok
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< lib/gen/libsbx-gen.a $(LIBS)
+lib/seccomp/gen/seccomp_gen: lib/seccomp/gen/seccomp_gen.c lib/seccomp/gen/libsbx-gen.a $(HDRS) | .deps-ok
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< lib/seccomp/gen/libsbx-gen.a $(LIBS)
 
-lib/seccomp_builtin.c: lib/gen/seccomp_gen
-	lib/gen/seccomp_gen > $@.tmp && mv $@.tmp $@
+lib/seccomp/seccomp_builtin.c: lib/seccomp/gen/seccomp_gen
+	lib/seccomp/gen/seccomp_gen > $@.tmp && mv $@.tmp $@
 
 lib/%.o: lib/%.c $(HDRS) | .deps-ok
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -122,7 +128,7 @@ tests/escape/%: tests/escape/%.c $(wildcard tests/escape/*.h) | .deps-ok
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-	-fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -iquote lib
+	-fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' $(LIB_INC)
 FUZZ_SRCS    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,tests/fuzz/build/%,$(FUZZ_SRCS))
 FUZZ_LIB_OBJS = $(patsubst lib/%.c,tests/fuzz/build/lib/%.o,$(LIB_SRCS))
@@ -171,6 +177,7 @@ lint: .deps-ok
 		case "$$(head -n 1 $$f)" in *bash*) bash -n $$f ;; *) sh -n $$f ;; esac || fail=1; \
 	done; \
 	bash -n completions/sbx.bash || fail=1; \
+	sh tests/lib-layers.sh || fail=1; \
 	if command -v zsh >/dev/null; then zsh -n completions/_sbx || fail=1; fi; \
 	if command -v fish >/dev/null; then fish -n completions/sbx.fish || fail=1; fi; \
 	[ $$fail = 0 ] && echo "lint: ok"
@@ -193,8 +200,8 @@ uninstall:
 	-rmdir $(DESTDIR)$(DATADIR)/sbx 2>/dev/null
 
 clean:
-	rm -f sbx sbx.o $(CMD_OBJS) lib/*.o lib/libsbx.a lib/builtin_profiles.c \
-		lib/seccomp_builtin.c lib/gen/seccomp_gen lib/gen/libsbx-gen.a \
+	rm -f sbx sbx.o $(CMD_OBJS) lib/*/*.o lib/libsbx.a lib/profile/builtin_profiles.c \
+		lib/seccomp/seccomp_builtin.c lib/seccomp/gen/seccomp_gen lib/seccomp/gen/libsbx-gen.a \
 		$(UNIT_BINS) $(ESCAPE_BINS) .deps-ok
 	rm -rf tests/out tests/fuzz/build
 

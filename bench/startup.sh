@@ -34,7 +34,7 @@
 # removing the ephemeral state 6-20 (one synchronous discard per freed
 # directory block, ~21, done by parallel threads).  The 'running' record
 # is fsync'ed by a thread while the jail is built.  The seccomp filters of
-# the built-in policies are compiled at build time (lib/gen/), and a cached
+# the built-in policies are compiled at build time (lib/seccomp/gen/), and a cached
 # image is not walked before the command starts.
 #
 # On a journal-less ext4 (this VM's), a run creates and deletes ~37 inodes

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd/doctor.c - sbx doctor [--json]: what this host gives sbx (lib/doctor.c). */
+/* cmd/doctor.c - sbx doctor [--json]: what this host gives sbx (lib/jail/doctor.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>

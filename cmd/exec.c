@@ -3,7 +3,7 @@
  * cmd/exec.c - sbx exec [-t] [-e NAME[=VAL]] [-w DIR] SANDBOX [--] CMD...
  *
  * Into a running sandbox: join its init's namespaces and its cgroup
- * (lib/enter.c) and run CMD as the sandbox's command runs: same uid, no
+ * (lib/jail/enter.c) and run CMD as the sandbox's command runs: same uid, no
  * capabilities, no_new_privs, the same seccomp policy, an environment
  * built from the same profile.  Into a kept, exited sandbox: a new jail
  * over the same writable layer and resolved profile (cmd/exec_kept.c).

@@ -144,7 +144,7 @@ static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *e
 	json_decref(conns);
 }
 
-/* A prose line from lib/record_text.c, escaped for the terminal. */
+/* A prose line from lib/state/record_text.c, escaped for the terminal. */
 static void kv_prose(FILE *o, const char *key, char *text)
 {
 	kv_take(o, key, text ? sbx_escape_display(text) : NULL);

@@ -144,7 +144,7 @@ const char *lc_age(const char *t, char *buf, size_t len)
 
 const char *lc_size(double b, char *buf, size_t len)
 {
-	return sbx_rec_size(b, buf, len);
+	return sbx_size_text(b, buf, len);
 }
 
 const json_t *lc_get(const json_t *root, const char *path)

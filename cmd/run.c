@@ -23,6 +23,7 @@
 #include "cmd.h"
 #include "profile.h"
 #include "image_ui.h"
+#include "proc.h"
 #include "run.h"
 #include "disk.h"
 #include "record_text.h"
@@ -351,7 +352,7 @@ static int make_layer(struct run_ctx *c, const char *dir, const char *lower, str
 		uid = c->ids.base + st.st_uid;
 		gid = c->ids.base + (st.st_gid < SBX_JAIL_ID_COUNT ? st.st_gid : 0);
 	}
-	/* A lower an ordinary user owns shows as the jail's user's (lib/jail.c
+	/* A lower an ordinary user owns shows as the jail's user's (lib/jail/jail.c
 	 * idmap_lower): so does its upper. */
 	if (lower && c->ids.range && c->rootfs_dir != lower &&
 	    sbx_idmap_bind_owner(lower, &u, &g) == 1) {
@@ -367,7 +368,7 @@ static int make_layer(struct run_ctx *c, const char *dir, const char *lower, str
 }
 
 /*
- * [limits] disk (lib/disk.h): every run with a writable layer gets a cap.
+ * [limits] disk (lib/jail/disk.h): every run with a writable layer gets a cap.
  * As root the layers live in an ext4 image of that size loop-mounted on
  * STATE/sandboxes/ID/disk (kept with the sandbox; destroy unmounts it, and
  * the loop device goes with the mount).  Without loop devices or mke2fs, in
@@ -416,7 +417,7 @@ static int disk_cap(struct run_ctx *c, uint64_t asked, bool in_memory, struct sb
 		char a[32];
 
 		snprintf(c->cg.disk_why, sizeof(c->cg.disk_why), "%s asked: %.160s",
-			 sbx_rec_size((double)cap.asked, a, sizeof(a)), cap.why);
+			 sbx_size_text((double)cap.asked, a, sizeof(a)), cap.why);
 	}
 	return 0;
 }
@@ -505,7 +506,7 @@ static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 }
 
 /* As root, an in-memory layer is made by the jail's root from the disk/
- * skeleton (lib/mounts.c capture_layers): the skeleton's directories are
+ * skeleton (lib/jail/mounts.c capture_layers): the skeleton's directories are
  * the jail's root's, so it can walk them. */
 static int own_skeleton(struct run_ctx *c, struct sbx_err *err)
 {

@@ -66,7 +66,7 @@ struct run_ctx {
 	char *jail_path;   /* the command's PATH in the jail */
 	char *exec_error;  /* why the command could not be started (126/127) */
 	double t_image;
-	double t_disk; /* the writable layers' capped filesystem (lib/disk.h) */
+	double t_disk; /* the writable layers' capped filesystem (lib/jail/disk.h) */
 	int exit_code;
 	const char *reason; /* exited | signaled | timeout | oom | error */
 	char *error;	    /* set-up error message */

@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "fault.h"
 #include "profile.h"
+#include "proc.h"
 #include "run.h"
 
 /* ---- human lines ---- */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_image.c - libFuzzer harness for the image unpacker
- * (lib/image_unpack.c, lib/image_read.c): each input is an archive unpacked
+ * (lib/image/image_unpack.c, lib/image/image_read.c): each input is an archive unpacked
  * into a fresh scratch directory, which is removed again: from memory by
  * sbx_image_unpack_mem(), or, when it starts like a compressed file, from a
  * memfd by sbx_image_unpack_fd() so the decompressor thread and its ring
@@ -9,12 +9,12 @@
  * unpacker touch anything next to the scratch directory (a sentinel file
  * and the listing of the parent are checked after every input).
  *
- * Build and run (clang from Debian; lib/builtin_profiles.c is not needed):
+ * Build and run (clang from Debian; lib/profile/builtin_profiles.c is not needed):
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
  *       -D_GNU_SOURCE -Ilib \
- *       tests/fuzz/fuzz_image.c lib/image_unpack.c lib/image_read.c \
- *       lib/util.c lib/rmtree.c lib/fault.c \
+ *       tests/fuzz/fuzz_image.c lib/image/image_unpack.c lib/image/image_read.c \
+ *       lib/util/util.c lib/util/rmtree.c lib/util/fault.c \
  *       $(pkg-config --cflags --libs libarchive libcrypto) -o fuzz_image
  *   mkdir -p /tmp/fuzz-image-corpus
  *   ./fuzz_image -max_total_time=120 -rss_limit_mb=2048 -timeout=20 \

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_proxy.c - libFuzzer harness for the allowlist proxy's
- * request parser (lib/proxy_conn.c: the request line, the target's
- * authority through lib/netpolicy.c, the header lines and the origin-form
+ * request parser (lib/net/proxy_conn.c: the request line, the target's
+ * authority through lib/net/netpolicy.c, the header lines and the origin-form
  * rewrite) and the allowlist match.
  *
  * Each input is what a jail sends on a fresh proxy connection.  Where a

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_seccomp.c - libFuzzer harness for seccomp policy files
- * (lib/seccomp_file.c, format in lib/seccomp_policy.md).
+ * (lib/seccomp/seccomp_file.c, format in lib/seccomp/seccomp_policy.md).
  *
  * Each input is a policy file's text, parsed by
  * sbx_seccomp_policy_parse_text() as `sbx profile check` and `sbx run`

@@ -106,10 +106,10 @@ for c in $cmds; do
 done
 ok $? "sbx --help lists every command"
 
-# Profile keys: the one table in lib/profile_keys.c, each in sbx-profile(5).
-keys=$(grep -oE '^[[:space:]]*K\("[a-z]+", *"[^"]+"' "$TAP_ROOT/lib/profile_keys.c" 2>/dev/null |
+# Profile keys: the one table in lib/profile/profile_keys.c, each in sbx-profile(5).
+keys=$(grep -oE '^[[:space:]]*K\("[a-z]+", *"[^"]+"' "$TAP_ROOT/lib/profile/profile_keys.c" 2>/dev/null |
 	sed -E 's/^[[:space:]]*K\("([a-z]+)", *"([^"]+)"/\1 \2/' | sort -u)
-ok $((${#keys} == 0)) "the profile key table is found in lib/profile_keys.c"
+ok $((${#keys} == 0)) "the profile key table is found in lib/profile/profile_keys.c"
 sections=$(awk '{print $1}' <<<"$keys" | sort -u)
 for s in $sections; do
 	grep -q "^\.SS \[$s\]" "$MAN/sbx-profile.5"

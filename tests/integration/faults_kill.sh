@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/integration/faults_kill.sh - `kill -9` of sbx at every injected point
-# of start-up (lib/fault.h: SBX_FAULT=<point>), a few times each, as root and
+# of start-up (lib/util/fault.h: SBX_FAULT=<point>), a few times each, as root and
 # as nobody.  After each kill: sbx exited by SIGKILL (137), `sbx ps -a` shows
 # the sandbox lost, `sbx destroy --stale` cleans it up, and then nothing of
 # that run remains: no process (sbx, sbx-init, the command: found by a marker
@@ -107,7 +107,7 @@ one_kill() {
 	[ -z "$out" ] || { echo "left behind after destroy --stale:"; echo "$out"; return 1; }
 	if [ "$point" = during-unpack ]; then
 		# The dead unpack's directory is removed by a later unpack once
-		# it is stale (lib/image.c STALE_TMP_SEC, 10 min): age it.
+		# it is stale (lib/image/image.c STALE_TMP_SEC, 10 min): age it.
 		find "$C/images" -mindepth 1 -maxdepth 1 -name '.tmp-*' -exec touch -h -d '-11 minutes' {} +
 	fi
 	out=$(as_mode "$mode" "$SBX" run -q --rm -p "$BASE/fault.ini" -- sh -c 'cat /etc/passwd >/dev/null && echo fine' 2>&1)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/unit/test_changes_noopenat2.c - lib/changes.c without openat2(2)
+ * tests/unit/test_changes_noopenat2.c - lib/state/changes.c without openat2(2)
  * (valgrind does not know the syscall; kernels < 5.6 lack it): the layers
  * of a sandbox and the change walk give the same answers through the
  * component-by-component fallback, which still refuses a symlink or ".."

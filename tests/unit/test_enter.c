@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/unit/test_enter.c - lib/enter.c without a jail: the command's ids
+ * tests/unit/test_enter.c - lib/jail/enter.c without a jail: the command's ids
  * and their cross-check with the record, and the refusal of records whose
  * init_pid does not name a jail's init (pid reuse, forged or incomplete
  * records).  The real entering is tested end to end by
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "enter.h"
+#include "proc.h"
 #include "state.h"
 
 static void cfg_user(struct sbx_config *c, uid_t uid, gid_t gid)

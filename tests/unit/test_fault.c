@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/unit/test_fault.c - lib/fault.c: SBX_FAULT names the points that
+ * tests/unit/test_fault.c - lib/util/fault.c: SBX_FAULT names the points that
  * SIGKILL the process (NAME, a comma list, NAME@N for the Nth hit); other
  * points and an unset variable leave it alone.  Each case runs in a fresh
  * child, since the variable is read once per process.

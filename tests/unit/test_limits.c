@@ -1144,7 +1144,7 @@ static void test_real_unprivileged(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
-/* ---- the writable layers' cap (lib/disk.c) ---- */
+/* ---- the writable layers' cap (lib/jail/disk.c) ---- */
 
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)

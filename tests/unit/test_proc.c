@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* tests/unit/test_proc.c - the /proc/PID readers of lib/proc.c. */
+/* tests/unit/test_proc.c - the /proc/PID readers of lib/util/proc.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -747,7 +747,7 @@ static void assert_rules_equal(const char *what, const struct sbx_sc_rule *a, si
 }
 
 /*
- * The built-in rules embedded at build time (lib/seccomp_builtin.c) are
+ * The built-in rules embedded at build time (lib/seccomp/seccomp_builtin.c) are
  * those the code resolves now with this libseccomp: a stale generated file
  * fails here.  A built-in policy is a copy of them.
  */

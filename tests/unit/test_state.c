@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 
 #include "helpers.h"
+#include "proc.h"
 #include "state.h"
 
 static char base[256];
@@ -62,7 +63,7 @@ static void open_state(struct sbx_state *st)
 #endif
 
 /* STATE/sandboxes carries ext4's top-directory flag (see spread_sandboxes
- * in lib/state.c) wherever the filesystem has such flags. */
+ * in lib/state/state.c) wherever the filesystem has such flags. */
 static void test_sandboxes_topdir(void **state)
 {
 	struct sbx_state st;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/unit/test_treecopy.c - sbx_tree_copy() (lib/treecopy.c), which
+ * tests/unit/test_treecopy.c - sbx_tree_copy() (lib/util/treecopy.c), which
  * keeps the in-memory writable layer of an unprivileged [limits] disk:
  * every kind of entry an overlay upper holds comes across with its mode,
  * times and user.* xattrs; symlinks are never followed; holes stay holes;

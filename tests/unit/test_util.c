@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* tests/unit/test_util.c - the value parsers and small helpers of lib/util.c. */
+/* tests/unit/test_util.c - the value parsers and small helpers of lib/util/util.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

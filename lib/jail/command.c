@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/jail/command.c - the last steps before the jailed command runs, in the
+ * order that leaves it least: new session, stdio or a pty, rlimits,
+ * capability bounding set and ambient set cleared, groups and ids, the
+ * remaining capability sets emptied (libcap), workdir, no_new_privs, every
+ * fd but stdio closed on exec, seccomp last, execve looked up in the
+ * jail's PATH.  Shared with `sbx exec`.
+ */
+#include "jail_int.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/ioctl.h>
+#include <linux/magic.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <termios.h>
+
+#include "seccomp.h"
+
+static void reset_signals(void)
+{
+	sigset_t none;
+
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/*
+ * The jail's devpts multiplexer.  Not /dev/ptmx: in a running jail (sbx
+ * exec -t) that is the jail's to replace, by a symlink to anything it can
+ * reach (runc CVE-2025-52565).  /dev/pts is a mount point the jail cannot
+ * move; what is opened must still be devpts's ptmx (5:2).
+ */
+static int open_ptmx(struct sbx_err *err)
+{
+	_cleanup_close_ int fd = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+	struct statfs f;
+	struct stat st;
+
+	if (fd < 0)
+		return sbx_err_set(err, errno, "cannot open '/dev/pts/ptmx'");
+	if (fstatfs(fd, &f) < 0 || f.f_type != DEVPTS_SUPER_MAGIC || fstat(fd, &st) < 0 ||
+	    !S_ISCHR(st.st_mode) || major(st.st_rdev) != 5 || minor(st.st_rdev) != 2)
+		return sbx_err_set(err, EPERM,
+				   "'/dev/pts/ptmx' is not the jail's devpts multiplexer");
+	return steal_fd(&fd);
+}
+
+/* A pty in the jail's devpts; the master goes to the supervisor. */
+static int setup_pty(const struct sbx_jail_cmd *c, struct sbx_err *err)
+{
+	struct sbx_jail_msg m = {.type = SBX_MSG_PTY};
+	_cleanup_close_ int master = -1;
+	_cleanup_close_ int slave = -1;
+	int unlock = 0;
+
+	master = open_ptmx(err);
+	if (master < 0)
+		return master;
+	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
+		return sbx_err_set(err, errno, "cannot unlock the pty");
+	if (c->ws.ws_row && ioctl(master, TIOCSWINSZ, &c->ws) < 0)
+		return sbx_err_set(err, errno, "cannot set the pty's size");
+	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+	if (slave < 0)
+		return sbx_err_set(err, errno, "cannot open the pty");
+	if (ioctl(slave, TIOCSCTTY, 0) < 0)
+		return sbx_err_set(err, errno, "cannot make the pty the controlling terminal");
+	if (fchown(slave, c->ids->uid, c->ids->gid) < 0)
+		return sbx_err_set(err, errno, "cannot give the pty to the jail's user");
+	if (sbx_jail_send(c->report_fd, &m, &master, 1) < 0)
+		return sbx_err_set(err, errno, "cannot pass the pty to sbx");
+	for (int fd = 0; fd < 3; fd++)
+		if (dup2(slave, fd) < 0)
+			return sbx_err_set(err, errno, "cannot use the pty");
+	return 0;
+}
+
+static int setup_stdio(const struct sbx_jail_cmd *c, struct sbx_err *err)
+{
+	if (setsid() < 0)
+		return sbx_err_set(err, errno, "cannot start a new session");
+	if (c->tty)
+		return setup_pty(c, err);
+	if (c->out_fd >= 0 && dup2(c->out_fd, STDOUT_FILENO) < 0)
+		return sbx_err_set(err, errno, "cannot set up stdout");
+	if (c->err_fd >= 0 && dup2(c->err_fd, STDERR_FILENO) < 0)
+		return sbx_err_set(err, errno, "cannot set up stderr");
+	return 0;
+}
+
+static bool cap_kept(const struct sbx_jail_cmd *c, int cap)
+{
+	return cap < 64 && (c->cfg->caps_keep & (1ULL << cap));
+}
+
+/* Bounding and ambient sets (needs CAP_SETPCAP: before the ids change). */
+static int drop_bounding(const struct sbx_jail_cmd *c, struct sbx_err *err)
+{
+	int last = (int)cap_max_bits() - 1;
+
+	for (int cap = 0; cap <= last; cap++) {
+		if (cap_kept(c, cap))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return sbx_err_set(err, errno,
+					   "cannot drop capability %d from the bounding set", cap);
+	}
+	if (cap_reset_ambient() < 0 && errno != EINVAL)
+		return sbx_err_set(err, errno, "cannot clear the ambient capabilities");
+	return 0;
+}
+
+static int set_ids(const struct sbx_jail_cmd *c, struct sbx_err *err)
+{
+	const struct sbx_jail_ids *ids = c->ids;
+
+	if (c->cfg->caps_keep && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return sbx_err_set(err, errno, "cannot keep capabilities");
+	if ((ids->range || ids->subid) && setgroups(0, NULL) < 0)
+		return sbx_err_set(err, errno, "cannot clear the supplementary groups");
+	if (setresgid(ids->gid, ids->gid, ids->gid) < 0)
+		return sbx_err_set(err, errno, "cannot become gid %u", ids->gid);
+	if (setresuid(ids->uid, ids->uid, ids->uid) < 0)
+		return sbx_err_set(err, errno, "cannot become uid %u", ids->uid);
+	return 0;
+}
+
+/* Effective, permitted, inheritable: empty, or what the profile keeps. */
+static int set_caps(const struct sbx_jail_cmd *c, struct sbx_err *err)
+{
+	cap_t caps = cap_init();
+	int last = (int)cap_max_bits() - 1;
+	int r = 0;
+
+	if (!caps)
+		return sbx_err_set(err, errno, "cannot allocate a capability set");
+	for (int cap = 0; cap <= last; cap++) {
+		cap_value_t v = cap;
+
+		if (!cap_kept(c, cap))
+			continue;
+		cap_set_flag(caps, CAP_EFFECTIVE, 1, &v, CAP_SET);
+		cap_set_flag(caps, CAP_PERMITTED, 1, &v, CAP_SET);
+		cap_set_flag(caps, CAP_INHERITABLE, 1, &v, CAP_SET);
+	}
+	if (cap_set_proc(caps) < 0)
+		r = sbx_err_set(err, errno, "cannot set the capability sets");
+	cap_free(caps);
+	/* A non-root user keeps them across execve only through the ambient set. */
+	for (int cap = 0; r == 0 && cap <= last && c->ids->uid != 0; cap++)
+		if (cap_kept(c, cap) && cap_set_ambient(cap, CAP_SET) < 0)
+			r = sbx_err_set(err, errno, "cannot raise ambient capability %d", cap);
+	if (c->cfg->caps_keep)
+		prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+	return r;
+}
+
+static int enter_workdir(const struct sbx_jail_cmd *c, struct sbx_err *err)
+{
+	if (c->workdir) {
+		if (chdir(c->workdir) < 0)
+			return sbx_err_set(
+			    err, errno, "cannot change to the working directory '%s'", c->workdir);
+		return 0;
+	}
+	if (c->host_cwd && chdir(c->host_cwd) == 0)
+		return 0;
+	if (chdir("/") < 0)
+		return sbx_err_set(err, errno, "cannot change to '/'");
+	return 0;
+}
+
+static const char *env_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}
+
+/* execvpe's semantics, with PATH taken from the jail's environment. */
+static int exec_lookup(char *const *argv, char *const *envp)
+{
+	const char *file = argv[0];
+	const char *path = env_get(envp, "PATH");
+	char buf[4096];
+	int saved = ENOENT;
+
+	if (!file || !*file)
+		return ENOENT;
+	if (strchr(file, '/')) {
+		execve(file, argv, envp);
+		return errno;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		size_t dl = (size_t)(end - p);
+
+		if (dl + strlen(file) + 2 <= sizeof(buf)) {
+			snprintf(buf, sizeof(buf), "%.*s%s%s", (int)dl, p, dl ? "/" : "", file);
+			execve(buf, argv, envp);
+			if (errno == EACCES)
+				saved = EACCES;
+			else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE &&
+				 errno != ENODEV)
+				return errno;
+		}
+		if (!*end)
+			break;
+		p = end;
+	}
+	return saved;
+}
+
+static int privileges(const struct sbx_jail_cmd *c, struct sbx_err *err)
+{
+	int r;
+
+	r = sbx_rlimits_apply(c->cfg, c->cg, err);
+	if (r == 0)
+		r = drop_bounding(c, err);
+	if (r == 0)
+		r = set_ids(c, err);
+	if (r == 0)
+		r = set_caps(c, err);
+	/* Changing ids reset dumpable to fs.suid_dumpable (1 lets the jail ptrace us until execve). */
+	if (r == 0 && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		r = sbx_err_set(err, errno, "cannot make the command non-dumpable until execve");
+	/* Changing ids cleared the parent-death signal. */
+	if (r == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		r = sbx_err_set(err, errno, "cannot set the parent-death signal");
+	if (r == 0)
+		r = enter_workdir(c, err);
+	if (r == 0 && c->cfg->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		r = sbx_err_set(err, errno, "cannot set no_new_privs");
+	return r;
+}
+
+static int load_seccomp(const struct sbx_jail_cmd *c, struct sbx_jail_msg *m, struct sbx_err *err)
+{
+	struct sbx_seccomp_opts so = {.policy = c->cfg->seccomp, .notify = c->seccomp_notify};
+	int r;
+
+	m->ts[SBX_TS_SECCOMP0] = sbx_now_ns();
+	/* One id mapped: another id is EPERM, as on the host, not EINVAL. */
+	if (!c->ids->range && !c->ids->subid) {
+		r = sbx_seccomp_ids_load(c->ids->uid, c->ids->gid, err);
+		if (r < 0)
+			return sbx_err_wrap(err, "seccomp");
+	}
+	r = sbx_seccomp_load(&so, err);
+	m->ts[SBX_TS_SECCOMP1] = sbx_now_ns();
+	if (r < 0)
+		return sbx_err_wrap(err, "seccomp");
+	if (c->seccomp_notify && r > 0) {
+		struct sbx_jail_msg n = {.type = SBX_MSG_SECCOMP};
+
+		(void)sbx_jail_send(c->report_fd, &n, &r, 1);
+		close(r);
+	}
+	return 0;
+}
+
+void sbx_jail_exec_command(const struct sbx_jail_cmd *c)
+{
+	struct sbx_jail_msg m = {.type = SBX_MSG_EXEC};
+	struct sbx_err err = {0};
+	int r;
+
+	m.ts[SBX_TS_GO] = c->ts_go;
+	m.ts[SBX_TS_MOUNTED] = c->ts_mounted;
+	m.ts[SBX_TS_CMD] = sbx_now_ns();
+	reset_signals();
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	r = setup_stdio(c, &err);
+	if (r == 0)
+		r = privileges(c, &err);
+	if (r < 0)
+		sbx_jail_die(c->report_fd, &err, 125);
+	/* Every fd but stdio is gone at execve (the report socket too). */
+	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	if (load_seccomp(c, &m, &err) < 0)
+		sbx_jail_die(c->report_fd, &err, 125);
+	m.value = (int)getpid();
+	m.ts[SBX_TS_EXEC] = sbx_now_ns();
+	(void)sbx_jail_send(c->report_fd, &m, NULL, 0);
+	r = exec_lookup(c->argv, c->envp);
+	{
+		struct sbx_jail_msg f = {.type = SBX_MSG_EXEC_FAIL, .errnum = r};
+
+		f.value = sbx_exec_diagnose(c->argv[0] ? c->argv[0] : "", env_get(c->envp, "PATH"),
+					    r, f.text, sizeof(f.text));
+		(void)sbx_jail_send(c->report_fd, &f, NULL, 0);
+	}
+	_exit(r == ENOENT || r == ENOTDIR ? 127 : 126);
+}

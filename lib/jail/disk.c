@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/jail/disk.c - the writable layers' cap and its filesystem (see disk.h). */
+#include "disk.h"
+
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "proc.h"
+
+static uint64_t memory_total(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
+int sbx_disk_cap(const char *state_dir, uint64_t asked, bool in_memory, struct sbx_disk_cap *cap,
+		 struct sbx_err *err)
+{
+	struct statvfs v;
+
+	memset(cap, 0, sizeof(*cap));
+	if (statvfs(state_dir, &v) < 0)
+		return sbx_err_set(err, errno, "cannot check the free space of '%s'", state_dir);
+	return sbx_disk_cap_of(state_dir, (uint64_t)v.f_blocks * v.f_frsize,
+			       (uint64_t)v.f_bavail * v.f_frsize, in_memory ? memory_total() : 0,
+			       asked, cap, err);
+}
+
+int sbx_disk_cap_of(const char *state_dir, uint64_t total, uint64_t avail, uint64_t memory,
+		    uint64_t asked, struct sbx_disk_cap *cap, struct sbx_err *err)
+{
+	uint64_t reserve, room, mem;
+	char a[32], b[32], c[32];
+
+	memset(cap, 0, sizeof(*cap));
+	cap->asked = asked == SBX_UNSET ? SBX_DISK_DEFAULT : asked;
+	cap->size = cap->asked;
+	/* 5%, at least 256M, but no more than a quarter of a small filesystem
+	 * (a container's 64M /dev/shm) */
+	reserve = total / 100 * SBX_DISK_RESERVE_PCT;
+	if (reserve < SBX_DISK_RESERVE_MIN)
+		reserve = SBX_DISK_RESERVE_MIN < total / 4 ? SBX_DISK_RESERVE_MIN : total / 4;
+	room = avail > reserve ? avail - reserve : 0;
+	if (cap->size > room) {
+		/* Down to the reserve (another sandbox filled its layers and was
+		 * kept): a share of what is left, so that sandboxes still start
+		 * and none can take the last of it. */
+		bool share = room < avail / SBX_DISK_RESERVE_SHARE;
+
+		if (share)
+			room = avail / SBX_DISK_RESERVE_SHARE;
+		cap->size = room < cap->size ? room : cap->size;
+		cap->clamped = true;
+		snprintf(cap->why, sizeof(cap->why),
+			 share ? "the state filesystem has only %s free, within the %s it keeps "
+				 "free: a quarter of that"
+			       : "the state filesystem has %s free and keeps %s of it free",
+			 sbx_size_text((double)avail, a, sizeof(a)),
+			 sbx_size_text((double)reserve, b, sizeof(b)));
+	}
+	mem = memory / SBX_DISK_MEMORY_SHARE;
+	if (mem && cap->size > mem) {
+		cap->size = mem;
+		cap->clamped = true;
+		snprintf(cap->why, sizeof(cap->why), "in memory: at most a quarter of the %s here",
+			 sbx_size_text((double)memory, a, sizeof(a)));
+	}
+	cap->size &= memory ? ~(uint64_t)((1 << 20) - 1) : ~(uint64_t)4095;
+	/* Less than asked, and too little to start anything in: refuse (a
+	 * small [limits] disk is what was asked for, and is kept). */
+	if (cap->clamped && cap->size < SBX_DISK_MIN)
+		return sbx_err_set(
+		    err, ENOSPC,
+		    "the state filesystem of '%s' has %s free, and sbx keeps %s of it free: a "
+		    "writable layer would get less than %s (free space there, or set "
+		    "SBX_STATE_DIR to a directory on another filesystem)",
+		    state_dir, sbx_size_text((double)avail, a, sizeof(a)),
+		    sbx_size_text((double)reserve, b, sizeof(b)),
+		    sbx_size_text((double)SBX_DISK_MIN, c, sizeof(c)));
+	cap->inodes = cap->size / SBX_DISK_BYTES_PER_INODE;
+	if (cap->inodes < SBX_DISK_MIN_INODES)
+		cap->inodes = SBX_DISK_MIN_INODES;
+	return 0;
+}
+
+const char *sbx_disk_mke2fs(void)
+{
+	static const char *const paths[] = {"/usr/sbin/mke2fs", "/sbin/mke2fs",
+					    "/usr/local/sbin/mke2fs"};
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(paths); i++)
+		if (access(paths[i], X_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
+bool sbx_disk_loop_usable(void)
+{
+	return geteuid() == 0 && access("/dev/loop-control", R_OK | W_OK) == 0 &&
+	       sbx_disk_mke2fs() != NULL;
+}
+
+/* mke2fs on IMAGE; its messages (the last line) in err. */
+static int make_fs(const char *image, uint64_t inodes, struct sbx_err *err)
+{
+	const char *mke2fs = sbx_disk_mke2fs();
+	char n[32], out[512] = "";
+	int p[2], st;
+	ssize_t got = 0, k;
+	pid_t pid;
+
+	if (!mke2fs)
+		return sbx_err_set(err, ENOENT, "mke2fs not found (Debian: e2fsprogs)");
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)inodes);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return sbx_err_set(err, errno, "cannot run mke2fs");
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return sbx_err_set(err, errno, "cannot run mke2fs");
+	}
+	if (pid == 0) {
+		static const char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
+						  NULL};
+		/* No journal (the layer dies with the sandbox or is synced when kept),
+		 * metadata packed at the start, inode tables left to the kernel. */
+		const char *const argv[] = {mke2fs,
+					    "-q",
+					    "-F",
+					    "-t",
+					    "ext4",
+					    /* the loop device's logical block size */
+					    "-b",
+					    "4096",
+					    "-O",
+					    "^has_journal,^resize_inode",
+					    "-E",
+					    "lazy_itable_init=1,nodiscard,packed_meta_blocks=1",
+					    "-m",
+					    "0",
+					    "-N",
+					    n,
+					    image,
+					    NULL};
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (nul >= 0)
+			dup2(nul, STDIN_FILENO);
+		dup2(p[1], STDOUT_FILENO);
+		dup2(p[1], STDERR_FILENO);
+		execve(mke2fs, (char *const *)argv, (char *const *)env);
+		_exit(127);
+	}
+	close(p[1]);
+	while ((k = read(p[0], out + got, sizeof(out) - 1 - (size_t)got)) > 0 ||
+	       (k < 0 && errno == EINTR))
+		if (k > 0)
+			got += k;
+	close(p[0]);
+	out[got] = '\0';
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return sbx_err_set(err, errno, "cannot wait for mke2fs");
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char *nl;
+
+		while (got > 0 && out[got - 1] == '\n')
+			out[--got] = '\0';
+		nl = strrchr(out, '\n');
+		return sbx_err_set(err, EIO, "mke2fs failed (exit %d)%s%s",
+				   WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+				   out[0] ? ": " : "", nl ? nl + 1 : out);
+	}
+	return 0;
+}
+
+/* A free loop device bound to fd, detaching at its last close or unmount
+ * (read-only as a loop flag, which goes with the binding: BLKROSET would
+ * stay on the device for its next user). */
+static int loop_attach(int fd, bool ro, char *dev, size_t len, struct sbx_err *err)
+{
+	_cleanup_close_ int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	struct loop_config lc = {.fd = (uint32_t)fd, .block_size = 4096};
+
+	if (ctl < 0)
+		return sbx_err_set(err, errno, "cannot open /dev/loop-control");
+	lc.info.lo_flags = LO_FLAGS_AUTOCLEAR | (ro ? LO_FLAGS_READ_ONLY : 0);
+	for (int tries = 0; tries < 16; tries++) {
+		int n = ioctl(ctl, LOOP_CTL_GET_FREE), l;
+
+		if (n < 0)
+			return sbx_err_set(err, errno, "no free loop device");
+		snprintf(dev, len, "/dev/loop%d", n);
+		l = open(dev, O_RDWR | O_CLOEXEC);
+		if (l < 0)
+			return sbx_err_set(err, errno, "cannot open '%s'", dev);
+		if (ioctl(l, LOOP_CONFIGURE, &lc) == 0)
+			return l;
+		close(l);
+		if (errno != EBUSY) /* else another process took it first */
+			return sbx_err_set(err, errno, "cannot attach a loop device");
+	}
+	return sbx_err_set(err, EBUSY, "cannot attach a loop device: all were taken");
+}
+
+/* Copy the data of sparse src (size bytes) into dst, holes left holes. */
+static int copy_sparse(int src, int dst, off_t size)
+{
+	off_t pos = 0;
+
+	while (pos < size) {
+		off_t d = lseek(src, pos, SEEK_DATA), h, in, out;
+
+		if (d < 0)
+			return errno == ENXIO ? 0 : -errno;
+		h = lseek(src, d, SEEK_HOLE);
+		if (h < 0)
+			return -errno;
+		in = out = d;
+		while (in < h) {
+			ssize_t n = copy_file_range(src, &in, dst, &out, (size_t)(h - in), 0);
+
+			if (n <= 0)
+				return n < 0 ? -errno : -EIO;
+		}
+		pos = h;
+	}
+	return 0;
+}
+
+/*
+ * The filesystem of a given size and inode count is made once, as a
+ * template (TEMPLATES/ext4-4k-SIZE-INODES.img, a few hundred KiB of data in a
+ * sparse file), and each image is a copy of its data: a run pays a copy of
+ * that, not mke2fs.  Without a template directory, or when it cannot be
+ * written, mke2fs makes the image itself.
+ */
+static int fill_image(int fd, const char *image, const struct sbx_disk_cap *cap,
+		      const char *templates, struct sbx_err *err)
+{
+	_cleanup_free_ char *tpl = NULL;
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int t = -1;
+	struct stat st;
+	int r;
+
+	if (templates) {
+		tpl = sbx_xasprintf("%s/ext4-4k-%llu-%llu.img", templates,
+				    (unsigned long long)cap->size, (unsigned long long)cap->inodes);
+		t = open(tpl, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (t >= 0 && fstat(t, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    (uint64_t)st.st_size == cap->size && copy_sparse(t, fd, st.st_size) == 0)
+			return 0;
+		sbx_closep(&t);
+	}
+	r = make_fs(image, cap->inodes, err);
+	if (r < 0 || !templates)
+		return r;
+	/* Publish a template for the next runs (best effort: a race with
+	 * another run, or a full disk, only means the next one makes its own). */
+	tmp = sbx_xasprintf("%s/.tmp-%d.img", templates, (int)getpid());
+	if (mkdir(templates, 0700) < 0 && errno != EEXIST)
+		return 0;
+	t = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (t < 0)
+		return 0;
+	if (ftruncate(t, (off_t)cap->size) < 0 || copy_sparse(fd, t, (off_t)cap->size) < 0 ||
+	    fsync(t) < 0 || rename(tmp, tpl) < 0)
+		(void)unlink(tmp);
+	return 0;
+}
+
+int sbx_disk_loop_mount(const char *image, const char *target, const struct sbx_disk_cap *cap,
+			const char *templates, struct sbx_err *err)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int loop = -1;
+	char dev[32];
+	int r;
+
+	fd = open(image, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sbx_err_set(err, errno, "cannot create '%s'", image);
+	if (ftruncate(fd, (off_t)cap->size) < 0)
+		return sbx_err_set(err, errno, "cannot size '%s'", image);
+	r = fill_image(fd, image, cap, templates, err);
+	if (r < 0)
+		return r;
+	loop = loop_attach(fd, false, dev, sizeof(dev), err);
+	if (loop < 0)
+		return loop;
+	/* noinit_itable: no background zeroing of inode tables, which would
+	 * write a quarter GiB of zeros per sandbox into the state filesystem. */
+	if (mount(dev, target, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,
+		  "errors=remount-ro,noinit_itable") < 0)
+		return sbx_err_set(err, errno, "cannot mount '%s' (%s) on '%s'", image, dev, target);
+	return 0;
+}
+
+/* Is path a mount point (another device than its parent)? */
+static bool mounted_at(int dirfd, const char *name)
+{
+	struct stat a, b;
+
+	return fstatat(dirfd, name, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat(dirfd, &b) == 0 &&
+	       a.st_dev != b.st_dev;
+}
+
+/* sbfd was opened in the namespace before: a path walk from it would not
+ * see mounts made in this one.  The same fd number, reopened here. */
+static int reopen_dir(int sbfd, const char *sbdir, struct sbx_err *err)
+{
+	int fresh = open(sbdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fresh < 0 || dup3(fresh, sbfd, O_CLOEXEC) < 0) {
+		int e = errno;
+
+		if (fresh >= 0)
+			close(fresh);
+		return sbx_err_set(err, e, "cannot reopen '%s'", sbdir);
+	}
+	close(fresh);
+	return 0;
+}
+
+int sbx_disk_private_ns(int sbfd, const char *sbdir, struct sbx_err *err)
+{
+	if (unshare(CLONE_NEWNS) < 0)
+		return sbx_err_set(err, errno, "cannot make a mount namespace for the layers");
+	/* Nothing mounted here reaches the host; the host's mounts still come. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return sbx_err_set(err, errno, "cannot make the layers' mount namespace a slave");
+	return reopen_dir(sbfd, sbdir, err);
+}
+
+/* A running sandbox: its layers are mounted in its supervisor's mount
+ * namespace (the recorded pid, checked by its start time before and after
+ * the namespace is opened). */
+static int enter_supervisor(int sbfd, const char *sbdir, pid_t pid, uint64_t start,
+			    struct sbx_err *err)
+{
+	_cleanup_close_ int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int ns = -1;
+	char path[64];
+	uint64_t now;
+
+	if (sbx_proc_starttime(pid, &now) < 0 || now != start)
+		return sbx_err_set(err, ESRCH, "the sandbox's supervisor (pid %d) has ended",
+				   (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	/* still the same process once the namespace is open */
+	if (ns < 0 || sbx_proc_starttime(pid, &now) < 0 || now != start)
+		return sbx_err_set(err, ns < 0 ? errno : ESRCH,
+				   "cannot open the mount namespace of the sandbox's supervisor");
+	if (setns(ns, CLONE_NEWNS) < 0)
+		return sbx_err_set(err, errno,
+				   "cannot enter the mount namespace of the sandbox's supervisor");
+	/* setns moved the working directory to the namespace's root */
+	if (cwd >= 0 && fchdir(cwd) < 0)
+		return sbx_err_set(err, errno, "cannot return to the working directory");
+	return reopen_dir(sbfd, sbdir, err);
+}
+
+int sbx_disk_attach_kept(int sbfd, const char *sbdir, pid_t running, uint64_t running_start,
+			 bool writable, struct sbx_err *err)
+{
+	_cleanup_free_ char *image = sbx_xasprintf("%s/disk.img", sbdir);
+	_cleanup_free_ char *target = sbx_xasprintf("%s/disk", sbdir);
+	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int loop = -1;
+	char dev[32];
+	struct stat st;
+
+	if (fstatat(sbfd, "disk.img", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    mounted_at(sbfd, "disk"))
+		return 0;
+	if (geteuid() != 0)
+		return sbx_err_set(err, EPERM,
+				   "the writable layer of this sandbox is a disk image only root can "
+				   "mount: run this as root");
+	/* Never a second mount of an image its run has mounted read-write. */
+	if (running > 0)
+		return enter_supervisor(sbfd, sbdir, running, running_start, err);
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return sbx_err_set(err, errno, "cannot make a mount namespace for the sandbox's layer");
+	fd = openat(sbfd, "disk.img", (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return sbx_err_set(err, errno, "cannot open '%s'", image);
+	loop = loop_attach(fd, !writable, dev, sizeof(dev), err);
+	if (loop < 0)
+		return loop;
+	if (mount(dev, target, "ext4",
+		  MS_NOSUID | MS_NODEV | MS_NOATIME | (writable ? 0 : MS_RDONLY),
+		  "errors=remount-ro,noinit_itable") < 0)
+		return sbx_err_set(err, errno, "cannot mount '%s' (%s) on '%s'", image, dev, target);
+	return reopen_dir(sbfd, sbdir, err);
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/jail/init.c - the jail's pid 1.  After the supervisor's GO it builds the
+ * root, sets the hostname and the network, forks the command, then reaps
+ * every zombie and forwards signals to the command until it exits, and
+ * reports its wait status to the supervisor.  When init exits the kernel
+ * kills everything left in the pid namespace.
+ */
+#include "jail_int.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+/* Receive GO and the idmapped lowers (a bitmap in text says which slots). */
+static void wait_go(struct sbx_jail_child *c)
+{
+	static int slots[SBX_MSG_MAXFDS];
+	struct sbx_jail_msg m;
+	int fds[SBX_MSG_MAXFDS];
+	size_t nfds = 0, k = 0;
+	ssize_t n;
+
+	n = sbx_jail_recv(c->sock, &m, fds, SBX_ARRAY_SIZE(fds), &nfds);
+	if (n <= 0 || m.type != SBX_MSG_GO)
+		_exit(1); /* the supervisor is gone */
+	c->ts[SBX_TS_GO] = sbx_now_ns();
+	c->n_idmap = m.value > 0 && m.value <= SBX_MSG_MAXFDS ? (size_t)m.value : 0;
+	for (size_t i = 0; i < c->n_idmap; i++)
+		slots[i] = (i < sizeof(m.text) && m.text[i] && k < nfds) ? fds[k++] : -1;
+	c->idmap_fds = slots;
+}
+
+static int proxy_listener(struct sbx_jail_child *c, struct sbx_err *err)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)c->o->proxy_port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sbx_jail_msg m = {.type = SBX_MSG_LISTEN, .value = c->o->proxy_port};
+	_cleanup_close_ int s = -1;
+
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 128) < 0)
+		return sbx_err_set(err, errno, "cannot listen on 127.0.0.1:%d in the jail",
+				   c->o->proxy_port);
+	if (sbx_jail_send(c->sock, &m, &s, 1) < 0)
+		return sbx_err_set(err, errno, "cannot pass the proxy listener to sbx");
+	return 0;
+}
+
+static int setup(struct sbx_jail_child *c, struct sbx_err *err)
+{
+	const struct sbx_config *cfg = c->o->cfg;
+	char host[64];
+	int r;
+
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		return sbx_err_set(err, errno, "cannot create the cgroup namespace");
+	r = sbx_jail_build_root(c, err);
+	if (r < 0)
+		return r;
+	if (cfg->hostname)
+		snprintf(host, sizeof(host), "%s", cfg->hostname);
+	else
+		snprintf(host, sizeof(host), "sbx-%.8s", c->o->id ? c->o->id : "jail");
+	/* The UTS namespace is the jail's own either way; a container's seccomp
+	 * profile may still refuse sethostname (podman's and docker's do
+	 * without CAP_SYS_ADMIN): the name then stays the container's. */
+	if (sethostname(host, strlen(host)) < 0) {
+		if (errno != EPERM || cfg->hostname)
+			return sbx_err_set(err, errno, "cannot set the hostname '%s'", host);
+		sbx_jail_report(c->sock, SBX_MSG_WARN, 0,
+				"the hostname stays the container's: its seccomp profile refuses "
+				"sethostname (the jail's UTS namespace is still its own)");
+	}
+	/* Every mode but host has its own namespace, and its lo up: "none"
+	 * means nothing outside, not even the jail itself unreachable (test
+	 * servers, asyncio, multiprocessing talk to themselves). */
+	if (cfg->net != SBX_NET_HOST) {
+		r = sbx_jail_lo_up(err);
+		if (r < 0)
+			return r;
+	}
+	if (cfg->net == SBX_NET_PROXY && c->o->proxy_port > 0)
+		return proxy_listener(c, err);
+	return 0;
+}
+
+static void run_command(struct sbx_jail_child *c)
+{
+	const struct sbx_jail_opts *o = c->o;
+	struct sbx_jail_cmd cmd = {
+	    .cfg = o->cfg,
+	    .ids = &o->ids,
+	    .cg = o->cg,
+	    .argv = o->argv,
+	    .envp = o->envp,
+	    .workdir = o->workdir,
+	    .host_cwd = o->host_cwd,
+	    .out_fd = o->out_fd,
+	    .err_fd = o->err_fd,
+	    .tty = o->tty,
+	    .ws = o->ws,
+	    .seccomp_notify = o->seccomp_notify,
+	    .report_fd = c->sock,
+	    .ts_go = c->ts[SBX_TS_GO],
+	    .ts_mounted = c->ts[SBX_TS_MOUNTED],
+	};
+
+	sbx_jail_exec_command(&cmd);
+}
+
+/* Reap everything; true when the command itself was reaped. */
+static bool reap(struct sbx_jail_child *c, pid_t cmd)
+{
+	struct sbx_jail_msg m = {.type = SBX_MSG_STATUS};
+	int st;
+	pid_t p;
+
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (p == cmd) {
+			m.value = st;
+			(void)sbx_jail_send(c->sock, &m, NULL, 0);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void __attribute__((noreturn)) supervise_command(struct sbx_jail_child *c, pid_t cmd)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++)
+		sigaddset(&set, sbx_jail_fwd_signals[i]);
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si);
+
+		if (sig == SIGCHLD || sig < 0) {
+			if (reap(c, cmd))
+				_exit(0);
+		} else {
+			kill(cmd, sig);
+		}
+	}
+}
+
+/* clone() keeps every fd of the supervisor (state dir, lock, logs): close
+ * all but stdio, the sync socket and the command's output pipes. */
+static void close_inherited(const struct sbx_jail_child *c)
+{
+	int keep[3] = {c->sock, c->o->out_fd, c->o->err_fd};
+	unsigned int from = 3;
+
+	for (int i = 0; i < 3; i++) /* sort the three */
+		for (int k = i + 1; k < 3; k++)
+			if (keep[k] < keep[i]) {
+				int t = keep[i];
+
+				keep[i] = keep[k];
+				keep[k] = t;
+			}
+	for (int i = 0; i < 3; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned int)keep[i] > from)
+			close_range(from, (unsigned int)keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	close_range(from, ~0U, 0);
+}
+
+void sbx_jail_init_main(struct sbx_jail_child *c)
+{
+	struct sbx_err err = {0};
+	sigset_t set;
+	pid_t cmd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	close_inherited(c);
+	wait_go(c);
+	/* The supervisor may have died before the prctl above took effect
+	 * (nothing re-checks it otherwise for an unprivileged run). */
+	if (sbx_jail_rearm_pdeathsig(c->sock, &err) < 0)
+		_exit(1);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	prctl(PR_SET_NAME, "sbx-init", 0, 0, 0);
+	if (setup(c, &err) < 0)
+		sbx_jail_die(c->sock, &err, 125);
+	c->ts[SBX_TS_MOUNTED] = sbx_now_ns();
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	cmd = fork();
+	if (cmd < 0) {
+		sbx_err_set(&err, errno, "cannot fork the command");
+		sbx_jail_die(c->sock, &err, 125);
+	}
+	if (cmd == 0)
+		run_command(c);
+	if (c->o->title && c->o->title_len > sizeof("sbx-init")) {
+		memset(c->o->title, 0, c->o->title_len);
+		memcpy(c->o->title, "sbx-init", sizeof("sbx-init"));
+		/* A non-NUL last byte is the kernel's sign of setproctitle():
+		 * /proc/1/cmdline is then just "sbx-init", not a run of NULs. */
+		c->o->title[c->o->title_len - 1] = ' ';
+	}
+	if (c->o->out_fd >= 0)
+		close(c->o->out_fd);
+	if (c->o->err_fd >= 0)
+		close(c->o->err_fd);
+	supervise_command(c, cmd);
+}

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/jail/jail.h - the jail: clone into new namespaces, id maps, mounts,
+ * pivot_root, a pid-1 init, dropped privileges, seccomp, execve; and the
+ * supervisor side that proxies the command's output and signals.
+ *
+ *   supervisor (host namespaces)          init (pid 1 of the jail)
+ *   sbx_jail_start():  clone ------------> waits for GO
+ *     write uid_map/gid_map, attach cgroup,
+ *     idmapped lower layers (as root) ---> GO (+ fds over SCM_RIGHTS)
+ *                                          mounts, pivot_root, hostname, lo
+ *                                          fork -> command: setsid, pty, ids,
+ *                                          rlimits, caps, no_new_privs,
+ *                                          seccomp, execve
+ *     <---------- EXEC (timings) or ERROR (errno, message) or EXEC_FAIL
+ *   sbx_jail_supervise(): tee output, forward signals, time limit
+ *     <---------- STATUS (the command's wait status); init exits
+ *
+ * `sbx exec` reuses the command side (sbx_jail_exec_command) after joining
+ * the namespaces of a running jail.
+ */
+#ifndef SBX_JAIL_H
+#define SBX_JAIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+
+#include "config.h"
+#include "limits.h"
+#include "util.h"
+
+/* Host range the jail's ids map to when sbx runs as root: 65536 ids from
+ * SBX_JAIL_HOST_BASE, or, when /etc/subuid or /etc/subgid gives some of
+ * those to a user (Debian's useradd gives the first user 100000-165535),
+ * from the first multiple of 65536 above every range listed there, so
+ * that no user can act as a jail's ids (sbx_jail_host_base). */
+#define SBX_JAIL_HOST_BASE 100000
+#define SBX_JAIL_ID_COUNT  65536
+uid_t sbx_jail_host_base(void);
+/* Is base one sbx_jail_host_base() can give (a record's, read back)? */
+bool sbx_jail_host_base_valid(unsigned long base);
+
+/* An ordinary user's subordinate ids (lib/jail/subid.c). */
+struct sbx_subid {
+	uid_t uid; /* the user */
+	gid_t gid;
+	uid_t ustart; /* /etc/subuid range */
+	uint32_t ucount;
+	gid_t gstart; /* /etc/subgid range */
+	uint32_t gcount;
+	char newuidmap[64], newgidmap[64];
+};
+
+/* The user's ranges and the helpers, when both are there (and SBX_SUBID is
+ * not 0).  false: a one-id jail. */
+bool sbx_subid_lookup(uid_t uid, gid_t gid, struct sbx_subid *s);
+/* Map pid's user namespace: in_uid/in_gid -> the user, the rest -> range. */
+int sbx_subid_write_maps(const struct sbx_subid *s, pid_t pid, uid_t in_uid, gid_t in_gid,
+			 struct sbx_err *err);
+/* "ids 0-65536 of the jail are the subordinate range ... uid 1000 is you" */
+void sbx_subid_describe(const struct sbx_subid *s, uid_t in_uid, char *out, size_t len);
+/* fn(arg) in a child that made a namespace with that mapping: still the
+ * user, with every capability over the mapped ids, so it may read, copy
+ * and remove what a subordinate id made in a sandbox's layers; 0, or
+ * -EACCES when fn failed.  And sbx_rm_rf_at() there. */
+int sbx_subid_call(const struct sbx_subid *s, int (*fn)(void *), void *arg);
+int sbx_subid_rm_rf_at(const struct sbx_subid *s, int dirfd, const char *name);
+
+/* Who the command is, inside and on the host. */
+struct sbx_jail_ids {
+	bool range; /* true: 0..65535 -> base.. (sbx ran as root) */
+	uid_t base; /* that range's first host id */
+	bool subid; /* an ordinary user's subordinate range is mapped (sub) */
+	struct sbx_subid sub;
+	uid_t uid;  /* inside */
+	gid_t gid;
+	uid_t host_uid; /* the same user seen from the host */
+	gid_t host_gid;
+	uid_t host_root; /* host uid of the jail's uid 0, (uid_t)-1 if unmapped */
+	uid_t outer_uid; /* the euid of sbx (mapped when !range) */
+	gid_t outer_gid;
+	/* sbx itself runs in a user namespace (a container): its uid 0 is not
+	 * the host's root; parent_uid is outer_uid one level up. */
+	bool nested;
+	uid_t parent_uid;
+};
+
+/* Compute the ids from the profile and the calling process. */
+int sbx_jail_ids_resolve(const struct sbx_config *cfg, struct sbx_jail_ids *ids,
+			 struct sbx_err *err);
+
+/* A file the jail gets in a tmpfs (e.g. secrets in /run/secrets). */
+struct sbx_jail_file {
+	const char *dir;  /* absolute dir inside, a fresh tmpfs (e.g. /run/secrets) */
+	const char *name; /* file name in it */
+	const void *data;
+	size_t len;
+	mode_t mode; /* owned by the jail user */
+};
+
+struct sbx_jail;
+
+struct sbx_jail_opts {
+	const struct sbx_config *cfg;
+	const char *id;		 /* sandbox id (default hostname sbx-<id>) */
+	const char *rootfs_dir;	 /* image directory, NULL = the host's root */
+	const char *sandbox_dir; /* STATE/sandboxes/ID: upper/ work/ overlays/ */
+	char *const *argv;	 /* the command */
+	char *const *envp;	 /* its environment (sbx_jail_build_env) */
+	const char *workdir;	 /* inside; NULL = host cwd if visible, else / */
+	const char *host_cwd;	 /* for the default workdir */
+	struct sbx_jail_ids ids;
+	struct sbx_cgroup *cg; /* NULL or version 0: no cgroup */
+	int out_fd, err_fd;    /* write ends for the command's stdout/stderr; -1 inherit */
+	bool tty;	       /* allocate a pty inside (master comes back) */
+	struct winsize ws;     /* its initial size */
+	int proxy_port;	       /* > 0: listen on 127.0.0.1:port in the jail's netns */
+	bool seccomp_notify;   /* ask sbx_seccomp_load for a listener fd */
+	/* Overlays mounted "volatile" (no sync of the state disk when the jail
+	 * ends); whoever keeps the layers calls sbx_jail_layers_settle(). */
+	bool volatile_layers;
+	/* > 0: the writable layers live on a tmpfs of this many bytes in the
+	 * jail's mount namespace (an unprivileged [limits] disk): init copies
+	 * the directories of sandbox_dir onto it, and its root comes back in
+	 * sbx_jail.layer_fd, for the supervisor to keep. */
+	uint64_t layer_tmpfs;
+	bool layer_tmpfs_fill; /* and the layers' contents too (a kept sandbox's) */
+	const struct sbx_jail_file *files;
+	size_t n_files;
+	/* sbx's argv strings: init rewrites them to "sbx-init" once the
+	 * command is forked, so /proc/1/cmdline does not show the host's
+	 * command line to the jail.  NULL to leave them. */
+	char *title;
+	size_t title_len;
+	/* Called once init has been released (GO sent), while it builds the
+	 * root: the supervisor's own slow work (the record's fsync) overlaps
+	 * the jail's set-up.  May be NULL. */
+	void (*after_go)(struct sbx_jail *j, void *data);
+	void *after_go_data;
+};
+
+struct sbx_jail {
+	pid_t init_pid; /* host pid of the jail's init */
+	int pidfd;	/* of init */
+	int sync_fd;	/* SEQPACKET socket to init */
+	int pty_fd;	/* pty master (tty mode) or -1 */
+	int listen_fd;	/* proxy listener inside the netns or -1 */
+	int seccomp_fd; /* seccomp notify listener or -1 */
+	int layer_fd;	/* root of the in-memory writable layer (layer_tmpfs) or -1 */
+	pid_t cmd_pid;	/* the command's pid inside the jail */
+	/* phase timings, ms */
+	double t_namespaces, t_mounts, t_seccomp, t_exec;
+	bool exec_ok;	/* the command reached execve */
+	int exec_errno; /* execve failed with this (status 126/127) */
+	char *exec_msg; /* and why, as the jail saw it (sbx_exec_diagnose) */
+	bool exec_absent; /* the file is not there in the jail (or masked) */
+	bool have_status;
+	int status;	/* the command's wait status (have_status) */
+	/* Per [filesystem] entry, as root: the host owner a read-write bind
+	 * is written as (idmapped), 0 when root owns it and it is shown
+	 * read-only, else (uid_t)-1 (a plain bind). */
+	uid_t *mount_owner;
+	char *warnings; /* NUL-separated notes from the child (e.g. no /sys) */
+	size_t warnings_len;
+};
+
+void sbx_jail_init(struct sbx_jail *j);
+void sbx_jail_free(struct sbx_jail *j);
+
+/*
+ * Start the jail and run opts->argv in it; returns once the command has
+ * been exec'd (0), or exec failed (0, exec_errno set, the status will
+ * follow), or the set-up failed (-errno, err names what failed, the jail is
+ * gone).  The opts' fds may be closed by the caller afterwards.
+ */
+int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *opts, struct sbx_err *err);
+
+/*
+ * After a jail with volatile_layers has ended, make its writable layers in
+ * layer_dir (upper/ work/, overlays/N/) durable and mountable again: syncfs
+ * of their filesystem, then the overlay's "volatile" marker (work/work/
+ * incompat/volatile) removed, as the kernel documents for a clean end.
+ */
+int sbx_jail_layers_settle(const char *layer_dir, const struct sbx_config *cfg, bool rootfs_layer,
+			   struct sbx_err *err);
+
+/*
+ * The writable layers of a layout: upper/ (and its work/) when
+ * rootfs_layer, overlays/N/upper (and work) for cfg's overlays, from
+ * directory `from` to the same names below `to`:
+ *   SKELETON  the directories only, with their modes (an empty layer);
+ *   INTO      the upper directories' contents, into the empty ones there;
+ *   REPLACE   the same, into a copy beside each, which then takes its
+ *             place (the old one removed).
+ * Every layer is tried; the first failure is returned (err names it).
+ */
+enum sbx_layers_copy { SBX_LAYERS_SKELETON, SBX_LAYERS_INTO, SBX_LAYERS_REPLACE };
+int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool rootfs_layer,
+			 enum sbx_layers_copy how, struct sbx_err *err);
+/* After a jail with layer_tmpfs: its layers' upper directories into
+ * layer_dir (INTO, or REPLACE what a kept sandbox had). */
+int sbx_jail_keep_layers(const struct sbx_jail *j, const char *layer_dir,
+			 const struct sbx_config *cfg, bool rootfs_layer, bool replace,
+			 struct sbx_err *err);
+/* The same for a jail whose ids are an ordinary user's subordinate range
+ * (ids->subid): the copy runs where the range's files can be read
+ * (sbx_subid_call); the other cases as sbx_jail_keep_layers(). */
+int sbx_jail_keep_layers_as(const struct sbx_jail *j, const struct sbx_jail_ids *ids,
+			    const char *layer_dir, const struct sbx_config *cfg, bool rootfs_layer,
+			    bool replace, struct sbx_err *err);
+
+/* Build the command's environment: cleared (unless [env] clear = no), then
+ * pass (glob patterns), set, PATH, HOME, TERM (tty), USER.  `extra` are more
+ * NAME=VALUE entries (secrets, proxy variables). */
+void sbx_jail_build_env(const struct sbx_config *cfg, const struct sbx_jail_ids *ids,
+			bool host_root, bool tty, char *const *extra, struct sbx_strv *out);
+
+/* Supervision: proxy I/O, forward signals, enforce the time limit. */
+/* what: "signal" (forwarded: value), "timeout", "kill" (time limit),
+ * "stop-kill" (the stop timeout ran out), "second-signal" (value). */
+typedef void (*sbx_jail_event_fn)(const char *what, int value, void *data);
+
+/* A descriptor served while the jail runs (proxy events, seccomp notify):
+ * fn is called when it polls readable; a negative return stops watching. */
+struct sbx_jail_watch {
+	int fd;
+	int (*fn)(int fd, void *data);
+	void *data;
+};
+#define SBX_JAIL_MAX_WATCH 4
+
+struct sbx_jail_io {
+	int out_r, err_r; /* read ends of the command's stdout/stderr pipes, or -1 */
+	int log_fd;	  /* output.log (capped) or -1 */
+	uint64_t log_cap; /* bytes */
+	/* instead of writing log_fd directly (e.g. secrets redaction); may be NULL */
+	int (*log_fn)(void *ctx, const void *buf, size_t len);
+	void *log_ctx;
+	uint64_t time_ms;	 /* wall-clock limit, SBX_UNSET for none */
+	uint64_t grace_ms;	 /* between SIGTERM and SIGKILL */
+	/* After the first SIGINT, SIGTERM, SIGHUP or SIGQUIT forwarded: the
+	 * jail is killed when it has not ended within stop_ms, or at once on
+	 * a second SIGINT or SIGTERM.  SBX_UNSET: never (only forwarded). */
+	uint64_t stop_ms;
+	struct sbx_cgroup *cg;	 /* killed on timeout, may be NULL */
+	sbx_jail_event_fn event; /* "signal" (forwarded), "timeout", "kill" */
+	void *event_data;
+	struct sbx_jail_watch watch[SBX_JAIL_MAX_WATCH];
+	size_t n_watch;
+};
+
+enum sbx_jail_stop {
+	SBX_STOP_NONE = 0,
+	SBX_STOP_GRACE,	 /* killed: the stop timeout ran out after a signal */
+	SBX_STOP_SECOND, /* killed: a second SIGINT/SIGTERM */
+};
+
+struct sbx_jail_result {
+	int status;	  /* the command's wait status */
+	bool have_status; /* false: init died before reporting (killed) */
+	bool timed_out;
+	int stop_signal;	  /* the first terminating signal forwarded, or 0 */
+	enum sbx_jail_stop stopped; /* whether sbx then killed the jail, and why */
+	uint64_t output_bytes; /* bytes of output seen */
+	bool output_truncated; /* output.log hit the cap */
+	uint64_t cpu_usec;     /* rusage of the jail's init (includes what it reaped) */
+	uint64_t maxrss;       /* bytes, largest process */
+	double wall_ms;
+};
+
+int sbx_jail_supervise(struct sbx_jail *j, const struct sbx_jail_io *io,
+		       struct sbx_jail_result *res, struct sbx_err *err);
+
+/* Kill the whole jail (init: SIGKILL tears down the pid namespace). */
+void sbx_jail_kill(struct sbx_jail *j);
+
+/*
+ * The command side, shared with `sbx exec`: in the current process (already
+ * inside the jail's namespaces and root), become the command: new session,
+ * optional pty (master sent over report_fd), ids, rlimits, capabilities,
+ * no_new_privs, seccomp, execve looked up in envp's PATH.  Failures are sent
+ * over report_fd (see jail.c's protocol) and end in _exit(125/126/127);
+ * never returns.
+ */
+struct sbx_jail_cmd {
+	const struct sbx_config *cfg;
+	const struct sbx_jail_ids *ids;
+	const struct sbx_cgroup *cg;
+	char *const *argv;
+	char *const *envp;
+	const char *workdir; /* NULL: try host_cwd, then / */
+	const char *host_cwd;
+	int out_fd, err_fd; /* -1 = keep */
+	bool tty;
+	struct winsize ws;
+	bool seccomp_notify;
+	int report_fd;		    /* SEQPACKET, CLOEXEC */
+	uint64_t ts_go, ts_mounted; /* phase timestamps (CLOCK_MONOTONIC ns) or 0 */
+};
+void sbx_jail_exec_command(const struct sbx_jail_cmd *c) __attribute__((noreturn));
+
+/*
+ * Why a command could not be started (lib/jail/exec_explain.c).  In the jail,
+ * after execve of `file` failed with errnum: what the jail sees (not on
+ * PATH, not executable, a missing interpreter), one line into out; true
+ * when the file itself is absent (or masked).  On the host, for such a
+ * file: when it exists on the host, the
+ * profile entry that hides it and the option that would show it (true), or
+ * nothing to add (false).  `path` is the jail's PATH, `cwd` where a
+ * relative name was looked up.
+ */
+bool sbx_exec_diagnose(const char *file, const char *path, int errnum, char *out, size_t len);
+bool sbx_exec_hint(const struct sbx_config *cfg, bool image, const char *file, const char *path,
+		   const char *cwd, char *out, size_t len);
+
+/*
+ * Idmapped mounts (lib/jail/idmap.c), for a jail started by root.  The owner a
+ * read-write bind of src is written as: 1 and uid, gid (an ordinary user
+ * and a group that is not root's), 0 when root owns it (never mapped), or
+ * -errno.  A user namespace mapping uid -> to_uid and gid -> to_gid (one
+ * id each), as an fd.  A detached clone of path idmapped with userns_fd
+ * (and attrs), as an fd, or -errno.
+ */
+int sbx_idmap_bind_owner(const char *src, uid_t *uid, gid_t *gid);
+int sbx_idmap_userns(uid_t uid, uid_t to_uid, gid_t gid, gid_t to_gid, struct sbx_err *err);
+int sbx_idmap_tree(const char *path, int userns_fd, bool recursive, uint64_t attrs);
+
+/* Map a jail result to the exit status contract (own, 128+N, 124, 126, 127). */
+int sbx_jail_exit_code(const struct sbx_jail *j, const struct sbx_jail_result *r);
+
+#endif

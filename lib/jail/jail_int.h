@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/jail/jail_int.h - internals shared by the jail's files (jail.c, mounts.c,
+ * init.c, command.c, supervise.c).  Not a public interface.
+ */
+#ifndef SBX_JAIL_INT_H
+#define SBX_JAIL_INT_H
+
+#include <stdint.h>
+
+#include "jail.h"
+
+/* Messages on the SEQPACKET sync socket between supervisor and jail. */
+enum sbx_jail_msg_type {
+	SBX_MSG_GO = 1,	   /* supervisor -> init: maps written; fds: idmapped lowers */
+	SBX_MSG_ERROR,	   /* jail: set-up failed (errnum, text); then _exit(125) */
+	SBX_MSG_WARN,	   /* jail: a note for the run log (text) */
+	SBX_MSG_PTY,	   /* command: pty master (fd) */
+	SBX_MSG_LISTEN,	   /* init: proxy listener in the netns (fd) */
+	SBX_MSG_SECCOMP,   /* command: seccomp notify listener (fd) */
+	SBX_MSG_EXEC,	   /* command: about to execve (timestamps) */
+	SBX_MSG_EXEC_FAIL, /* command: execve failed (errnum, text) */
+	SBX_MSG_STATUS,	   /* init: the command's wait status (value) */
+	SBX_MSG_LAYER,	   /* init: root of the in-memory writable layer (fd) */
+};
+
+enum {
+	SBX_TS_GO = 0,	 /* init received GO */
+	SBX_TS_MOUNTED,	 /* root built and pivoted */
+	SBX_TS_CMD,	 /* command forked */
+	SBX_TS_SECCOMP0, /* seccomp load start */
+	SBX_TS_SECCOMP1, /* seccomp loaded */
+	SBX_TS_EXEC,	 /* right before execve */
+	SBX_TS_N
+};
+
+#define SBX_MSG_TEXT   900
+#define SBX_MSG_MAXFDS 64
+
+struct sbx_jail_msg {
+	int type;
+	int errnum;
+	int value;
+	uint64_t ts[SBX_TS_N];
+	char text[SBX_MSG_TEXT];
+};
+
+/* 0 or -errno.  fds (may be NULL) go as SCM_RIGHTS. */
+int sbx_jail_send(int sock, const struct sbx_jail_msg *m, const int *fds, size_t nfds);
+/* Bytes received (0 = EOF) or -errno; received fds into fds[], count in *nfds. */
+ssize_t sbx_jail_recv(int sock, struct sbx_jail_msg *m, int *fds, size_t maxfds, size_t *nfds);
+
+/* In the jail: send an error or a warning. */
+void sbx_jail_report(int sock, int type, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Report errno-style failure from err and _exit(code). */
+void sbx_jail_die(int sock, const struct sbx_err *err, int code) __attribute__((noreturn));
+
+/* What init needs, filled by sbx_jail_start before clone. */
+struct sbx_jail_child {
+	const struct sbx_jail_opts *o;
+	int sock;
+	int *idmap_fds; /* received with GO: [0] image, then one per overlay mount */
+	size_t n_idmap;
+	uint64_t ts[SBX_TS_N];
+};
+
+/* mounts.c: build the new root and pivot into it (in init, after GO). */
+int sbx_jail_build_root(struct sbx_jail_child *c, struct sbx_err *err);
+/* mounts.c: bring lo up in the current netns. */
+int sbx_jail_lo_up(struct sbx_err *err);
+
+/* init.c: the jail's pid 1 (runs in the cloned child). */
+void sbx_jail_init_main(struct sbx_jail_child *c) __attribute__((noreturn));
+
+/* Signals the supervisor forwards, and init forwards on to the command. */
+extern const int sbx_jail_fwd_signals[];
+extern const size_t sbx_jail_n_fwd_signals;
+
+/*
+ * PR_SET_PDEATHSIG(SIGKILL) and non-dumpable again (credential changes
+ * reset both), then make
+ * sure the supervisor did not die before: its end of sock would be closed.
+ */
+int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err);
+
+/* openat2 wrapper (no glibc wrapper yet). */
+int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve);
+
+#endif

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/profile/config.c - defaults and teardown of struct sbx_config, and the pass
+ * that drops overlays an earlier overlay already shows. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "proc.h"
+
+void sbx_config_init(struct sbx_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->persist = SBX_PERSIST_ON_FAILURE;
+	c->stop_timeout_ms = SBX_STOP_TIMEOUT_DEFAULT_MS;
+	c->rootfs_writable = true;
+	c->env_clear = true;
+	c->net = SBX_NET_NONE;
+	c->memory = c->pids = c->cpus_milli = c->time_ms = SBX_UNSET;
+	c->nofile = c->fsize = c->disk = SBX_UNSET;
+	c->image_size = c->image_entries = SBX_UNSET;
+	c->seccomp = sbx_xstrdup("default");
+	c->no_new_privs = true;
+}
+
+void sbx_config_free(struct sbx_config *c)
+{
+	free(c->profile_name);
+	sbx_strv_free(&c->sources);
+	free(c->rootfs);
+	free(c->hostname);
+	free(c->workdir);
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		free(c->mounts[i].src);
+		free(c->mounts[i].dst);
+	}
+	free(c->mounts);
+	sbx_strv_free(&c->env_pass);
+	sbx_strv_free(&c->env_set);
+	for (size_t i = 0; i < c->n_secrets; i++) {
+		free(c->secrets[i].name);
+		free(c->secrets[i].ref);
+	}
+	free(c->secrets);
+	sbx_strv_free(&c->allow);
+	free(c->seccomp);
+	memset(c, 0, sizeof(*c));
+}
+
+const char *sbx_net_mode_name(enum sbx_net_mode m)
+{
+	static const char *const n[] = { "none", "loopback", "proxy", "host" };
+
+	return (unsigned)m < SBX_ARRAY_SIZE(n) ? n[m] : "?";
+}
+
+const char *sbx_persist_name(enum sbx_persist p)
+{
+	static const char *const n[] = { "never", "on-failure", "always" };
+
+	return (unsigned)p < SBX_ARRAY_SIZE(n) ? n[p] : "?";
+}
+
+const char *sbx_mount_kind_name(enum sbx_mount_kind k)
+{
+	static const char *const n[] = { "bind", "ro-bind", "overlay", "tmpfs", "mask" };
+
+	return (unsigned)k < SBX_ARRAY_SIZE(n) ? n[k] : "?";
+}
+
+/* The rest of path p below dir ("" for dir itself, "/a/b"), or NULL. */
+static const char *path_below(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (p[0] != '/')
+		return NULL;
+	if (n == 1 && dir[0] == '/')
+		return p[1] ? p : "";
+	if (strncmp(p, dir, n) != 0 || (p[n] != '\0' && p[n] != '/'))
+		return NULL;
+	return p + n;
+}
+
+static bool related(const char *a, const char *b)
+{
+	return path_below(a, b) || path_below(b, a);
+}
+
+/* Both directories, on one and the same mount (no mount point between). */
+static bool same_mount_dirs(const char *a, const char *b)
+{
+	struct statx sa, sb;
+	const unsigned mask = STATX_TYPE | STATX_MNT_ID;
+
+	return statx(AT_FDCWD, a, AT_SYMLINK_NOFOLLOW, mask, &sa) == 0 &&
+	       statx(AT_FDCWD, b, AT_SYMLINK_NOFOLLOW, mask, &sb) == 0 &&
+	       (sa.stx_mask & sb.stx_mask & STATX_MNT_ID) && S_ISDIR(sa.stx_mode) &&
+	       S_ISDIR(sb.stx_mode) && sa.stx_mnt_id == sb.stx_mnt_id;
+}
+
+/* A mount point strictly below dir (or unknown: then yes). */
+static bool mounts_below(const char *dir)
+{
+	struct sbx_strv m = {0};
+	bool below = sbx_proc_mounts_under(dir, &m) < 0;
+
+	for (size_t k = 0; !below && k < m.n; k++)
+		below = strcmp(m.v[k], dir) != 0;
+	sbx_strv_free(&m);
+	return below;
+}
+
+/*
+ * Through the outer overlay, a write below inner first copies inner and
+ * the directories above it below outer into the writable layer: each must
+ * be ours, or the copy-up may fail (an unprivileged jail maps only our
+ * uid: EOVERFLOW) where an overlay of inner itself needs none.
+ */
+static bool path_ours(const char *outer, const char *inner)
+{
+	_cleanup_free_ char *p = sbx_xstrdup(inner);
+	size_t n = strlen(outer);
+	struct stat st;
+
+	for (;;) {
+		char *slash;
+
+		if (strlen(p) <= n) /* outer itself is the layer's root: no copy-up */
+			return true;
+		if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			return false;
+		slash = strrchr(p, '/');
+		if (!slash)
+			return false;
+		*(slash == p ? slash + 1 : slash) = '\0';
+	}
+}
+
+/* Is overlay j already shown, unchanged, by the earlier overlay i? */
+static bool overlay_covered(const struct sbx_config *c, size_t i, size_t j)
+{
+	const struct sbx_mount *o = &c->mounts[i], *m = &c->mounts[j];
+	const char *rs = path_below(m->src, o->src), *rd = path_below(m->dst, o->dst);
+
+	if (o->kind != SBX_MNT_OVERLAY || !rs || !rd || strcmp(rs, rd) != 0)
+		return false;
+	for (size_t k = i + 1; k < j; k++)
+		if (related(c->mounts[k].dst, o->dst))
+			return false;
+	if (!same_mount_dirs(o->src, m->src) || !path_ours(o->src, m->src))
+		return false;
+	/* Unprivileged, the kernel refuses an overlay whose lower holds
+	 * mount points, and sbx binds that directory read-only instead
+	 * (lib/jail/mounts.c): the inner overlay is then what keeps its part
+	 * copy-on-write. */
+	return geteuid() == 0 || !mounts_below(o->src);
+}
+
+size_t sbx_config_drop_covered_overlays(struct sbx_config *c)
+{
+	size_t dropped = 0;
+
+	for (size_t j = 0; j < c->n_mounts; j++) {
+		size_t i = 0;
+
+		if (c->mounts[j].kind != SBX_MNT_OVERLAY || !c->mounts[j].src)
+			continue;
+		while (i < j && !(c->mounts[i].src && overlay_covered(c, i, j)))
+			i++;
+		if (i == j)
+			continue;
+		free(c->mounts[j].src);
+		free(c->mounts[j].dst);
+		memmove(&c->mounts[j], &c->mounts[j + 1], (c->n_mounts - j - 1) * sizeof(*c->mounts));
+		c->n_mounts--;
+		j--;
+		dropped++;
+	}
+	return dropped;
+}
+
+void sbx_config_drop_host_only(struct sbx_config *c)
+{
+	size_t j = 0;
+
+	if (!c->rootfs || strcmp(c->rootfs, "host") == 0)
+		return;
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		if (c->mounts[i].host_only) {
+			free(c->mounts[i].src);
+			free(c->mounts[i].dst);
+			continue;
+		}
+		c->mounts[j++] = c->mounts[i];
+	}
+	c->n_mounts = j;
+}
+
+int sbx_config_check_sources(const struct sbx_config *c, struct sbx_err *err)
+{
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		const struct sbx_mount *m = &c->mounts[i];
+		struct stat st;
+
+		if (!m->src || m->optional ||
+		    (m->kind != SBX_MNT_BIND && m->kind != SBX_MNT_RO_BIND &&
+		     m->kind != SBX_MNT_OVERLAY))
+			continue;
+		if (stat(m->src, &st) < 0 && errno == ENOENT)
+			return sbx_err_set(err, 0,
+					   "%s '%s': does not exist on the host (a leading '-' makes "
+					   "an entry optional)",
+					   sbx_mount_kind_name(m->kind), m->src);
+	}
+	return 0;
+}

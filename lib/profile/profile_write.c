@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/profile/profile_write.c - write a resolved profile back as INI (`sbx profile
+ * show`).  The output reads back through the parser to the same config.
+ */
+#include "profile_int.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/capability.h>
+
+/* "key = value" with '$' doubled so that the parser reads the value back. */
+static void put(FILE *out, const char *key, const char *val)
+{
+	fprintf(out, "%s = ", key);
+	for (const char *p = val; *p; p++) {
+		if (*p == '$')
+			fputc('$', out);
+		fputc(*p, out);
+	}
+	fputc('\n', out);
+}
+
+void sbx_profile_fmt_size(uint64_t v, char *buf, size_t len)
+{
+	static const char suffix[] = "tgmk";
+
+	for (int i = 0; i < 4; i++) {
+		uint64_t unit = 1ULL << (10 * (4 - i));
+
+		if (v && v % unit == 0) {
+			snprintf(buf, len, "%" PRIu64 "%c", v / unit, suffix[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64, v);
+}
+
+void sbx_profile_fmt_duration(uint64_t ms, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t ms;
+		const char *unit;
+	} u[] = {{86400000, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}};
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(u); i++) {
+		if (ms && ms % u[i].ms == 0) {
+			snprintf(buf, len, "%" PRIu64 "%s", ms / u[i].ms, u[i].unit);
+			return;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64 "ms", ms);
+}
+
+static void put_bool(FILE *out, const char *key, bool v)
+{
+	put(out, key, v ? "yes" : "no");
+}
+
+void sbx_profile_write_sandbox(const struct sbx_config *c, FILE *out)
+{
+	char buf[64];
+
+	put(out, "rootfs", c->rootfs ? c->rootfs : c->rootfs_required ? "required" : "host");
+	if (c->hostname)
+		put(out, "hostname", c->hostname);
+	if (!c->user_set) {
+		put(out, "user", "inherit");
+	} else if (c->user_root && c->gid == 0) {
+		put(out, "user", "root");
+	} else {
+		snprintf(buf, sizeof(buf), "%u:%u", (unsigned)c->uid, (unsigned)c->gid);
+		put(out, "user", buf);
+	}
+	if (c->workdir)
+		put(out, "workdir", c->workdir);
+	put(out, "persist", sbx_persist_name(c->persist));
+	put_bool(out, "tty", c->tty);
+	put_bool(out, "writable", c->rootfs_writable);
+	if (c->stop_timeout_ms == SBX_UNSET)
+		put(out, "stop-timeout", "never");
+	else if (c->stop_timeout_ms == 0)
+		put(out, "stop-timeout", "0");
+	else {
+		sbx_profile_fmt_duration(c->stop_timeout_ms, buf, sizeof(buf));
+		put(out, "stop-timeout", buf);
+	}
+}
+
+void sbx_profile_write_mounts(const struct sbx_config *c, FILE *out)
+{
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		const struct sbx_mount *m = &c->mounts[i];
+		_cleanup_free_ char *v = NULL;
+		char sz[32];
+
+		switch (m->kind) {
+		case SBX_MNT_TMPFS:
+			sbx_profile_fmt_size(m->size, sz, sizeof(sz));
+			v = m->size ? sbx_xasprintf("%s:%s", m->dst, sz) : sbx_xstrdup(m->dst);
+			break;
+		case SBX_MNT_MASK:
+			v = sbx_xstrdup(m->dst);
+			break;
+		default:
+			v = strcmp(m->src, m->dst) == 0
+				? sbx_xasprintf("%s%s%s", m->optional ? "-" : "", m->src,
+						m->host_only ? " when host" : "")
+				: sbx_xasprintf("%s%s:%s%s", m->optional ? "-" : "", m->src, m->dst,
+						m->host_only ? " when host" : "");
+		}
+		put(out, sbx_mount_kind_name(m->kind), v);
+	}
+	put(out, "sysfs", c->sysfs == SBX_SYSFS_NONE ? "none" : "own");
+}
+
+void sbx_profile_write_env(const struct sbx_config *c, FILE *out)
+{
+	put_bool(out, "clear", c->env_clear);
+	for (size_t i = 0; i < c->env_pass.n; i++)
+		put(out, "pass", c->env_pass.v[i]);
+	for (size_t i = 0; i < c->env_set.n; i++)
+		put(out, "set", c->env_set.v[i]);
+}
+
+void sbx_profile_write_secrets(const struct sbx_config *c, FILE *out)
+{
+	for (size_t i = 0; i < c->n_secrets; i++) {
+		const struct sbx_secret *s = &c->secrets[i];
+		_cleanup_free_ char *v = sbx_xasprintf(
+		    "%s:%s%s as %s", s->source == SBX_SECRET_FROM_ENV ? "env" : "file", s->ref,
+		    s->optional ? "?" : "", s->inject == SBX_SECRET_AS_FILE ? "file" : "env");
+
+		put(out, s->name, v);
+	}
+}
+
+void sbx_profile_write_network(const struct sbx_config *c, FILE *out)
+{
+	put(out, "mode", sbx_net_mode_name(c->net));
+	for (size_t i = 0; i < c->allow.n; i++)
+		put(out, "allow", c->allow.v[i]);
+}
+
+void sbx_profile_write_limits(const struct sbx_config *c, FILE *out)
+{
+	static const char *const keys[] = {"memory", "pids", "cpus",	   "time",	   "nofile",
+					   "fsize",  "disk", "image-size", "image-entries"};
+	struct sbx_config *m = (struct sbx_config *)c;
+	char buf[64];
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(keys); i++) {
+		uint64_t v = *sbx_profile_limit_field(m, keys[i]);
+
+		if (strcmp(keys[i], "disk") == 0 && (v == SBX_UNSET || v == SBX_DISK_NO_CAP))
+			snprintf(buf, sizeof(buf), v == SBX_UNSET ? "default" : "unlimited");
+		else if (v == SBX_UNSET)
+			snprintf(buf, sizeof(buf), "unlimited");
+		else if (strcmp(keys[i], "cpus") == 0 && v % 1000)
+			snprintf(buf, sizeof(buf), "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
+		else if (strcmp(keys[i], "cpus") == 0)
+			snprintf(buf, sizeof(buf), "%" PRIu64, v / 1000);
+		else if (strcmp(keys[i], "time") == 0)
+			sbx_profile_fmt_duration(v, buf, sizeof(buf));
+		else if (strcmp(keys[i], "pids") == 0 || strcmp(keys[i], "nofile") == 0 ||
+			 strcmp(keys[i], "image-entries") == 0)
+			snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		else
+			sbx_profile_fmt_size(v, buf, sizeof(buf));
+		put(out, keys[i], buf);
+	}
+}
+
+void sbx_profile_write_security(const struct sbx_config *c, FILE *out)
+{
+	char buf[1024] = "";
+	size_t o = 0;
+
+	put(out, "seccomp", c->seccomp ? c->seccomp : "default");
+	for (int v = 0; v < 64; v++) {
+		if (!(c->caps_keep & (1ULL << v)))
+			continue;
+		char *n = cap_to_name(v);
+
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s", o ? " " : "", n ? n : "?");
+		cap_free(n);
+		if (o >= sizeof(buf))
+			break;
+	}
+	for (char *q = buf; *q; q++)
+		*q = (char)toupper((unsigned char)*q);
+	put(out, "capabilities", o ? buf : "none");
+	put_bool(out, "no-new-privs", c->no_new_privs);
+}
+
+int sbx_profile_write(const struct sbx_config *c, FILE *out)
+{
+	const char *section = NULL;
+
+	for (size_t i = 0; i < sbx_profile_n_keys; i++) {
+		const struct sbx_profile_key *k = &sbx_profile_keys[i];
+
+		if (!section || strcmp(section, k->section) != 0) {
+			section = k->section;
+			fprintf(out, "%s[%s]\n", i ? "\n" : "", section);
+		}
+		if (k->write)
+			k->write(c, out);
+	}
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/state/record_text.c - records and run-log events as prose (record_text.h). */
+#include "record_text.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+const json_t *sbx_rec_get(const json_t *root, const char *path)
+{
+	char key[128];
+
+	while (root && *path) {
+		size_t n = strcspn(path, ".");
+
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		root = json_object_get(root, key);
+		path += n + (path[n] == '.');
+	}
+	return root;
+}
+
+#define get sbx_rec_get
+
+static const char *str(const json_t *root, const char *path)
+{
+	return json_string_value(get(root, path));
+}
+
+static long long num(const json_t *root, const char *path)
+{
+	const json_t *v = get(root, path);
+
+	return json_is_integer(v) ? (long long)json_integer_value(v)
+				  : json_is_number(v) ? (long long)json_number_value(v) : 0;
+}
+
+/* A growing string. */
+struct buf {
+	char *s;
+	size_t n;
+	FILE *f;
+};
+
+static void buf_open(struct buf *b)
+{
+	b->s = NULL;
+	b->n = 0;
+	b->f = open_memstream(&b->s, &b->n);
+	if (!b->f)
+		abort();
+}
+
+static char *buf_close(struct buf *b)
+{
+	fclose(b->f);
+	return b->s;
+}
+
+/* Any value, briefly: strings bare, arrays joined, objects "k v, ...". */
+static void put_value(FILE *f, const json_t *v)
+{
+	const char *k;
+	const json_t *e;
+	size_t i;
+
+	if (!v || json_is_null(v)) {
+		fputs("-", f);
+	} else if (json_is_string(v)) {
+		fputs(json_string_value(v), f);
+	} else if (json_is_true(v) || json_is_false(v)) {
+		fputs(json_is_true(v) ? "yes" : "no", f);
+	} else if (json_is_integer(v)) {
+		fprintf(f, "%lld", (long long)json_integer_value(v));
+	} else if (json_is_real(v)) {
+		fprintf(f, "%.1f", json_real_value(v));
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, e) {
+			fputs(i ? ", " : "", f);
+			put_value(f, e);
+		}
+	} else {
+		i = 0;
+		json_object_foreach((json_t *)v, k, e) {
+			fprintf(f, "%s%s ", i++ ? ", " : "", k);
+			put_value(f, e);
+		}
+	}
+}
+
+/* A command (an array of strings) as a shell would take it back. */
+static void put_command(FILE *f, const json_t *cmd)
+{
+	const json_t *a;
+	size_t i;
+
+	json_array_foreach(cmd, i, a) {
+		const char *s = json_string_value(a) ?: "";
+
+		fputs(i ? " " : "", f);
+		if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789-_./=:,+@%") == strlen(s)) {
+			fputs(s, f);
+			continue;
+		}
+		fputc('\'', f);
+		for (; *s; s++)
+			if (*s == '\'')
+				fputs("'\\''", f);
+			else
+				fputc(*s, f);
+		fputc('\'', f);
+	}
+}
+
+static const char *signame(long long sig)
+{
+	const char *n = sig > 0 && sig < 65 ? sigabbrev_np((int)sig) : NULL;
+
+	return n ? n : "?";
+}
+
+static void put_exit(FILE *f, const json_t *x)
+{
+	const char *reason = str(x, "reason");
+	long long status = num(x, "status"), sig = num(x, "signal");
+
+	if (!reason)
+		reason = "";
+	if (!strcmp(reason, "timeout"))
+		fprintf(f, "timed out (time limit), exit %lld", status);
+	else if (!strcmp(reason, "oom"))
+		fprintf(f, "killed by the OOM killer (memory limit), exit %lld", status);
+	else if (!strcmp(reason, "stopped"))
+		fprintf(f, "killed by sbx (SIGKILL) %s, exit %lld",
+			str(x, "stop") && !strcmp(str(x, "stop"), "second-signal")
+			    ? "on a second signal"
+			    : "when it outlived its stop timeout after a signal",
+			status);
+	else if (!strcmp(reason, "signaled"))
+		fprintf(f, "killed by signal %lld (SIG%s), exit %lld", sig, signame(sig), status);
+	else if (!strcmp(reason, "error"))
+		fprintf(f, "sbx failed before the command ran, exit %lld", status);
+	else if (!strcmp(reason, "not-found") || !strcmp(reason, "not-executable"))
+		fprintf(f, "the command %s, exit %lld",
+			!strcmp(reason, "not-found") ? "was not found" : "could not be executed",
+			status);
+	else if (!strcmp(reason, "lost"))
+		fputs("lost (its supervisor died; the end was not seen)", f);
+	else
+		fprintf(f, "exit %lld", status);
+	if (str(x, "exec_error"))
+		fprintf(f, ": %s", str(x, "exec_error"));
+	else if (str(x, "error"))
+		fprintf(f, ": %s", str(x, "error"));
+}
+
+char *sbx_rec_exit_text(const json_t *record)
+{
+	const json_t *x = json_object_get(record, "exit");
+	struct buf b;
+
+	if (!json_is_object(x))
+		return NULL;
+	buf_open(&b);
+	put_exit(b.f, x);
+	return buf_close(&b);
+}
+
+static void put_resources(FILE *f, const json_t *res)
+{
+	char sz[32];
+	const char *sep = "";
+
+	if (json_is_number(json_object_get(res, "wall_ms"))) {
+		fprintf(f, "wall %.0f ms", json_number_value(json_object_get(res, "wall_ms")));
+		sep = ", ";
+	}
+	if (json_is_number(json_object_get(res, "cpu_ms"))) {
+		fprintf(f, "%scpu %.1f ms", sep, json_number_value(json_object_get(res, "cpu_ms")));
+		sep = ", ";
+	}
+	if (num(res, "mem_peak") > 0) {
+		fprintf(f, "%speak memory %s", sep,
+			sbx_size_text((double)num(res, "mem_peak"), sz, sizeof(sz)));
+		sep = ", ";
+	}
+	/* 0: not measured (no cgroup counts them), not "no process". */
+	if (num(res, "pids_peak") > 0) {
+		fprintf(f, "%sat most %lld processes", sep, num(res, "pids_peak"));
+		sep = ", ";
+	}
+	if (json_is_integer(json_object_get(res, "output_bytes")))
+		fprintf(f, "%s%s of output%s", sep,
+			sbx_size_text((double)num(res, "output_bytes"), sz, sizeof(sz)),
+			json_is_true(json_object_get(res, "output_truncated")) ? " (truncated)" : "");
+}
+
+char *sbx_rec_resources_text(const json_t *record)
+{
+	struct buf b;
+
+	buf_open(&b);
+	put_resources(b.f, json_object_get(record, "resources"));
+	return buf_close(&b);
+}
+
+char *sbx_rec_root_text(const json_t *record)
+{
+	const json_t *layers = get(record, "policy.filesystem.layers"), *l;
+	const char *spec = str(record, "rootfs.spec");
+	bool host = !spec || !strcmp(spec, "host");
+	size_t i, n = 0;
+	struct buf b;
+
+	buf_open(&b);
+	if (host)
+		fputs("the host's root, read-only", b.f);
+	else if (!strcmp(str(record, "policy.filesystem.writable_layer") ?: "", "private"))
+		fprintf(b.f, "image %s, with a private copy-on-write layer", spec);
+	else
+		fprintf(b.f, "image %s, read-only", spec);
+	json_array_foreach(layers, i, l) {
+		const char *t = str(l, "target");
+
+		if (!t || !strcmp(t, "/"))
+			continue;
+		fprintf(b.f, "%s%s", n++ ? ", " : "; copy-on-write: ", t);
+	}
+	if (n)
+		fputs(" (the changes stay in this sandbox: sbx inspect --changes)", b.f);
+	if (json_is_true(get(record, "policy.filesystem.layers_in_memory")))
+		fputs("; the layers were in memory while it ran ([limits] disk)", b.f);
+	return buf_close(&b);
+}
+
+char *sbx_rec_mount_text(const json_t *m, const char **kind)
+{
+	const char *k = str(m, "kind") ?: "?", *src = str(m, "src"), *dst = str(m, "dst") ?: "?";
+	struct buf b;
+
+	buf_open(&b);
+	if (!strcmp(k, "tmpfs"))
+		*kind = "private tmpfs";
+	else if (!strcmp(k, "bind"))
+		*kind = "shared, read-write";
+	else if (!strcmp(k, "ro-bind"))
+		*kind = "shared, read-only";
+	else if (!strcmp(k, "overlay"))
+		*kind = "copy-on-write";
+	else if (!strcmp(k, "mask"))
+		*kind = "hidden";
+	else
+		*kind = k;
+	fputs(dst, b.f);
+	if (src && strcmp(src, dst))
+		fprintf(b.f, " (from %s)", src);
+	if (json_is_integer(json_object_get(m, "written_as")))
+		fprintf(b.f, ", written as its owner uid %lld", num(m, "written_as"));
+	if (str(m, "read_only"))
+		fprintf(b.f, ", read-only: %s", str(m, "read_only"));
+	return buf_close(&b);
+}
+
+char *sbx_rec_secrets_text(const json_t *record)
+{
+	const json_t *a = get(record, "policy.secrets"), *s;
+	size_t i, in = 0, out = 0;
+	struct buf b;
+
+	buf_open(&b);
+	for (int pass = 0; pass < 2; pass++) {
+		json_array_foreach(a, i, s) {
+			bool absent = json_is_false(json_object_get(s, "present"));
+			const char *name = str(s, "name") ?: "?";
+
+			if (absent != (pass == 1))
+				continue;
+			if (pass == 0)
+				fprintf(b.f, "%s%s (%s)", in++ ? ", " : "", name,
+					str(s, "path") ? str(s, "path") : "env var");
+			else
+				fprintf(b.f, "%s%s", out++ ? ", " : in ? "; absent (optional): "
+								       : "none; absent (optional): ",
+					name);
+		}
+	}
+	if (!in && !out)
+		fputs("none", b.f);
+	return buf_close(&b);
+}
+
+char *sbx_rec_limits_text(const json_t *record)
+{
+	const json_t *l = get(record, "policy.limits"), *v;
+	const char *k;
+	size_t n = 0;
+	struct buf b;
+
+	buf_open(&b);
+	json_object_foreach((json_t *)l, k, v) {
+		const json_t *val = json_object_get(v, "value");
+		char sz[32];
+
+		if (!json_is_object(v))
+			continue;
+		fprintf(b.f, "%s%s ", n++ ? ", " : "", k);
+		if (json_is_integer(val) && (!strcmp(k, "memory") || !strcmp(k, "disk") ||
+					     !strcmp(k, "fsize")))
+			fputs(sbx_size_text((double)json_integer_value(val), sz, sizeof(sz)), b.f);
+		else
+			put_value(b.f, val);
+		if (str(v, "enforced"))
+			fprintf(b.f, " (%s)", str(v, "enforced"));
+	}
+	if (!n)
+		fputs("none", b.f);
+	return buf_close(&b);
+}
+
+static void put_net(FILE *f, const json_t *e)
+{
+	bool allowed = json_is_true(json_object_get(e, "allowed"));
+	const char *result = str(e, "result");
+	char up[32], down[32];
+
+	if (!allowed)
+		fputs("DENIED ", f);
+	else if (result && strcmp(result, "ok"))
+		fputs("FAILED ", f);
+	else
+		fputs("allowed ", f);
+	fprintf(f, "%s %s:%lld", str(e, "method") ?: "", str(e, "host") ?: "?", num(e, "port"));
+	if (str(e, "address"))
+		fprintf(f, " (%s)", str(e, "address"));
+	if (str(e, "reason"))
+		fprintf(f, ": %s", str(e, "reason"));
+	if (allowed && (num(e, "bytes_up") || num(e, "bytes_down")))
+		fprintf(f, "; %s up, %s down", sbx_size_text((double)num(e, "bytes_up"), up, sizeof(up)),
+			sbx_size_text((double)num(e, "bytes_down"), down, sizeof(down)));
+}
+
+static void put_event(FILE *f, const char *type, const json_t *e)
+{
+	const char *k;
+	const json_t *v;
+	size_t n = 0;
+
+	if (!strcmp(type, "start")) {
+		fprintf(f, "sandbox %s, profile %s: ", str(e, "id") ?: "?", str(e, "profile") ?: "?");
+		put_command(f, json_object_get(e, "command"));
+	} else if (!strcmp(type, "policy")) {
+		fprintf(f, "user: %s; network: %s; secrets: %s; filesystem: %s; persist: %s",
+			str(e, "user.summary") ?: "?", str(e, "network.summary") ?: "?",
+			str(e, "secrets_summary") ?: "?", str(e, "filesystem.summary") ?: "?",
+			str(e, "persist") ?: "?");
+	} else if (!strcmp(type, "limits")) {
+		fputs(str(e, "summary") ?: "", f);
+	} else if (!strcmp(type, "phase")) {
+		fprintf(f, "%s %.1f ms", str(e, "name") ?: "?",
+			json_number_value(json_object_get(e, "ms")));
+	} else if (!strcmp(type, "warning") || !strcmp(type, "error")) {
+		fputs(str(e, "message") ?: "", f);
+	} else if (!strcmp(type, "signal")) {
+		fprintf(f, "forwarded SIG%s to the command", str(e, "name") ?: "?");
+	} else if (!strcmp(type, "stop-kill")) {
+		fprintf(f, "the command outlived its stop timeout after SIG%s: the jail was killed",
+			str(e, "name") ?: "?");
+	} else if (!strcmp(type, "second-signal")) {
+		fprintf(f, "a second SIG%s: the jail was killed", str(e, "name") ?: "?");
+	} else if (!strcmp(type, "timeout")) {
+		fprintf(f, "time limit reached: SIGTERM sent, SIGKILL in %lld ms", num(e, "grace_ms"));
+	} else if (!strcmp(type, "kill")) {
+		fputs("SIGKILL sent to the jail", f);
+	} else if (!strcmp(type, "net")) {
+		put_net(f, e);
+	} else if (!strcmp(type, "seccomp")) {
+		fprintf(f, "blocked %s%s%s%s, %lld time%s (%s)", str(e, "syscall") ?: "?",
+			str(e, "args") ? "(" : "", str(e, "args") ?: "", str(e, "args") ? ")" : "",
+			num(e, "count"), num(e, "count") == 1 ? "" : "s", str(e, "errno") ?: "?");
+	} else if (!strcmp(type, "exit")) {
+		put_exit(f, json_object_get(e, "exit"));
+		fputs("; ", f);
+		put_resources(f, json_object_get(e, "resources"));
+	} else if (!strcmp(type, "kept") || !strcmp(type, "removed")) {
+		fprintf(f, "%s: %s", type, str(e, "reason") ?: "");
+	} else if (!strcmp(type, "exec")) {
+		fputs("sbx exec ", f);
+		put_command(f, json_object_get(e, "command"));
+		fprintf(f, " (%s): ", str(e, "mode") ?: "?");
+		if (str(e, "error"))
+			fprintf(f, "failed: %s", str(e, "error"));
+		else
+			fprintf(f, "exit %lld", num(e, "status"));
+	} else {
+		json_object_foreach((json_t *)e, k, v) {
+			if (!strcmp(k, "ts") || !strcmp(k, "event"))
+				continue;
+			fprintf(f, "%s%s: ", n++ ? "; " : "", k);
+			put_value(f, v);
+		}
+	}
+}
+
+char *sbx_rec_event_text(const json_t *event)
+{
+	struct buf b;
+
+	buf_open(&b);
+	put_event(b.f, str(event, "event") ?: "", event);
+	return buf_close(&b);
+}

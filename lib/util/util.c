@@ -1,0 +1,587 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/util/util.c - errors, memory, parsing and file helpers. */
+#include "util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+
+int sbx_err_set(struct sbx_err *err, int errnum, const char *fmt, ...)
+{
+	if (errnum < 0)
+		errnum = -errnum;
+	if (err) {
+		va_list ap;
+
+		err->errnum = errnum;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return errnum ? -errnum : -EINVAL;
+}
+
+int sbx_err_wrap(struct sbx_err *err, const char *fmt, ...)
+{
+	char ctx[SBX_ERR_MSG_MAX], old[SBX_ERR_MSG_MAX];
+	size_t cl;
+	va_list ap;
+
+	if (!err)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(ctx, sizeof(ctx), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	cl = strlen(ctx);
+	memcpy(err->msg, ctx, cl + 1);
+	if (old[0] && cl + 2 < sizeof(err->msg)) {
+		memcpy(err->msg + cl, ": ", 3);
+		cl += 2;
+		size_t ol = strnlen(old, sizeof(err->msg) - cl - 1);
+		memcpy(err->msg + cl, old, ol);
+		err->msg[cl + ol] = '\0';
+	}
+	return err->errnum ? -err->errnum : -EINVAL;
+}
+
+void sbx_err_clear(struct sbx_err *err)
+{
+	if (err) {
+		err->errnum = 0;
+		err->msg[0] = '\0';
+	}
+}
+
+const char *sbx_err_str(const struct sbx_err *err, char *buf, size_t len)
+{
+	const char *es;
+
+	if (!err->errnum) {
+		snprintf(buf, len, "%s", err->msg);
+		return buf;
+	}
+	es = strerror(err->errnum);
+	/* Don't repeat the errno text when the message already ends with it. */
+	size_t ml = strlen(err->msg), el = strlen(es);
+	if (ml >= el && strcmp(err->msg + ml - el, es) == 0)
+		snprintf(buf, len, "%s", err->msg);
+	else if (ml)
+		snprintf(buf, len, "%s: %s", err->msg, es);
+	else
+		snprintf(buf, len, "%s", es);
+	return buf;
+}
+
+static void __attribute__((noreturn)) die_oom(void)
+{
+	static const char m[] = "sbx: out of memory\n";
+
+	(void)!write(2, m, sizeof(m) - 1);
+	abort();
+}
+
+void *sbx_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		die_oom();
+	return p;
+}
+
+void *sbx_xcalloc(size_t nmemb, size_t n)
+{
+	void *p = calloc(nmemb ? nmemb : 1, n ? n : 1);
+
+	if (!p)
+		die_oom();
+	return p;
+}
+
+void *sbx_xrealloc(void *p, size_t n)
+{
+	void *r = realloc(p, n ? n : 1);
+
+	if (!r)
+		die_oom();
+	return r;
+}
+
+char *sbx_xstrdup(const char *s)
+{
+	char *r;
+
+	if (!s)
+		return NULL;
+	r = strdup(s);
+	if (!r)
+		die_oom();
+	return r;
+}
+
+char *sbx_xstrndup(const char *s, size_t n)
+{
+	char *r = strndup(s, n);
+
+	if (!r)
+		die_oom();
+	return r;
+}
+
+char *sbx_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *r;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&r, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		die_oom();
+	return r;
+}
+
+void sbx_strv_freep(char ***v)
+{
+	if (*v) {
+		for (char **p = *v; *p; p++)
+			free(*p);
+		free(*v);
+	}
+}
+
+void sbx_strv_push_take(struct sbx_strv *s, char *str)
+{
+	s->v = sbx_xrealloc(s->v, (s->n + 2) * sizeof(char *));
+	s->v[s->n++] = str;
+	s->v[s->n] = NULL;
+}
+
+void sbx_strv_push(struct sbx_strv *s, const char *str)
+{
+	sbx_strv_push_take(s, sbx_xstrdup(str));
+}
+
+void sbx_strv_free(struct sbx_strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+bool sbx_strv_contains(const struct sbx_strv *s, const char *str)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], str) == 0)
+			return true;
+	return false;
+}
+
+int sbx_parse_u64(const char *s, uint64_t *out, struct sbx_err *err)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	if (!s || !*s || !isdigit((unsigned char)*s))
+		return sbx_err_set(err, 0, "'%s' is not a number", s ? s : "");
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return sbx_err_set(err, 0, "'%s' is not a number", s);
+	*out = v;
+	return 0;
+}
+
+int sbx_parse_size(const char *s, uint64_t *out, struct sbx_err *err)
+{
+	char *end = NULL;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	if (!s || !isdigit((unsigned char)*s))
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		goto bad;
+	switch (*end) {
+	case '\0': mul = 1; break;
+	case 'k': case 'K': mul = 1ULL << 10; end++; break;
+	case 'm': case 'M': mul = 1ULL << 20; end++; break;
+	case 'g': case 'G': mul = 1ULL << 30; end++; break;
+	case 't': case 'T': mul = 1ULL << 40; end++; break;
+	default: goto bad;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		goto bad;
+	if (v && mul > UINT64_MAX / v)
+		goto bad;
+	*out = v * mul;
+	return 0;
+bad:
+	return sbx_err_set(err, 0,
+			   "bad size '%s' (expected a number with an optional k, m, g or t suffix, e.g. 512k, 64m, 4G)",
+			   s ? s : "");
+}
+
+int sbx_parse_duration(const char *s, uint64_t *ms, struct sbx_err *err)
+{
+	char *end = NULL;
+	unsigned long long v;
+	uint64_t mul;
+
+	if (!s || !isdigit((unsigned char)*s))
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		goto bad;
+	if (strcmp(end, "ms") == 0)
+		mul = 1;
+	else if (*end == '\0' || strcmp(end, "s") == 0)
+		mul = 1000;
+	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+		mul = 60 * 1000;
+	else if (strcmp(end, "h") == 0)
+		mul = 3600 * 1000;
+	else if (strcmp(end, "d") == 0)
+		mul = 86400 * 1000;
+	else
+		goto bad;
+	if (v && mul > UINT64_MAX / v)
+		goto bad;
+	*ms = v * mul;
+	return 0;
+bad:
+	return sbx_err_set(err, 0,
+			   "bad duration '%s' (expected a number with a unit: 500ms, 90s, 30m, 2h)",
+			   s ? s : "");
+}
+
+int sbx_parse_bool(const char *s, bool *out, struct sbx_err *err)
+{
+	static const char *const yes[] = { "yes", "true", "1", "on" };
+	static const char *const no[] = { "no", "false", "0", "off" };
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(yes); i++) {
+		if (s && strcasecmp(s, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (s && strcasecmp(s, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return sbx_err_set(err, 0, "bad boolean '%s' (expected yes or no)", s ? s : "");
+}
+
+size_t sbx_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t *row = sbx_xcalloc(lb + 1, sizeof(size_t));
+	size_t r;
+
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t cost = tolower((unsigned char)a[i - 1]) !=
+				      tolower((unsigned char)b[j - 1]);
+			size_t best = prev + cost;
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	r = row[lb];
+	free(row);
+	return r;
+}
+
+const char *sbx_closest(const char *word, const char *const *cand, size_t n)
+{
+	const char *best = NULL;
+	size_t bestd = SIZE_MAX, limit = strlen(word) / 3 + 1;
+
+	if (limit < 2)
+		limit = 2;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = sbx_edit_distance(word, cand[i]);
+
+		if (d < bestd) {
+			bestd = d;
+			best = cand[i];
+		}
+	}
+	/* A prefix of a candidate (e.g. "ex" for "exec") is also a hint. */
+	if (best && bestd > limit) {
+		for (size_t i = 0; i < n; i++)
+			if (*word && strncmp(cand[i], word, strlen(word)) == 0)
+				return cand[i];
+		return NULL;
+	}
+	return best;
+}
+
+uint64_t sbx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+double sbx_ms_since(uint64_t start_ns)
+{
+	return (double)(sbx_now_ns() - start_ns) / 1e6;
+}
+
+const char *sbx_rfc3339_now(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char tmp[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03ldZ", tmp, ts.tv_nsec / 1000000L);
+	return buf;
+}
+
+int sbx_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+ssize_t sbx_read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, p + got, len - got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+int sbx_read_fd_string(int fd, size_t max, char **out, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = sbx_xmalloc(cap + 1);
+
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			if (cap >= max) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap *= 2;
+			if (cap > max)
+				cap = max;
+			buf = sbx_xrealloc(buf, cap + 1);
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+int sbx_write_file(const char *path, const char *data, size_t len)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	return sbx_write_all(fd, data, len);
+}
+
+int sbx_mkdir_p(const char *path, mode_t mode)
+{
+	_cleanup_free_ char *p = sbx_xstrdup(path);
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* sbx_rm_rf_at() lives in lib/util/rmtree.c. */
+
+bool sbx_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + len;
+
+	while (p < e) {
+		size_t n;
+		uint32_t cp;
+
+		if (*p < 0x80) {
+			p++;
+			continue;
+		} else if ((*p & 0xe0) == 0xc0) {
+			n = 1;
+			cp = *p & 0x1f;
+		} else if ((*p & 0xf0) == 0xe0) {
+			n = 2;
+			cp = *p & 0x0f;
+		} else if ((*p & 0xf8) == 0xf0) {
+			n = 3;
+			cp = *p & 0x07;
+		} else {
+			return false;
+		}
+		if ((size_t)(e - p) <= n)
+			return false;
+		for (size_t i = 1; i <= n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
+		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+char *sbx_escape_display(const char *s)
+{
+	size_t len = strlen(s), cap = len * 4 + 1, o = 0;
+	char *out = sbx_xmalloc(cap);
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = 0;
+
+		/* Pass through valid multibyte UTF-8 sequences. */
+		if (*p >= 0x80) {
+			n = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
+			    (*p & 0xf8) == 0xf0 ? 4 : 0;
+			if (n && strnlen((const char *)p, n) == n &&
+			    sbx_utf8_valid((const char *)p, n)) {
+				/* Reject C1 controls (U+0080..U+009F). */
+				if (!(n == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
+					memcpy(out + o, p, n);
+					o += n;
+					p += n;
+					continue;
+				}
+			}
+			o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p++);
+			continue;
+		}
+		switch (*p) {
+		case '\n': memcpy(out + o, "\\n", 2); o += 2; break;
+		case '\t': memcpy(out + o, "\\t", 2); o += 2; break;
+		case '\r': memcpy(out + o, "\\r", 2); o += 2; break;
+		case '\\': memcpy(out + o, "\\\\", 2); o += 2; break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
+			else
+				out[o++] = (char)*p;
+		}
+		p++;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+void sbx_mountinfo_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+const char *sbx_size_text(double b, char *buf, size_t len)
+{
+	static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	size_t i = 0;
+
+	while (b >= 1024 && i + 1 < SBX_ARRAY_SIZE(u)) {
+		b /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%.0f B", b);
+	else
+		snprintf(buf, len, "%.1f %s", b, u[i]);
+	return buf;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/util/util.h - errors, cleanup attributes and small helpers shared by sbx. */
+#ifndef SBX_UTIL_H
+#define SBX_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/*
+ * Errors.  A fallible lib/ function returns 0 (or a non-negative value) on
+ * success and -errno on failure, and fills the caller-owned struct sbx_err.
+ * Callers add context on the way up with sbx_err_wrap(); only cmd/ prints,
+ * as "sbx: <msg>" (plus ": <strerror>" when errnum is set and the message
+ * does not already say it).
+ */
+#define SBX_ERR_MSG_MAX 1024
+
+struct sbx_err {
+	int errnum;			/* positive errno, or 0 for "no errno" */
+	char msg[SBX_ERR_MSG_MAX];	/* lowercase, subject quoted, no full stop */
+};
+
+/* Set err (may be NULL) and return -errnum (or -EINVAL when errnum is 0). */
+int sbx_err_set(struct sbx_err *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Prefix the existing message with context: "ctx: old"; returns -errnum. */
+int sbx_err_wrap(struct sbx_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Reset to no error. */
+void sbx_err_clear(struct sbx_err *err);
+/* Render "msg: strerror(errnum)" into buf (cmd/ uses this to print). */
+const char *sbx_err_str(const struct sbx_err *err, char *buf, size_t len);
+
+/*
+ * Memory.  Allocation failure aborts (as bubblewrap's die_oom does): every
+ * other error is returned, but there is no useful way to report ENOMEM from
+ * deep inside a jail set-up, and half-handled ENOMEM paths are where bugs
+ * live.
+ */
+void *sbx_xmalloc(size_t n);
+void *sbx_xcalloc(size_t nmemb, size_t n);
+void *sbx_xrealloc(void *p, size_t n);
+char *sbx_xstrdup(const char *s);
+char *sbx_xstrndup(const char *s, size_t n);
+char *sbx_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Cleanup attributes, as in crun and bubblewrap.  Always initialise. */
+static inline void sbx_freep(void *p) { free(*(void **)p); }
+static inline void sbx_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+static inline void sbx_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+void sbx_strv_freep(char ***v);
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(sbx_freep)
+#define _cleanup_close_ _cleanup_(sbx_closep)
+#define _cleanup_fclose_ _cleanup_(sbx_fclosep)
+#define _cleanup_strv_ _cleanup_(sbx_strv_freep)
+
+static inline void *sbx_steal_ptr(void *pp)
+{
+	void **p = pp;
+	void *r = *p;
+	*p = NULL;
+	return r;
+}
+#define steal_pointer(pp) sbx_steal_ptr(pp)
+static inline int sbx_steal_fd(int *fd)
+{
+	int r = *fd;
+	*fd = -1;
+	return r;
+}
+#define steal_fd(fdp) sbx_steal_fd(fdp)
+
+#define SBX_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A growable NULL-terminated string vector. */
+struct sbx_strv {
+	char **v;	/* always NULL-terminated when n > 0 or v != NULL */
+	size_t n;
+};
+void sbx_strv_push(struct sbx_strv *s, const char *str);	/* copies */
+void sbx_strv_push_take(struct sbx_strv *s, char *str);	/* takes */
+void sbx_strv_free(struct sbx_strv *s);
+bool sbx_strv_contains(const struct sbx_strv *s, const char *str);
+
+/* Parsing of profile/CLI values.  Return 0 or -EINVAL (err names value). */
+int sbx_parse_size(const char *s, uint64_t *out, struct sbx_err *err);	  /* 512k 64m 4G, bytes */
+/* 1536 -> "1.5 KiB" (into buf). */
+const char *sbx_size_text(double bytes, char *buf, size_t len);
+int sbx_parse_duration(const char *s, uint64_t *ms, struct sbx_err *err); /* 90s 30m 2h 500ms, plain = s */
+int sbx_parse_u64(const char *s, uint64_t *out, struct sbx_err *err);
+int sbx_parse_bool(const char *s, bool *out, struct sbx_err *err);	  /* yes/no true/false 1/0 on/off */
+
+/* Levenshtein distance, for "did you mean" suggestions. */
+size_t sbx_edit_distance(const char *a, const char *b);
+/* Closest candidate within a sensible distance, or NULL. */
+const char *sbx_closest(const char *word, const char *const *candidates, size_t n);
+
+/* Monotonic clock in nanoseconds / milliseconds (double). */
+uint64_t sbx_now_ns(void);
+double sbx_ms_since(uint64_t start_ns);
+/* Wall clock as RFC 3339 UTC with milliseconds into buf (>= 32 bytes). */
+const char *sbx_rfc3339_now(char *buf, size_t len);
+
+/* I/O that retries on EINTR and short counts. 0 or -errno. */
+int sbx_write_all(int fd, const void *buf, size_t len);
+ssize_t sbx_read_all(int fd, void *buf, size_t len);	/* bytes read or -errno */
+/* Read a whole (small) file by fd into a NUL-terminated buffer. */
+int sbx_read_fd_string(int fd, size_t max, char **out, size_t *len);
+/* Write a small string to a path (e.g. /proc/PID/uid_map). */
+int sbx_write_file(const char *path, const char *data, size_t len);
+
+/* Make a directory path (like mkdir -p) with mode; 0 or -errno. */
+int sbx_mkdir_p(const char *path, mode_t mode);
+
+/*
+ * Remove a directory tree below dirfd/name without ever following a
+ * symlink (openat O_NOFOLLOW|O_DIRECTORY, unlinkat), not crossing mount
+ * points.  Safe against a hostile tree.  0 or -errno.
+ */
+int sbx_rm_rf_at(int dirfd, const char *name);
+
+/* Escape a string for a single-line terminal display: control characters
+ * and invalid UTF-8 become \n, \xNN...  Returns a malloc'd string. */
+char *sbx_escape_display(const char *s);
+
+/* Valid UTF-8? (for JSON: invalid names are escaped before output) */
+bool sbx_utf8_valid(const char *s, size_t len);
+
+/* Decode mountinfo's octal escapes (\040 space, \011 tab, \012 nl, \134
+ * backslash) in place. */
+void sbx_mountinfo_unescape(char *s);
+
+/*
+ * Copy the contents of directory src_dirfd into directory dst_dirfd (lib/
+ * treecopy.c): a writable layer a jail built, never following a symlink,
+ * holes kept, O(1) fds.  Entries that fail are counted and skipped; the
+ * first failure is returned (-errno, err names its path), else 0.
+ */
+struct sbx_tree_copy_stats {
+	uint64_t files, dirs, bytes, skipped, failed;
+};
+int sbx_tree_copy(int src_dirfd, int dst_dirfd, struct sbx_tree_copy_stats *stats,
+		  struct sbx_err *err);
+
+#endif
