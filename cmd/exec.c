@@ -298,8 +298,8 @@ static int enter_running(struct exec_ctx *x, struct sbx_err *err)
 		       &x->env);
 	o.envp = x->env.v;
 	exec_workdir(&x->args, &x->cfg, rec, &o.workdir, &o.host_cwd);
-	if (x->args.tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &o.ws) < 0)
-		memset(&o.ws, 0, sizeof(o.ws));
+	if (x->args.tty)
+		sbx_jail_winsize(&o.ws);
 	r = exec_pipes(x->args.tty, out, errp, err);
 	o.out_fd = out[1];
 	o.err_fd = errp[1];

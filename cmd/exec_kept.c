@@ -184,8 +184,8 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	exec_build_env(cfg, x->sb.record, &o->ids, x->args.tty, false, &x->env);
 	o->envp = x->env.v;
 	exec_workdir(&x->args, cfg, x->sb.record, &o->workdir, &o->host_cwd);
-	if (x->args.tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &o->ws) < 0)
-		memset(&o->ws, 0, sizeof(o->ws));
+	if (x->args.tty)
+		sbx_jail_winsize(&o->ws);
 	return 0;
 }
 

@@ -696,8 +696,7 @@ static int start_jail(struct run_ctx *c, int out[2], int errp[2], struct sbx_err
 		if (strncmp(env.v[i], "PATH=", 5) == 0)
 			c->jail_path = sbx_xstrdup(env.v[i] + 5);
 	if (o.tty) {
-		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &o.ws) < 0)
-			memset(&o.ws, 0, sizeof(o.ws));
+		sbx_jail_winsize(&o.ws);
 	} else if (pipe2(out, O_CLOEXEC) < 0 || (!same_output() && pipe2(errp, O_CLOEXEC) < 0)) {
 		r = sbx_err_set(err, errno, "cannot create the output pipes");
 	} else {

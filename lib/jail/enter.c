@@ -530,10 +530,7 @@ static void __attribute__((noreturn)) wait_command(int sock, pid_t cmd)
 	struct sbx_jail_msg m = {.type = SBX_MSG_STATUS};
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++)
-		sigaddset(&set, sbx_jail_fwd_signals[i]);
+	sbx_jail_fwd_sigset(&set);
 	for (;;) {
 		siginfo_t si;
 		int sig = sigwaitinfo(&set, &si), st;
@@ -605,18 +602,8 @@ static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 		case SBX_MSG_ERROR:
 			return sbx_err_set(err, m.errnum, "%s", m.text);
 		case SBX_MSG_EXEC_FAIL:
-			j->exec_errno = m.errnum ? m.errnum : ENOENT;
-			free(j->exec_msg);
-			j->exec_msg = m.text[0] ? sbx_xstrdup(m.text) : NULL;
-			j->exec_absent = m.value != 0;
-			return 0;
 		case SBX_MSG_EXEC:
-			j->exec_ok = true;
-			j->cmd_pid = m.value;
-			j->t_seccomp =
-			    m.ts[SBX_TS_SECCOMP1] > m.ts[SBX_TS_SECCOMP0]
-				? (double)(m.ts[SBX_TS_SECCOMP1] - m.ts[SBX_TS_SECCOMP0]) / 1e6
-				: 0.0;
+			(void)sbx_jail_exec_result(j, &m);
 			return 0;
 		default:
 			break;

@@ -137,10 +137,7 @@ static void __attribute__((noreturn)) supervise_command(struct sbx_jail_child *c
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++)
-		sigaddset(&set, sbx_jail_fwd_signals[i]);
+	sbx_jail_fwd_sigset(&set);
 	for (;;) {
 		siginfo_t si;
 		int sig = sigwaitinfo(&set, &si);

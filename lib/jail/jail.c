@@ -27,6 +27,20 @@ extern char **environ;
 const int sbx_jail_fwd_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 const size_t sbx_jail_n_fwd_signals = SBX_ARRAY_SIZE(sbx_jail_fwd_signals);
 
+void sbx_jail_fwd_sigset(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++)
+		sigaddset(set, sbx_jail_fwd_signals[i]);
+}
+
+void sbx_jail_winsize(struct winsize *ws)
+{
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, ws) < 0)
+		memset(ws, 0, sizeof(*ws));
+}
+
 int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
 {
 	struct open_how how = {.flags = (uint64_t)flags | O_CLOEXEC, .resolve = resolve};
@@ -584,6 +598,23 @@ static double ts_ms(uint64_t a, uint64_t b)
 	return b > a ? (double)(b - a) / 1e6 : 0.0;
 }
 
+bool sbx_jail_exec_result(struct sbx_jail *j, const struct sbx_jail_msg *m)
+{
+	if (m->type == SBX_MSG_EXEC_FAIL) {
+		j->exec_errno = m->errnum ? m->errnum : ENOENT;
+		free(j->exec_msg);
+		j->exec_msg = m->text[0] ? sbx_xstrdup(m->text) : NULL;
+		j->exec_absent = m->value != 0;
+		return true;
+	}
+	if (m->type != SBX_MSG_EXEC)
+		return false;
+	j->exec_ok = true;
+	j->cmd_pid = m->value;
+	j->t_seccomp = ts_ms(m->ts[SBX_TS_SECCOMP0], m->ts[SBX_TS_SECCOMP1]);
+	return true;
+}
+
 /* Read messages until EXEC, EXEC_FAIL or ERROR (or init's death). */
 static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 {
@@ -625,17 +656,12 @@ static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 					close(fds[i]);
 			break;
 		case SBX_MSG_EXEC_FAIL:
-			j->exec_errno = m.errnum ? m.errnum : ENOENT;
-			free(j->exec_msg);
-			j->exec_msg = m.text[0] ? sbx_xstrdup(m.text) : NULL;
-			j->exec_absent = m.value != 0;
+			(void)sbx_jail_exec_result(j, &m);
 			return 0;
 		case SBX_MSG_EXEC:
 			sbx_fault_point("before-exec");
-			j->exec_ok = true;
-			j->cmd_pid = m.value;
+			(void)sbx_jail_exec_result(j, &m);
 			j->t_mounts = ts_ms(m.ts[SBX_TS_GO], m.ts[SBX_TS_MOUNTED]);
-			j->t_seccomp = ts_ms(m.ts[SBX_TS_SECCOMP0], m.ts[SBX_TS_SECCOMP1]);
 			j->t_exec = ts_ms(m.ts[SBX_TS_MOUNTED], m.ts[SBX_TS_EXEC]) - j->t_seccomp;
 			return 0;
 		default:

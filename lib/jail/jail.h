@@ -331,4 +331,8 @@ int sbx_idmap_tree(const char *path, int userns_fd, bool recursive, uint64_t att
 /* Map a jail result to the exit status contract (own, 128+N, 124, 126, 127). */
 int sbx_jail_exit_code(const struct sbx_jail *j, const struct sbx_jail_result *r);
 
+/* The caller's terminal size (stdin), or all zeros when stdin is no
+ * terminal: what a jail's pty starts with. */
+void sbx_jail_winsize(struct winsize *ws);
+
 #endif

@@ -87,4 +87,13 @@ int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err);
 /* openat2 wrapper (no glibc wrapper yet). */
 int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve);
 
+/* SIGCHLD and the signals a jail forwards to its command
+ * (sbx_jail_fwd_signals): what its waiting loops take with sigwaitinfo. */
+void sbx_jail_fwd_sigset(sigset_t *set);
+
+/* An EXEC or EXEC_FAIL message from the command's side into j (the
+ * command's pid, or why its execve failed; the seccomp time): true if m
+ * was one of them. */
+bool sbx_jail_exec_result(struct sbx_jail *j, const struct sbx_jail_msg *m);
+
 #endif

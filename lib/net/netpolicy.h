@@ -220,8 +220,4 @@ int sbx_proxy_listen(const char *hostport, uint16_t *port_out, struct sbx_err *e
  */
 void sbx_proxy_env(uint16_t port, struct sbx_strv *env);
 
-/* Pass an fd over a unix socket (SCM_RIGHTS), and receive it. */
-int sbx_proxy_send_fd(int sock, int fd, struct sbx_err *err);
-int sbx_proxy_recv_fd(int sock, struct sbx_err *err);	/* fd (O_CLOEXEC) or -errno */
-
 #endif

@@ -148,15 +148,6 @@ char *sbx_xasprintf(const char *fmt, ...)
 	return r;
 }
 
-void sbx_strv_freep(char ***v)
-{
-	if (*v) {
-		for (char **p = *v; *p; p++)
-			free(*p);
-		free(*v);
-	}
-}
-
 void sbx_strv_push_take(struct sbx_strv *s, char *str)
 {
 	s->v = sbx_xrealloc(s->v, (s->n + 2) * sizeof(char *));

@@ -65,13 +65,11 @@ static inline void sbx_fclosep(FILE **f)
 	if (*f)
 		fclose(*f);
 }
-void sbx_strv_freep(char ***v);
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _cleanup_free_ _cleanup_(sbx_freep)
 #define _cleanup_close_ _cleanup_(sbx_closep)
 #define _cleanup_fclose_ _cleanup_(sbx_fclosep)
-#define _cleanup_strv_ _cleanup_(sbx_strv_freep)
 
 static inline void *sbx_steal_ptr(void *pp)
 {
