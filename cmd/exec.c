@@ -24,6 +24,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "netpolicy.h"
+#include "proxy.h"
 #include "profile.h"
 #include "seccomp.h"
 

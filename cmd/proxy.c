@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "netpolicy.h"
+#include "proxy.h"
 
 static const char usage[] =
 	"usage: sbx proxy [--listen IP:PORT] [--allow ENTRY]... [--log-json FILE]\n"

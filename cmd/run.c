@@ -28,6 +28,7 @@
 #include "disk.h"
 #include "record_text.h"
 #include "seccomp.h"
+#include "rmtree.h"
 
 #define OUTPUT_CAP (8ULL << 20)
 #define GRACE_MS   2000

@@ -13,6 +13,7 @@
 #include "limits.h"
 #include "log.h"
 #include "netpolicy.h"
+#include "proxy.h"
 #include "seccomp.h"
 #include "secrets.h"
 #include "state.h"

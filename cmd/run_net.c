@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "netpolicy.h"
+#include "proxy.h"
 #include "run.h"
 
 /* Environment and files for the jail; extra strings hold secret values. */

@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include "image.h"
+#include "rmtree.h"
 
 #define STALE_TMP_SEC (10 * 60)
 

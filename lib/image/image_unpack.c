@@ -51,6 +51,7 @@
 
 #include "fault.h"
 #include "image_int.h"
+#include "rmtree.h"
 
 #define DEFAULT_MAX_BYTES (16ULL << 30)
 #define DEFAULT_MAX_ENTRIES 1000000ULL

@@ -7,6 +7,8 @@
 #include "jail_int.h"
 #include "fault.h"
 #include "doctor.h"
+#include "rmtree.h"
+#include "treecopy.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>

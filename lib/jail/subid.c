@@ -21,6 +21,7 @@
  * environment turns this off (one id, as before).
  */
 #include "jail.h"
+#include "rmtree.h"
 
 #include <fcntl.h>
 #include <pwd.h>

@@ -28,7 +28,7 @@
  * Every thread blocks all signals (so the supervisor's signal handling is
  * unchanged and SIGPIPE becomes EPIPE).
  */
-#include "netpolicy.h"
+#include "proxy.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "netpolicy.h"
+#include "proxy.h"
 
 struct proxy_conn {
 	struct sbx_proxy *proxy;

@@ -6,6 +6,7 @@
 #include "jail.h"
 
 #include "fault.h"
+#include "rmtree.h"
 
 #include <dirent.h>
 #include <fcntl.h>

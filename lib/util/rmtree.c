@@ -15,6 +15,7 @@
  *   the tree.  Memory holds the pending subdirectory names per level.
  */
 #include "util.h"
+#include "rmtree.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -22,6 +22,7 @@
  * first failure is returned, naming its path.
  */
 #include "util.h"
+#include "treecopy.h"
 
 #include <dirent.h>
 #include <fcntl.h>

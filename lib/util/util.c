@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* lib/util/util.c - errors, memory, parsing and file helpers. */
 #include "util.h"
+#include "rmtree.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -129,13 +129,6 @@ int sbx_write_file(const char *path, const char *data, size_t len);
 /* Make a directory path (like mkdir -p) with mode; 0 or -errno. */
 int sbx_mkdir_p(const char *path, mode_t mode);
 
-/*
- * Remove a directory tree below dirfd/name without ever following a
- * symlink (openat O_NOFOLLOW|O_DIRECTORY, unlinkat), not crossing mount
- * points.  Safe against a hostile tree.  0 or -errno.
- */
-int sbx_rm_rf_at(int dirfd, const char *name);
-
 /* Escape a string for a single-line terminal display: control characters
  * and invalid UTF-8 become \n, \xNN...  Returns a malloc'd string. */
 char *sbx_escape_display(const char *s);
@@ -146,17 +139,5 @@ bool sbx_utf8_valid(const char *s, size_t len);
 /* Decode mountinfo's octal escapes (\040 space, \011 tab, \012 nl, \134
  * backslash) in place. */
 void sbx_mountinfo_unescape(char *s);
-
-/*
- * Copy the contents of directory src_dirfd into directory dst_dirfd (lib/
- * treecopy.c): a writable layer a jail built, never following a symlink,
- * holes kept, O(1) fds.  Entries that fail are counted and skipped; the
- * first failure is returned (-errno, err names its path), else 0.
- */
-struct sbx_tree_copy_stats {
-	uint64_t files, dirs, bytes, skipped, failed;
-};
-int sbx_tree_copy(int src_dirfd, int dst_dirfd, struct sbx_tree_copy_stats *stats,
-		  struct sbx_err *err);
 
 #endif

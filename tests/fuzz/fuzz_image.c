@@ -38,6 +38,7 @@
 
 #include "image.h"
 #include "util.h"
+#include "rmtree.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -23,6 +23,7 @@
 #include "changes.h"
 #include "export.h"
 #include "helpers.h"
+#include "rmtree.h"
 
 static char base[256];
 static int upper_fd = -1, lower_fd = -1;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "changes.h"
+#include "rmtree.h"
 
 static char base[] = "/tmp/sbx-test-noopenat2-XXXXXX";
 

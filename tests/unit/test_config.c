@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "util.h"
+#include "rmtree.h"
 
 static char base[64];
 

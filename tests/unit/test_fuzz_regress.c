@@ -41,6 +41,7 @@
 #undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_proxy_one
 #include "../fuzz/fuzz_proxy.c"
+#include "rmtree.h"
 #undef LLVMFuzzerTestOneInput
 
 typedef int (*one_fn)(const uint8_t *data, size_t size);

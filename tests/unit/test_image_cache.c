@@ -15,6 +15,7 @@
 #include <sys/file.h>
 
 #include "image_fixture.h"
+#include "rmtree.h"
 
 /* ---- the cache ---- */
 

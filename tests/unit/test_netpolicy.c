@@ -28,6 +28,7 @@
 
 #include "log.h"
 #include "netpolicy.h"
+#include "proxy.h"
 
 static bool have_test_hosts;
 

@@ -24,6 +24,7 @@
 #include "helpers.h"
 #include "proc.h"
 #include "state.h"
+#include "rmtree.h"
 
 static char base[256];
 

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "rmtree.h"
+#include "treecopy.h"
 
 struct dirs {
 	char top[64];
