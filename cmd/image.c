@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd/image.c - sbx image: the hidden entry point to the image cache, for
- * tests and benchmarks until `run` uses it; and the progress bar and
- * warnings that `run` shows while it unpacks (cmd/image_ui.h).
+ * cmd/image.c - sbx image: the hidden entry point to the image cache that
+ * `run --rootfs` uses, for tests and benchmarks (the progress bar and
+ * warnings it shares with `run` are cmd/image_ui.c's).
  */
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/jail/protocol.c - the supervisor-init sync protocol (messages with fds over a
+ * SOCK_SEQPACKET pair, jail_int.h), and what both sides share: the
+ * forwarded signals, the caller's terminal size, openat2.
+ */
+#include "jail_int.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+const int sbx_jail_fwd_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+const size_t sbx_jail_n_fwd_signals = SBX_ARRAY_SIZE(sbx_jail_fwd_signals);
+
+void sbx_jail_fwd_sigset(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++)
+		sigaddset(set, sbx_jail_fwd_signals[i]);
+}
+
+void sbx_jail_winsize(struct winsize *ws)
+{
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, ws) < 0)
+		memset(ws, 0, sizeof(*ws));
+}
+
+int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
+{
+	struct open_how how = {.flags = (uint64_t)flags | O_CLOEXEC, .resolve = resolve};
+
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+/* ---- the sync protocol ---- */
+
+int sbx_jail_send(int sock, const struct sbx_jail_msg *m, const int *fds, size_t nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * SBX_MSG_MAXFDS)];
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (nfds > SBX_MSG_MAXFDS)
+		return -E2BIG;
+	if (nfds > 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	for (;;) {
+		if (sendmsg(sock, &mh, MSG_NOSIGNAL) >= 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+ssize_t sbx_jail_recv(int sock, struct sbx_jail_msg *m, int *fds, size_t maxfds, size_t *nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * SBX_MSG_MAXFDS)];
+	struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	ssize_t n;
+
+	if (nfds)
+		*nfds = 0;
+	memset(m, 0, sizeof(*m));
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t k;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (fds && nfds && *nfds < maxfds)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	m->text[SBX_MSG_TEXT - 1] = '\0';
+	return n;
+}
+
+void sbx_jail_report(int sock, int type, int errnum, const char *fmt, ...)
+{
+	struct sbx_jail_msg m;
+	va_list ap;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.errnum = errnum;
+	va_start(ap, fmt);
+	vsnprintf(m.text, sizeof(m.text), fmt, ap);
+	va_end(ap);
+	(void)sbx_jail_send(sock, &m, NULL, 0);
+}
+
+void sbx_jail_die(int sock, const struct sbx_err *err, int code)
+{
+	sbx_jail_report(sock, SBX_MSG_ERROR, err->errnum, "%s", err->msg);
+	_exit(code);
+}
+
+int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err)
+{
+	struct pollfd p = {.fd = sock, .events = POLLIN};
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return sbx_err_set(err, errno, "cannot set the parent-death signal");
+	/* The id change also reset dumpable to fs.suid_dumpable. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return sbx_err_set(err, errno, "cannot make init non-dumpable");
+	/* The supervisor never sends while we set up: readable means EOF. */
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
+		_exit(1);
+	return 0;
+}
