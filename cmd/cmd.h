@@ -65,6 +65,13 @@ struct option;
 const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char *buf,
 				size_t len);
 
+/*
+ * The one line for an option getopt did not know (arg, e.g. argv[optind -
+ * 1]): "unknown option '--memroy' (did you mean '--memory'?) (see 'sbx
+ * CMD --help')".
+ */
+void sbx_cmd_unknown_option(const char *cmd, const char *arg, const struct option *opts);
+
 /* Standard --help handling: prints usage to stdout, returns true if asked. */
 bool sbx_cmd_wants_help(int argc, char **argv, const char *usage);
 

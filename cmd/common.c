@@ -64,6 +64,14 @@ const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char
 	return buf;
 }
 
+void sbx_cmd_unknown_option(const char *cmd, const char *arg, const struct option *opts)
+{
+	char hint[96];
+
+	sbx_errorf("unknown option '%s'%s (see 'sbx %s --help')", arg,
+		   sbx_cmd_option_hint(arg, opts, hint, sizeof(hint)), cmd);
+}
+
 bool sbx_cmd_wants_help(int argc, char **argv, const char *usage)
 {
 	for (int i = 1; i < argc; i++) {

@@ -44,12 +44,7 @@ static int parse_opts(int argc, char **argv, struct destroy_opts *o)
 		case 'A': o->all = true; break;
 		case 'S': o->stale = true; break;
 		default:
-			{
-				char hint[96];
-
-				sbx_errorf("unknown option '%s'%s (see 'sbx destroy --help')", argv[optind - 1],
-					   sbx_cmd_option_hint(argv[optind - 1], longopts, hint, sizeof(hint)));
-			}
+			sbx_cmd_unknown_option("destroy", argv[optind - 1], longopts);
 			return -1;
 		}
 	}

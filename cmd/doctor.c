@@ -37,10 +37,7 @@ int cmd_doctor(int argc, char **argv)
 		if (c == 'j') {
 			json = true;
 		} else {
-			char hint[96];
-
-			sbx_errorf("unknown option '%s'%s (see 'sbx doctor --help')", argv[optind - 1],
-				   sbx_cmd_option_hint(argv[optind - 1], longopts, hint, sizeof(hint)));
+			sbx_cmd_unknown_option("doctor", argv[optind - 1], longopts);
 			return SBX_EXIT_USAGE;
 		}
 	}

@@ -77,10 +77,11 @@ int cmd_export(int argc, char **argv)
 			if (cap_arg(c == 'F' ? "--max-file" : "--max-total", optarg,
 				    c == 'F' ? &o.max_file : &o.max_total) < 0)
 				return SBX_EXIT_USAGE;
+		} else if (c == ':') {
+			sbx_errorf("option '%s' needs a file name", argv[optind - 1]);
+			return SBX_EXIT_USAGE;
 		} else {
-			sbx_errorf(c == ':' ? "option '%s' needs a file name"
-					    : "unknown option '%s' (see 'sbx export --help')",
-				   argv[optind - 1]);
+			sbx_cmd_unknown_option("export", argv[optind - 1], longopts);
 			return SBX_EXIT_USAGE;
 		}
 	}

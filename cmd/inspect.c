@@ -54,12 +54,7 @@ static int parse_opts(int argc, char **argv, struct inspect_opts *o)
 			sbx_errorf("option '%s' needs a file name", argv[optind - 1]);
 			return -1;
 		default:
-			{
-				char hint[96];
-
-				sbx_errorf("unknown option '%s'%s (see 'sbx inspect --help')", argv[optind - 1],
-					   sbx_cmd_option_hint(argv[optind - 1], longopts, hint, sizeof(hint)));
-			}
+			sbx_cmd_unknown_option("inspect", argv[optind - 1], longopts);
 			return -1;
 		}
 	}

@@ -41,12 +41,7 @@ static int parse_opts(int argc, char **argv, struct ps_opts *o)
 		case 'a': o->all = true; break;
 		case 'J': o->json = true; break;
 		default:
-			{
-				char hint[96];
-
-				sbx_errorf("unknown option '%s'%s (see 'sbx ps --help')", argv[optind - 1],
-					   sbx_cmd_option_hint(argv[optind - 1], longopts, hint, sizeof(hint)));
-			}
+			sbx_cmd_unknown_option("ps", argv[optind - 1], longopts);
 			return -1;
 		}
 	}
