@@ -166,8 +166,9 @@ demo: deps-test .deps-ok sbx
 bench: .deps-ok sbx
 	@bench/run.sh
 
-# Man pages (mandoc -Tlint, as make check) and shell syntax of the scripts
-# and completions.  C formatting (.clang-format) is not enforced here yet.
+# Man pages (mandoc -Tlint, as make check), shell syntax of the scripts,
+# lib/'s include order (tests/lib-layers.sh) and the C sources' format
+# (.clang-format), and of the completions.
 lint: .deps-ok
 	@fail=0; \
 	for m in man/*.[1-8]; do mandoc -Tlint -W warning $$m || fail=1; done; \
@@ -178,6 +179,11 @@ lint: .deps-ok
 	done; \
 	bash -n completions/sbx.bash || fail=1; \
 	sh tests/lib-layers.sh || fail=1; \
+	if command -v clang-format >/dev/null; then \
+		for f in $$(git ls-files 'lib/*.[ch]' 'cmd/*.[ch]' sbx.c 2>/dev/null); do \
+			clang-format --dry-run -Werror $$f 2>/dev/null || { echo "lint: $$f is not as .clang-format has it (clang-format -i $$f)"; fail=1; }; \
+		done; \
+	else echo "lint: clang-format is not installed (make deps-test, or apt-get install clang-format)"; fail=1; fi; \
 	if command -v zsh >/dev/null; then zsh -n completions/_sbx || fail=1; fi; \
 	if command -v fish >/dev/null; then fish -n completions/sbx.fish || fail=1; fi; \
 	[ $$fail = 0 ] && echo "lint: ok"

@@ -18,24 +18,24 @@ struct sbx_command {
 
 /* Sorted by name; matched exactly (no prefix matching). */
 static const struct sbx_command commands[] = {
-	{ "destroy", cmd_destroy, "kill and remove sandboxes", false },
-	{ "doctor", cmd_doctor, "check which isolation layers this host gives sbx", false },
-	{ "exec", cmd_exec, "run a command in an existing sandbox", false },
-	{ "export", cmd_export, "write a sandbox's change set as a tarball", false },
-	{ "image", cmd_image, "unpack a rootfs tarball into the image cache", true },
-	{ "inspect", cmd_inspect, "show what a sandbox ran, reached, changed and why it ended", false },
-	{ "profile", cmd_profile, "list, show and check isolation profiles", false },
-	{ "proxy", cmd_proxy, "run the allowlist proxy on the host (testing)", true },
-	{ "ps", cmd_ps, "list sandboxes", false },
-	{ "run", cmd_run, "run a command in a new sandbox", false },
+    {"destroy", cmd_destroy, "kill and remove sandboxes", false},
+    {"doctor", cmd_doctor, "check which isolation layers this host gives sbx", false},
+    {"exec", cmd_exec, "run a command in an existing sandbox", false},
+    {"export", cmd_export, "write a sandbox's change set as a tarball", false},
+    {"image", cmd_image, "unpack a rootfs tarball into the image cache", true},
+    {"inspect", cmd_inspect, "show what a sandbox ran, reached, changed and why it ended", false},
+    {"profile", cmd_profile, "list, show and check isolation profiles", false},
+    {"proxy", cmd_proxy, "run the allowlist proxy on the host (testing)", true},
+    {"ps", cmd_ps, "list sandboxes", false},
+    {"run", cmd_run, "run a command in a new sandbox", false},
 };
 
 static const char usage_text[] =
-	"usage: sbx [--state-dir DIR] COMMAND [ARGS...]\n"
-	"\n"
-	"Run commands in ephemeral, namespaced jails built from isolation profiles.\n"
-	"\n"
-	"Commands:\n";
+    "usage: sbx [--state-dir DIR] COMMAND [ARGS...]\n"
+    "\n"
+    "Run commands in ephemeral, namespaced jails built from isolation profiles.\n"
+    "\n"
+    "Commands:\n";
 
 static void usage(FILE *out)
 {
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[i], "help") == 0) {
 		const struct sbx_command *c;
-		char *hargv[] = { NULL, (char *)"--help", NULL };
+		char *hargv[] = {NULL, (char *)"--help", NULL};
 
 		if (i + 1 >= argc) {
 			usage(stdout);

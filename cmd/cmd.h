@@ -23,19 +23,19 @@ int cmd_run(int argc, char **argv);
 /* Exit statuses (README.md "Exit status", sbx(1) EXIT STATUS). */
 enum {
 	SBX_EXIT_OK = 0,
-	SBX_EXIT_FAIL = 1,	/* other subcommands: failure */
-	SBX_EXIT_USAGE = 2,	/* other subcommands: usage error */
+	SBX_EXIT_FAIL = 1,  /* other subcommands: failure */
+	SBX_EXIT_USAGE = 2, /* other subcommands: usage error */
 	SBX_EXIT_TIMEOUT = 124,
-	SBX_EXIT_SBX = 125,	/* run/exec: sbx itself failed */
+	SBX_EXIT_SBX = 125, /* run/exec: sbx itself failed */
 	SBX_EXIT_NOEXEC = 126,
 	SBX_EXIT_NOTFOUND = 127,
 };
 
 /* Global options, parsed by sbx.c before the subcommand. */
 struct sbx_globals {
-	const char *state_dir;	/* --state-dir or $SBX_STATE_DIR (may be NULL) */
-	const char *cache_dir;	/* $SBX_CACHE_DIR (may be NULL) */
-	bool color;		/* stderr is a terminal and NO_COLOR unset */
+	const char *state_dir; /* --state-dir or $SBX_STATE_DIR (may be NULL) */
+	const char *cache_dir; /* $SBX_CACHE_DIR (may be NULL) */
+	bool color;	       /* stderr is a terminal and NO_COLOR unset */
 };
 extern struct sbx_globals sbx_globals;
 
@@ -62,8 +62,7 @@ int sbx_cmd_hide_state(struct sbx_config *cfg, const struct sbx_state *st, struc
  * "unknown option" line, as profile keys do.
  */
 struct option;
-const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char *buf,
-				size_t len);
+const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char *buf, size_t len);
 
 /*
  * The one line for an option getopt did not know (arg, e.g. argv[optind -

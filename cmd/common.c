@@ -44,8 +44,7 @@ int sbx_cmd_state(struct sbx_state *st, bool create, struct sbx_err *err)
 	return sbx_state_open(st, sbx_globals.state_dir, sbx_globals.cache_dir, create, err);
 }
 
-const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char *buf,
-				size_t len)
+const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char *buf, size_t len)
 {
 	const char *names[128];
 	_cleanup_free_ char *name = NULL;
@@ -118,7 +117,8 @@ int sbx_cmd_hide_state(struct sbx_config *cfg, const struct sbx_state *st, struc
 				continue;
 			r = sbx_profile_set(cfg, "filesystem", "mask", p, err);
 			if (r < 0)
-				return sbx_err_wrap(err, "cannot hide sbx's state directory from the jail");
+				return sbx_err_wrap(
+				    err, "cannot hide sbx's state directory from the jail");
 		}
 	}
 	return 0;

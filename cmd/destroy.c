@@ -9,18 +9,18 @@
 #include "lifecycle.h"
 
 static const char usage[] =
-	"usage: sbx destroy SANDBOX...\n"
-	"       sbx destroy --all | --stale\n"
-	"\n"
-	"Kill and remove sandboxes: a running sandbox's whole pid namespace and\n"
-	"cgroup are killed, whatever is still mounted under its directory is\n"
-	"unmounted, its cgroup, name and state directory are removed (never\n"
-	"following a symlink its jail planted). Prints one line per sandbox.\n"
-	"Destroying a sandbox id that is already gone succeeds.\n"
-	"\n"
-	"  --all     every sandbox, running or not\n"
-	"  --stale   lost sandboxes only (sbx was killed while they ran), plus\n"
-	"            leftovers without a valid record\n";
+    "usage: sbx destroy SANDBOX...\n"
+    "       sbx destroy --all | --stale\n"
+    "\n"
+    "Kill and remove sandboxes: a running sandbox's whole pid namespace and\n"
+    "cgroup are killed, whatever is still mounted under its directory is\n"
+    "unmounted, its cgroup, name and state directory are removed (never\n"
+    "following a symlink its jail planted). Prints one line per sandbox.\n"
+    "Destroying a sandbox id that is already gone succeeds.\n"
+    "\n"
+    "  --all     every sandbox, running or not\n"
+    "  --stale   lost sandboxes only (sbx was killed while they ran), plus\n"
+    "            leftovers without a valid record\n";
 
 struct destroy_opts {
 	bool all, stale;
@@ -31,9 +31,9 @@ struct destroy_opts {
 static int parse_opts(int argc, char **argv, struct destroy_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "all", no_argument, NULL, 'A' },
-		{ "stale", no_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 },
+	    {"all", no_argument, NULL, 'A'},
+	    {"stale", no_argument, NULL, 'S'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -41,8 +41,12 @@ static int parse_opts(int argc, char **argv, struct destroy_opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'A': o->all = true; break;
-		case 'S': o->stale = true; break;
+		case 'A':
+			o->all = true;
+			break;
+		case 'S':
+			o->stale = true;
+			break;
 		default:
 			sbx_cmd_unknown_option("destroy", argv[optind - 1], longopts);
 			return -1;
@@ -61,8 +65,8 @@ static void say(const struct sbx_sandbox *sb, const char *state, const struct sb
 {
 	_cleanup_free_ char *name = sb->name ? sbx_escape_display(sb->name) : NULL;
 
-	printf("removed %s%s%s%s (%s", sb->id, name ? " (" : "", name ? name : "",
-	       name ? ")" : "", state);
+	printf("removed %s%s%s%s (%s", sb->id, name ? " (" : "", name ? name : "", name ? ")" : "",
+	       state);
 	if (t->killed_init)
 		printf(", jail killed");
 	if (t->killed_supervisor)
@@ -98,7 +102,7 @@ static int destroy_id(struct sbx_state *st, const char *id, bool only_stale)
 {
 	struct sbx_sandbox sb;
 	struct sbx_teardown t;
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	char state[64];
 	int r;
 
@@ -115,15 +119,15 @@ static int destroy_id(struct sbx_state *st, const char *id, bool only_stale)
 	lc_state_label(&sb, state, sizeof(state));
 	if (only_stale && strcmp(state, "lost") != 0 && strcmp(state, "unknown") != 0) {
 		sbx_sandbox_close(&sb);
-		return 1;	/* not stale: left alone */
+		return 1; /* not stale: left alone */
 	}
 	if (only_stale && strcmp(state, "unknown") == 0 && sbx_sandbox_lock_held(&sb)) {
 		sbx_sandbox_close(&sb);
-		return 1;	/* no record yet but someone holds it: being set up */
+		return 1; /* no record yet but someone holds it: being set up */
 	}
 	if (only_stale && strcmp(state, "lost") == 0 && !still_lost(&sb)) {
 		sbx_sandbox_close(&sb);
-		return 1;	/* it ended while we looked: kept, not lost */
+		return 1; /* it ended while we looked: kept, not lost */
 	}
 	r = sbx_sandbox_destroy(st, &sb, &t, &err);
 	if (r < 0)
@@ -137,8 +141,8 @@ static int destroy_id(struct sbx_state *st, const char *id, bool only_stale)
 int cmd_destroy(int argc, char **argv)
 {
 	struct sbx_state st;
-	struct sbx_err err = { 0 };
-	struct sbx_strv ids = { 0 }, gone = { 0 };
+	struct sbx_err err = {0};
+	struct sbx_strv ids = {0}, gone = {0};
 	struct destroy_opts o;
 	int failed = 0, removed = 0;
 
@@ -166,7 +170,8 @@ int cmd_destroy(int argc, char **argv)
 					if (sbx_state_valid_id(o.refs[i]))
 						printf("%s: already gone\n", e);
 					else
-						printf("%s: no such sandbox, nothing to destroy\n", e);
+						printf("%s: no such sandbox, nothing to destroy\n",
+						       e);
 					continue;
 				}
 				sbx_print_err(&err);

@@ -8,23 +8,23 @@
 #include "doctor.h"
 
 static const char usage[] =
-	"usage: sbx doctor [--json]\n"
-	"\n"
-	"Probe, for real, the isolation layers this host gives sbx, as the calling\n"
-	"user (and, as root, also as an ordinary user): user, mount, pid and network\n"
-	"namespaces, overlayfs, a fresh /proc, seccomp, idmapped mounts or\n"
-	"subordinate ids, cgroups; and what sbx uses or falls back to for each, with\n"
-	"the fix where one is missing.  Exit status 1 when a run could not be\n"
-	"isolated here (sbx run then refuses to run: it never runs a command\n"
-	"unsandboxed).\n"
-	"\n"
-	"  --json   the report as one JSON object on stdout\n";
+    "usage: sbx doctor [--json]\n"
+    "\n"
+    "Probe, for real, the isolation layers this host gives sbx, as the calling\n"
+    "user (and, as root, also as an ordinary user): user, mount, pid and network\n"
+    "namespaces, overlayfs, a fresh /proc, seccomp, idmapped mounts or\n"
+    "subordinate ids, cgroups; and what sbx uses or falls back to for each, with\n"
+    "the fix where one is missing.  Exit status 1 when a run could not be\n"
+    "isolated here (sbx run then refuses to run: it never runs a command\n"
+    "unsandboxed).\n"
+    "\n"
+    "  --json   the report as one JSON object on stdout\n";
 
 int cmd_doctor(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
+	    {"json", no_argument, NULL, 'j'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct sbx_doctor d;
 	bool json = false;

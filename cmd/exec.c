@@ -83,11 +83,12 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 			bool value = opt == ':' || (optopt && strchr("ew", optopt));
 			char hint[96];
 
-			return sbx_err_set(
-			    err, 0, "exec: %s '%s'%s (see 'sbx exec --help')",
-			    value ? "option needs a value" : "unknown option",
-			    argv[optind - 1] ? argv[optind - 1] : "?",
-			    value ? "" : sbx_cmd_option_hint(argv[optind - 1], long_opts, hint, sizeof(hint)));
+			return sbx_err_set(err, 0, "exec: %s '%s'%s (see 'sbx exec --help')",
+					   value ? "option needs a value" : "unknown option",
+					   argv[optind - 1] ? argv[optind - 1] : "?",
+					   value ? ""
+						 : sbx_cmd_option_hint(argv[optind - 1], long_opts,
+								       hint, sizeof(hint)));
 		}
 		}
 	}

@@ -35,10 +35,10 @@ struct exec_ctx {
 	struct sbx_cgroup cg;
 	struct sbx_jail jail;
 	struct sbx_strv env;
-	const char *mode; /* "running", "new jail" (for the log event) */
-	char *layer_dir;  /* exec_kept.c: the writable layers' directory */
+	const char *mode;  /* "running", "new jail" (for the log event) */
+	char *layer_dir;   /* exec_kept.c: the writable layers' directory */
 	bool rootfs_layer; /* exec_kept.c: an image root with its own layer (upper/) */
-	pid_t stdin_pump; /* copies a host file on stdin into a pipe, or 0 */
+	pid_t stdin_pump;  /* copies a host file on stdin into a pipe, or 0 */
 };
 
 /* The sandbox's resolved profile from its record, plus -e; the seccomp

@@ -35,8 +35,7 @@ static bool layer_has(int dirfd, const char *name, const char *sub)
  * the host root has none of its own), each below the sandbox dir or below
  * "NAME/" when [limits] disk put them on a tmpfs mounted there.
  */
-static int layer_prefix(const struct exec_ctx *x, const char *up, char **name,
-			struct sbx_err *err)
+static int layer_prefix(const struct exec_ctx *x, const char *up, char **name, struct sbx_err *err)
 {
 	const char *p = strstr(up, "upper");
 	const char *ov = strstr(up, "overlays/");
@@ -82,7 +81,8 @@ static int check_layer(struct exec_ctx *x, struct sbx_err *err)
 	if (x->rootfs_layer &&
 	    (!layer_has(x->sb.dirfd, name, "upper") || !layer_has(x->sb.dirfd, name, "work")))
 		return sbx_err_set(err, 0, "the writable layer of sandbox '%s' is gone", x->sb.id);
-	json_array_foreach(layers, i, l) {
+	json_array_foreach(layers, i, l)
+	{
 		const char *u = lc_str(l, "upper");
 		char *base;
 		bool ok;
@@ -96,8 +96,8 @@ static int check_layer(struct exec_ctx *x, struct sbx_err *err)
 		ok = layer_has(x->sb.dirfd, base, "upper") && layer_has(x->sb.dirfd, base, "work");
 		free(base);
 		if (!ok)
-			return sbx_err_set(err, 0, "the writable layer '%s' of sandbox '%s' is gone",
-					   u, x->sb.id);
+			return sbx_err_set(
+			    err, 0, "the writable layer '%s' of sandbox '%s' is gone", u, x->sb.id);
 	}
 	x->layer_dir = name ? sbx_xasprintf("%s/%s", x->sb.dir, name) : sbx_xstrdup(x->sb.dir);
 	return 0;
@@ -166,10 +166,10 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 
 		/* the cap the run had (the record's), else the profile's */
 		o->layer_tmpfs = json_is_integer(v) && json_integer_value(v) > 0
-					 ? (uint64_t)json_integer_value(v)
+				     ? (uint64_t)json_integer_value(v)
 				 : cfg->disk != SBX_UNSET && cfg->disk != SBX_DISK_NO_CAP
-					 ? cfg->disk
-					 : SBX_LAYER_MEMORY_DEFAULT;
+				     ? cfg->disk
+				     : SBX_LAYER_MEMORY_DEFAULT;
 		o->layer_tmpfs_fill = true;
 	}
 	if (r == 0)
@@ -194,9 +194,8 @@ static void keep_memory_layer(struct exec_ctx *x, const struct sbx_jail_ids *ids
 {
 	struct sbx_err e = {0};
 
-	if (x->jail.layer_fd >= 0 &&
-	    sbx_jail_keep_layers_as(&x->jail, ids, x->layer_dir, &x->cfg,
-				    x->rootfs_layer, true, &e) < 0) {
+	if (x->jail.layer_fd >= 0 && sbx_jail_keep_layers_as(&x->jail, ids, x->layer_dir, &x->cfg,
+							     x->rootfs_layer, true, &e) < 0) {
 		sbx_err_wrap(&e, "the changes of this exec were not kept");
 		sbx_print_err(&e);
 	}

@@ -9,28 +9,28 @@
 #include "lifecycle.h"
 
 static const char usage[] =
-	"usage: sbx export [--oci] [--max-file SIZE] [--max-total SIZE] SANDBOX -o FILE\n"
-	"\n"
-	"Write what the sandbox changed (its writable layer) as a tarball, so a\n"
-	"reviewer can apply or reject what the command did. Compression follows\n"
-	"FILE's name: .tar, .tar.gz (.tgz), .tar.xz, .tar.zst, .tar.bz2; '-' is an\n"
-	"uncompressed tar on stdout. Entries are owned by you (set-user-ID and\n"
-	"set-group-ID bits dropped), and the paths it deleted are listed, NUL-\n"
-	"terminated, in a last entry " SBX_EXPORT_DELETED ". To apply it in DIR:\n"
-	"\n"
-	"  cd DIR && tar -xOf FILE " SBX_EXPORT_DELETED " | xargs -0 -r rm -rf -- &&\n"
-	"      tar -xf FILE --exclude=" SBX_EXPORT_DELETED "\n"
-	"\n"
-	"Fifos, sockets and device nodes are skipped with a warning; symlinks are\n"
-	"stored, never followed; a file with holes is stored sparse (only its\n"
-	"data is read and written).\n"
-	"\n"
-	"  -o, --output FILE   where to write the tarball\n"
-	"      --oci           an OCI image layer instead: owners and modes as in\n"
-	"                      the writable layer, deletions as .wh. whiteouts\n"
-	"      --max-file SIZE   data of one file, at most (default 4G; unlimited)\n"
-	"      --max-total SIZE  data of all files, at most (default 16G; unlimited):\n"
-	"                      past either, nothing is written and the file is named\n";
+    "usage: sbx export [--oci] [--max-file SIZE] [--max-total SIZE] SANDBOX -o FILE\n"
+    "\n"
+    "Write what the sandbox changed (its writable layer) as a tarball, so a\n"
+    "reviewer can apply or reject what the command did. Compression follows\n"
+    "FILE's name: .tar, .tar.gz (.tgz), .tar.xz, .tar.zst, .tar.bz2; '-' is an\n"
+    "uncompressed tar on stdout. Entries are owned by you (set-user-ID and\n"
+    "set-group-ID bits dropped), and the paths it deleted are listed, NUL-\n"
+    "terminated, in a last entry " SBX_EXPORT_DELETED ". To apply it in DIR:\n"
+    "\n"
+    "  cd DIR && tar -xOf FILE " SBX_EXPORT_DELETED " | xargs -0 -r rm -rf -- &&\n"
+    "      tar -xf FILE --exclude=" SBX_EXPORT_DELETED "\n"
+    "\n"
+    "Fifos, sockets and device nodes are skipped with a warning; symlinks are\n"
+    "stored, never followed; a file with holes is stored sparse (only its\n"
+    "data is read and written).\n"
+    "\n"
+    "  -o, --output FILE   where to write the tarball\n"
+    "      --oci           an OCI image layer instead: owners and modes as in\n"
+    "                      the writable layer, deletions as .wh. whiteouts\n"
+    "      --max-file SIZE   data of one file, at most (default 4G; unlimited)\n"
+    "      --max-total SIZE  data of all files, at most (default 16G; unlimited):\n"
+    "                      past either, nothing is written and the file is named\n";
 
 /* SIZE or "unlimited" for --max-file / --max-total. */
 static int cap_arg(const char *opt, const char *v, uint64_t *out)
@@ -51,17 +51,17 @@ static int cap_arg(const char *opt, const char *v, uint64_t *out)
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "oci", no_argument, NULL, 'O' },
-		{ "max-file", required_argument, NULL, 'F' },
-		{ "max-total", required_argument, NULL, 'T' },
-		{ NULL, 0, NULL, 0 },
+	    {"output", required_argument, NULL, 'o'},
+	    {"oci", no_argument, NULL, 'O'},
+	    {"max-file", required_argument, NULL, 'F'},
+	    {"max-total", required_argument, NULL, 'T'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct sbx_state st;
 	struct sbx_sandbox sb;
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	struct sbx_export_stats s;
-	struct sbx_export_opts o = { .uid = getuid(), .gid = getgid() };
+	struct sbx_export_opts o = {.uid = getuid(), .gid = getgid()};
 	const char *file = NULL;
 	int c, rc = SBX_EXIT_OK;
 
@@ -86,14 +86,16 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (optind + 1 != argc || !file) {
-		sbx_errorf("usage: sbx export [--oci] [--max-file SIZE] [--max-total SIZE] SANDBOX -o FILE");
+		sbx_errorf("usage: sbx export [--oci] [--max-file SIZE] [--max-total SIZE] SANDBOX "
+			   "-o FILE");
 		return SBX_EXIT_USAGE;
 	}
 	if (!sbx_export_compression(file, &err)) {
 		sbx_print_err(&err);
 		return SBX_EXIT_USAGE;
 	}
-	if (sbx_cmd_state(&st, false, &err) < 0 || lc_open(&st, argv[optind], false, &sb, &err) < 0) {
+	if (sbx_cmd_state(&st, false, &err) < 0 ||
+	    lc_open(&st, argv[optind], false, &sb, &err) < 0) {
 		sbx_print_err(&err);
 		sbx_state_close(&st);
 		return SBX_EXIT_FAIL;
@@ -114,17 +116,21 @@ int cmd_export(int argc, char **argv)
 			char sp[96] = "";
 
 			if (s.sparse)
-				snprintf(sp, sizeof(sp), "; %zu sparse, %llu bytes with their holes",
-					 s.sparse, (unsigned long long)s.sparse_apparent);
+				snprintf(sp, sizeof(sp),
+					 "; %zu sparse, %llu bytes with their holes", s.sparse,
+					 (unsigned long long)s.sparse_apparent);
 			fprintf(stderr,
-				"sbx: exported %s to %s: %zu files (%llu bytes%s), %zu dirs, %zu symlinks, %zu deletions, %zu opaque dirs%s\n",
+				"sbx: exported %s to %s: %zu files (%llu bytes%s), %zu dirs, %zu "
+				"symlinks, %zu deletions, %zu opaque dirs%s\n",
 				sb.id, f, s.files, (unsigned long long)s.bytes, sp, s.dirs,
 				s.symlinks, s.whiteouts, s.opaque,
 				o.oci ? " (an OCI layer: .wh. whiteouts)"
 				      : " (deletions listed in " SBX_EXPORT_DELETED ")");
 			if (s.setid_dropped)
-				sbx_warnf("dropped the set-user-ID or set-group-ID bit of %zu files "
-					  "(--oci keeps them)", s.setid_dropped);
+				sbx_warnf(
+				    "dropped the set-user-ID or set-group-ID bit of %zu files "
+				    "(--oci keeps them)",
+				    s.setid_dropped);
 		}
 	}
 	sbx_strv_free(&s.skipped);

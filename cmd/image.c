@@ -16,23 +16,23 @@
 #include "image_ui.h"
 
 static const char usage[] =
-	"usage: sbx image unpack [--json] [--no-cache] [LIMITS] TARBALL|DIR\n"
-	"       sbx image unpack-to [--json] [LIMITS] TARBALL DIR\n"
-	"\n"
-	"unpack     resolve a rootfs as 'run --rootfs' does: a tarball is unpacked\n"
-	"           once into CACHE/images/ (keyed by its SHA-256) and reused; prints\n"
-	"           the image directory\n"
-	"unpack-to  unpack a tarball into DIR (created if missing, must be empty)\n"
-	"           with the same unpacker, bypassing the cache (benchmarks)\n"
-	"\n"
-	"  --json             print the directory and unpack statistics as JSON\n"
-	"  --no-cache         hash and unpack even if the tarball is known\n"
-	"  --max-size SIZE    cap on unpacked bytes (default 16G)\n"
-	"  --max-entries N    cap on the number of entries (default 1000000)\n"
-	"\n"
-	"As root, files keep the tarball's owners; otherwise they belong to you.\n"
-	"Hostile entries (absolute paths, '..', paths through symlinks, devices,\n"
-	"fifos) are skipped with a warning; setuid/setgid bits are cleared.\n";
+    "usage: sbx image unpack [--json] [--no-cache] [LIMITS] TARBALL|DIR\n"
+    "       sbx image unpack-to [--json] [LIMITS] TARBALL DIR\n"
+    "\n"
+    "unpack     resolve a rootfs as 'run --rootfs' does: a tarball is unpacked\n"
+    "           once into CACHE/images/ (keyed by its SHA-256) and reused; prints\n"
+    "           the image directory\n"
+    "unpack-to  unpack a tarball into DIR (created if missing, must be empty)\n"
+    "           with the same unpacker, bypassing the cache (benchmarks)\n"
+    "\n"
+    "  --json             print the directory and unpack statistics as JSON\n"
+    "  --no-cache         hash and unpack even if the tarball is known\n"
+    "  --max-size SIZE    cap on unpacked bytes (default 16G)\n"
+    "  --max-entries N    cap on the number of entries (default 1000000)\n"
+    "\n"
+    "As root, files keep the tarball's owners; otherwise they belong to you.\n"
+    "Hostile entries (absolute paths, '..', paths through symlinks, devices,\n"
+    "fifos) are skipped with a warning; setuid/setgid bits are cleared.\n";
 
 struct image_args {
 	const char *sub;
@@ -46,17 +46,17 @@ struct image_args {
 static int parse_args(int argc, char **argv, struct image_args *a)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "no-cache", no_argument, NULL, 'n' },
-		{ "max-size", required_argument, NULL, 's' },
-		{ "max-entries", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"json", no_argument, NULL, 'j'},
+	    {"no-cache", no_argument, NULL, 'n'},
+	    {"max-size", required_argument, NULL, 's'},
+	    {"max-entries", required_argument, NULL, 'e'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	int c, nargs;
 
-	*a = (struct image_args){ 0 };
+	*a = (struct image_args){0};
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return SBX_EXIT_USAGE;
@@ -71,12 +71,23 @@ static int parse_args(int argc, char **argv, struct image_args *a)
 		int r = 0;
 
 		switch (c) {
-		case 'j': a->json = true; break;
-		case 'n': a->no_cache = true; break;
-		case 's': r = sbx_parse_size(optarg, &a->max_bytes, &err); break;
-		case 'e': r = sbx_parse_u64(optarg, &a->max_entries, &err); break;
-		case 'h': fputs(usage, stdout); return -1;
-		default: return SBX_EXIT_USAGE;
+		case 'j':
+			a->json = true;
+			break;
+		case 'n':
+			a->no_cache = true;
+			break;
+		case 's':
+			r = sbx_parse_size(optarg, &a->max_bytes, &err);
+			break;
+		case 'e':
+			r = sbx_parse_u64(optarg, &a->max_entries, &err);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return -1;
+		default:
+			return SBX_EXIT_USAGE;
 		}
 		if (r < 0) {
 			sbx_print_err(&err);
@@ -86,7 +97,8 @@ static int parse_args(int argc, char **argv, struct image_args *a)
 	nargs = argc - 1 - optind;
 	if (nargs != (strcmp(a->sub, "unpack") == 0 ? 1 : 2)) {
 		sbx_errorf("'image %s' needs %s", a->sub,
-			   strcmp(a->sub, "unpack") == 0 ? "a TARBALL or DIR" : "a TARBALL and a DIR");
+			   strcmp(a->sub, "unpack") == 0 ? "a TARBALL or DIR"
+							 : "a TARBALL and a DIR");
 		return SBX_EXIT_USAGE;
 	}
 	a->src = argv[1 + optind];
@@ -148,18 +160,18 @@ static int unpack_to(const struct image_args *a, struct sbx_image_opts *o,
 	if (dfd < 0)
 		return dfd;
 	return sbx_image_unpack_fd(in, dfd, o, s, err) < 0
-		       ? sbx_err_wrap(err, "cannot unpack '%s'", a->src)
-		       : 0;
+		   ? sbx_err_wrap(err, "cannot unpack '%s'", a->src)
+		   : 0;
 }
 
 int cmd_image(int argc, char **argv)
 {
 	struct image_args a;
-	struct sbx_image_opts o = { 0 };
-	struct sbx_image_stats s = { 0 };
+	struct sbx_image_opts o = {0};
+	struct sbx_image_stats s = {0};
 	struct sbx_cmd_image_ui ui;
-	struct sbx_state st = { .state_fd = -1, .sandboxes_fd = -1 };
-	struct sbx_err err = { 0 };
+	struct sbx_state st = {.state_fd = -1, .sandboxes_fd = -1};
+	struct sbx_err err = {0};
 	_cleanup_free_ char *dir = NULL;
 	int r;
 

@@ -34,9 +34,9 @@ static void ui_progress(uint64_t done, uint64_t total, void *data)
 	memset(bar, '#', fill);
 	memset(bar + fill, '.', 30 - fill);
 	bar[30] = '\0';
-	fprintf(stderr, "\rsbx: unpacking %s[%s]%s %3u%% %llu/%llu MiB", ui->color ? "\033[36m" : "",
-		bar, ui->color ? "\033[0m" : "", pct, (unsigned long long)(done >> 20),
-		(unsigned long long)(total >> 20));
+	fprintf(stderr, "\rsbx: unpacking %s[%s]%s %3u%% %llu/%llu MiB",
+		ui->color ? "\033[36m" : "", bar, ui->color ? "\033[0m" : "", pct,
+		(unsigned long long)(done >> 20), (unsigned long long)(total >> 20));
 	fflush(stderr);
 	ui->drawn = true;
 }
@@ -83,7 +83,7 @@ void sbx_cmd_image_ui_setup(struct sbx_cmd_image_ui *ui, struct sbx_image_opts *
 {
 	struct stat sb;
 
-	*ui = (struct sbx_cmd_image_ui){ .color = sbx_globals.color };
+	*ui = (struct sbx_cmd_image_ui){.color = sbx_globals.color};
 	ui->bar = isatty(STDERR_FILENO) && stat(tarball, &sb) == 0 && S_ISREG(sb.st_mode) &&
 		  (uint64_t)sb.st_size > SBX_IMAGE_UI_BAR_MIN;
 	o->progress = ui_progress;
@@ -100,10 +100,11 @@ void sbx_cmd_image_ui_finish(struct sbx_cmd_image_ui *ui)
 			  (unsigned long long)ui->devices.n, ui->devices.n == 1 ? "" : "s",
 			  ui->devices.paths, ui->devices.n > 3 ? ", ..." : "");
 	if (!ui->quiet && ui->setid.n)
-		sbx_warnf("%llu image entr%s had their setuid/setgid bits cleared (%s%s): the cache "
-			  "never holds set-ID files",
-			  (unsigned long long)ui->setid.n, ui->setid.n == 1 ? "y" : "ies",
-			  ui->setid.paths, ui->setid.n > 3 ? ", ..." : "");
+		sbx_warnf(
+		    "%llu image entr%s had their setuid/setgid bits cleared (%s%s): the cache "
+		    "never holds set-ID files",
+		    (unsigned long long)ui->setid.n, ui->setid.n == 1 ? "y" : "ies",
+		    ui->setid.paths, ui->setid.n > 3 ? ", ..." : "");
 	if (!ui->quiet && ui->warnings > SBX_IMAGE_UI_MAX_WARN)
 		sbx_warnf("%llu more image warnings not shown",
 			  (unsigned long long)(ui->warnings - SBX_IMAGE_UI_MAX_WARN));

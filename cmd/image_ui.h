@@ -21,13 +21,13 @@
 #include "image.h"
 
 #define SBX_IMAGE_UI_MAX_WARN 20
-#define SBX_IMAGE_UI_BAR_MIN (64ULL << 20)
+#define SBX_IMAGE_UI_BAR_MIN  (64ULL << 20)
 
 struct sbx_cmd_image_ui {
-	bool bar;		/* draw a progress bar */
+	bool bar; /* draw a progress bar */
 	bool color;
-	bool drawn;		/* a bar is on the current line */
-	bool quiet;		/* no warnings either */
+	bool drawn; /* a bar is on the current line */
+	bool quiet; /* no warnings either */
 	uint64_t last_ns;
 	uint64_t warnings;
 	/* What every distribution image has a few of, set-ID bits cleared and

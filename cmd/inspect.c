@@ -12,18 +12,18 @@
 #include "report.h"
 
 static const char usage[] =
-	"usage: sbx inspect [--json] [--changes | --output] [--html FILE] SANDBOX\n"
-	"\n"
-	"Show what a sandbox ran, as whom, what it could reach, which secrets went\n"
-	"in, what it changed and how it ended. SANDBOX is an id, a unique id\n"
-	"prefix or a name.\n"
-	"\n"
-	"  --json        the record as JSON (with \"derived\": the state now)\n"
-	"  --changes     the change set against the image, like docker diff:\n"
-	"                A (added), C (changed), D (deleted) per path; with\n"
-	"                --json, an array of objects (see sbx(1))\n"
-	"  --output      the command's captured stdout+stderr, raw\n"
-	"  --html FILE   write a self-contained HTML report to FILE\n";
+    "usage: sbx inspect [--json] [--changes | --output] [--html FILE] SANDBOX\n"
+    "\n"
+    "Show what a sandbox ran, as whom, what it could reach, which secrets went\n"
+    "in, what it changed and how it ended. SANDBOX is an id, a unique id\n"
+    "prefix or a name.\n"
+    "\n"
+    "  --json        the record as JSON (with \"derived\": the state now)\n"
+    "  --changes     the change set against the image, like docker diff:\n"
+    "                A (added), C (changed), D (deleted) per path; with\n"
+    "                --json, an array of objects (see sbx(1))\n"
+    "  --output      the command's captured stdout+stderr, raw\n"
+    "  --html FILE   write a self-contained HTML report to FILE\n";
 
 struct inspect_opts {
 	bool json, changes, output;
@@ -34,11 +34,11 @@ struct inspect_opts {
 static int parse_opts(int argc, char **argv, struct inspect_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'J' },
-		{ "changes", no_argument, NULL, 'C' },
-		{ "output", no_argument, NULL, 'O' },
-		{ "html", required_argument, NULL, 'H' },
-		{ NULL, 0, NULL, 0 },
+	    {"json", no_argument, NULL, 'J'},
+	    {"changes", no_argument, NULL, 'C'},
+	    {"output", no_argument, NULL, 'O'},
+	    {"html", required_argument, NULL, 'H'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -46,10 +46,18 @@ static int parse_opts(int argc, char **argv, struct inspect_opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'J': o->json = true; break;
-		case 'C': o->changes = true; break;
-		case 'O': o->output = true; break;
-		case 'H': o->html = optarg; break;
+		case 'J':
+			o->json = true;
+			break;
+		case 'C':
+			o->changes = true;
+			break;
+		case 'O':
+			o->output = true;
+			break;
+		case 'H':
+			o->html = optarg;
+			break;
 		case ':':
 			sbx_errorf("option '%s' needs a file name", argv[optind - 1]);
 			return -1;
@@ -74,8 +82,8 @@ static int parse_opts(int argc, char **argv, struct inspect_opts *o)
 /* --output: output.log to stdout, raw (it is the command's own output). */
 static int print_output(const struct sbx_sandbox *sb)
 {
-	_cleanup_close_ int fd = openat(sb->dirfd, "output.log",
-					O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_close_ int fd =
+	    openat(sb->dirfd, "output.log", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	char buf[65536];
 	ssize_t n;
@@ -111,7 +119,7 @@ static int change_json(const struct sbx_change *c, void *data)
 
 static int print_changes(const struct sbx_sandbox *sb, bool json)
 {
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	json_t *arr = json_array();
 	size_t n_err = 0;
 	int r;
@@ -137,7 +145,9 @@ static int print_json(const struct sbx_sandbox *sb)
 
 	json_object_set_new(j, "derived", lc_state_json(sb));
 	json_object_set_new(json_object_get(j, "derived"), "dir", json_string(sb->dir));
-	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
+	json_dumpf(j, stdout,
+		   JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER |
+		       JSON_REAL_PRECISION(9));
 	putchar('\n');
 	json_decref(j);
 	return SBX_EXIT_OK;
@@ -145,10 +155,11 @@ static int print_json(const struct sbx_sandbox *sb)
 
 static int write_html(const struct sbx_sandbox *sb, const json_t *events, const char *file)
 {
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	char state[64];
 
-	if (sbx_report_write(sb, events, lc_state_label(sb, state, sizeof(state)), file, &err) < 0) {
+	if (sbx_report_write(sb, events, lc_state_label(sb, state, sizeof(state)), file, &err) <
+	    0) {
 		sbx_print_err(&err);
 		return SBX_EXIT_FAIL;
 	}
@@ -159,7 +170,7 @@ int cmd_inspect(int argc, char **argv)
 {
 	struct sbx_state st;
 	struct sbx_sandbox sb;
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	struct inspect_opts o;
 	json_t *events = NULL;
 	int rc = SBX_EXIT_OK;

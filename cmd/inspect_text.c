@@ -56,17 +56,19 @@ static void print_summary(FILE *o, const struct sbx_sandbox *sb)
 
 static void print_user(FILE *o, const json_t *u)
 {
-	const json_t *ri = json_object_get(u, "root_inside"), *rh = json_object_get(u, "root_on_host");
+	const json_t *ri = json_object_get(u, "root_inside"),
+		     *rh = json_object_get(u, "root_on_host");
 
 	section(o, "Root or not?");
 	if (!u) {
 		fprintf(o, "  (not recorded)\n");
 		return;
 	}
-	kv_take(o, "inside", sbx_xasprintf("uid %lld gid %lld%s",
-					   (long long)json_integer_value(json_object_get(u, "uid")),
-					   (long long)json_integer_value(json_object_get(u, "gid")),
-					   json_is_true(ri) ? " (root in the jail)" : ""));
+	kv_take(o, "inside",
+		sbx_xasprintf("uid %lld gid %lld%s",
+			      (long long)json_integer_value(json_object_get(u, "uid")),
+			      (long long)json_integer_value(json_object_get(u, "gid")),
+			      json_is_true(ri) ? " (root in the jail)" : ""));
 	kv_take(o, "on the host",
 		sbx_xasprintf("uid %lld gid %lld%s",
 			      (long long)json_integer_value(json_object_get(u, "host_uid")),
@@ -83,8 +85,11 @@ static void print_net_event(FILE *o, const json_t *e)
 	const char *res = json_string_value(json_object_get(e, "result"));
 	bool failed = allowed && res && !strcmp(res, "failed");
 
-	fprintf(o, "    %-6s %s:%lld", !allowed ? "DENY" : failed ? "FAILED" : "ALLOW", host,
-		(long long)json_integer_value(json_object_get(e, "port")));
+	fprintf(o, "    %-6s %s:%lld",
+		!allowed ? "DENY"
+		: failed ? "FAILED"
+			 : "ALLOW",
+		host, (long long)json_integer_value(json_object_get(e, "port")));
 	if (strcmp(addr, "-") != 0)
 		fprintf(o, " (%s)", addr);
 	if (allowed)
@@ -105,11 +110,11 @@ static void print_unserved(FILE *o, const json_t *st)
 
 	if (idle || evicted || refused)
 		kv_take(o, "not served",
-			sbx_xasprintf("%lld without a request (closed idle), %lld closed to make "
-				      "room, %lld refused (503, all %lld busy)",
-				      (long long)idle, (long long)evicted, (long long)refused,
-				      (long long)json_integer_value(
-					  json_object_get(st, "max_connections"))));
+			sbx_xasprintf(
+			    "%lld without a request (closed idle), %lld closed to make "
+			    "room, %lld refused (503, all %lld busy)",
+			    (long long)idle, (long long)evicted, (long long)refused,
+			    (long long)json_integer_value(json_object_get(st, "max_connections"))));
 }
 
 static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *events)
@@ -127,7 +132,8 @@ static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *e
 		kv_json(o, "proxy", json_object_get(n, "proxy"));
 	if (json_array_size(conns))
 		fprintf(o, "  connections\n");
-	json_array_foreach(conns, i, e) {
+	json_array_foreach(conns, i, e)
+	{
 		const char *res = json_string_value(json_object_get(e, "result"));
 
 		print_net_event(o, e);
@@ -160,16 +166,21 @@ static void print_secrets(FILE *o, const json_t *r)
 	section(o, "Secrets (names only)");
 	if (!json_array_size(secrets))
 		fprintf(o, "  none\n");
-	json_array_foreach(secrets, i, s) {
+	json_array_foreach(secrets, i, s)
+	{
 		_cleanup_free_ char *name = lc_text(json_object_get(s, "name"));
 
 		if (json_is_false(json_object_get(s, "present")))
-			kv_take(o, name, sbx_xasprintf("absent (optional, its %s source was not there)",
-						       json_string_value(json_object_get(s, "source")) ?: "?"));
+			kv_take(
+			    o, name,
+			    sbx_xasprintf("absent (optional, its %s source was not there)",
+					  json_string_value(json_object_get(s, "source")) ?: "?"));
 		else
-			kv_take(o, name, sbx_xasprintf("from %s, injected as %s",
-						       json_string_value(json_object_get(s, "source")) ?: "?",
-						       json_string_value(json_object_get(s, "inject")) ?: "?"));
+			kv_take(
+			    o, name,
+			    sbx_xasprintf("from %s, injected as %s",
+					  json_string_value(json_object_get(s, "source")) ?: "?",
+					  json_string_value(json_object_get(s, "inject")) ?: "?"));
 	}
 }
 
@@ -180,12 +191,14 @@ static void print_mounts(FILE *o, const json_t *mounts)
 	size_t i, masks = 0;
 	_cleanup_free_ char *hidden = NULL;
 
-	json_array_foreach(mounts, i, m) {
+	json_array_foreach(mounts, i, m)
+	{
 		const char *kind = NULL;
 		_cleanup_free_ char *t = sbx_rec_mount_text(m, &kind);
 
 		if (!strcmp(kind, "hidden")) {
-			char *h = sbx_xasprintf("%s%s%s", hidden ? hidden : "", hidden ? ", " : "", t);
+			char *h =
+			    sbx_xasprintf("%s%s%s", hidden ? hidden : "", hidden ? ", " : "", t);
 
 			free(hidden);
 			hidden = h;
@@ -195,8 +208,8 @@ static void print_mounts(FILE *o, const json_t *mounts)
 		kv_prose(o, kind, steal_pointer(&t));
 	}
 	if (masks)
-		kv_prose(o, "hidden", sbx_xasprintf("%zu path%s: %s", masks, masks == 1 ? "" : "s",
-						    hidden));
+		kv_prose(o, "hidden",
+			 sbx_xasprintf("%zu path%s: %s", masks, masks == 1 ? "" : "s", hidden));
 }
 
 static void print_fs(FILE *o, const json_t *r)
@@ -215,11 +228,12 @@ static void print_fs(FILE *o, const json_t *r)
 		kv_take(o, "shared with host", sbx_xstrdup("nothing read-write"));
 	print_mounts(o, json_object_get(fs, "mounts"));
 	if (json_is_string(json_object_get(fs, "sysfs")))
-		kv_take(o, "/sys", sbx_xstrdup(strcmp(json_string_value(json_object_get(fs, "sysfs")),
-						      "none") == 0
-						   ? "none (an empty directory)"
-						   : "its own: cpus, its network devices and cgroup; "
-						     "no host devices"));
+		kv_take(
+		    o, "/sys",
+		    sbx_xstrdup(strcmp(json_string_value(json_object_get(fs, "sysfs")), "none") == 0
+				    ? "none (an empty directory)"
+				    : "its own: cpus, its network devices and cgroup; "
+				      "no host devices"));
 	section(o, "Persistence");
 	kv_json(o, "persist", lc_get(r, "policy.persist"));
 	kv_json(o, "kept", json_object_get(r, "kept"));
@@ -237,7 +251,8 @@ static void print_object_rows(FILE *o, const char *title, const json_t *obj, con
 		fprintf(o, "  (not recorded)\n");
 		return;
 	}
-	json_object_foreach((json_t *)obj, k, v) {
+	json_object_foreach((json_t *)obj, k, v)
+	{
 		_cleanup_free_ char *key = sbx_escape_display(k);
 
 		if (json_is_number(v) && unit) {
@@ -245,10 +260,11 @@ static void print_object_rows(FILE *o, const char *title, const json_t *obj, con
 		} else if (json_is_object(v) && json_object_get(v, "value")) {
 			const json_t *jv = json_object_get(v, "value");
 			char sz[32];
-			_cleanup_free_ char *val = json_is_integer(jv) && (!strcmp(k, "memory") ||
-							!strcmp(k, "disk")) ?
-				sbx_xstrdup(lc_size((double)json_integer_value(jv), sz, sizeof(sz))) :
-				lc_text(jv);
+			_cleanup_free_ char *val =
+			    json_is_integer(jv) && (!strcmp(k, "memory") || !strcmp(k, "disk"))
+				? sbx_xstrdup(
+				      lc_size((double)json_integer_value(jv), sz, sizeof(sz)))
+				: lc_text(jv);
 			_cleanup_free_ char *enf = lc_text(json_object_get(v, "enforced"));
 
 			kv_take(o, key, sbx_xasprintf("%s (enforced: %s)", val, enf));
@@ -270,7 +286,8 @@ static void print_security(FILE *o, const struct sbx_sandbox *sb, const json_t *
 	kv_json(o, "capabilities", json_object_get(p, "capabilities"));
 	kv_json(o, "no_new_privs", json_object_get(p, "no_new_privs"));
 	kv_take(o, "seccomp events", sbx_xasprintf("%zu", json_array_size(sc)));
-	json_array_foreach(sc, i, e) {
+	json_array_foreach(sc, i, e)
+	{
 		_cleanup_free_ char *sys = lc_text(json_object_get(e, "syscall"));
 		const char *args = json_string_value(json_object_get(e, "args"));
 
@@ -297,8 +314,9 @@ static void print_exit(FILE *o, const json_t *r)
 		if (json_is_integer(json_object_get(ex, "code")))
 			kv_json(o, "exit code", json_object_get(ex, "code"));
 		if (sig > 0 && sig < 65)
-			kv_take(o, "signal", sbx_xasprintf("%lld (SIG%s)", (long long)sig,
-							   sigabbrev_np((int)sig) ?: "?"));
+			kv_take(o, "signal",
+				sbx_xasprintf("%lld (SIG%s)", (long long)sig,
+					      sigabbrev_np((int)sig) ?: "?"));
 		if (json_is_string(json_object_get(ex, "exec_error")))
 			kv_json(o, "not started", json_object_get(ex, "exec_error"));
 		if (json_is_string(json_object_get(ex, "error")))
@@ -309,13 +327,15 @@ static void print_exit(FILE *o, const json_t *r)
 		fprintf(o, "  (not recorded)\n");
 		return;
 	}
-	kv_take(o, "wall time", sbx_xasprintf("%.1f ms",
-		json_number_value(json_object_get(res, "wall_ms"))));
-	kv_take(o, "cpu time", sbx_xasprintf("%.1f ms",
-		json_number_value(json_object_get(res, "cpu_ms"))));
-	kv_take(o, "peak memory", json_is_number(json_object_get(res, "mem_peak")) ?
-		sbx_xstrdup(lc_size(json_number_value(json_object_get(res, "mem_peak")), buf,
-				    sizeof(buf))) : sbx_xstrdup("unknown"));
+	kv_take(o, "wall time",
+		sbx_xasprintf("%.1f ms", json_number_value(json_object_get(res, "wall_ms"))));
+	kv_take(o, "cpu time",
+		sbx_xasprintf("%.1f ms", json_number_value(json_object_get(res, "cpu_ms"))));
+	kv_take(o, "peak memory",
+		json_is_number(json_object_get(res, "mem_peak"))
+		    ? sbx_xstrdup(lc_size(json_number_value(json_object_get(res, "mem_peak")), buf,
+					  sizeof(buf)))
+		    : sbx_xstrdup("unknown"));
 	/* 0 means not measured (only a pids cgroup counts them). */
 	if (json_integer_value(json_object_get(res, "pids_peak")) > 0)
 		kv_json(o, "most processes", json_object_get(res, "pids_peak"));
@@ -333,9 +353,11 @@ static void print_output_note(FILE *o, const json_t *r)
 		fprintf(o, "  (not recorded)\n");
 		return;
 	}
-	kv_take(o, "captured", sbx_xasprintf("%s%s (sbx inspect --output)",
-		lc_size((double)json_integer_value(bytes), buf, sizeof(buf)),
-		json_is_true(lc_get(r, "resources.output_truncated")) ? ", truncated" : ""));
+	kv_take(o, "captured",
+		sbx_xasprintf("%s%s (sbx inspect --output)",
+			      lc_size((double)json_integer_value(bytes), buf, sizeof(buf)),
+			      json_is_true(lc_get(r, "resources.output_truncated")) ? ", truncated"
+										    : ""));
 }
 
 static void print_profile(FILE *o, const json_t *r)
@@ -362,7 +384,8 @@ void lc_print_inspect(const struct sbx_sandbox *sb, const json_t *events, FILE *
 
 	print_summary(o, sb);
 	if (!r) {
-		_cleanup_free_ char *e = sbx_escape_display(sb->record_error ? sb->record_error : "");
+		_cleanup_free_ char *e =
+		    sbx_escape_display(sb->record_error ? sb->record_error : "");
 
 		fprintf(o, "\n  no usable record: %s\n", e);
 		return;

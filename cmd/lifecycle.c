@@ -63,8 +63,9 @@ static bool needs_quotes(const char *s)
 	if (!*s)
 		return true;
 	for (; *s; s++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%",
-			    *s))
+		if (!strchr(
+			"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%",
+			*s))
 			return true;
 	return false;
 }
@@ -75,7 +76,8 @@ char *lc_command_display(const json_t *cmd)
 	const json_t *v;
 	char *out = sbx_xstrdup(""), *esc;
 
-	json_array_foreach(cmd, i, v) {
+	json_array_foreach(cmd, i, v)
+	{
 		const char *a = json_string_value(v);
 		char *q, *n;
 
@@ -112,7 +114,7 @@ char *lc_command_display(const json_t *cmd)
 
 double lc_age_seconds(const char *t)
 {
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	const char *rest;
 	time_t then;
 
@@ -182,7 +184,8 @@ char *lc_text(const json_t *v)
 			free(out);
 			return sbx_xstrdup("none");
 		}
-		json_array_foreach(v, i, e) {
+		json_array_foreach(v, i, e)
+		{
 			char *t = lc_text(e), *n = sbx_xasprintf("%s%s%s", out, i ? ", " : "", t);
 
 			free(t);
@@ -221,7 +224,7 @@ json_t *lc_read_log(const struct sbx_sandbox *sb)
 		if (json_is_object(ev))
 			json_array_append_new(arr, ev);
 		else
-			json_decref(ev);	/* a torn last line after a crash */
+			json_decref(ev); /* a torn last line after a crash */
 	}
 	return arr;
 }
@@ -237,9 +240,9 @@ json_t *lc_events_of(const struct sbx_sandbox *sb, const json_t *events, const c
 	if (json_is_array(rec) && json_array_size(rec))
 		return json_incref((json_t *)rec);
 	out = json_array();
-	json_array_foreach(events, i, ev)
-		if (json_is_string(json_object_get(ev, "event")) &&
-		    strcmp(json_string_value(json_object_get(ev, "event")), event_type) == 0)
-			json_array_append(out, (json_t *)ev);
+	json_array_foreach(events, i,
+			   ev) if (json_is_string(json_object_get(ev, "event")) &&
+				   strcmp(json_string_value(json_object_get(ev, "event")),
+					  event_type) == 0) json_array_append(out, (json_t *)ev);
 	return out;
 }

@@ -28,7 +28,6 @@ const char *lc_size(double bytes, char *buf, size_t len);
 const char *lc_str(const json_t *root, const char *path);
 const json_t *lc_get(const json_t *root, const char *path);
 
-
 /* Any JSON value as one escaped display string (malloc'd): strings as is,
  * null "-", booleans yes/no, arrays joined with ", ", objects compact. */
 char *lc_text(const json_t *v);

@@ -17,17 +17,17 @@
 #include "proxy.h"
 
 static const char usage[] =
-	"usage: sbx proxy [--listen IP:PORT] [--allow ENTRY]... [--log-json FILE]\n"
-	"\n"
-	"Run the allowlist HTTP proxy of '--net proxy' on the host (for tests and\n"
-	"benchmarks).  Plain HTTP (absolute URIs) and CONNECT; everything else gets\n"
-	"403 with an X-Sbx-Deny header.  One JSON line per connection on stdout.\n"
-	"\n"
-	"  --listen IP:PORT   listen address (default 127.0.0.1:3128; port 0 picks one,\n"
-	"                     printed on stderr as 'listening on IP:PORT')\n"
-	"  --allow ENTRY      host, host:port, *.domain[:port], IP[:port], [v6]:port\n"
-	"  --log-json FILE    also append the events to FILE\n"
-	"  -q, --quiet        no events on stdout\n";
+    "usage: sbx proxy [--listen IP:PORT] [--allow ENTRY]... [--log-json FILE]\n"
+    "\n"
+    "Run the allowlist HTTP proxy of '--net proxy' on the host (for tests and\n"
+    "benchmarks).  Plain HTTP (absolute URIs) and CONNECT; everything else gets\n"
+    "403 with an X-Sbx-Deny header.  One JSON line per connection on stdout.\n"
+    "\n"
+    "  --listen IP:PORT   listen address (default 127.0.0.1:3128; port 0 picks one,\n"
+    "                     printed on stderr as 'listening on IP:PORT')\n"
+    "  --allow ENTRY      host, host:port, *.domain[:port], IP[:port], [v6]:port\n"
+    "  --log-json FILE    also append the events to FILE\n"
+    "  -q, --quiet        no events on stdout\n";
 
 struct proxy_opts {
 	const char *listen;
@@ -37,30 +37,33 @@ struct proxy_opts {
 };
 
 struct sink {
-	FILE *out;	/* stdout or NULL */
-	int log_fd;	/* --log-json or -1 */
+	FILE *out;  /* stdout or NULL */
+	int log_fd; /* --log-json or -1 */
 };
 
 static int parse_opts(int argc, char **argv, struct proxy_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "allow", required_argument, NULL, 'a' },
-		{ "log-json", required_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	    {"listen", required_argument, NULL, 'l'},	{"allow", required_argument, NULL, 'a'},
+	    {"log-json", required_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},		{0},
 	};
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	int ch;
 
 	o->listen = "127.0.0.1:3128";
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'l': o->listen = optarg; break;
-		case 'j': o->log_json = optarg; break;
-		case 'q': o->quiet = true; break;
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 'j':
+			o->log_json = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
 		case 'a':
 			if (sbx_netpolicy_check_entry(optarg, &err) < 0) {
 				sbx_print_err(&err);
@@ -84,7 +87,7 @@ static void on_event(json_t *ev, void *data)
 {
 	struct sink *s = data;
 	char *line = json_dumps(ev, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER |
-					  JSON_REAL_PRECISION(9));
+					JSON_REAL_PRECISION(9));
 
 	if (!line)
 		return;
@@ -96,7 +99,7 @@ static void on_event(json_t *ev, void *data)
 		size_t n = strlen(line);
 
 		line[n] = '\n';
-		sbx_write_all(s->log_fd, line, n + 1);	/* best effort, like the run log */
+		sbx_write_all(s->log_fd, line, n + 1); /* best effort, like the run log */
 	}
 	free(line);
 }
@@ -105,7 +108,7 @@ static int serve(struct proxy_opts *o, struct sink *s)
 {
 	struct sbx_proxy *p = NULL;
 	struct sbx_proxy_stats st;
-	struct sbx_err err = { 0 };
+	struct sbx_err err = {0};
 	sigset_t set;
 	uint16_t port = 0;
 	int fd, sig = 0;
@@ -135,8 +138,8 @@ static int serve(struct proxy_opts *o, struct sink *s)
 
 int cmd_proxy(int argc, char **argv)
 {
-	struct proxy_opts o = { 0 };
-	struct sink s = { .out = stdout, .log_fd = -1 };
+	struct proxy_opts o = {0};
+	struct sink s = {.out = stdout, .log_fd = -1};
 	int r;
 
 	if (sbx_cmd_wants_help(argc, argv, usage))

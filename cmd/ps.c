@@ -9,17 +9,17 @@
 #include "lifecycle.h"
 
 static const char usage[] =
-	"usage: sbx ps [-a] [--json]\n"
-	"\n"
-	"List sandboxes: running ones and lost ones (sbx was killed while they\n"
-	"ran: clean up with 'sbx destroy --stale'); with -a, also kept sandboxes\n"
-	"whose command has ended.\n"
-	"\n"
-	"  -a, --all    also list ended (kept) sandboxes\n"
-	"      --json   one JSON array of objects instead of a table\n"
-	"\n"
-	"STATE is running, exited N, killed (SIGNAL), timeout, oom, error, or\n"
-	"lost.\n";
+    "usage: sbx ps [-a] [--json]\n"
+    "\n"
+    "List sandboxes: running ones and lost ones (sbx was killed while they\n"
+    "ran: clean up with 'sbx destroy --stale'); with -a, also kept sandboxes\n"
+    "whose command has ended.\n"
+    "\n"
+    "  -a, --all    also list ended (kept) sandboxes\n"
+    "      --json   one JSON array of objects instead of a table\n"
+    "\n"
+    "STATE is running, exited N, killed (SIGNAL), timeout, oom, error, or\n"
+    "lost.\n";
 
 struct ps_opts {
 	bool all, json;
@@ -28,9 +28,9 @@ struct ps_opts {
 static int parse_opts(int argc, char **argv, struct ps_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'J' },
-		{ NULL, 0, NULL, 0 },
+	    {"all", no_argument, NULL, 'a'},
+	    {"json", no_argument, NULL, 'J'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -38,8 +38,12 @@ static int parse_opts(int argc, char **argv, struct ps_opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "a", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'a': o->all = true; break;
-		case 'J': o->json = true; break;
+		case 'a':
+			o->all = true;
+			break;
+		case 'J':
+			o->json = true;
+			break;
 		default:
 			sbx_cmd_unknown_option("ps", argv[optind - 1], longopts);
 			return -1;
@@ -65,11 +69,13 @@ static json_t *ps_json(const struct sbx_sandbox *sb)
 
 	json_object_set_new(j, "id", json_string(sb->id));
 	json_object_set_new(j, "name", sb->name ? json_string(sb->name) : json_null());
-	json_object_set_new(j, "created", json_incref((json_t *)lc_get(r, "created")) ?: json_null());
+	json_object_set_new(j, "created",
+			    json_incref((json_t *)lc_get(r, "created")) ?: json_null());
 	json_object_set_new(j, "age_s", json_real(lc_age_seconds(lc_str(r, "created"))));
 	json_object_set_new(j, "profile",
 			    json_incref((json_t *)lc_get(r, "profile.name")) ?: json_null());
-	json_object_set_new(j, "command", json_incref((json_t *)lc_get(r, "command")) ?: json_array());
+	json_object_set_new(j, "command",
+			    json_incref((json_t *)lc_get(r, "command")) ?: json_array());
 	json_object_set_new(j, "dir", json_string(sb->dir));
 	return j;
 }
@@ -92,8 +98,8 @@ static void ps_row(const struct sbx_sandbox *sb, bool tty)
 int cmd_ps(int argc, char **argv)
 {
 	struct sbx_state st;
-	struct sbx_err err = { 0 };
-	struct sbx_strv ids = { 0 };
+	struct sbx_err err = {0};
+	struct sbx_strv ids = {0};
 	struct ps_opts o;
 	json_t *arr;
 	bool tty = isatty(STDOUT_FILENO);
@@ -118,7 +124,7 @@ int cmd_ps(int argc, char **argv)
 		int code;
 
 		if (sbx_sandbox_open(&st, ids.v[i], false, &sb, NULL) < 0)
-			continue;	/* removed meanwhile */
+			continue; /* removed meanwhile */
 		if (shown(sbx_sandbox_state(&sb, &code), o.all)) {
 			if (o.json)
 				json_array_append_new(arr, ps_json(&sb));

@@ -106,7 +106,7 @@ static const struct {
     {O_TMPFS, "filesystem", "tmpfs"},	 {O_NET, "network", "mode"},
     {O_ALLOW, "network", "allow"},	 {O_MEMORY, "limits", "memory"},
     {O_PIDS, "limits", "pids"},		 {O_CPUS, "limits", "cpus"},
-    {O_TIME, "limits", "time"},	 {O_STOP_TIMEOUT, "sandbox", "stop-timeout"},
+    {O_TIME, "limits", "time"},		 {O_STOP_TIMEOUT, "sandbox", "stop-timeout"},
 };
 
 static const struct option long_opts[] = {
@@ -207,10 +207,10 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 			bool value = opt == ':' || (optopt && strchr("pnewu", optopt));
 			char hint[96];
 
-			return sbx_err_set(err, 0, "run: %s '%s'%s (see 'sbx run --help')",
-					   value ? "option needs a value" : "unknown option",
-					   bad ? bad : "?",
-					   value ? "" : sbx_cmd_option_hint(bad, long_opts, hint, sizeof(hint)));
+			return sbx_err_set(
+			    err, 0, "run: %s '%s'%s (see 'sbx run --help')",
+			    value ? "option needs a value" : "unknown option", bad ? bad : "?",
+			    value ? "" : sbx_cmd_option_hint(bad, long_opts, hint, sizeof(hint)));
 		}
 		if (key_opt(a, opt, optarg))
 			continue;
@@ -222,8 +222,7 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 		return sbx_err_set(err, 0, "run: --keep and --rm contradict each other");
 	if (optind >= argc)
 		return sbx_err_set(
-		    err, 0,
-		    "run: no command given (usage: sbx run [options] [--] CMD [ARG...])");
+		    err, 0, "run: no command given (usage: sbx run [options] [--] CMD [ARG...])");
 	a->argv = argv + optind;
 	/* main's argv strings are contiguous, from argv[0] to our last one. */
 	{
@@ -460,10 +459,10 @@ static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 		 * else runs in this process yet): gone with the run, even killed. */
 		private_ns = sbx_disk_private_ns(c->sb.dirfd, c->sb.dir, &e) == 0;
 		e = (struct sbx_err){0};
-		if (sbx_disk_loop_mount(img, c->layer_dir,
-					&(struct sbx_disk_cap){.size = c->layer_size,
-							       .inodes = c->cg.disk_inodes},
-					c->cg.disk_why[0] ? NULL : tpl, &e) == 0) {
+		if (sbx_disk_loop_mount(
+			img, c->layer_dir,
+			&(struct sbx_disk_cap){.size = c->layer_size, .inodes = c->cg.disk_inodes},
+			c->cg.disk_why[0] ? NULL : tpl, &e) == 0) {
 			_cleanup_free_ char *lf = sbx_xasprintf("%s/lost+found", c->layer_dir);
 
 			if (chmod(c->layer_dir, 0700) < 0)
@@ -487,8 +486,9 @@ static int mount_disk(struct run_ctx *c, struct sbx_err *err)
 		c->disk_memory = true;
 		return 0;
 	}
-	opts = sbx_xasprintf("size=%llu,nr_inodes=%llu,mode=0700", (unsigned long long)c->layer_size,
-			     (unsigned long long)c->cg.disk_inodes);
+	opts =
+	    sbx_xasprintf("size=%llu,nr_inodes=%llu,mode=0700", (unsigned long long)c->layer_size,
+			  (unsigned long long)c->cg.disk_inodes);
 	if (mount("sbx-disk", c->layer_dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
 		/* Root of a container without CAP_SYS_ADMIN: in the jail's own
 		 * mount namespace instead, as an ordinary user's. */
@@ -582,7 +582,7 @@ static int open_logs(struct run_ctx *c, struct sbx_err *err)
  * starts, not after.  Records and logs take a few KiB; 1 MiB and 64 inodes
  * leave room for them and for output.log's first writes.
  */
-#define STATE_MIN_FREE (1024 * 1024)
+#define STATE_MIN_FREE	 (1024 * 1024)
 #define STATE_MIN_INODES 64
 
 static int check_state_space(const struct sbx_state *st, struct sbx_err *err)
@@ -809,9 +809,8 @@ static void explain_exec_failure(struct run_ctx *c)
 		return;
 	if (!why)
 		why = strerror(c->jail.exec_errno);
-	if (c->jail.exec_absent &&
-	    sbx_exec_hint(&c->cfg, c->rootfs_dir != NULL, c->args.argv[0], c->jail_path, c->cwd,
-			  hint, sizeof(hint)))
+	if (c->jail.exec_absent && sbx_exec_hint(&c->cfg, c->rootfs_dir != NULL, c->args.argv[0],
+						 c->jail_path, c->cwd, hint, sizeof(hint)))
 		c->exec_error = sbx_xasprintf("%s; %s", why, hint);
 	else
 		c->exec_error = sbx_xstrdup(why);

@@ -53,19 +53,19 @@ struct run_ctx {
 	struct sbx_jail jail;
 	struct sbx_jail_result res;
 	struct sbx_usage usage;
-	char *rootfs_dir;  /* NULL: host */
-	char *layer_dir;   /* upper/ work/ overlays/: the sandbox dir, or its disk/ */
-	bool disk_mounted; /* disk/ is a size-capped mount ([limits] disk): a
-			    * loop-mounted ext4 image, or a tmpfs */
-	bool disk_loop;	   /* the image (disk.img): unmounted even when kept */
-	bool disk_memory;  /* unprivileged [limits] disk (or a state directory on an
-			    * overlayfs): the layers are on a tmpfs in the jail
-			    * (jail.layer_fd), copied to disk/ when kept */
+	char *rootfs_dir;    /* NULL: host */
+	char *layer_dir;     /* upper/ work/ overlays/: the sandbox dir, or its disk/ */
+	bool disk_mounted;   /* disk/ is a size-capped mount ([limits] disk): a
+			      * loop-mounted ext4 image, or a tmpfs */
+	bool disk_loop;	     /* the image (disk.img): unmounted even when kept */
+	bool disk_memory;    /* unprivileged [limits] disk (or a state directory on an
+			      * overlayfs): the layers are on a tmpfs in the jail
+			      * (jail.layer_fd), copied to disk/ when kept */
 	uint64_t layer_size; /* that tmpfs's size */
-	char *layer_note;  /* why the layers are in memory, for the run log, or NULL */
+	char *layer_note;    /* why the layers are in memory, for the run log, or NULL */
 	char *cwd;
-	char *jail_path;   /* the command's PATH in the jail */
-	char *exec_error;  /* why the command could not be started (126/127) */
+	char *jail_path;  /* the command's PATH in the jail */
+	char *exec_error; /* why the command could not be started (126/127) */
 	double t_image;
 	double t_disk; /* the writable layers' capped filesystem (lib/jail/disk.h) */
 	int exit_code;

@@ -139,14 +139,14 @@ void run_extras_finish(struct run_ctx *c)
 		c->net_idle = st.idle;
 		c->net_evicted = st.evicted;
 		c->net_refused = st.refused;
-		json_object_set_new(c->sb.record, "proxy_stats",
-				    json_pack("{sI sI sI sI sI sI sI si}", "connections",
-					      (json_int_t)st.connections, "allowed",
-					      (json_int_t)st.allowed, "failed", (json_int_t)st.failed,
-					      "denied", (json_int_t)st.denied, "idle",
-					      (json_int_t)st.idle, "evicted", (json_int_t)st.evicted,
-					      "refused", (json_int_t)st.refused, "max_connections",
-					      sbx_proxy_max_connections()));
+		json_object_set_new(
+		    c->sb.record, "proxy_stats",
+		    json_pack("{sI sI sI sI sI sI sI si}", "connections",
+			      (json_int_t)st.connections, "allowed", (json_int_t)st.allowed,
+			      "failed", (json_int_t)st.failed, "denied", (json_int_t)st.denied,
+			      "idle", (json_int_t)st.idle, "evicted", (json_int_t)st.evicted,
+			      "refused", (json_int_t)st.refused, "max_connections",
+			      sbx_proxy_max_connections()));
 	}
 	json_array_foreach(c->log.events, i,
 			   ev) if (!strcmp(json_string_value(json_object_get(ev, "event")) ?: "",

@@ -82,9 +82,9 @@ static void human_exit(const json_t *ev)
 		snprintf(what, sizeof(what), "exit %d",
 			 (int)json_integer_value(json_object_get(x, "status")));
 	sbx_errorf("%s; wall %.0f ms, cpu %.0f ms, peak memory %.1f MiB", what,
-	      json_number_value(json_object_get(r, "wall_ms")),
-	      json_number_value(json_object_get(r, "cpu_ms")),
-	      (double)json_integer_value(json_object_get(r, "mem_peak")) / 1048576.0);
+		   json_number_value(json_object_get(r, "wall_ms")),
+		   json_number_value(json_object_get(r, "cpu_ms")),
+		   (double)json_integer_value(json_object_get(r, "mem_peak")) / 1048576.0);
 }
 
 /* The proxy's connections that were no request, closed to make room or
@@ -136,10 +136,11 @@ void run_human(const json_t *ev, void *data)
 
 		if (stop && json_is_integer(ms) && !c->stop_said) {
 			c->stop_said = true;
-			sbx_errorf("forwarded SIG%s to the command; the jail is killed if it has not "
-				   "ended in %s (--stop-timeout), or at once on a second Ctrl-C or "
-				   "SIGTERM",
-				   n, duration_text((uint64_t)json_integer_value(ms)));
+			sbx_errorf(
+			    "forwarded SIG%s to the command; the jail is killed if it has not "
+			    "ended in %s (--stop-timeout), or at once on a second Ctrl-C or "
+			    "SIGTERM",
+			    n, duration_text((uint64_t)json_integer_value(ms)));
 		} else {
 			sbx_errorf("forwarded SIG%s to the command", n);
 		}
@@ -152,7 +153,7 @@ void run_human(const json_t *ev, void *data)
 		sbx_errorf("a second SIG%s: killing the jail now (SIGKILL)", jstr(ev, "name"));
 	} else if (!strcmp(type, "timeout")) {
 		sbx_errorf("time limit reached: SIGTERM sent, SIGKILL in %d ms",
-		      (int)json_integer_value(json_object_get(ev, "grace_ms")));
+			   (int)json_integer_value(json_object_get(ev, "grace_ms")));
 	} else if (!strcmp(type, "net")) {
 		const char *res = jstr(ev, "result");
 		json_t *a = json_object_get(ev, "allowed");
@@ -160,7 +161,9 @@ void run_human(const json_t *ev, void *data)
 		bool failed = json_is_true(a) && !strcmp(res, "failed");
 
 		sbx_errorf("net: %s %s:%d (%s%s)",
-			   !json_is_true(a) ? "DENIED" : failed ? "FAILED" : "allowed",
+			   !json_is_true(a) ? "DENIED"
+			   : failed	    ? "FAILED"
+					    : "allowed",
 			   jstr(ev, "host"), (int)json_integer_value(json_object_get(ev, "port")),
 			   failed ? "allowed, but " : "", jstr(ev, "reason"));
 	} else if (!strcmp(type, "seccomp")) {
@@ -174,13 +177,13 @@ void run_human(const json_t *ev, void *data)
 	} else if (!strcmp(type, "exit")) {
 		human_exit(ev);
 		if (c->cfg.net == SBX_NET_PROXY)
-			sbx_errorf("network: %llu connections allowed, %llu failed, %llu denied%s",
-				   (unsigned long long)c->net_allowed,
-				   (unsigned long long)c->net_failed,
-				   (unsigned long long)c->net_denied, proxy_unserved(c, u, sizeof(u)));
+			sbx_errorf(
+			    "network: %llu connections allowed, %llu failed, %llu denied%s",
+			    (unsigned long long)c->net_allowed, (unsigned long long)c->net_failed,
+			    (unsigned long long)c->net_denied, proxy_unserved(c, u, sizeof(u)));
 	} else if (!strcmp(type, "kept")) {
 		sbx_errorf("kept sandbox %s (%s): sbx inspect %s; sbx destroy %s", jstr(ev, "id"),
-		      jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));
+			   jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));
 	} else if (!strcmp(type, "removed")) {
 		sbx_errorf("removed sandbox %s (%s)", jstr(ev, "id"), jstr(ev, "reason"));
 	}
@@ -228,7 +231,9 @@ static json_t *user_json(struct run_ctx *c)
 			 "gid", (int)ids->gid, "host_uid", (int)ids->host_uid, "host_gid",
 			 (int)ids->host_gid, "root_inside", ids->uid == 0, "root_on_host",
 			 root_on_host, "mapping",
-			 ids->range ? "range" : ids->subid ? "subordinate" : "one",
+			 ids->range   ? "range"
+			 : ids->subid ? "subordinate"
+				      : "one",
 			 "mapping_summary", map, "summary", s);
 }
 
@@ -275,7 +280,8 @@ static void secrets_summary(struct run_ctx *c, char *sum, size_t len)
 					     s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/"
 									     : "env var");
 			else
-				w = snprintf(sum + n, len - n, "%s%s", absent++ ? ", " : "; absent (optional): ", s->name);
+				w = snprintf(sum + n, len - n, "%s%s",
+					     absent++ ? ", " : "; absent (optional): ", s->name);
 			if (w > 0 && (size_t)w < len - n)
 				n += (size_t)w;
 		}
@@ -364,15 +370,14 @@ static json_t *fs_json(struct run_ctx *c)
 	}
 	if (json_array_size(shared) == 0 && n < sizeof(sum))
 		snprintf(sum + n, sizeof(sum) - n, "; nothing shared with the host read-write");
-	return json_pack(
-	    "{s:s, s:s?, s:o, s:o, s:s, s:o, s:b, s:s}", "writable_layer",
-	    c->rootfs_dir && c->cfg.rootfs_writable ? "private" : "none", "upper",
-	    c->rootfs_dir && c->cfg.rootfs_writable
-		? (c->disk_mounted || c->disk_memory ? "disk/upper" : "upper")
-		: NULL,
-	    "shared", shared, "mounts", mounts, "summary", sum, "layers", layers_json(c),
-	    "layers_in_memory", c->disk_memory, "sysfs",
-	    c->cfg.sysfs == SBX_SYSFS_NONE ? "none" : "own");
+	return json_pack("{s:s, s:s?, s:o, s:o, s:s, s:o, s:b, s:s}", "writable_layer",
+			 c->rootfs_dir && c->cfg.rootfs_writable ? "private" : "none", "upper",
+			 c->rootfs_dir && c->cfg.rootfs_writable
+			     ? (c->disk_mounted || c->disk_memory ? "disk/upper" : "upper")
+			     : NULL,
+			 "shared", shared, "mounts", mounts, "summary", sum, "layers",
+			 layers_json(c), "layers_in_memory", c->disk_memory, "sysfs",
+			 c->cfg.sysfs == SBX_SYSFS_NONE ? "none" : "own");
 }
 
 static json_t *caps_json(const struct sbx_config *cfg)
@@ -391,10 +396,11 @@ void run_log_policy(struct run_ctx *c)
 	json_t *p;
 
 	p = json_pack("{s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:o, s:b}", "user", user_json(c),
-		      "network", network_json(c), "secrets", sbx_secrets_describe(&c->cfg, &c->secrets),
-		      "filesystem", fs_json(c), "persist", sbx_persist_name(c->cfg.persist),
-		      "limits", sbx_limits_json(&c->cfg, &c->cg), "seccomp", c->cfg.seccomp,
-		      "capabilities", caps_json(&c->cfg), "no_new_privs", c->cfg.no_new_privs);
+		      "network", network_json(c), "secrets",
+		      sbx_secrets_describe(&c->cfg, &c->secrets), "filesystem", fs_json(c),
+		      "persist", sbx_persist_name(c->cfg.persist), "limits",
+		      sbx_limits_json(&c->cfg, &c->cg), "seccomp", c->cfg.seccomp, "capabilities",
+		      caps_json(&c->cfg), "no_new_privs", c->cfg.no_new_privs);
 	secrets_summary(c, sec, sizeof(sec));
 	json_object_set(c->sb.record, "policy", p);
 	json_object_set_new(p, "secrets_summary", json_string(sec));
@@ -526,10 +532,9 @@ void run_log_timings(struct run_ctx *c)
 	phase(c, t, "mounts", j->t_mounts);
 	phase(c, t, "seccomp", j->t_seccomp);
 	phase(c, t, "exec", j->t_exec);
-	json_object_set_new(
-	    t, "total",
-	    json_real(c->t_image + c->t_disk + j->t_namespaces + j->t_mounts + j->t_seccomp +
-		      j->t_exec));
+	json_object_set_new(t, "total",
+			    json_real(c->t_image + c->t_disk + j->t_namespaces + j->t_mounts +
+				      j->t_seccomp + j->t_exec));
 	json_object_set_new(c->sb.record, "timings_ms", t);
 }
 
@@ -552,11 +557,11 @@ void run_event_cb(const char *what, int value, void *data)
 {
 	struct run_ctx *c = data;
 
-	if (!strcmp(what, "signal") || !strcmp(what, "second-signal") ||
-	    !strcmp(what, "stop-kill"))
+	if (!strcmp(what, "signal") || !strcmp(what, "second-signal") || !strcmp(what, "stop-kill"))
 		sbx_log_event(&c->log, what,
 			      json_pack("{s:i, s:s, s:o}", "signal", value, "name",
-					sigabbrev_np(value) ? sigabbrev_np(value) : "?", "stop_timeout_ms",
+					sigabbrev_np(value) ? sigabbrev_np(value) : "?",
+					"stop_timeout_ms",
 					c->cfg.stop_timeout_ms == SBX_UNSET
 					    ? json_null()
 					    : json_integer((json_int_t)c->cfg.stop_timeout_ms)));

@@ -80,7 +80,7 @@ static void *sym(int lib, const char *name)
 			f args;                                                                    \
 	}
 
-#define A L_ARCHIVE
+#define A  L_ARCHIVE
 #define AE struct archive_entry *e
 #define AR struct archive *a
 
@@ -157,8 +157,8 @@ FN(A, int, archive_read_open_filename, ARCHIVE_FATAL, (AR, const char *p, size_t
 FN(A, int, archive_read_open_memory, ARCHIVE_FATAL, (AR, const void *b, size_t n), (a, b, n))
 FN(A, int, archive_read_next_header, ARCHIVE_FATAL, (AR, struct archive_entry **e), (a, e))
 FN(A, la_ssize_t, archive_read_data, -1, (AR, void *b, size_t n), (a, b, n))
-FN(A, int, archive_read_data_block, ARCHIVE_FATAL,
-   (AR, const void **b, size_t *n, la_int64_t *off), (a, b, n, off))
+FN(A, int, archive_read_data_block, ARCHIVE_FATAL, (AR, const void **b, size_t *n, la_int64_t *off),
+   (a, b, n, off))
 
 /* archive.h: writing */
 FN(A, struct archive *, archive_write_new, NULL, (void), ())

@@ -45,7 +45,7 @@
 #define STALE_TMP_SEC (10 * 60)
 
 struct cache {
-	char *images;	/* absolute CACHE/images */
+	char *images; /* absolute CACHE/images */
 	int images_fd;
 	int bystat_fd;
 };
@@ -65,7 +65,7 @@ static int cache_open(struct cache *c, const char *cache_dir, struct sbx_err *er
 	char real[PATH_MAX];
 	int r;
 
-	*c = (struct cache){ .images_fd = -1, .bystat_fd = -1 };
+	*c = (struct cache){.images_fd = -1, .bystat_fd = -1};
 	if (!cache_dir || !*cache_dir)
 		return sbx_err_set(err, EINVAL, "no cache directory for images");
 	images = sbx_xasprintf("%s/images", cache_dir);
@@ -79,8 +79,8 @@ static int cache_open(struct cache *c, const char *cache_dir, struct sbx_err *er
 	c->images_fd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->images_fd < 0)
 		return sbx_err_set(err, errno, "cannot open the image cache '%s'", real);
-	c->bystat_fd = openat(c->images_fd, "by-stat", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			      O_CLOEXEC);
+	c->bystat_fd =
+	    openat(c->images_fd, "by-stat", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->bystat_fd < 0)
 		return sbx_err_set(err, errno, "cannot open '%s/by-stat'", real);
 	return 0;
@@ -168,8 +168,8 @@ static void clean_stale(const struct cache *c)
 		    fstatat(c->images_fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(sb.st_mode) || now - sb.st_mtim.tv_sec < STALE_TMP_SEC)
 			continue;
-		tfd = openat(c->images_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			     O_CLOEXEC);
+		tfd = openat(c->images_fd, de->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (tfd >= 0 && flock(tfd, LOCK_EX | LOCK_NB) == 0)
 			(void)sbx_rm_rf_at(c->images_fd, de->d_name);
 	}
@@ -208,8 +208,8 @@ static int summarize(int dfd, struct summary *s, int depth)
 		} else if (S_ISREG(sb.st_mode)) {
 			s->bytes += (unsigned long long)sb.st_size;
 		} else if (S_ISDIR(sb.st_mode)) {
-			sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-				     O_CLOEXEC);
+			sub = openat(dirfd(d), de->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub >= 0)
 				r = summarize(sub, s, depth + 1);
 			else if (errno != EACCES)
@@ -224,16 +224,15 @@ static int summarize_image(const struct cache *c, const char *key, struct summar
 {
 	int fd = openat(c->images_fd, key, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	*s = (struct summary){ 0 };
+	*s = (struct summary){0};
 	return fd < 0 ? -errno : summarize(fd, s, 0);
 }
 
-static int write_summary(const struct cache *c, const char *key, int image_fd,
-			 struct sbx_err *err)
+static int write_summary(const struct cache *c, const char *key, int image_fd, struct sbx_err *err)
 {
 	char name[NAME_MAX + 1], tmp[NAME_MAX + 1], line[64];
 	_cleanup_close_ int fd = -1;
-	struct summary s = { 0 };
+	struct summary s = {0};
 	int dup_fd = openat(image_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r = dup_fd < 0 ? -errno : summarize(dup_fd, &s, 0);
 
@@ -257,7 +256,7 @@ static int verify_image(const struct cache *c, const char *key, struct sbx_err *
 {
 	char name[NAME_MAX + 1], buf[64] = "";
 	_cleanup_close_ int fd = -1;
-	struct summary want = { 0 }, got;
+	struct summary want = {0}, got;
 	struct stat sb;
 	int r;
 
@@ -267,13 +266,16 @@ static int verify_image(const struct cache *c, const char *key, struct sbx_err *
 	    sbx_read_all(fd, buf, sizeof(buf) - 1) <= 0 ||
 	    sscanf(buf, "%llu %llu", &want.entries, &want.bytes) != 2)
 		return sbx_err_set(err, EUCLEAN,
-				   "cached image '%s/%s' has no valid summary '%s'; remove the image to unpack the tarball again",
+				   "cached image '%s/%s' has no valid summary '%s'; remove the "
+				   "image to unpack the tarball again",
 				   c->images, key, name);
 	r = summarize_image(c, key, &got);
 	if (r < 0 || got.entries != want.entries || got.bytes != want.bytes)
 		return sbx_err_set(err, EUCLEAN,
-				   "cached image '%s/%s' is damaged (%llu entries and %llu bytes, expected %llu and %llu); remove it to unpack the tarball again",
-				   c->images, key, got.entries, got.bytes, want.entries, want.bytes);
+				   "cached image '%s/%s' is damaged (%llu entries and %llu bytes, "
+				   "expected %llu and %llu); remove it to unpack the tarball again",
+				   c->images, key, got.entries, got.bytes, want.entries,
+				   want.bytes);
 	return 0;
 }
 
@@ -291,9 +293,8 @@ static int use_directory(const char *rootfs, char **out_dir, struct sbx_image_st
 }
 
 /* Unpack into a locked .tmp- directory, then publish it as images/key. */
-static int unpack_publish(const struct cache *c, int fd, const struct sbx_image_opts *o,
-			  char *key, size_t keylen, struct sbx_image_stats *st,
-			  struct sbx_err *err)
+static int unpack_publish(const struct cache *c, int fd, const struct sbx_image_opts *o, char *key,
+			  size_t keylen, struct sbx_image_stats *st, struct sbx_err *err)
 {
 	_cleanup_free_ char *tmp = sbx_xasprintf("%s/.tmp-XXXXXX", c->images);
 	_cleanup_close_ int tfd = -1;
@@ -328,7 +329,8 @@ static int unpack_publish(const struct cache *c, int fd, const struct sbx_image_
 	/* Someone else published the same image first: use theirs. */
 	(void)sbx_rm_rf_at(c->images_fd, tname);
 	if (!image_ok(c, key))
-		return sbx_err_set(err, EPERM, "image '%s/%s' exists but is not a directory of yours",
+		return sbx_err_set(err, EPERM,
+				   "image '%s/%s' exists but is not a directory of yours",
 				   c->images, key);
 	return verify_image(c, key, err);
 fail:
@@ -343,7 +345,8 @@ int sbx_image_verify(const char *cache_dir, const char *image_dir, struct sbx_er
 	int r;
 
 	if (!key || !key[1])
-		return sbx_err_set(err, EINVAL, "'%s' is not a cached image", image_dir ? image_dir : "");
+		return sbx_err_set(err, EINVAL, "'%s' is not a cached image",
+				   image_dir ? image_dir : "");
 	key++;
 	r = cache_open(&c, cache_dir, err);
 	if (r == 0 && (strlen(c.images) != (size_t)(key - 1 - image_dir) ||
@@ -351,8 +354,8 @@ int sbx_image_verify(const char *cache_dir, const char *image_dir, struct sbx_er
 		r = sbx_err_set(err, EINVAL, "'%s' is not an image of the cache '%s'", image_dir,
 				c.images);
 	if (r == 0 && !image_ok(&c, key))
-		r = sbx_err_set(err, EUCLEAN, "cached image '%s' is gone or not a directory of yours",
-				image_dir);
+		r = sbx_err_set(err, EUCLEAN,
+				"cached image '%s' is gone or not a directory of yours", image_dir);
 	if (r == 0)
 		r = verify_image(&c, key, err);
 	cache_close(&c);

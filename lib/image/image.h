@@ -17,27 +17,27 @@ typedef void (*sbx_image_progress_fn)(uint64_t done, uint64_t total, void *data)
 typedef void (*sbx_image_warn_fn)(const char *path, const char *what, void *data);
 
 struct sbx_image_opts {
-	const char *cache_dir;		/* CACHE, images go to CACHE/images/ */
-	uint64_t max_bytes;		/* total unpacked bytes cap (0 = default 16 GiB) */
-	uint64_t max_entries;		/* entry count cap (0 = default 1,000,000) */
-	bool preserve_owner;		/* chown entries as in the tarball (root only) */
-	bool no_cache;			/* ignore the stat index and an existing image:
-					 * always hash and unpack (then publish as usual) */
-	bool no_verify;			/* cache hit: skip the walk that checks the image
-					 * against its summary (one fstatat per entry) */
+	const char *cache_dir; /* CACHE, images go to CACHE/images/ */
+	uint64_t max_bytes;    /* total unpacked bytes cap (0 = default 16 GiB) */
+	uint64_t max_entries;  /* entry count cap (0 = default 1,000,000) */
+	bool preserve_owner;   /* chown entries as in the tarball (root only) */
+	bool no_cache;	       /* ignore the stat index and an existing image:
+				* always hash and unpack (then publish as usual) */
+	bool no_verify;	       /* cache hit: skip the walk that checks the image
+				* against its summary (one fstatat per entry) */
 	sbx_image_progress_fn progress;
 	sbx_image_warn_fn warn;
 	void *cb_data;
 };
 
 struct sbx_image_stats {
-	char sha256[65];		/* content key (tarballs) */
-	bool cached;			/* no unpacking was needed */
-	bool is_dir;			/* rootfs was a directory used as is */
-	uint64_t bytes;			/* unpacked bytes */
+	char sha256[65]; /* content key (tarballs) */
+	bool cached;	 /* no unpacking was needed */
+	bool is_dir;	 /* rootfs was a directory used as is */
+	uint64_t bytes;	 /* unpacked bytes */
 	uint64_t entries;
-	uint64_t skipped;		/* refused or skipped entries (devices, fifos, "..", ...) */
-	uint64_t cleared;		/* entries whose setuid/setgid bits were cleared */
+	uint64_t skipped; /* refused or skipped entries (devices, fifos, "..", ...) */
+	uint64_t cleared; /* entries whose setuid/setgid bits were cleared */
 	double hash_ms, unpack_ms;
 };
 
@@ -55,8 +55,8 @@ struct sbx_image_stats {
  * for something neither a directory nor a regular file, and those of
  * sbx_image_unpack_fd(), wrapped as "cannot unpack 'PATH': ...".
  */
-int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts,
-		      char **out_dir, struct sbx_image_stats *st, struct sbx_err *err);
+int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, char **out_dir,
+		      struct sbx_image_stats *st, struct sbx_err *err);
 
 /*
  * Walk the cached image image_dir (an *out_dir of sbx_image_prepare() with

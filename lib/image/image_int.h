@@ -19,20 +19,20 @@
 
 #include "image.h"
 
-#define SBX_SRC_NBUF 4
+#define SBX_SRC_NBUF  4
 #define SBX_SRC_BUFSZ (1U << 20)
 
 struct sbx_image_src {
 	const struct sbx_image_opts *o;
-	int fd;				/* -1 for memory */
+	int fd; /* -1 for memory */
 	const void *mem;
 	size_t memlen;
-	uint64_t total;			/* archive size, 0 if unknown */
-	_Atomic uint64_t done;		/* archive bytes read so far */
+	uint64_t total;	       /* archive size, 0 if unknown */
+	_Atomic uint64_t done; /* archive bytes read so far */
 	uint64_t next_progress;
 	EVP_MD_CTX *md;
 	uint64_t hash_ns;
-	unsigned char *buf;		/* direct mode read buffer */
+	unsigned char *buf; /* direct mode read buffer */
 	/* Threaded mode: the decompressor fills ring[], the tar reader drains it. */
 	bool threaded;
 	pthread_t thread;
@@ -40,10 +40,10 @@ struct sbx_image_src {
 	pthread_cond_t cv;
 	unsigned char *ring[SBX_SRC_NBUF];
 	size_t len[SBX_SRC_NBUF];
-	unsigned head, count;		/* count includes the buffer being read */
-	bool holding;			/* the reader holds ring[head] */
-	bool eof, cancel;		/* cancel: failed, stop everything */
-	bool stop_inflate;		/* tar done: only hash the rest of the file */
+	unsigned head, count; /* count includes the buffer being read */
+	bool holding;	      /* the reader holds ring[head] */
+	bool eof, cancel;     /* cancel: failed, stop everything */
+	bool stop_inflate;    /* tar done: only hash the rest of the file */
 	int err;
 	char errmsg[256];
 };

@@ -248,13 +248,18 @@ static la_ssize_t ring_cb(struct archive *a, void *data, const void **buf)
 /* Worth a thread: a compressed regular file (by its magic). */
 static bool compressed_file(int fd)
 {
-	static const struct { const char *m; size_t n; } magic[] = {
-		{ "\x1f\x8b", 2 },		     /* gzip */
-		{ "BZh", 3 },			     /* bzip2 */
-		{ "\xfd" "7zXZ\0", 6 },		     /* xz */
-		{ "\x28\xb5\x2f\xfd", 4 },	     /* zstd */
-		{ "\x04\x22\x4d\x18", 4 },	     /* lz4 */
-		{ "LZIP", 4 },			     /* lzip */
+	static const struct {
+		const char *m;
+		size_t n;
+	} magic[] = {
+	    {"\x1f\x8b", 2}, /* gzip */
+	    {"BZh", 3},	     /* bzip2 */
+	    {"\xfd"
+	     "7zXZ\0",
+	     6},		     /* xz */
+	    {"\x28\xb5\x2f\xfd", 4}, /* zstd */
+	    {"\x04\x22\x4d\x18", 4}, /* lz4 */
+	    {"LZIP", 4},	     /* lzip */
 	};
 	unsigned char head[8];
 	struct stat sb;
@@ -284,7 +289,7 @@ void sbx_image_src_init(struct sbx_image_src *s, int fd, const void *mem, size_t
 {
 	struct stat sb;
 
-	*s = (struct sbx_image_src){ .o = o, .fd = fd, .mem = mem, .memlen = len };
+	*s = (struct sbx_image_src){.o = o, .fd = fd, .mem = mem, .memlen = len};
 	s->md = EVP_MD_CTX_new();
 	if (!s->md || !EVP_DigestInit_ex(s->md, EVP_sha256(), NULL))
 		abort();

@@ -53,9 +53,9 @@
 #include "image_int.h"
 #include "rmtree.h"
 
-#define DEFAULT_MAX_BYTES (16ULL << 30)
+#define DEFAULT_MAX_BYTES   (16ULL << 30)
 #define DEFAULT_MAX_ENTRIES 1000000ULL
-#define FATAL (-(1 << 30)) /* err already filled */
+#define FATAL		    (-(1 << 30)) /* err already filled */
 
 struct fixup {
 	char *path; /* cleaned, relative; "" is the root */
@@ -169,8 +169,8 @@ static int open_walk(int dirfd, const char *path, int flags)
 		return -errno;
 	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
 		bool last = !save || !*save;
-		int fd = openat(cur, c, (last ? flags : O_PATH) | O_DIRECTORY | O_NOFOLLOW |
-					       O_CLOEXEC);
+		int fd =
+		    openat(cur, c, (last ? flags : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int e = errno;
 
 		if (cur != dirfd)
@@ -194,9 +194,9 @@ static int open_beneath(int dirfd, const char *path, int flags)
 {
 	static _Atomic bool no_openat2;
 	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC | O_DIRECTORY),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   RESOLVE_NO_XDEV,
+	    .flags = (uint64_t)(flags | O_CLOEXEC | O_DIRECTORY),
+	    .resolve =
+		RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
 	};
 	long fd;
 
@@ -290,7 +290,8 @@ static int charge(struct unpack *u, uint64_t n)
 {
 	if (n > u->max_bytes - u->st->bytes)
 		return sbx_err_set(u->err, EFBIG,
-				   "image is larger than the limit of %llu MiB at entry '%s' (raise [limits] image-size)",
+				   "image is larger than the limit of %llu MiB at entry '%s' "
+				   "(raise [limits] image-size)",
 				   (unsigned long long)(u->max_bytes >> 20), u->raw),
 		       FATAL;
 	u->st->bytes += n;
@@ -441,7 +442,7 @@ static void add_fixup(struct unpack *u, const char *path, struct archive_entry *
 		u->fix = sbx_xrealloc(u->fix, u->capfix * sizeof(*u->fix));
 	}
 	f = &u->fix[u->nfix];
-	*f = (struct fixup){ .path = sbx_xstrdup(path), .mode = mode, .seq = u->nfix };
+	*f = (struct fixup){.path = sbx_xstrdup(path), .mode = mode, .seq = u->nfix};
 	for (const char *p = path; *p; p++)
 		f->depth += *p == '/';
 	f->depth += *path != '\0';
@@ -645,7 +646,7 @@ static int apply_fixups(struct unpack *u)
 	if (u->nfix)
 		qsort(u->fix, u->nfix, sizeof(*u->fix), cmp_fixup);
 	for (size_t i = 0; i <= u->nfix; i++) {
-		struct fixup rootfix = { .path = (char *)"", .mode = 0755 };
+		struct fixup rootfix = {.path = (char *)"", .mode = 0755};
 		struct fixup *f = i < u->nfix ? &u->fix[i] : &rootfix;
 		_cleanup_close_ int fd = -1;
 		bool is_root = !*f->path;
@@ -700,9 +701,10 @@ static int run(struct unpack *u)
 		if (r < ARCHIVE_WARN)
 			return archive_fail(u, "cannot read archive");
 		if (++u->st->entries > u->max_entries)
-			return sbx_err_set(u->err, E2BIG,
-					   "image has more than %llu entries (raise [limits] image-entries)",
-					   (unsigned long long)u->max_entries);
+			return sbx_err_set(
+			    u->err, E2BIG,
+			    "image has more than %llu entries (raise [limits] image-entries)",
+			    (unsigned long long)u->max_entries);
 		r = do_entry(u, e);
 		if (r < 0)
 			return r;
@@ -716,8 +718,8 @@ static void unpack_init(struct unpack *u, int dest, const struct sbx_image_opts 
 {
 	static const struct sbx_image_opts none;
 
-	*u = (struct unpack){ .root = dest, .o = opts ? opts : &none, .st = st, .err = err,
-			      .pdir_fd = -1 };
+	*u = (struct unpack){
+	    .root = dest, .o = opts ? opts : &none, .st = st, .err = err, .pdir_fd = -1};
 	if (!err)
 		u->err = &u->local_err;
 	memset(st, 0, sizeof(*st));

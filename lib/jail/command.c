@@ -238,7 +238,8 @@ static int privileges(const struct sbx_jail_cmd *c, struct sbx_err *err)
 		r = set_ids(c, err);
 	if (r == 0)
 		r = set_caps(c, err);
-	/* Changing ids reset dumpable to fs.suid_dumpable (1 lets the jail ptrace us until execve). */
+	/* Changing ids reset dumpable to fs.suid_dumpable (1 lets the jail ptrace us until execve).
+	 */
 	if (r == 0 && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		r = sbx_err_set(err, errno, "cannot make the command non-dumpable until execve");
 	/* Changing ids cleared the parent-death signal. */

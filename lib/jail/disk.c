@@ -136,24 +136,11 @@ static int make_fs(const char *image, uint64_t inodes, struct sbx_err *err)
 						  NULL};
 		/* No journal (the layer dies with the sandbox or is synced when kept),
 		 * metadata packed at the start, inode tables left to the kernel. */
-		const char *const argv[] = {mke2fs,
-					    "-q",
-					    "-F",
-					    "-t",
-					    "ext4",
+		const char *const argv[] = {mke2fs, "-q", "-F", "-t", "ext4",
 					    /* the loop device's logical block size */
-					    "-b",
-					    "4096",
-					    "-O",
-					    "^has_journal,^resize_inode",
-					    "-E",
+					    "-b", "4096", "-O", "^has_journal,^resize_inode", "-E",
 					    "lazy_itable_init=1,nodiscard,packed_meta_blocks=1",
-					    "-m",
-					    "0",
-					    "-N",
-					    n,
-					    image,
-					    NULL};
+					    "-m", "0", "-N", n, image, NULL};
 		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 		if (nul >= 0)
@@ -305,7 +292,8 @@ int sbx_disk_loop_mount(const char *image, const char *target, const struct sbx_
 	 * write a quarter GiB of zeros per sandbox into the state filesystem. */
 	if (mount(dev, target, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,
 		  "errors=remount-ro,noinit_itable") < 0)
-		return sbx_err_set(err, errno, "cannot mount '%s' (%s) on '%s'", image, dev, target);
+		return sbx_err_set(err, errno, "cannot mount '%s' (%s) on '%s'", image, dev,
+				   target);
 	return 0;
 }
 
@@ -388,14 +376,16 @@ int sbx_disk_attach_kept(int sbfd, const char *sbdir, pid_t running, uint64_t ru
 	    mounted_at(sbfd, "disk"))
 		return 0;
 	if (geteuid() != 0)
-		return sbx_err_set(err, EPERM,
-				   "the writable layer of this sandbox is a disk image only root can "
-				   "mount: run this as root");
+		return sbx_err_set(
+		    err, EPERM,
+		    "the writable layer of this sandbox is a disk image only root can "
+		    "mount: run this as root");
 	/* Never a second mount of an image its run has mounted read-write. */
 	if (running > 0)
 		return enter_supervisor(sbfd, sbdir, running, running_start, err);
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
-		return sbx_err_set(err, errno, "cannot make a mount namespace for the sandbox's layer");
+		return sbx_err_set(err, errno,
+				   "cannot make a mount namespace for the sandbox's layer");
 	fd = openat(sbfd, "disk.img", (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sbx_err_set(err, errno, "cannot open '%s'", image);
@@ -405,6 +395,7 @@ int sbx_disk_attach_kept(int sbfd, const char *sbdir, pid_t running, uint64_t ru
 	if (mount(dev, target, "ext4",
 		  MS_NOSUID | MS_NODEV | MS_NOATIME | (writable ? 0 : MS_RDONLY),
 		  "errors=remount-ro,noinit_itable") < 0)
-		return sbx_err_set(err, errno, "cannot mount '%s' (%s) on '%s'", image, dev, target);
+		return sbx_err_set(err, errno, "cannot mount '%s' (%s) on '%s'", image, dev,
+				   target);
 	return reopen_dir(sbfd, sbdir, err);
 }

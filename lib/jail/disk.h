@@ -10,7 +10,8 @@
  * layers leaves room for every other sandbox and for the rest of the
  * machine.  Once less than the reserve is free (a sandbox filled its layers
  * and was kept), the next cap is a quarter of what is free: sandboxes still
- * start, each smaller, and none takes the last of it.  The cap is enforced by the filesystem the layers are on:
+ * start, each smaller, and none takes the last of it.  The cap is enforced by the filesystem the
+ * layers are on:
  *
  *   - as root, a sparse file STATE/sandboxes/ID/disk.img made into an ext4
  *     filesystem of that size and inode count (no journal; mke2fs from
@@ -41,21 +42,21 @@
 
 #include "util.h"
 
-#define SBX_DISK_DEFAULT      (16ULL << 30)
-#define SBX_DISK_RESERVE_MIN  (256ULL << 20)
-#define SBX_DISK_RESERVE_PCT  5
-#define SBX_DISK_RESERVE_SHARE 4 /* within the reserve: a quarter of what is free */
-#define SBX_DISK_MIN	      (16ULL << 20)
+#define SBX_DISK_DEFAULT	 (16ULL << 30)
+#define SBX_DISK_RESERVE_MIN	 (256ULL << 20)
+#define SBX_DISK_RESERVE_PCT	 5
+#define SBX_DISK_RESERVE_SHARE	 4 /* within the reserve: a quarter of what is free */
+#define SBX_DISK_MIN		 (16ULL << 20)
 #define SBX_DISK_BYTES_PER_INODE (8ULL << 10)
-#define SBX_DISK_MIN_INODES   1024
-#define SBX_DISK_MEMORY_SHARE 4	/* an in-memory cap is at most memory / 4 */
+#define SBX_DISK_MIN_INODES	 1024
+#define SBX_DISK_MEMORY_SHARE	 4 /* an in-memory cap is at most memory / 4 */
 
 struct sbx_disk_cap {
-	uint64_t size;	 /* bytes */
+	uint64_t size; /* bytes */
 	uint64_t inodes;
-	bool clamped;	 /* less than asked: the state filesystem's reserve */
-	uint64_t asked;	 /* [limits] disk or SBX_DISK_DEFAULT */
-	char why[200];	 /* "" or why it is less than asked, human */
+	bool clamped;	/* less than asked: the state filesystem's reserve */
+	uint64_t asked; /* [limits] disk or SBX_DISK_DEFAULT */
+	char why[200];	/* "" or why it is less than asked, human */
 };
 
 /*

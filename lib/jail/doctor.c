@@ -78,11 +78,12 @@ void sbx_doctor_explain_clone(int errnum, char *out, size_t len)
 			 "(kernel.unprivileged_userns_clone = 0): as root, 'sysctl -w "
 			 "kernel.unprivileged_userns_clone=1', or run sbx with sudo");
 	else if (geteuid() != 0 && aa == 1)
-		snprintf(out, len,
-			 "AppArmor restricts unprivileged user namespaces "
-			 "(kernel.apparmor_restrict_unprivileged_userns = 1, Ubuntu 24.04's default): "
-			 "as root, 'sysctl -w kernel.apparmor_restrict_unprivileged_userns=0', add an "
-			 "AppArmor profile for sbx that allows userns, or run sbx with sudo");
+		snprintf(
+		    out, len,
+		    "AppArmor restricts unprivileged user namespaces "
+		    "(kernel.apparmor_restrict_unprivileged_userns = 1, Ubuntu 24.04's default): "
+		    "as root, 'sysctl -w kernel.apparmor_restrict_unprivileged_userns=0', add an "
+		    "AppArmor profile for sbx that allows userns, or run sbx with sudo");
 	else if (errnum == EPERM || errnum == ENOSYS)
 		snprintf(out, len,
 			 "the kernel refused new namespaces (%s): inside a container, its seccomp "
@@ -152,7 +153,8 @@ static int proc_step(void)
 	if (g == 0) {
 		if (mkdir("/tmp/sbx-p", 0755) < 0 && errno != EEXIST)
 			_exit(errno);
-		_exit(mount("proc", "/tmp/sbx-p", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0
+		_exit(mount("proc", "/tmp/sbx-p", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) <
+			      0
 			  ? errno
 			  : 0);
 	}
@@ -186,7 +188,8 @@ static void __attribute__((noreturn)) probe_child(int go, int res)
 	 * not mapped when root probes sbx's range). */
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		_exit(0);
-	e[P_MOUNTNS] = unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	e[P_MOUNTNS] = unshare(CLONE_NEWNS) < 0 ||
+			       mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 			       mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") < 0
 			   ? errno
 			   : 0;
@@ -233,7 +236,8 @@ static void probe_ns(struct probe *p, bool as_nobody)
 
 		/* As root, sbx's range; otherwise the user alone, as a jail does. */
 		if (uid == 0)
-			snprintf(map, sizeof(map), "0 %u %u\n", sbx_jail_host_base(), SBX_JAIL_ID_COUNT);
+			snprintf(map, sizeof(map), "0 %u %u\n", sbx_jail_host_base(),
+				 SBX_JAIL_ID_COUNT);
 		else
 			snprintf(map, sizeof(map), "0 %u 1\n", uid);
 		snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
@@ -316,8 +320,9 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 	}
 	if (p->err[P_USERNS] == 0) {
 		if (!nobody && geteuid() == 0)
-			snprintf(c->detail, sizeof(c->detail), "%s: jail ids 0-65535 are host %u-%u%s",
-				 w, sbx_jail_host_base(), sbx_jail_host_base() + SBX_JAIL_ID_COUNT - 1,
+			snprintf(c->detail, sizeof(c->detail),
+				 "%s: jail ids 0-65535 are host %u-%u%s", w, sbx_jail_host_base(),
+				 sbx_jail_host_base() + SBX_JAIL_ID_COUNT - 1,
 				 sbx_jail_host_base() != SBX_JAIL_HOST_BASE
 				     ? " (above every /etc/subuid range)"
 				     : "");
@@ -325,8 +330,9 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 			snprintf(c->detail, sizeof(c->detail), "%s: the jail maps the user", w);
 	} else {
 		c->status = SBX_DOC_MISSING;
-		snprintf(c->detail, sizeof(c->detail), "%s: cannot create one (%s): sbx cannot "
-						       "isolate a run and never runs one without",
+		snprintf(c->detail, sizeof(c->detail),
+			 "%s: cannot create one (%s): sbx cannot "
+			 "isolate a run and never runs one without",
 			 w, p->err[P_USERNS] > 0 ? strerror(p->err[P_USERNS]) : "not probed");
 		sbx_doctor_explain_clone(p->err[P_USERNS] > 0 ? p->err[P_USERNS] : EPERM, c->fix,
 					 sizeof(c->fix));
@@ -338,8 +344,9 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 	else {
 		c->status = SBX_DOC_MISSING;
 		snprintf(c->detail, sizeof(c->detail), "%s: %s", w, strerror(p->err[P_MOUNTNS]));
-		snprintf(c->fix, sizeof(c->fix), "a container must allow mount(2) in a user "
-						 "namespace of its own (its seccomp profile)");
+		snprintf(c->fix, sizeof(c->fix),
+			 "a container must allow mount(2) in a user "
+			 "namespace of its own (its seccomp profile)");
 	}
 	c = add(d, nobody ? "overlay_user" : "overlay", "overlayfs");
 	if (p->err[P_OVERLAY] == 0)
@@ -353,14 +360,16 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 			 "%s: %s: profiles with copy-on-write directories or an image's writable "
 			 "layer fail; binds and 'writable = no' still work",
 			 w, p->err[P_OVERLAY] > 0 ? strerror(p->err[P_OVERLAY]) : "not probed");
-		snprintf(c->fix, sizeof(c->fix), "Linux 5.11 or later allows overlayfs in a user "
-						 "namespace");
+		snprintf(c->fix, sizeof(c->fix),
+			 "Linux 5.11 or later allows overlayfs in a user "
+			 "namespace");
 	}
 	if (nobody)
 		return;
 	c = add(d, "pidns", "pid namespace, /proc");
 	if (p->err[P_PIDNS] == 0 && p->err[P_PROC] == 0)
-		snprintf(c->detail, sizeof(c->detail), "%s: the jail is pid 1 with a /proc of its own", w);
+		snprintf(c->detail, sizeof(c->detail),
+			 "%s: the jail is pid 1 with a /proc of its own", w);
 	else {
 		c->status = SBX_DOC_MISSING;
 		snprintf(c->detail, sizeof(c->detail), "%s: %s", w,
@@ -372,7 +381,8 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 	}
 	c = add(d, "netns", "network namespace");
 	if (p->err[P_NETNS] == 0)
-		snprintf(c->detail, sizeof(c->detail), "%s: own loopback, up (--net none, proxy)", w);
+		snprintf(c->detail, sizeof(c->detail), "%s: own loopback, up (--net none, proxy)",
+			 w);
 	else {
 		c->status = SBX_DOC_MISSING;
 		snprintf(c->detail, sizeof(c->detail), "%s: %s: only --net host would run", w,
@@ -387,17 +397,19 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 			 "%s: %s: the jail keeps the container's hostname (its UTS namespace is "
 			 "still its own); a profile that sets one fails",
 			 w, strerror(p->err[P_UTS] > 0 ? p->err[P_UTS] : EPERM));
-		snprintf(c->fix, sizeof(c->fix), "the container's seccomp profile refuses "
-						 "sethostname without CAP_SYS_ADMIN");
+		snprintf(c->fix, sizeof(c->fix),
+			 "the container's seccomp profile refuses "
+			 "sethostname without CAP_SYS_ADMIN");
 	}
 	c = add(d, "seccomp", "seccomp");
 	if (p->err[P_SECCOMP] == 0) {
 		bool notif = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0,
 				     &(unsigned int){SECCOMP_RET_USER_NOTIF}) == 0;
 
-		snprintf(c->detail, sizeof(c->detail), "filters load%s", notif
-			 ? "; user notification: blocked calls are logged (audit)"
-			 : "; no user notification: blocked calls are refused but not logged");
+		snprintf(c->detail, sizeof(c->detail), "filters load%s",
+			 notif
+			     ? "; user notification: blocked calls are logged (audit)"
+			     : "; no user notification: blocked calls are refused but not logged");
 	} else {
 		c->status = SBX_DOC_MISSING;
 		snprintf(c->detail, sizeof(c->detail), "%s", strerror(p->err[P_SECCOMP]));
@@ -443,9 +455,10 @@ static void idmap_check(struct sbx_doctor *d)
 				 "namespace, which a container does not have",
 				 d->where);
 		else
-			snprintf(c->fix, sizeof(c->fix), "Linux 5.12 or later, and a filesystem "
-							 "that supports idmapped mounts (ext4, xfs, "
-							 "btrfs, tmpfs)");
+			snprintf(c->fix, sizeof(c->fix),
+				 "Linux 5.12 or later, and a filesystem "
+				 "that supports idmapped mounts (ext4, xfs, "
+				 "btrfs, tmpfs)");
 	}
 	if (ns >= 0)
 		close(ns);
@@ -487,11 +500,13 @@ static void cgroup_check(struct sbx_doctor *d)
 	snprintf(id, sizeof(id), "doctor-%d", (int)getpid());
 	if (sbx_cgroup_create(&cg, id, &cfg, &e) < 0) {
 		c->status = SBX_DOC_FALLBACK;
-		snprintf(c->detail, sizeof(c->detail), "%.400s: limits fall back to rlimits", e.msg);
+		snprintf(c->detail, sizeof(c->detail), "%.400s: limits fall back to rlimits",
+			 e.msg);
 	} else {
 		if (cg.version == 0)
 			c->status = SBX_DOC_FALLBACK;
-		snprintf(c->detail, sizeof(c->detail), "%s: memory %s, pids %s, cpu %s%s%.200s%s%.300s",
+		snprintf(c->detail, sizeof(c->detail),
+			 "%s: memory %s, pids %s, cpu %s%s%.200s%s%.300s",
 			 cg.version == 2   ? "cgroup v2"
 			 : cg.version == 1 ? "cgroup v1"
 					   : "none usable",
@@ -503,9 +518,10 @@ static void cgroup_check(struct sbx_doctor *d)
 				 "a delegated cgroup v2 subtree (systemd-run --user --scope -p "
 				 "Delegate=yes), or run sbx as root");
 		else if (cg.version == 0)
-			snprintf(c->fix, sizeof(c->fix),
-				 "a cgroup hierarchy sbx may write (inside a container: cgroup v2 with "
-				 "its subtree delegated to the container)");
+			snprintf(
+			    c->fix, sizeof(c->fix),
+			    "a cgroup hierarchy sbx may write (inside a container: cgroup v2 with "
+			    "its subtree delegated to the container)");
 		if (cg.version > 0)
 			(void)sbx_cgroup_destroy(&cg, &e);
 	}
@@ -524,22 +540,24 @@ static void layers_cap(struct sbx_doctor_check *c, const char *dir, const char *
 	if (sbx_disk_cap(existing, SBX_UNSET, !loop, &cap, &e) < 0) {
 		c->status = SBX_DOC_MISSING;
 		snprintf(c->detail, sizeof(c->detail), "%.400s", e.msg);
-		snprintf(c->fix, sizeof(c->fix), "free space there, or SBX_STATE_DIR on another "
-						 "filesystem");
+		snprintf(c->fix, sizeof(c->fix),
+			 "free space there, or SBX_STATE_DIR on another "
+			 "filesystem");
 		return;
 	}
 	sbx_size_text((double)cap.size, sz, sizeof(sz));
 	snprintf(c->detail, sizeof(c->detail), "%.300s: writable layers capped at %s (%s)%s%.200s",
 		 dir, sz,
-		 loop ? "an ext4 image on a loop device"
+		 loop		  ? "an ext4 image on a loop device"
 		 : geteuid() == 0 ? "a tmpfs: no loop device or mke2fs"
 				  : "a tmpfs in the jail, in memory",
 		 cap.clamped ? "; " : "", cap.clamped ? cap.why : "");
 	if (!loop && geteuid() == 0) {
 		c->status = SBX_DOC_FALLBACK;
-		snprintf(c->fix, sizeof(c->fix), "%s", sbx_disk_mke2fs() ? "a kernel with loop devices "
-								       "(modprobe loop)"
-									 : "apt-get install e2fsprogs");
+		snprintf(c->fix, sizeof(c->fix), "%s",
+			 sbx_disk_mke2fs() ? "a kernel with loop devices "
+					     "(modprobe loop)"
+					   : "apt-get install e2fsprogs");
 	}
 }
 
@@ -559,13 +577,15 @@ static void statedir_check(struct sbx_doctor *d, const char *dir)
 	}
 	if (f.f_type == OVERLAYFS_SUPER_MAGIC) {
 		c->status = SBX_DOC_FALLBACK;
-		snprintf(c->detail, sizeof(c->detail),
-			 "%.300s is on an overlayfs (a container's root): writable layers cannot be "
-			 "there, so they live in memory (a tmpfs of the [limits] disk cap, at most a "
-			 "quarter of the memory)",
-			 dir);
-		snprintf(c->fix, sizeof(c->fix), "--state-dir (or SBX_STATE_DIR) on a volume or "
-						 "a tmpfs of the container");
+		snprintf(
+		    c->detail, sizeof(c->detail),
+		    "%.300s is on an overlayfs (a container's root): writable layers cannot be "
+		    "there, so they live in memory (a tmpfs of the [limits] disk cap, at most a "
+		    "quarter of the memory)",
+		    dir);
+		snprintf(c->fix, sizeof(c->fix),
+			 "--state-dir (or SBX_STATE_DIR) on a volume or "
+			 "a tmpfs of the container");
 		return;
 	}
 	layers_cap(c, dir, p);
@@ -627,9 +647,8 @@ json_t *sbx_doctor_json(const struct sbx_doctor *d)
 						   sbx_doctor_status_name(c->status), "detail",
 						   c->detail, "fix", c->fix[0] ? c->fix : NULL));
 	}
-	return json_pack("{s:s, s:i, s:s?, s:b, s:o, s:o}", "kernel", d->kernel, "uid",
-			 (int)geteuid(), "container", d->where[0] ? d->where : NULL, "isolated",
-			 d->isolated, "host_base",
-			 geteuid() == 0 ? json_integer(sbx_jail_host_base()) : json_null(), "checks",
-			 a);
+	return json_pack(
+	    "{s:s, s:i, s:s?, s:b, s:o, s:o}", "kernel", d->kernel, "uid", (int)geteuid(),
+	    "container", d->where[0] ? d->where : NULL, "isolated", d->isolated, "host_base",
+	    geteuid() == 0 ? json_integer(sbx_jail_host_base()) : json_null(), "checks", a);
 }

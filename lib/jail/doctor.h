@@ -52,8 +52,8 @@ struct sbx_doctor_check {
 struct sbx_doctor {
 	struct sbx_doctor_check c[SBX_DOCTOR_MAX];
 	size_t n;
-	bool isolated;	    /* a run can be isolated for the calling user */
-	char where[128];    /* "a podman container", "" on a plain host */
+	bool isolated;	 /* a run can be isolated for the calling user */
+	char where[128]; /* "a podman container", "" on a plain host */
 	char kernel[400];
 };
 

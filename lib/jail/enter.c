@@ -62,7 +62,8 @@ static bool init_by_parent(const json_t *rec, int dirfd, pid_t pid)
 
 	if (sbx_proc_status_nums(pid, "NSpid", &last) < 2 || last != 1)
 		return false;
-	if (sup <= 1 || sup > (1 << 30) || sbx_proc_status_nums(pid, "PPid", &ppid) != 1 || ppid != sup)
+	if (sup <= 1 || sup > (1 << 30) || sbx_proc_status_nums(pid, "PPid", &ppid) != 1 ||
+	    ppid != sup)
 		return false;
 	if (json_is_integer(sup_start))
 		return start_matches((pid_t)sup, sup_start);
@@ -180,8 +181,8 @@ int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init
 		ids->gid = (gid_t)g;
 		ids->subid = nu > 1 && ids->subid;
 		ids->host_root = ids->uid == 0 ? ids->outer_uid
-				 : ids->subid	? ids->sub.ustart
-						: (uid_t)-1;
+				 : ids->subid  ? ids->sub.ustart
+					       : (uid_t)-1;
 	}
 	return check_policy_user(record, ids, err);
 }
@@ -269,7 +270,8 @@ static bool in_init_pidns(const struct ns_src *src, int pidns, pid_t init)
 	if (src->pid == init)
 		return true;
 	return sbx_proc_status_nums(src->pid, "NSpid", &level) == 2 &&
-	       sbx_proc_status_nums(src->pid, "PPid", &ppid) == 1 && ppid == init && alive(src->pidfd);
+	       sbx_proc_status_nums(src->pid, "PPid", &ppid) == 1 && ppid == init &&
+	       alive(src->pidfd);
 }
 
 /*

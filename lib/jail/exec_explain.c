@@ -99,8 +99,8 @@ static void why_not_executable(const char *shown, const char *path, char *out, s
 		snprintf(out, len, "'%s': is not executable (mode %04o; chmod +x it)", path,
 			 (unsigned)(st.st_mode & 07777));
 	else
-		snprintf(out, len, "'%s': cannot be executed by the jail's user (mode %04o)",
-			 path, (unsigned)(st.st_mode & 07777));
+		snprintf(out, len, "'%s': cannot be executed by the jail's user (mode %04o)", path,
+			 (unsigned)(st.st_mode & 07777));
 }
 
 bool sbx_exec_diagnose(const char *file, const char *path, int errnum, char *out, size_t len)
@@ -201,8 +201,8 @@ static bool host_candidate(const char *file, const char *path, const char *cwd, 
 	return own && path_find(file, own, out, len) && access(out, X_OK) == 0;
 }
 
-bool sbx_exec_hint(const struct sbx_config *cfg, bool image, const char *file,
-		   const char *path, const char *cwd, char *out, size_t len)
+bool sbx_exec_hint(const struct sbx_config *cfg, bool image, const char *file, const char *path,
+		   const char *cwd, char *out, size_t len)
 {
 	char host[4096], dir[4096];
 	const char *prof = cfg->profile_name ? cfg->profile_name : "?";

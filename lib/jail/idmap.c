@@ -74,7 +74,8 @@ int sbx_idmap_userns(uid_t uid, uid_t to_uid, gid_t gid, gid_t to_gid, struct sb
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return sbx_err_set(err, errno, "cannot create a pipe");
 	/* Like fork(), into a new user namespace: the child only waits. */
-	pid = (pid_t)syscall(SYS_clone, (unsigned long)CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+	pid =
+	    (pid_t)syscall(SYS_clone, (unsigned long)CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
 	if (pid == 0) {
 		char c;
 
@@ -85,7 +86,8 @@ int sbx_idmap_userns(uid_t uid, uid_t to_uid, gid_t gid, gid_t to_gid, struct sb
 	close(pipefd[0]);
 	if (pid < 0) {
 		close(pipefd[1]);
-		return sbx_err_set(err, errno, "cannot create a user namespace for an idmapped mount");
+		return sbx_err_set(err, errno,
+				   "cannot create a user namespace for an idmapped mount");
 	}
 	snprintf(map, sizeof(map), "%u %u 1\n", uid, to_uid);
 	r = write_proc(pid, "uid_map", map);
@@ -103,7 +105,8 @@ int sbx_idmap_userns(uid_t uid, uid_t to_uid, gid_t gid, gid_t to_gid, struct sb
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	if (r < 0)
-		return sbx_err_set(err, -r, "cannot set up the user namespace of an idmapped mount");
+		return sbx_err_set(err, -r,
+				   "cannot set up the user namespace of an idmapped mount");
 	return fd;
 }
 

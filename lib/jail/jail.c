@@ -24,7 +24,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-
 /* ---- starting ---- */
 
 void sbx_jail_init(struct sbx_jail *j)
@@ -157,8 +156,8 @@ static int idmap_lower(const struct sbx_jail_opts *o, const struct sbx_mount *m,
  * they are on the host, never written).  -1: a plain bind (world-writable,
  * missing, or the filesystem refuses idmapping: said).
  */
-static int idmap_bind(struct sbx_jail *j, const struct sbx_jail_opts *o, size_t i,
-		      int jail_ns, int *userns, uid_t *ns_uid, gid_t *ns_gid)
+static int idmap_bind(struct sbx_jail *j, const struct sbx_jail_opts *o, size_t i, int jail_ns,
+		      int *userns, uid_t *ns_uid, gid_t *ns_gid)
 {
 	const struct sbx_mount *m = &o->cfg->mounts[i];
 	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;

@@ -75,7 +75,7 @@ struct sbx_jail_ids {
 	uid_t base; /* that range's first host id */
 	bool subid; /* an ordinary user's subordinate range is mapped (sub) */
 	struct sbx_subid sub;
-	uid_t uid;  /* inside */
+	uid_t uid; /* inside */
 	gid_t gid;
 	uid_t host_uid; /* the same user seen from the host */
 	gid_t host_gid;
@@ -153,12 +153,12 @@ struct sbx_jail {
 	pid_t cmd_pid;	/* the command's pid inside the jail */
 	/* phase timings, ms */
 	double t_namespaces, t_mounts, t_seccomp, t_exec;
-	bool exec_ok;	/* the command reached execve */
-	int exec_errno; /* execve failed with this (status 126/127) */
-	char *exec_msg; /* and why, as the jail saw it (sbx_exec_diagnose) */
+	bool exec_ok;	  /* the command reached execve */
+	int exec_errno;	  /* execve failed with this (status 126/127) */
+	char *exec_msg;	  /* and why, as the jail saw it (sbx_exec_diagnose) */
 	bool exec_absent; /* the file is not there in the jail (or masked) */
 	bool have_status;
-	int status;	/* the command's wait status (have_status) */
+	int status; /* the command's wait status (have_status) */
 	/* Per [filesystem] entry, as root: the host owner a read-write bind
 	 * is written as (idmapped), 0 when root owns it and it is shown
 	 * read-only, else (uid_t)-1 (a plain bind). */
@@ -239,8 +239,8 @@ struct sbx_jail_io {
 	/* instead of writing log_fd directly (e.g. secrets redaction); may be NULL */
 	int (*log_fn)(void *ctx, const void *buf, size_t len);
 	void *log_ctx;
-	uint64_t time_ms;	 /* wall-clock limit, SBX_UNSET for none */
-	uint64_t grace_ms;	 /* between SIGTERM and SIGKILL */
+	uint64_t time_ms;  /* wall-clock limit, SBX_UNSET for none */
+	uint64_t grace_ms; /* between SIGTERM and SIGKILL */
 	/* After the first SIGINT, SIGTERM, SIGHUP or SIGQUIT forwarded: the
 	 * jail is killed when it has not ended within stop_ms, or at once on
 	 * a second SIGINT or SIGTERM.  SBX_UNSET: never (only forwarded). */
@@ -262,12 +262,12 @@ struct sbx_jail_result {
 	int status;	  /* the command's wait status */
 	bool have_status; /* false: init died before reporting (killed) */
 	bool timed_out;
-	int stop_signal;	  /* the first terminating signal forwarded, or 0 */
+	int stop_signal;	    /* the first terminating signal forwarded, or 0 */
 	enum sbx_jail_stop stopped; /* whether sbx then killed the jail, and why */
-	uint64_t output_bytes; /* bytes of output seen */
-	bool output_truncated; /* output.log hit the cap */
-	uint64_t cpu_usec;     /* rusage of the jail's init (includes what it reaped) */
-	uint64_t maxrss;       /* bytes, largest process */
+	uint64_t output_bytes;	    /* bytes of output seen */
+	bool output_truncated;	    /* output.log hit the cap */
+	uint64_t cpu_usec;	    /* rusage of the jail's init (includes what it reaped) */
+	uint64_t maxrss;	    /* bytes, largest process */
 	double wall_ms;
 };
 

@@ -119,7 +119,8 @@ static int make_skeleton(int from, int to, const char *name, struct sbx_err *err
 		struct stat st;
 
 		if (fstatat(from, dirs[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-		    mkdirat(to, dirs[i], 0700) < 0 || fchmodat(to, dirs[i], st.st_mode & 07777, 0) < 0)
+		    mkdirat(to, dirs[i], 0700) < 0 ||
+		    fchmodat(to, dirs[i], st.st_mode & 07777, 0) < 0)
 			return sbx_err_set(err, errno, "cannot create '%s'", dirs[i]);
 	}
 	return 0;

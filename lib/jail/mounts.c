@@ -188,7 +188,8 @@ static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
 		return sbx_err_wrap(err, "the writable layer ([limits] disk)");
 	r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg, rootfs_layer, SBX_LAYERS_SKELETON, err);
 	if (r == 0 && o->layer_tmpfs_fill)
-		r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg, rootfs_layer, SBX_LAYERS_INTO, err);
+		r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg, rootfs_layer, SBX_LAYERS_INTO,
+					 err);
 	if (r < 0)
 		return r;
 	root = openat(b->layer, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -373,8 +374,8 @@ static int overlay_fs(struct build *b, int lower, int upper, int work, uint64_t 
 		      struct sbx_err *err)
 {
 	char lo[32], up[32], wk[32];
-	const char *opts[] = {"lowerdir", lo,	       "upperdir", up,	 "workdir", wk,
-			      "userxattr", NULL,       "volatile", NULL, NULL,	    NULL};
+	const char *opts[] = {"lowerdir",  lo,	 "upperdir", up,   "workdir", wk,
+			      "userxattr", NULL, "volatile", NULL, NULL,      NULL};
 	int mfd;
 
 	snprintf(lo, sizeof(lo), "/proc/self/fd/%d", lower);
@@ -494,11 +495,10 @@ static int mount_rootfs(struct build *b, struct sbx_err *err)
 /* Kernel internals, and what names the host's hardware: its disks and
  * swap, its boot command line, its modules, its I/O map. */
 static const char *const proc_masked[] = {
-    "kcore",	     "keys",	 "timer_list", "timer_stats", "sched_debug",
-    "latency_stats", "kallsyms", "kpagecount", "kpageflags",  "kpagecgroup",
-    "acpi",	     "scsi",	 "asound",     "interrupts",  "sysvipc",
-    "partitions",    "diskstats", "swaps",     "cmdline",     "modules",
-    "iomem",	     "ioports"};
+    "kcore",	"keys",	      "timer_list", "timer_stats", "sched_debug", "latency_stats",
+    "kallsyms", "kpagecount", "kpageflags", "kpagecgroup", "acpi",	  "scsi",
+    "asound",	"interrupts", "sysvipc",    "partitions",  "diskstats",	  "swaps",
+    "cmdline",	"modules",    "iomem",	    "ioports"};
 static const char *const proc_readonly[] = {"sys", "sysrq-trigger", "irq", "bus", "fs"};
 
 /* Hide what t refers to: /dev/null on a file, an empty ro tmpfs on a dir. */
@@ -547,11 +547,12 @@ static int mount_proc(struct build *b, struct sbx_err *err)
 	/* A fresh proc is refused where the proc it would reveal has mounts
 	 * over it: a container that masks /proc. */
 	if (pfd == -EPERM)
-		return sbx_err_set(err, 0,
-				   "cannot mount a fresh /proc for the jail's pid namespace: this "
-				   "container masks /proc (podman and docker do by default); run it "
-				   "with --security-opt unmask=ALL (podman) or --security-opt "
-				   "systempaths=unconfined (docker)");
+		return sbx_err_set(
+		    err, 0,
+		    "cannot mount a fresh /proc for the jail's pid namespace: this "
+		    "container masks /proc (podman and docker do by default); run it "
+		    "with --security-opt unmask=ALL (podman) or --security-opt "
+		    "systempaths=unconfined (docker)");
 	if (pfd < 0)
 		return pfd;
 	r = mount_at(b, fcntl(pfd, F_DUPFD_CLOEXEC, 3), "proc", "/proc", false, R_STRICT, err);
@@ -930,16 +931,18 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 		 */
 		if (mfd == -EINVAL) {
 			struct sbx_err e2 = {0};
-			int rb = clone_tree(s->fd, "",
-					    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-					    &e2);
+			int rb = clone_tree(
+			    s->fd, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+			    &e2);
 
-			if (rb >= 0 && mount_at(b, rb, m->src, m->dst, false, R_IN_ROOT, &e2) == 0) {
+			if (rb >= 0 &&
+			    mount_at(b, rb, m->src, m->dst, false, R_IN_ROOT, &e2) == 0) {
 				sbx_err_clear(err);
-				sbx_jail_report(b->c->sock, SBX_MSG_WARN, 0,
-						"'%s' is read-only, not copy-on-write: it holds mount "
-						"points that an unprivileged overlay cannot cover",
-						m->dst);
+				sbx_jail_report(
+				    b->c->sock, SBX_MSG_WARN, 0,
+				    "'%s' is read-only, not copy-on-write: it holds mount "
+				    "points that an unprivileged overlay cannot cover",
+				    m->dst);
 				return 0;
 			}
 		}

@@ -60,7 +60,8 @@ static bool find_range(const char *file, const char *name, unsigned long id, uns
 	while (fgets(line, sizeof(line), f)) {
 		char *who = strtok(line, ":\n"), *s = strtok(NULL, ":\n"), *c = strtok(NULL, ":\n");
 
-		if (!who || !s || !c || (strcmp(who, idstr) != 0 && (!name || strcmp(who, name) != 0)))
+		if (!who || !s || !c ||
+		    (strcmp(who, idstr) != 0 && (!name || strcmp(who, name) != 0)))
 			continue;
 		*start = strtoul(s, NULL, 10);
 		*count = strtoul(c, NULL, 10);
@@ -147,9 +148,11 @@ static int run_helper(const char *helper, pid_t pid, char args[][24], int n, str
 		if (errno != EINTR)
 			return sbx_err_set(err, errno, "cannot wait for '%s'", helper);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return sbx_err_set(err, EPERM, "'%s %s' failed (exit %d): check /etc/subuid and "
-					       "/etc/subgid, or set SBX_SUBID=0 for a one-id jail",
-				   helper, pidstr, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		return sbx_err_set(err, EPERM,
+				   "'%s %s' failed (exit %d): check /etc/subuid and "
+				   "/etc/subgid, or set SBX_SUBID=0 for a one-id jail",
+				   helper, pidstr,
+				   WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	return 0;
 }
 
@@ -191,7 +194,8 @@ int sbx_subid_call(const struct sbx_subid *s, int (*fn)(void *), void *arg)
 
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return -errno;
-	pid = (pid_t)syscall(SYS_clone, (unsigned long)CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+	pid =
+	    (pid_t)syscall(SYS_clone, (unsigned long)CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
 	if (pid == 0) {
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1 || c != 1)

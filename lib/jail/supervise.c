@@ -44,7 +44,7 @@ struct sup {
 	bool init_done;
 	int timer_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
 	int timer_fd;
-	int stop_fd; /* the stop timeout after a forwarded terminating signal */
+	int stop_fd;	  /* the stop timeout after a forwarded terminating signal */
 	uint64_t stop_ns; /* when that signal came */
 	bool raw;
 	bool in_midline; /* the last byte of stdin sent to the pty was not '\n' */

@@ -206,11 +206,12 @@ static size_t entries(const struct sbx_config *cfg, const struct sbx_cgroup *cg,
 		n++;
 	}
 	if (cfg->disk == SBX_DISK_NO_CAP) {
-		e[n] = (struct entry){.name = "disk",
-				      .value = "unlimited",
-				      .enforced = "none",
-				      .how = "no cap ([limits] disk = unlimited): the writable layer is on "
-					     "the state filesystem"};
+		e[n] = (struct entry){
+		    .name = "disk",
+		    .value = "unlimited",
+		    .enforced = "none",
+		    .how = "no cap ([limits] disk = unlimited): the writable layer is on "
+			   "the state filesystem"};
 		n++;
 	} else if (cfg->disk != SBX_UNSET) {
 		bool on_disk = cg && cg->disk_where == SBX_DISK_ON_DISK;
@@ -270,7 +271,8 @@ static json_t *entry_json(const struct sbx_config *cfg, const struct entry *e)
 	else if (!strcmp(e->name, "fsize"))
 		v = json_integer((json_int_t)cfg->fsize);
 	else if (!strcmp(e->name, "disk"))
-		v = cfg->disk == SBX_DISK_NO_CAP ? json_null() : json_integer((json_int_t)cfg->disk);
+		v = cfg->disk == SBX_DISK_NO_CAP ? json_null()
+						 : json_integer((json_int_t)cfg->disk);
 	else
 		v = json_integer(0);
 	json_object_set_new(o, !strcmp(e->name, "time") ? "value_ms" : "value", v);

@@ -119,7 +119,7 @@ static int split_hostport(const char *s, char **host, uint16_t *port)
 		return 0;
 	}
 	colon = strrchr(s, ':');
-	if (colon && strchr(s, ':') != colon) {	/* bare IPv6, no port */
+	if (colon && strchr(s, ':') != colon) { /* bare IPv6, no port */
 		*host = sbx_xstrdup(s);
 		return 0;
 	}
@@ -141,8 +141,10 @@ static int parse_entry(const char *text, struct sbx_allow_entry *e, struct sbx_e
 
 	memset(e, 0, sizeof(*e));
 	if (split_hostport(text, &raw, &e->port) < 0)
-		return sbx_err_set(err, 0, "bad allow entry '%s': expected host[:port], "
-				   "*.domain[:port] or an IP literal", text);
+		return sbx_err_set(err, 0,
+				   "bad allow entry '%s': expected host[:port], "
+				   "*.domain[:port] or an IP literal",
+				   text);
 	h = raw;
 	if (strncmp(h, "*.", 2) == 0) {
 		e->wildcard = true;
@@ -156,18 +158,22 @@ static int parse_entry(const char *text, struct sbx_allow_entry *e, struct sbx_e
 	if (e->is_ip && e->wildcard)
 		goto bad;
 	if (e->wildcard && !strchr(e->host, '.') && strcmp(e->host, "localhost") != 0) {
-		free(e->host);	/* "*.com" would allow a whole top-level domain */
+		free(e->host); /* "*.com" would allow a whole top-level domain */
 		e->host = NULL;
-		return sbx_err_set(err, 0, "bad allow entry '%s': a wildcard needs a domain of "
-				   "at least two labels (*.example.com)", text);
+		return sbx_err_set(err, 0,
+				   "bad allow entry '%s': a wildcard needs a domain of "
+				   "at least two labels (*.example.com)",
+				   text);
 	}
 	e->text = sbx_xstrdup(text);
 	return 0;
 bad:
 	free(e->host);
 	e->host = NULL;
-	return sbx_err_set(err, 0, "bad allow entry '%s': not a valid host name, "
-			   "*.domain or IP literal", text);
+	return sbx_err_set(err, 0,
+			   "bad allow entry '%s': not a valid host name, "
+			   "*.domain or IP literal",
+			   text);
 }
 
 int sbx_netpolicy_check_entry(const char *entry, struct sbx_err *err)
@@ -226,9 +232,8 @@ static bool host_matches(const struct sbx_allow_entry *e, const char *host)
 	return hl > dl + 1 && host[hl - dl - 1] == '.' && strcmp(host + hl - dl, e->host) == 0;
 }
 
-const struct sbx_allow_entry *sbx_netpolicy_match(const struct sbx_allowlist *al,
-						  const char *host, uint16_t port,
-						  uint16_t default_port)
+const struct sbx_allow_entry *sbx_netpolicy_match(const struct sbx_allowlist *al, const char *host,
+						  uint16_t port, uint16_t default_port)
 {
 	for (size_t i = 0; i < al->n; i++) {
 		const struct sbx_allow_entry *e = &al->e[i];
@@ -269,15 +274,15 @@ static uint32_t v4_at(const uint8_t *b)
 
 static enum sbx_addr_class classify_v6(const uint8_t *b)
 {
-	static const uint8_t zero[16], mapped[12] = { [10] = 0xff, [11] = 0xff },
-				       nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
+	static const uint8_t zero[16], mapped[12] = {[10] = 0xff, [11] = 0xff},
+				       nat64[12] = {0x00, 0x64, 0xff, 0x9b};
 
 	if (memcmp(b, zero, 16) == 0)
 		return SBX_ADDR_UNSPECIFIED;
 	if (memcmp(b, zero, 15) == 0 && b[15] == 1)
 		return SBX_ADDR_LOOPBACK;
 	if (memcmp(b, mapped, 12) == 0 || memcmp(b, nat64, 12) == 0 || memcmp(b, zero, 12) == 0)
-		return classify_v4(v4_at(b + 12));	/* mapped, NAT64, compatible */
+		return classify_v4(v4_at(b + 12)); /* mapped, NAT64, compatible */
 	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
 		return SBX_ADDR_LINKLOCAL;
 	if ((b[0] & 0xfe) == 0xfc || (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0))
@@ -304,7 +309,7 @@ static bool v4_of(const struct sockaddr *sa, uint32_t *out)
 		return true;
 	}
 	const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
-	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
 
 	if (sa->sa_family == AF_INET6 && memcmp(b, mapped, 12) == 0) {
 		*out = v4_at(b + 12);
@@ -344,7 +349,7 @@ enum sbx_addr_class sbx_netpolicy_classify_host(const struct sockaddr *sa)
 	if (c != SBX_ADDR_PUBLIC)
 		return c;
 	if (getifaddrs(&ifa) < 0)
-		return SBX_ADDR_HOST;	/* cannot tell: fail closed */
+		return SBX_ADDR_HOST; /* cannot tell: fail closed */
 	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
 		if (i->ifa_addr && addr_same_host(i->ifa_addr, sa)) {
 			c = SBX_ADDR_HOST;
@@ -358,10 +363,10 @@ enum sbx_addr_class sbx_netpolicy_classify_host(const struct sockaddr *sa)
 const char *sbx_netpolicy_class_name(enum sbx_addr_class c)
 {
 	static const char *const names[] = {
-		[SBX_ADDR_PUBLIC] = "public",	     [SBX_ADDR_LOOPBACK] = "loopback",
-		[SBX_ADDR_LINKLOCAL] = "link-local", [SBX_ADDR_PRIVATE] = "private",
-		[SBX_ADDR_UNSPECIFIED] = "unspecified", [SBX_ADDR_MULTICAST] = "multicast",
-		[SBX_ADDR_RESERVED] = "reserved",    [SBX_ADDR_HOST] = "a host address",
+	    [SBX_ADDR_PUBLIC] = "public",	    [SBX_ADDR_LOOPBACK] = "loopback",
+	    [SBX_ADDR_LINKLOCAL] = "link-local",    [SBX_ADDR_PRIVATE] = "private",
+	    [SBX_ADDR_UNSPECIFIED] = "unspecified", [SBX_ADDR_MULTICAST] = "multicast",
+	    [SBX_ADDR_RESERVED] = "reserved",	    [SBX_ADDR_HOST] = "a host address",
 	};
 	return (unsigned)c < SBX_ARRAY_SIZE(names) ? names[c] : "unknown";
 }
@@ -389,7 +394,7 @@ bool sbx_netpolicy_addr_allowed(const struct sbx_allowlist *al, const struct sbx
 	if (c == SBX_ADDR_PUBLIC)
 		return true;
 	if (c == SBX_ADDR_LOOPBACK && e && !e->is_ip && strcmp(e->host, "localhost") == 0)
-		return true;	/* "localhost[:port]" or "*.localhost" */
+		return true; /* "localhost[:port]" or "*.localhost" */
 	for (size_t i = 0; i < al->n; i++) {
 		const struct sbx_allow_entry *x = &al->e[i];
 
@@ -402,19 +407,19 @@ bool sbx_netpolicy_addr_allowed(const struct sbx_allowlist *al, const struct sbx
 	return false;
 }
 
-int sbx_netpolicy_parse_authority(const char *s, size_t len, uint16_t default_port,
-				  char **host, uint16_t *port)
+int sbx_netpolicy_parse_authority(const char *s, size_t len, uint16_t default_port, char **host,
+				  uint16_t *port)
 {
 	_cleanup_free_ char *a = NULL, *h = NULL;
 
 	*host = NULL;
 	if (len == 0 || len > 300 || memchr(s, '@', len))
-		return -EINVAL;	/* no userinfo in a proxy target */
+		return -EINVAL; /* no userinfo in a proxy target */
 	a = sbx_xstrndup(s, len);
 	if (strlen(a) != len || split_hostport(a, &h, port) < 0)
 		return -EINVAL;
 	if (a[0] != '[' && strchr(h, ':'))
-		return -EINVAL;	/* IPv6 literals need brackets in a URI */
+		return -EINVAL; /* IPv6 literals need brackets in a URI */
 	*host = sbx_netpolicy_norm_host(h, strlen(h));
 	if (!*host)
 		return -EINVAL;

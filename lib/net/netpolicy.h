@@ -64,12 +64,12 @@
 /* ---- allowlist ---- */
 
 struct sbx_allow_entry {
-	char *text;		/* the entry as given, for messages */
-	char *host;		/* lowercase, no trailing dot; for "*.d" this is "d" */
-	bool wildcard;		/* "*.domain": subdomains only */
-	bool is_ip;		/* host is an IP literal (addr valid) */
-	struct sockaddr_storage addr;	/* the literal, port 0 */
-	uint16_t port;		/* 0: the request's default port */
+	char *text;		      /* the entry as given, for messages */
+	char *host;		      /* lowercase, no trailing dot; for "*.d" this is "d" */
+	bool wildcard;		      /* "*.domain": subdomains only */
+	bool is_ip;		      /* host is an IP literal (addr valid) */
+	struct sockaddr_storage addr; /* the literal, port 0 */
+	uint16_t port;		      /* 0: the request's default port */
 };
 
 struct sbx_allowlist {
@@ -96,17 +96,16 @@ char *sbx_netpolicy_norm_host(const char *host, size_t len);
  * *host gets the normalised host (malloc'd), *port the port or
  * default_port.  0 or -EINVAL.
  */
-int sbx_netpolicy_parse_authority(const char *s, size_t len, uint16_t default_port,
-				  char **host, uint16_t *port);
+int sbx_netpolicy_parse_authority(const char *s, size_t len, uint16_t default_port, char **host,
+				  uint16_t *port);
 
 /*
  * The first entry allowing host:port (host normalised), or NULL.
  * default_port is 443 for CONNECT and 80 for plain HTTP; an entry without
  * a port matches only port == default_port.
  */
-const struct sbx_allow_entry *sbx_netpolicy_match(const struct sbx_allowlist *al,
-						  const char *host, uint16_t port,
-						  uint16_t default_port);
+const struct sbx_allow_entry *sbx_netpolicy_match(const struct sbx_allowlist *al, const char *host,
+						  uint16_t port, uint16_t default_port);
 
 /* ---- addresses ---- */
 
@@ -118,7 +117,7 @@ enum sbx_addr_class {
 	SBX_ADDR_UNSPECIFIED,
 	SBX_ADDR_MULTICAST,
 	SBX_ADDR_RESERVED,
-	SBX_ADDR_HOST,		/* one of the host's own addresses */
+	SBX_ADDR_HOST, /* one of the host's own addresses */
 };
 
 /* Class of an address by range only (never SBX_ADDR_HOST). */

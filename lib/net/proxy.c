@@ -48,14 +48,14 @@
 
 struct sbx_proxy {
 	int listen_fd;
-	int stop_fd;		/* eventfd, readable once stopping */
-	int event_fd;		/* eventfd, readable while events are queued */
+	int stop_fd;  /* eventfd, readable once stopping */
+	int event_fd; /* eventfd, readable while events are queued */
 	struct sbx_allowlist al;
 	sbx_proxy_event_fn cb;
 	void *data;
 	pthread_t accept_thread;
-	pthread_mutex_t lock;	/* stats, queue, active, cb serialisation */
-	pthread_cond_t idle;	/* signalled when active drops */
+	pthread_mutex_t lock; /* stats, queue, active, cb serialisation */
+	pthread_cond_t idle;  /* signalled when active drops */
 	bool stopped;
 	json_t *queue;
 	struct sbx_proxy_stats st;
@@ -79,13 +79,15 @@ static json_t *conn_event(const struct proxy_conn *c)
 	json_object_set_new(ev, "allowed", json_boolean(c->allowed));
 	/* Allowed but it never got through (no such name, refused): failed. */
 	json_object_set_new(ev, "result",
-			    json_string(!c->allowed ? "denied" : c->failed ? "failed" : "ok"));
+			    json_string(!c->allowed ? "denied"
+					: c->failed ? "failed"
+						    : "ok"));
 	json_object_set_new(ev, "reason", json_string(c->reason));
 	json_object_set_new(ev, "status", json_integer(c->status));
 	json_object_set_new(ev, "bytes_up", json_integer((json_int_t)c->bytes_up));
 	json_object_set_new(ev, "bytes_down", json_integer((json_int_t)c->bytes_down));
-	json_object_set_new(ev, "ms", json_real((double)(int64_t)(sbx_ms_since(c->start_ns) * 1000) /
-						 1000.0));
+	json_object_set_new(
+	    ev, "ms", json_real((double)(int64_t)(sbx_ms_since(c->start_ns) * 1000) / 1000.0));
 	return ev;
 }
 
@@ -237,8 +239,8 @@ static void *conn_main(void *arg)
 static void reject_busy(struct sbx_proxy *p, struct proxy_conn *c)
 {
 	snprintf(c->reason, sizeof(c->reason),
-		 "too many connections: %d at once, all relaying in the last %d ms",
-		 PROXY_MAX_CONN, PROXY_EVICT_IDLE_MS);
+		 "too many connections: %d at once, all relaying in the last %d ms", PROXY_MAX_CONN,
+		 PROXY_EVICT_IDLE_MS);
 	sbx_proxy_reply(c, 503, "Service Unavailable", c->reason);
 	pthread_mutex_lock(&p->lock);
 	p->st.refused++;
@@ -264,8 +266,7 @@ static bool evict_one(struct sbx_proxy *p, uint64_t now)
 		bool head = !__atomic_load_n(&c->requested, __ATOMIC_RELAXED);
 		uint64_t last = __atomic_load_n(&c->last_ns, __ATOMIC_RELAXED);
 
-		if (c->evicted ||
-		    (!head && now - last < (uint64_t)PROXY_EVICT_IDLE_MS * 1000000))
+		if (c->evicted || (!head && now - last < (uint64_t)PROXY_EVICT_IDLE_MS * 1000000))
 			continue;
 		if (!v || (head && !v_head) ||
 		    (head == v_head && last < __atomic_load_n(&v->last_ns, __ATOMIC_RELAXED))) {
@@ -330,8 +331,8 @@ static void *accept_main(void *arg)
 	struct sbx_proxy *p = arg;
 
 	for (;;) {
-		struct pollfd pf[2] = { { .fd = p->listen_fd, .events = POLLIN },
-					{ .fd = p->stop_fd, .events = POLLIN } };
+		struct pollfd pf[2] = {{.fd = p->listen_fd, .events = POLLIN},
+				       {.fd = p->stop_fd, .events = POLLIN}};
 
 		if (poll(pf, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -346,7 +347,7 @@ static void *accept_main(void *arg)
 
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE)
-				poll(NULL, 0, 100);	/* let connections finish */
+				poll(NULL, 0, 100); /* let connections finish */
 			continue;
 		}
 		spawn_conn(p, fd);
@@ -439,8 +440,7 @@ size_t sbx_proxy_drain(struct sbx_proxy *p, struct sbx_log *log)
 	json_t *evs = sbx_proxy_take_events(p), *ev;
 	size_t i;
 
-	json_array_foreach(evs, i, ev)
-		sbx_log_event(log, "net", json_incref(ev));
+	json_array_foreach(evs, i, ev) sbx_log_event(log, "net", json_incref(ev));
 	i = json_array_size(evs);
 	json_decref(evs);
 	return i;
@@ -479,17 +479,18 @@ int sbx_proxy_listen(const char *hostport, uint16_t *port_out, struct sbx_err *e
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
 		return sbx_err_set(err, errno, "cannot read the address of '%s'", hostport);
 	if (port_out)
-		*port_out = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-						 : ((struct sockaddr_in6 *)&ss)->sin6_port);
+		*port_out =
+		    ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+						  : ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return steal_fd(&fd);
 }
 
 void sbx_proxy_env(uint16_t port, struct sbx_strv *env)
 {
 	static const char *const names[] = {
-		"http_proxy",	"HTTP_PROXY",	"https_proxy",	    "HTTPS_PROXY",
-		"all_proxy",	"ALL_PROXY",	"npm_config_proxy", "npm_config_https_proxy",
-		"YARN_HTTP_PROXY", "YARN_HTTPS_PROXY", "PIP_PROXY",
+	    "http_proxy",      "HTTP_PROXY",	   "https_proxy",      "HTTPS_PROXY",
+	    "all_proxy",       "ALL_PROXY",	   "npm_config_proxy", "npm_config_https_proxy",
+	    "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY", "PIP_PROXY",
 	};
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(names); i++)
 		sbx_strv_push_take(env, sbx_xasprintf("%s=http://127.0.0.1:%u", names[i], port));

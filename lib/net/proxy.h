@@ -31,17 +31,17 @@ typedef void (*sbx_proxy_event_fn)(json_t *event, void *data);
 struct sbx_proxy;
 
 struct sbx_proxy_stats {
-	uint64_t connections;	/* accepted */
-	uint64_t allowed;	/* events with allowed = true that got through (result ok) */
-	uint64_t failed;	/* allowed, but not resolved or not connected (result failed) */
-	uint64_t denied;	/* events with allowed = false */
+	uint64_t connections; /* accepted */
+	uint64_t allowed;     /* events with allowed = true that got through (result ok) */
+	uint64_t failed;      /* allowed, but not resolved or not connected (result failed) */
+	uint64_t denied;      /* events with allowed = false */
 	uint64_t bytes_up;
 	uint64_t bytes_down;
-	uint64_t active;	/* connections being served now */
-	uint64_t idle;		/* ended without a whole request (no event) */
-	uint64_t evicted;	/* of those with or without one: closed, idle, to
-				 * make room for a new one */
-	uint64_t refused;	/* answered 503: every connection busy (no event) */
+	uint64_t active;  /* connections being served now */
+	uint64_t idle;	  /* ended without a whole request (no event) */
+	uint64_t evicted; /* of those with or without one: closed, idle, to
+			   * make room for a new one */
+	uint64_t refused; /* answered 503: every connection busy (no event) */
 };
 
 /*

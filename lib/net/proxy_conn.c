@@ -11,18 +11,18 @@
 
 #include "proxy_int.h"
 
-#define HEAD_MAX (64 * 1024)
-#define HEAD_TIMEOUT_MS PROXY_HEAD_TIMEOUT_MS
+#define HEAD_MAX	   (64 * 1024)
+#define HEAD_TIMEOUT_MS	   PROXY_HEAD_TIMEOUT_MS
 #define CONNECT_TIMEOUT_MS 10000
-#define RELAY_BUF (4 * 1024 * 1024)
+#define RELAY_BUF	   (4 * 1024 * 1024)
 
 struct request {
-	char *buf;		/* the bytes read so far */
-	size_t head_len;	/* up to and including the blank line */
+	char *buf;	 /* the bytes read so far */
+	size_t head_len; /* up to and including the blank line */
 	size_t total;
-	const char *target;	/* NUL-terminated inside buf */
+	const char *target; /* NUL-terminated inside buf */
 	const char *version;
-	char *lines;		/* header lines (NUL-terminated, each ends "\n") */
+	char *lines; /* header lines (NUL-terminated, each ends "\n") */
 };
 
 /* ---- small I/O ---- */
@@ -31,8 +31,8 @@ struct request {
  * when the proxy stops, other -errno */
 static int wait_fd(struct proxy_conn *c, int fd, short ev, int timeout_ms)
 {
-	struct pollfd pf[2] = { { .fd = fd, .events = ev },
-				{ .fd = sbx_proxy_conn_stop_fd(c), .events = POLLIN } };
+	struct pollfd pf[2] = {{.fd = fd, .events = ev},
+			       {.fd = sbx_proxy_conn_stop_fd(c), .events = POLLIN}};
 	int r;
 
 	do
@@ -83,7 +83,7 @@ void sbx_proxy_reply(struct proxy_conn *c, int status, const char *text, const c
 }
 
 static void deny(struct proxy_conn *c, int status, const char *text, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static void deny(struct proxy_conn *c, int status, const char *text, const char *fmt, ...)
 {
 	va_list ap;
@@ -136,7 +136,8 @@ static int read_head(struct proxy_conn *c, struct request *rq)
 			continue;
 		}
 		if (n == 0) {
-			snprintf(c->reason, sizeof(c->reason), "client closed before a full request");
+			snprintf(c->reason, sizeof(c->reason),
+				 "client closed before a full request");
 			return -1;
 		}
 		if (errno != EAGAIN && errno != EINTR) {
@@ -144,16 +145,17 @@ static int read_head(struct proxy_conn *c, struct request *rq)
 			return -1;
 		}
 		uint64_t now = sbx_now_ns();
-		int w = now >= deadline ? 0
-					: wait_fd(c, c->client, POLLIN,
-						  (int)((deadline - now) / 1000000) + 1);
+		int w = now >= deadline
+			    ? 0
+			    : wait_fd(c, c->client, POLLIN, (int)((deadline - now) / 1000000) + 1);
 
 		if (w <= 0) {
 			if (w == -ECANCELED)
-				snprintf(c->reason, sizeof(c->reason), "proxy stopped before a full request");
+				snprintf(c->reason, sizeof(c->reason),
+					 "proxy stopped before a full request");
 			else
-				snprintf(c->reason, sizeof(c->reason), "no full request within %d s",
-					 HEAD_TIMEOUT_MS / 1000);
+				snprintf(c->reason, sizeof(c->reason),
+					 "no full request within %d s", HEAD_TIMEOUT_MS / 1000);
 			return -1;
 		}
 	}
@@ -222,7 +224,7 @@ static int next_header(char **cur, char **name, char **value)
 	*colon = '\0';
 	for (const char *p = line; *p; p++)
 		if (!is_tchar((unsigned char)*p))
-			return -1;	/* also rejects obs-fold (leading space) */
+			return -1; /* also rejects obs-fold (leading space) */
 	*name = line;
 	*value = colon + 1;
 	while (**value == ' ' || **value == '\t')
@@ -232,9 +234,9 @@ static int next_header(char **cur, char **name, char **value)
 
 static bool hop_by_hop(const char *name)
 {
-	static const char *const hop[] = { "connection", "keep-alive", "proxy-connection",
-					   "proxy-authorization", "proxy-authenticate",
-					   "te", "trailer", "host" };
+	static const char *const hop[] = {
+	    "connection",	  "keep-alive", "proxy-connection", "proxy-authorization",
+	    "proxy-authenticate", "te",		"trailer",	    "host"};
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(hop); i++)
 		if (strcasecmp(name, hop[i]) == 0)
 			return true;
@@ -258,9 +260,9 @@ static char *rewrite_http(struct proxy_conn *c, struct request *rq, const char *
 {
 	char auth[300], *cur = rq->lines, *name, *value;
 	bool upgrade = false;
-	char *out = sbx_xasprintf("%s %s%s %s\r\nHost: %s\r\n", c->method,
-				  path[0] == '/' ? "" : "/", path, rq->version,
-				  format_authority(c, 80, auth, sizeof(auth)));
+	char *out =
+	    sbx_xasprintf("%s %s%s %s\r\nHost: %s\r\n", c->method, path[0] == '/' ? "" : "/", path,
+			  rq->version, format_authority(c, 80, auth, sizeof(auth)));
 	size_t len = strlen(out);
 	int r;
 
@@ -341,8 +343,10 @@ static bool is_localhost(const char *h)
 /* Candidate addresses: the literal, localhost's two, or getaddrinfo's. */
 static int resolve(struct proxy_conn *c, struct sockaddr_storage *out, size_t max, size_t *n)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_ADDRCONFIG }, *res = NULL;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+				 .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_ADDRCONFIG},
+			*res = NULL;
 	socklen_t sl;
 	int r;
 
@@ -380,8 +384,8 @@ static int resolve(struct proxy_conn *c, struct sockaddr_storage *out, size_t ma
 /* Connect to one checked address; 0 or -errno (with a stop as -ECANCELED). */
 static int connect_to(struct proxy_conn *c, const struct sockaddr_storage *ss)
 {
-	socklen_t sl = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in)
-						: sizeof(struct sockaddr_in6);
+	socklen_t sl =
+	    ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), e = 0;
 	socklen_t el = sizeof(e);
 
@@ -416,7 +420,7 @@ static void open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
 	int last = 0;
 
 	if (resolve(c, cand, SBX_ARRAY_SIZE(cand), &n) < 0) {
-		c->allowed = true;	/* by the allowlist; the name just did not resolve */
+		c->allowed = true; /* by the allowlist; the name just did not resolve */
 		c->failed = true;
 		sbx_proxy_reply(c, 502, "Bad Gateway", c->reason);
 		return;
@@ -452,7 +456,8 @@ static void open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
 		return;
 	}
 	c->failed = true;
-	deny(c, last == -ETIMEDOUT ? 504 : 502, last == -ETIMEDOUT ? "Gateway Timeout" : "Bad Gateway",
+	deny(c, last == -ETIMEDOUT ? 504 : 502,
+	     last == -ETIMEDOUT ? "Gateway Timeout" : "Bad Gateway",
 	     "cannot connect to %s port %u: %s", c->address, c->port, strerror(-last));
 }
 
@@ -475,7 +480,7 @@ static void half_init(struct half *h, int src, int dst, bool up)
 {
 	h->src = src;
 	h->dst = dst;
-	h->cap = RELAY_BUF;	/* pages are touched only as data flows */
+	h->cap = RELAY_BUF; /* pages are touched only as data flows */
 	h->buf = sbx_xmalloc(h->cap);
 	h->off = h->fill = 0;
 	h->eof = h->shut = false;
@@ -538,7 +543,7 @@ static void peek_status(struct proxy_conn *c)
 	if (n >= 12 && strncmp(b, "HTTP/1.", 7) == 0 && b[8] == ' ' && isdigit((unsigned char)b[9]))
 		c->status = atoi(b + 9);
 	else if (n > 0)
-		c->status = -1;		/* not an HTTP response: reported as-is */
+		c->status = -1; /* not an HTTP response: reported as-is */
 }
 
 static void relay(struct proxy_conn *c)
@@ -549,8 +554,9 @@ static void relay(struct proxy_conn *c)
 	half_init(&up, c->client, c->upstream, true);
 	half_init(&down, c->upstream, c->client, false);
 	while (r == 0 && !(up.shut && down.shut)) {
-		struct pollfd pf[3] = { { .fd = c->client }, { .fd = c->upstream },
-					{ .fd = sbx_proxy_conn_stop_fd(c), .events = POLLIN } };
+		struct pollfd pf[3] = {{.fd = c->client},
+				       {.fd = c->upstream},
+				       {.fd = sbx_proxy_conn_stop_fd(c), .events = POLLIN}};
 
 		uint64_t idle = sbx_now_ns() - __atomic_load_n(&c->last_ns, __ATOMIC_RELAXED);
 		int n;
@@ -559,16 +565,17 @@ static void relay(struct proxy_conn *c)
 		half_events(&down, &pf[1], &pf[0]);
 		n = idle >= (uint64_t)PROXY_IDLE_MS * 1000000
 			? 0
-			: poll(pf, 3, (int)(((uint64_t)PROXY_IDLE_MS * 1000000 - idle) / 1000000) + 1);
+			: poll(pf, 3,
+			       (int)(((uint64_t)PROXY_IDLE_MS * 1000000 - idle) / 1000000) + 1);
 		if (n < 0 && errno != EINTR) {
 			r = -errno;
 			break;
 		}
 		if (n == 0 && sbx_now_ns() - __atomic_load_n(&c->last_ns, __ATOMIC_RELAXED) >=
 				  (uint64_t)PROXY_IDLE_MS * 1000000) {
-			snprintf(c->reason + strlen(c->reason),
-				 sizeof(c->reason) - strlen(c->reason),
-				 "; closed after %d s without a byte either way", PROXY_IDLE_MS / 1000);
+			snprintf(
+			    c->reason + strlen(c->reason), sizeof(c->reason) - strlen(c->reason),
+			    "; closed after %d s without a byte either way", PROXY_IDLE_MS / 1000);
 			break;
 		}
 		if (pf[2].revents) {
@@ -660,10 +667,10 @@ static bool decide(struct proxy_conn *c, struct request *rq, char **head_out)
 
 void sbx_proxy_serve_conn(struct proxy_conn *c)
 {
-	struct request rq = { 0 };
+	struct request rq = {0};
 	_cleanup_free_ char *head = NULL;
 	static const char established[] =
-		"HTTP/1.1 200 Connection established\r\nProxy-Agent: sbx-proxy\r\n\r\n";
+	    "HTTP/1.1 200 Connection established\r\nProxy-Agent: sbx-proxy\r\n\r\n";
 	int r = read_head(c, &rq);
 
 	if (r == -2)

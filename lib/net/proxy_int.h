@@ -16,27 +16,27 @@
 
 struct proxy_conn {
 	struct sbx_proxy *proxy;
-	int client;		/* nonblocking */
-	int upstream;		/* nonblocking, -1 until connected */
+	int client;   /* nonblocking */
+	int upstream; /* nonblocking, -1 until connected */
 	uint64_t start_ns;
 	char ts[40];
 	/* what the event reports */
 	char method[16];
-	char *host;		/* normalised, NULL before parsing */
+	char *host; /* normalised, NULL before parsing */
 	uint16_t port;
 	char address[INET6_ADDRSTRLEN];
 	bool allowed;
-	bool failed;		/* allowed, but it could not be resolved or connected */
+	bool failed; /* allowed, but it could not be resolved or connected */
 	bool is_connect;
-	int status;		/* sent to the client (upstream's for plain HTTP) */
+	int status; /* sent to the client (upstream's for plain HTTP) */
 	char reason[256];
 	uint64_t bytes_up;
 	uint64_t bytes_down;
 	/* the proxy's list of connections being served (under its lock) */
 	struct proxy_conn *prev, *next;
-	uint64_t last_ns;	/* last byte either way (atomic) */
-	bool requested;		/* a whole request head arrived (atomic) */
-	bool evicted;		/* shut down to make room (under the lock) */
+	uint64_t last_ns; /* last byte either way (atomic) */
+	bool requested;	  /* a whole request head arrived (atomic) */
+	bool evicted;	  /* shut down to make room (under the lock) */
 };
 
 /* Idle limits: a connection that has sent no whole request head within
@@ -45,10 +45,10 @@ struct proxy_conn {
  * room by closing the one that has waited longest for its request head,
  * else the relay idle the longest if that one has been idle
  * PROXY_EVICT_IDLE_MS or more; otherwise the new one gets a 503. */
-#define PROXY_MAX_CONN 256
+#define PROXY_MAX_CONN	      256
 #define PROXY_HEAD_TIMEOUT_MS 10000
-#define PROXY_IDLE_MS (600 * 1000)
-#define PROXY_EVICT_IDLE_MS 1000
+#define PROXY_IDLE_MS	      (600 * 1000)
+#define PROXY_EVICT_IDLE_MS   1000
 
 /* proxy.c */
 void sbx_proxy_count(struct proxy_conn *c, bool up, uint64_t n);

@@ -51,21 +51,21 @@ void sbx_config_free(struct sbx_config *c)
 
 const char *sbx_net_mode_name(enum sbx_net_mode m)
 {
-	static const char *const n[] = { "none", "loopback", "proxy", "host" };
+	static const char *const n[] = {"none", "loopback", "proxy", "host"};
 
 	return (unsigned)m < SBX_ARRAY_SIZE(n) ? n[m] : "?";
 }
 
 const char *sbx_persist_name(enum sbx_persist p)
 {
-	static const char *const n[] = { "never", "on-failure", "always" };
+	static const char *const n[] = {"never", "on-failure", "always"};
 
 	return (unsigned)p < SBX_ARRAY_SIZE(n) ? n[p] : "?";
 }
 
 const char *sbx_mount_kind_name(enum sbx_mount_kind k)
 {
-	static const char *const n[] = { "bind", "ro-bind", "overlay", "tmpfs", "mask" };
+	static const char *const n[] = {"bind", "ro-bind", "overlay", "tmpfs", "mask"};
 
 	return (unsigned)k < SBX_ARRAY_SIZE(n) ? n[k] : "?";
 }
@@ -174,7 +174,8 @@ size_t sbx_config_drop_covered_overlays(struct sbx_config *c)
 			continue;
 		free(c->mounts[j].src);
 		free(c->mounts[j].dst);
-		memmove(&c->mounts[j], &c->mounts[j + 1], (c->n_mounts - j - 1) * sizeof(*c->mounts));
+		memmove(&c->mounts[j], &c->mounts[j + 1],
+			(c->n_mounts - j - 1) * sizeof(*c->mounts));
 		c->n_mounts--;
 		j--;
 		dropped++;
@@ -210,10 +211,11 @@ int sbx_config_check_sources(const struct sbx_config *c, struct sbx_err *err)
 		     m->kind != SBX_MNT_OVERLAY))
 			continue;
 		if (stat(m->src, &st) < 0 && errno == ENOENT)
-			return sbx_err_set(err, 0,
-					   "%s '%s': does not exist on the host (a leading '-' makes "
-					   "an entry optional)",
-					   sbx_mount_kind_name(m->kind), m->src);
+			return sbx_err_set(
+			    err, 0,
+			    "%s '%s': does not exist on the host (a leading '-' makes "
+			    "an entry optional)",
+			    sbx_mount_kind_name(m->kind), m->src);
 	}
 	return 0;
 }

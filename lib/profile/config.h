@@ -29,10 +29,10 @@
 #define SBX_STOP_TIMEOUT_DEFAULT_MS 10000
 
 enum sbx_net_mode {
-	SBX_NET_NONE = 0,	/* own netns, its own lo up, nothing outside */
-	SBX_NET_LOOPBACK,	/* the same (the older name) */
-	SBX_NET_PROXY,		/* own netns, allowlist HTTP proxy at 127.0.0.1:PORT */
-	SBX_NET_HOST,		/* host network: loudly flagged */
+	SBX_NET_NONE = 0, /* own netns, its own lo up, nothing outside */
+	SBX_NET_LOOPBACK, /* the same (the older name) */
+	SBX_NET_PROXY,	  /* own netns, allowlist HTTP proxy at 127.0.0.1:PORT */
+	SBX_NET_HOST,	  /* host network: loudly flagged */
 };
 
 enum sbx_persist {
@@ -42,33 +42,32 @@ enum sbx_persist {
 };
 
 enum sbx_mount_kind {
-	SBX_MNT_BIND = 0,	/* bind SRC[:DST], read-write, nosuid,nodev */
-	SBX_MNT_RO_BIND,	/* ro-bind SRC[:DST] */
-	SBX_MNT_OVERLAY,	/* overlay SRC[:DST], copy-on-write, upper in state */
-	SBX_MNT_TMPFS,		/* tmpfs DST[:SIZE] */
-	SBX_MNT_MASK,		/* mask PATH: hide (empty tmpfs for dirs, /dev/null for files) */
+	SBX_MNT_BIND = 0, /* bind SRC[:DST], read-write, nosuid,nodev */
+	SBX_MNT_RO_BIND,  /* ro-bind SRC[:DST] */
+	SBX_MNT_OVERLAY,  /* overlay SRC[:DST], copy-on-write, upper in state */
+	SBX_MNT_TMPFS,	  /* tmpfs DST[:SIZE] */
+	SBX_MNT_MASK,	  /* mask PATH: hide (empty tmpfs for dirs, /dev/null for files) */
 };
 
 struct sbx_mount {
 	enum sbx_mount_kind kind;
-	char *src;		/* absolute host path (NULL for tmpfs) */
-	char *dst;		/* absolute path inside the jail */
-	uint64_t size;		/* tmpfs size in bytes, 0 = kernel default */
-	bool optional;		/* SRC may be missing (prefix '-' in the value) */
-	bool host_only;		/* " when host": only with the host's root (not an image) */
+	char *src;	/* absolute host path (NULL for tmpfs) */
+	char *dst;	/* absolute path inside the jail */
+	uint64_t size;	/* tmpfs size in bytes, 0 = kernel default */
+	bool optional;	/* SRC may be missing (prefix '-' in the value) */
+	bool host_only; /* " when host": only with the host's root (not an image) */
 };
 
 enum sbx_secret_source { SBX_SECRET_FROM_ENV = 0, SBX_SECRET_FROM_FILE };
 enum sbx_secret_inject { SBX_SECRET_AS_ENV = 0, SBX_SECRET_AS_FILE };
 
 struct sbx_secret {
-	char *name;			/* env var name / file name under /run/secrets */
+	char *name; /* env var name / file name under /run/secrets */
 	enum sbx_secret_source source;
-	char *ref;			/* host env var name, or host file path */
+	char *ref; /* host env var name, or host file path */
 	enum sbx_secret_inject inject;
-	bool optional;			/* "env:VAR?": skipped (not an error) when missing */
+	bool optional; /* "env:VAR?": skipped (not an error) when missing */
 };
-
 
 /* [filesystem] sysfs: the jail's own view of /sys, or none at all. */
 enum sbx_sysfs {
@@ -78,20 +77,20 @@ enum sbx_sysfs {
 
 struct sbx_config {
 	/* Where it came from. */
-	char *profile_name;	/* "default", "ci", or the file path as given */
+	char *profile_name;	 /* "default", "ci", or the file path as given */
 	struct sbx_strv sources; /* every file/built-in read, in order */
 
 	/* [sandbox] */
-	char *rootfs;		/* "host" (NULL means host), tarball path or directory */
-	bool rootfs_required;	/* rootfs = required: run must be given --rootfs */
-	char *hostname;		/* NULL: "sbx-<id>" */
-	bool user_set;		/* user = given; otherwise invoking user's ids */
-	bool user_root;		/* user = root */
+	char *rootfs;	      /* "host" (NULL means host), tarball path or directory */
+	bool rootfs_required; /* rootfs = required: run must be given --rootfs */
+	char *hostname;	      /* NULL: "sbx-<id>" */
+	bool user_set;	      /* user = given; otherwise invoking user's ids */
+	bool user_root;	      /* user = root */
 	uid_t uid;
 	gid_t gid;
-	char *workdir;		/* NULL: $PWD if visible inside, else / */
+	char *workdir; /* NULL: $PWD if visible inside, else / */
 	enum sbx_persist persist;
-	bool tty;		/* allocate a pty (also -t) */
+	bool tty; /* allocate a pty (also -t) */
 	/* After SIGINT/SIGTERM/SIGHUP/SIGQUIT reached sbx and was forwarded:
 	 * how long the command may take to end before the jail is killed
 	 * (SBX_UNSET: never).  A second SIGINT/SIGTERM kills at once. */
@@ -100,13 +99,13 @@ struct sbx_config {
 	/* [filesystem]: in order of appearance */
 	struct sbx_mount *mounts;
 	size_t n_mounts;
-	bool rootfs_writable;	/* writable overlay layer on the root (default yes) */
-	enum sbx_sysfs sysfs;	/* what /sys shows (lib/jail/mounts.c mount_sys) */
+	bool rootfs_writable; /* writable overlay layer on the root (default yes) */
+	enum sbx_sysfs sysfs; /* what /sys shows (lib/jail/mounts.c mount_sys) */
 
 	/* [env] */
-	bool env_clear;		/* default true */
-	struct sbx_strv env_pass;	/* names (glob patterns allowed: LC_*) */
-	struct sbx_strv env_set;	/* "NAME=VALUE" */
+	bool env_clear;		  /* default true */
+	struct sbx_strv env_pass; /* names (glob patterns allowed: LC_*) */
+	struct sbx_strv env_set;  /* "NAME=VALUE" */
 
 	/* [secrets] */
 	struct sbx_secret *secrets;
@@ -114,26 +113,26 @@ struct sbx_config {
 
 	/* [network] */
 	enum sbx_net_mode net;
-	struct sbx_strv allow;	/* host, host:port, *.domain[:port] */
+	struct sbx_strv allow; /* host, host:port, *.domain[:port] */
 
 	/* [limits]; SBX_UNSET when not set */
-	uint64_t memory;	/* bytes */
+	uint64_t memory; /* bytes */
 	uint64_t pids;
-	uint64_t cpus_milli;	/* 1500 = 1.5 cpus */
+	uint64_t cpus_milli; /* 1500 = 1.5 cpus */
 	uint64_t time_ms;
 	uint64_t nofile;
 	uint64_t fsize;		/* bytes */
 	uint64_t disk;		/* bytes, writable layer */
 	uint64_t image_size;	/* bytes, max unpacked image */
-	uint64_t image_entries;	/* max entries in an image */
+	uint64_t image_entries; /* max entries in an image */
 
 	/* [security] */
-	char *seccomp;		/* "default" | "strict" | path to a policy file */
-	uint64_t caps_keep;	/* bitmask of CAP_* kept (default 0) */
-	bool no_new_privs;	/* default true; "no" is refused unless caps are kept */
+	char *seccomp;	    /* "default" | "strict" | path to a policy file */
+	uint64_t caps_keep; /* bitmask of CAP_* kept (default 0) */
+	bool no_new_privs;  /* default true; "no" is refused unless caps are kept */
 };
 
-void sbx_config_init(struct sbx_config *c);	/* defaults of the built-in contract */
+void sbx_config_init(struct sbx_config *c); /* defaults of the built-in contract */
 void sbx_config_free(struct sbx_config *c);
 /*
  * Drop each overlay that an earlier overlay already shows unchanged: its

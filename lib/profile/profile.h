@@ -46,17 +46,16 @@ int sbx_profile_expand(const char *in, const struct sbx_profile_vars *vars, char
 		       struct sbx_err *err);
 
 /* Parse an in-memory INI text (used for built-ins and by the fuzzer). */
-int sbx_profile_load_string(struct sbx_config *cfg, const char *text,
-			    const char *origin, const struct sbx_profile_vars *vars,
-			    struct sbx_err *err);
+int sbx_profile_load_string(struct sbx_config *cfg, const char *text, const char *origin,
+			    const struct sbx_profile_vars *vars, struct sbx_err *err);
 
 /*
  * Apply one key as the profile parser would (used by `sbx run` options so
  * one code path validates both): section is "sandbox", "filesystem", ...
  * Repeated keys accumulate.  No variable expansion here.
  */
-int sbx_profile_set(struct sbx_config *cfg, const char *section, const char *key,
-		    const char *value, struct sbx_err *err);
+int sbx_profile_set(struct sbx_config *cfg, const char *section, const char *key, const char *value,
+		    struct sbx_err *err);
 
 /* Write the resolved profile back as INI (for `sbx profile show`). */
 int sbx_profile_write(const struct sbx_config *cfg, FILE *out);
@@ -68,7 +67,7 @@ struct sbx_builtin_profile {
 };
 extern const struct sbx_builtin_profile sbx_builtin_profiles[];
 extern const size_t sbx_n_builtin_profiles;
-const char *sbx_profile_builtin(const char *name);	/* text or NULL */
+const char *sbx_profile_builtin(const char *name); /* text or NULL */
 /* One-line summary of a built-in (first comment line of its file). */
 const char *sbx_profile_summary(const char *text, char *buf, size_t len);
 

@@ -34,8 +34,7 @@ static const char *source_name(enum sbx_secret_source src)
 }
 
 /* Read the file source into a fresh buffer; ENOENT when missing. */
-static int read_file_value(const struct sbx_secret *d, char **out, size_t *len,
-			   struct sbx_err *err)
+static int read_file_value(const struct sbx_secret *d, char **out, size_t *len, struct sbx_err *err)
 {
 	_cleanup_close_ int fd = open(d->ref, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
@@ -69,8 +68,7 @@ static int read_file_value(const struct sbx_secret *d, char **out, size_t *len,
 }
 
 /* 0 resolved, 1 optional and missing (skipped), -errno error. */
-static int resolve_one(const struct sbx_secret *d, struct sbx_secret_value *v,
-		       struct sbx_err *err)
+static int resolve_one(const struct sbx_secret *d, struct sbx_secret_value *v, struct sbx_err *err)
 {
 	char *val = NULL;
 	size_t len = 0;
@@ -81,7 +79,8 @@ static int resolve_one(const struct sbx_secret *d, struct sbx_secret_value *v,
 		if (!e && d->optional)
 			return 1;
 		if (!e)
-			return sbx_err_set(err, 0, "secret '%s': env:%s is not set", d->name, d->ref);
+			return sbx_err_set(err, 0, "secret '%s': env:%s is not set", d->name,
+					   d->ref);
 		len = strlen(e);
 		val = sbx_xstrndup(e, len);
 	} else {
@@ -98,13 +97,16 @@ static int resolve_one(const struct sbx_secret *d, struct sbx_secret_value *v,
 	v->len = len;
 	v->locked = mlock(val, len + 1) == 0;
 	if (len < SBX_SECRET_MIN_LEN)
-		return sbx_err_set(err, 0, "secret '%s': the value from %s:%s is %s (values under "
-				   "%d bytes cannot be redacted from the output)", d->name,
-				   source_name(d->source), d->ref, len ? "too short" : "empty",
-				   SBX_SECRET_MIN_LEN);
+		return sbx_err_set(err, 0,
+				   "secret '%s': the value from %s:%s is %s (values under "
+				   "%d bytes cannot be redacted from the output)",
+				   d->name, source_name(d->source), d->ref,
+				   len ? "too short" : "empty", SBX_SECRET_MIN_LEN);
 	if (d->inject == SBX_SECRET_AS_ENV && memchr(val, '\0', len))
-		return sbx_err_set(err, 0, "secret '%s': the value from %s:%s has a NUL byte "
-				   "(inject it as a file)", d->name, source_name(d->source), d->ref);
+		return sbx_err_set(err, 0,
+				   "secret '%s': the value from %s:%s has a NUL byte "
+				   "(inject it as a file)",
+				   d->name, source_name(d->source), d->ref);
 	return 0;
 }
 
@@ -170,9 +172,8 @@ int sbx_secrets_write_files(const struct sbx_secrets *s, int dirfd, uid_t uid, g
 
 		if (v->inject != SBX_SECRET_AS_FILE)
 			continue;
-		_cleanup_close_ int fd = openat(dirfd, v->name,
-						O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-						0400);
+		_cleanup_close_ int fd = openat(
+		    dirfd, v->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
 		int r;
 
 		if (fd < 0)
@@ -269,8 +270,8 @@ void sbx_redact_init(struct sbx_redact *r, const struct sbx_secrets *s)
 }
 
 /* The longest value starting at d[i] and lying within d[0..total). */
-static const struct sbx_redact_pat *match_at(const struct sbx_redact *r, const char *d,
-					     size_t i, size_t total)
+static const struct sbx_redact_pat *match_at(const struct sbx_redact *r, const char *d, size_t i,
+					     size_t total)
 {
 	if (!r->first[(unsigned char)d[i]])
 		return NULL;
@@ -324,7 +325,7 @@ int sbx_redact_feed(struct sbx_redact *r, const void *buf, size_t len, sbx_redac
 	if (r->n == 0)
 		return len ? fn(ctx, buf, len) : 0;
 	total = r->hold_len + len;
-	if (total < r->max_len) {	/* nothing can be decided yet */
+	if (total < r->max_len) { /* nothing can be decided yet */
 		memcpy(r->hold + r->hold_len, buf, len);
 		r->hold_len = total;
 		return 0;
@@ -335,7 +336,7 @@ int sbx_redact_feed(struct sbx_redact *r, const void *buf, size_t len, sbx_redac
 	decide = total - r->max_len + 1;
 	e = redact_span(r, d, total, decide, &rest, fn, ctx);
 	if (e == 0) {
-		r->hold_len = total - rest;	/* < max_len */
+		r->hold_len = total - rest; /* < max_len */
 		memcpy(r->hold, d + rest, r->hold_len);
 	}
 	explicit_bzero(d, total);

@@ -37,19 +37,18 @@
 struct sbx_secret_value {
 	char *name;
 	enum sbx_secret_inject inject;
-	char *value;		/* NUL-terminated for convenience; may contain NULs (file) */
+	char *value; /* NUL-terminated for convenience; may contain NULs (file) */
 	size_t len;
-	bool locked;		/* mlock() succeeded */
+	bool locked; /* mlock() succeeded */
 };
 
 struct sbx_secrets {
-	struct sbx_secret_value *v;	/* the resolved ones (optional missing skipped) */
+	struct sbx_secret_value *v; /* the resolved ones (optional missing skipped) */
 	size_t n;
 };
 
 /* Resolve every secret of the config; on error nothing is kept. */
-int sbx_secrets_resolve(struct sbx_secrets *s, const struct sbx_config *c,
-			struct sbx_err *err);
+int sbx_secrets_resolve(struct sbx_secrets *s, const struct sbx_config *c, struct sbx_err *err);
 /* Wipe and free every value. */
 void sbx_secrets_free(struct sbx_secrets *s);
 
@@ -90,19 +89,19 @@ json_t *sbx_secrets_describe(const struct sbx_config *c, const struct sbx_secret
 typedef int (*sbx_redact_write_fn)(void *ctx, const void *buf, size_t len);
 
 struct sbx_redact_pat {
-	const char *value;	/* borrowed from the sbx_secrets */
+	const char *value; /* borrowed from the sbx_secrets */
 	size_t len;
-	char *label;		/* "[secret NAME]" */
+	char *label; /* "[secret NAME]" */
 };
 
 struct sbx_redact {
-	struct sbx_redact_pat *p;	/* sorted longest first */
+	struct sbx_redact_pat *p; /* sorted longest first */
 	size_t n;
 	size_t max_len;
-	unsigned char first[256];	/* first bytes that may start a value */
-	char *hold;			/* held-back tail, < max_len bytes */
+	unsigned char first[256]; /* first bytes that may start a value */
+	char *hold;		  /* held-back tail, < max_len bytes */
 	size_t hold_len;
-	uint64_t replaced;		/* occurrences replaced so far */
+	uint64_t replaced; /* occurrences replaced so far */
 };
 
 /* The secrets must outlive the redactor. */
@@ -112,6 +111,6 @@ int sbx_redact_feed(struct sbx_redact *r, const void *buf, size_t len, sbx_redac
 		    void *ctx);
 /* End of output: write what is held back. */
 int sbx_redact_flush(struct sbx_redact *r, sbx_redact_write_fn fn, void *ctx);
-void sbx_redact_free(struct sbx_redact *r);	/* wipes the held tail */
+void sbx_redact_free(struct sbx_redact *r); /* wipes the held tail */
 
 #endif

@@ -598,7 +598,7 @@ static int build_ctx(const struct sbx_seccomp_policy *p, bool notify, scmp_filte
  */
 struct compiled {
 	char *policy;
-	bool listener; /* audit mode and the program has notify actions */
+	bool listener;			 /* audit mode and the program has notify actions */
 	const struct sock_filter *insns; /* owned, or the embedded program */
 	struct sock_filter *owned;
 	size_t len;
@@ -723,10 +723,11 @@ int sbx_seccomp_validate(const char *policy, struct sbx_err *err)
 	return sbx_seccomp_prepare(&o, err);
 }
 
-static int load_prog(const struct sock_filter *insns, size_t len, bool listener,
-		     const char *policy, struct sbx_err *err)
+static int load_prog(const struct sock_filter *insns, size_t len, bool listener, const char *policy,
+		     struct sbx_err *err)
 {
-	struct sock_fprog prog = {.len = (unsigned short)len, .filter = (struct sock_filter *)insns};
+	struct sock_fprog prog = {.len = (unsigned short)len,
+				  .filter = (struct sock_filter *)insns};
 	unsigned int flags = listener ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
 	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
 

@@ -88,11 +88,21 @@ static pid_t jail_pid_of(pid_t pid)
 static const char *family_name(uint64_t v)
 {
 	static const char *const names[] = {
-	    [AF_UNIX] = "AF_UNIX",	   [AF_INET] = "AF_INET",	[AF_AX25] = "AF_AX25",
-	    [AF_IPX] = "AF_IPX",	   [AF_APPLETALK] = "AF_APPLETALK", [AF_BRIDGE] = "AF_BRIDGE",
-	    [AF_INET6] = "AF_INET6",	   [AF_KEY] = "AF_KEY",		[AF_NETLINK] = "AF_NETLINK",
-	    [AF_PACKET] = "AF_PACKET",	   [AF_CAN] = "AF_CAN",		[AF_TIPC] = "AF_TIPC",
-	    [AF_BLUETOOTH] = "AF_BLUETOOTH", [AF_ALG] = "AF_ALG",	[AF_VSOCK] = "AF_VSOCK",
+	    [AF_UNIX] = "AF_UNIX",
+	    [AF_INET] = "AF_INET",
+	    [AF_AX25] = "AF_AX25",
+	    [AF_IPX] = "AF_IPX",
+	    [AF_APPLETALK] = "AF_APPLETALK",
+	    [AF_BRIDGE] = "AF_BRIDGE",
+	    [AF_INET6] = "AF_INET6",
+	    [AF_KEY] = "AF_KEY",
+	    [AF_NETLINK] = "AF_NETLINK",
+	    [AF_PACKET] = "AF_PACKET",
+	    [AF_CAN] = "AF_CAN",
+	    [AF_TIPC] = "AF_TIPC",
+	    [AF_BLUETOOTH] = "AF_BLUETOOTH",
+	    [AF_ALG] = "AF_ALG",
+	    [AF_VSOCK] = "AF_VSOCK",
 	    [AF_XDP] = "AF_XDP",
 	};
 
@@ -102,9 +112,13 @@ static const char *family_name(uint64_t v)
 static const char *type_name(uint64_t v)
 {
 	static const char *const names[] = {
-	    [SOCK_STREAM] = "SOCK_STREAM", [SOCK_DGRAM] = "SOCK_DGRAM", [SOCK_RAW] = "SOCK_RAW",
-	    [SOCK_RDM] = "SOCK_RDM",	   [SOCK_SEQPACKET] = "SOCK_SEQPACKET",
-	    [SOCK_DCCP] = "SOCK_DCCP",	   [SOCK_PACKET] = "SOCK_PACKET",
+	    [SOCK_STREAM] = "SOCK_STREAM",
+	    [SOCK_DGRAM] = "SOCK_DGRAM",
+	    [SOCK_RAW] = "SOCK_RAW",
+	    [SOCK_RDM] = "SOCK_RDM",
+	    [SOCK_SEQPACKET] = "SOCK_SEQPACKET",
+	    [SOCK_DCCP] = "SOCK_DCCP",
+	    [SOCK_PACKET] = "SOCK_PACKET",
 	};
 
 	return v < SBX_ARRAY_SIZE(names) ? names[v] : NULL;
@@ -120,11 +134,13 @@ static void describe_args(int nr, const uint64_t args[6], char *out, size_t len)
 		const char *f = family_name(args[0] & 0xffffffffu);
 		const char *t = type_name(args[1] & 0xf);
 		int n = f ? snprintf(out, len, "%s", f)
-			  : snprintf(out, len, "family %llu", (unsigned long long)(args[0] & 0xffffffffu));
+			  : snprintf(out, len, "family %llu",
+				     (unsigned long long)(args[0] & 0xffffffffu));
 
 		/* The filter compares all 64 bits where the kernel takes an int. */
 		if (n > 0 && (size_t)n < len && args[0] >> 32)
-			n += snprintf(out + n, len - (size_t)n, " (0x%llx)", (unsigned long long)args[0]);
+			n += snprintf(out + n, len - (size_t)n, " (0x%llx)",
+				      (unsigned long long)args[0]);
 
 		if (n < 0 || (size_t)n >= len)
 			return;

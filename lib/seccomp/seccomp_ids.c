@@ -37,13 +37,13 @@ static const struct {
 	int nr;
 	const char *args; /* per argument index: 0 not an id */
 } calls[] = {
-    {SYS_setuid, "u"},		  {SYS_setgid, "g"},
-    {SYS_setreuid, "UU"},	  {SYS_setregid, "GG"},
-    {SYS_setresuid, "UUU"},	  {SYS_setresgid, "GGG"},
+    {SYS_setuid, "u"},	    {SYS_setgid, "g"},
+    {SYS_setreuid, "UU"},   {SYS_setregid, "GG"},
+    {SYS_setresuid, "UUU"}, {SYS_setresgid, "GGG"},
 #ifdef SYS_chown
-    {SYS_chown, "\001UG"},	  {SYS_lchown, "\001UG"},
+    {SYS_chown, "\001UG"},  {SYS_lchown, "\001UG"},
 #endif
-    {SYS_fchown, "\001UG"},	  {SYS_fchownat, "\001\001UG"},
+    {SYS_fchown, "\001UG"}, {SYS_fchownat, "\001\001UG"},
 };
 
 static void emit(struct sock_filter *p, size_t *n, struct sock_filter i)
@@ -66,10 +66,15 @@ static size_t block(struct sock_filter *p, size_t *n, const char *args, uint32_t
 			continue;
 		emit(p, n, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(a)));
 		/* equal: skip the rest of this check (the -1 test and the return) */
-		emit(p, n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, minus1 ? 2 : 1, 0));
+		emit(
+		    p, n,
+		    (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, minus1 ? 2 : 1, 0));
 		if (minus1)
-			emit(p, n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, 1, 0));
-		emit(p, n, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM));
+			emit(p, n,
+			     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, 1,
+							  0));
+		emit(p, n,
+		     (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM));
 	}
 	emit(p, n, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	return *n - start;
@@ -81,20 +86,23 @@ int sbx_seccomp_ids_program(uid_t uid, gid_t gid, struct sock_filter *prog, size
 	struct sock_filter p[MAX_INSNS];
 	size_t n = 0;
 
-	emit(p, &n, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-						 offsetof(struct seccomp_data, arch)));
+	emit(p, &n,
+	     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					  offsetof(struct seccomp_data, arch)));
 	/* Another ABI: the policy's own filter kills it; nothing to say here. */
 	emit(p, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IDS_ARCH, 1, 0));
 	emit(p, &n, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-	emit(p, &n, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-						 offsetof(struct seccomp_data, nr)));
+	emit(p, &n,
+	     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					  offsetof(struct seccomp_data, nr)));
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(calls); i++) {
 		struct sock_filter b[64];
 		size_t bn = 0, len = block(b, &bn, calls[i].args, uid, gid);
 
 		/* not this syscall: over its block */
-		emit(p, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-							 (uint32_t)calls[i].nr, 0, (uint8_t)len));
+		emit(p, &n,
+		     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)calls[i].nr,
+						  0, (uint8_t)len));
 		for (size_t k = 0; k < bn; k++)
 			emit(p, &n, b[k]);
 	}

@@ -32,8 +32,8 @@ static int open_walk(int dfd, const char *path, int flags)
 		int fd = -EXDEV;
 
 		if (strcmp(c, ".") && strcmp(c, ".."))
-			fd = openat(cur, c, (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW |
-						     O_CLOEXEC);
+			fd = openat(cur, c,
+				    (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
 		if (fd == -1)
 			fd = -errno; /* a symlink: ELOOP or ENOTDIR */
 		if (cur != dfd)
@@ -49,8 +49,8 @@ static int openat2_beneath(int dfd, const char *path, int flags)
 {
 	static _Atomic bool no_openat2;
 	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	    .flags = (uint64_t)(flags | O_CLOEXEC),
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	long r;
 
@@ -106,10 +106,10 @@ static bool is_opaque(int fd)
 }
 
 struct wlevel {
-	char *name;		/* in the parent */
+	char *name; /* in the parent */
 	dev_t udev;
 	ino_t uino;
-	int lfd;		/* lower dir for this level, or -1 */
+	int lfd; /* lower dir for this level, or -1 */
 	struct sbx_strv names;
 	size_t next;
 	size_t path_len, rel_len;
@@ -199,7 +199,7 @@ static int pop_level(struct walk *w)
 	if (pfd < 0 || fstat(pfd, &st) < 0 || st.st_dev != p->udev || st.st_ino != p->uino) {
 		if (pfd >= 0)
 			close(pfd);
-		return -ESTALE;	/* the tree moved under us */
+		return -ESTALE; /* the tree moved under us */
 	}
 	close(w->ufd);
 	w->ufd = pfd;
@@ -217,7 +217,7 @@ static int pop_level(struct walk *w)
 static int visit(struct walk *w, const char *name, sbx_change_fn fn, void *data)
 {
 	struct wlevel *l = &w->lv[w->depth];
-	struct sbx_change c = { 0 };
+	struct sbx_change c = {0};
 	struct stat st, lst;
 	bool in_lower = false;
 	int cfd = -1, r;
@@ -237,8 +237,8 @@ static int visit(struct walk *w, const char *name, sbx_change_fn fn, void *data)
 		struct stat cst;
 
 		cfd = openat(w->ufd, name, UDIR_FLAGS);
-		if (cfd >= 0 && (fstat(cfd, &cst) < 0 || cst.st_ino != st.st_ino ||
-				 cst.st_dev != st.st_dev)) {
+		if (cfd >= 0 &&
+		    (fstat(cfd, &cst) < 0 || cst.st_ino != st.st_ino || cst.st_dev != st.st_dev)) {
 			close(cfd);
 			cfd = -1;
 		}
@@ -265,10 +265,10 @@ static int visit(struct walk *w, const char *name, sbx_change_fn fn, void *data)
 	return 0;
 }
 
-int sbx_changes_walk(int upper_fd, int lower_fd, const char *prefix, sbx_change_fn fn,
-		     void *data, size_t *n_errors, struct sbx_err *err)
+int sbx_changes_walk(int upper_fd, int lower_fd, const char *prefix, sbx_change_fn fn, void *data,
+		     size_t *n_errors, struct sbx_err *err)
 {
-	struct walk w = { .ufd = -1 };
+	struct walk w = {.ufd = -1};
 	struct stat st;
 	int top, ltop = -1, r = 0;
 
@@ -333,7 +333,7 @@ static void add_layer(const struct sbx_sandbox *sb, struct sbx_layer **ls, size_
 		return;
 	ufd = openat2_beneath(sb->dirfd, upper, O_RDONLY | O_DIRECTORY);
 	if (ufd < 0)
-		return;	/* no writable layer (read-only root, or removed) */
+		return; /* no writable layer (read-only root, or removed) */
 	*ls = sbx_xrealloc(*ls, (*n + 1) * sizeof(**ls));
 	l = &(*ls)[(*n)++];
 	memset(l, 0, sizeof(*l));
@@ -356,8 +356,8 @@ static pid_t running_supervisor(const struct sbx_sandbox *sb, uint64_t *start)
 	json_int_t pid = json_integer_value(json_object_get(sb->record, "supervisor_pid"));
 
 	*start = (uint64_t)json_integer_value(json_object_get(sb->record, "supervisor_start"));
-	if (!state || (strcmp(state, "running") != 0 && strcmp(state, "created") != 0) || pid <= 0 ||
-	    !sbx_sandbox_lock_held(sb))
+	if (!state || (strcmp(state, "running") != 0 && strcmp(state, "created") != 0) ||
+	    pid <= 0 || !sbx_sandbox_lock_held(sb))
 		return 0;
 	return (pid_t)pid;
 }
@@ -405,9 +405,9 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 			      "layers");
 	if (json_is_array(arr)) {
 		json_array_foreach(arr, i, v)
-			add_layer(sb, layers, n, json_string_value(json_object_get(v, "target")),
-				  json_string_value(json_object_get(v, "upper")),
-				  json_string_value(json_object_get(v, "lower")));
+		    add_layer(sb, layers, n, json_string_value(json_object_get(v, "target")),
+			      json_string_value(json_object_get(v, "upper")),
+			      json_string_value(json_object_get(v, "lower")));
 		return 0;
 	}
 	/*
@@ -424,7 +424,8 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 	add_layer(sb, layers, n, "/", "upper", dir);
 	arr = json_object_get(json_object_get(json_object_get(sb->record, "policy"), "filesystem"),
 			      "mounts");
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		const char *kind = json_string_value(json_object_get(v, "kind"));
 		char upper[64];
 
@@ -472,15 +473,19 @@ const char *sbx_change_type(const struct sbx_change *c)
 
 	if (c->kind == 'D')
 		return "whiteout";
-	return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink" :
-	       S_ISFIFO(m) ? "fifo" : S_ISSOCK(m) ? "socket" : S_ISCHR(m) ? "chardev" :
-	       S_ISBLK(m) ? "blockdev" : "unknown";
+	return S_ISREG(m)    ? "file"
+	       : S_ISDIR(m)  ? "dir"
+	       : S_ISLNK(m)  ? "symlink"
+	       : S_ISFIFO(m) ? "fifo"
+	       : S_ISSOCK(m) ? "socket"
+	       : S_ISCHR(m)  ? "chardev"
+	       : S_ISBLK(m)  ? "blockdev"
+			     : "unknown";
 }
 
 char *sbx_base64(const unsigned char *d, size_t len)
 {
-	static const char t[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	char *out = sbx_xmalloc((len + 2) / 3 * 4 + 1), *o = out;
 
 	for (size_t i = 0; i < len; i += 3) {
@@ -501,7 +506,7 @@ char *sbx_base64(const unsigned char *d, size_t len)
 
 json_t *sbx_change_json(const struct sbx_change *c)
 {
-	char kind[2] = { c->kind, '\0' };
+	char kind[2] = {c->kind, '\0'};
 	size_t len = strlen(c->path);
 	json_t *j = json_object();
 

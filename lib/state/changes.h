@@ -32,13 +32,13 @@
 #include "util.h"
 
 struct sbx_change {
-	char kind;		/* 'A', 'C' or 'D' */
-	bool opaque;		/* a directory whose lower contents are hidden */
-	const char *path;	/* absolute path in the jail (raw bytes) */
-	const char *rel;	/* path relative to the upper directory */
-	int dirfd;		/* the upper directory holding it */
-	const char *name;	/* its name there (for openat O_NOFOLLOW) */
-	const struct stat *st;	/* lstat of the upper entry */
+	char kind;	       /* 'A', 'C' or 'D' */
+	bool opaque;	       /* a directory whose lower contents are hidden */
+	const char *path;      /* absolute path in the jail (raw bytes) */
+	const char *rel;       /* path relative to the upper directory */
+	int dirfd;	       /* the upper directory holding it */
+	const char *name;      /* its name there (for openat O_NOFOLLOW) */
+	const struct stat *st; /* lstat of the upper entry */
 };
 
 /* Return < 0 to stop the walk (that value is returned). */
@@ -51,16 +51,16 @@ typedef int (*sbx_change_fn)(const struct sbx_change *c, void *data);
  * overlay mounted there).  Problems with single entries (unreadable
  * directories) are counted in *n_errors (may be NULL) and skipped.
  */
-int sbx_changes_walk(int upper_fd, int lower_fd, const char *prefix, sbx_change_fn fn,
-		     void *data, size_t *n_errors, struct sbx_err *err);
+int sbx_changes_walk(int upper_fd, int lower_fd, const char *prefix, sbx_change_fn fn, void *data,
+		     size_t *n_errors, struct sbx_err *err);
 
 /* One layer of a sandbox: where it is mounted, its upper and lower. */
 struct sbx_layer {
-	char *target;		/* jail path, "/" for the root */
-	int upper_fd;		/* O_DIRECTORY fd of the upper dir */
-	int lower_fd;		/* O_DIRECTORY fd of the lower dir, or -1 */
-	char *lower;		/* lower path as recorded (for messages), NULL if none */
-	bool lower_missing;	/* recorded lower could not be opened */
+	char *target;	    /* jail path, "/" for the root */
+	int upper_fd;	    /* O_DIRECTORY fd of the upper dir */
+	int lower_fd;	    /* O_DIRECTORY fd of the lower dir, or -1 */
+	char *lower;	    /* lower path as recorded (for messages), NULL if none */
+	bool lower_missing; /* recorded lower could not be opened */
 };
 
 /*

@@ -17,11 +17,11 @@
 
 static const struct {
 	const char *suffix;
-	const char *filter;	/* "none", "gzip", ... */
+	const char *filter; /* "none", "gzip", ... */
 } suffixes[] = {
-	{ ".tar", "none" },	{ ".tar.gz", "gzip" },	{ ".tgz", "gzip" },
-	{ ".tar.xz", "xz" },	{ ".txz", "xz" },	{ ".tar.zst", "zstd" },
-	{ ".tzst", "zstd" },	{ ".tar.bz2", "bzip2" }, { ".tbz2", "bzip2" },
+    {".tar", "none"},  {".tar.gz", "gzip"},   {".tgz", "gzip"},
+    {".tar.xz", "xz"}, {".txz", "xz"},	      {".tar.zst", "zstd"},
+    {".tzst", "zstd"}, {".tar.bz2", "bzip2"}, {".tbz2", "bzip2"},
 };
 
 static bool ends_with(const char *s, const char *suf)
@@ -39,7 +39,8 @@ const char *sbx_export_compression(const char *file, struct sbx_err *err)
 		if (ends_with(file, suffixes[i].suffix))
 			return suffixes[i].filter;
 	sbx_err_set(err, 0,
-		    "cannot tell the format of '%s' (use .tar, .tar.gz, .tgz, .tar.xz, .tar.zst or .tar.bz2)",
+		    "cannot tell the format of '%s' (use .tar, .tar.gz, .tgz, .tar.xz, .tar.zst or "
+		    ".tar.bz2)",
 		    file);
 	return NULL;
 }
@@ -367,7 +368,8 @@ static int open_output(const char *file, struct sbx_err *err)
 
 	if (strcmp(file, "-") == 0) {
 		if (isatty(STDOUT_FILENO))
-			return sbx_err_set(err, ENOTTY, "refusing to write a tarball to a terminal");
+			return sbx_err_set(err, ENOTTY,
+					   "refusing to write a tarball to a terminal");
 		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 	}
 	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
@@ -389,7 +391,7 @@ int sbx_export_write(const struct sbx_sandbox *sb, const char *file,
 	_cleanup_close_ int fd = -1;
 	struct passwd *pw;
 	struct group *gr;
-	struct stat now = { 0 };
+	struct stat now = {0};
 	int r;
 
 	memset(stats, 0, sizeof(*stats));
@@ -420,7 +422,8 @@ int sbx_export_write(const struct sbx_sandbox *sb, const char *file,
 		r = write_manifest(&x, &now);
 	}
 	if (archive_write_close(x.a) != ARCHIVE_OK && r >= 0)
-		r = sbx_err_set(err, EIO, "cannot finish '%s': %s", file, archive_error_string(x.a));
+		r = sbx_err_set(err, EIO, "cannot finish '%s': %s", file,
+				archive_error_string(x.a));
 out:
 	if (x.deleted)
 		fclose(x.deleted);

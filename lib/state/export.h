@@ -51,8 +51,8 @@
 #define SBX_EXPORT_MAX_TOTAL (16ULL << 30)
 
 struct sbx_export_opts {
-	bool oci;	/* an OCI layer: layer owners, .wh. whiteouts */
-	uid_t uid;	/* otherwise: the owner of every entry */
+	bool oci;  /* an OCI layer: layer owners, .wh. whiteouts */
+	uid_t uid; /* otherwise: the owner of every entry */
 	gid_t gid;
 	uint64_t max_file;  /* bytes of data per file; 0 = SBX_EXPORT_MAX_FILE,
 			     * UINT64_MAX = unlimited */
@@ -61,12 +61,12 @@ struct sbx_export_opts {
 
 struct sbx_export_stats {
 	size_t files, dirs, symlinks, whiteouts, opaque;
-	size_t setid_dropped;		/* files whose set-user/group-ID bit was dropped */
-	uint64_t bytes;			/* data written (holes not counted) */
-	size_t sparse;			/* files stored sparse */
-	uint64_t sparse_apparent;	/* their sizes, holes included */
-	struct sbx_strv skipped;	/* "path (fifo)" etc., escaped for display */
-	size_t errors;			/* unreadable entries of the writable layer */
+	size_t setid_dropped;	  /* files whose set-user/group-ID bit was dropped */
+	uint64_t bytes;		  /* data written (holes not counted) */
+	size_t sparse;		  /* files stored sparse */
+	uint64_t sparse_apparent; /* their sizes, holes included */
+	struct sbx_strv skipped;  /* "path (fifo)" etc., escaped for display */
+	size_t errors;		  /* unreadable entries of the writable layer */
 };
 
 /* Compression for a file name, or NULL with err set if it is unknown. */

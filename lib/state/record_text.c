@@ -36,8 +36,9 @@ static long long num(const json_t *root, const char *path)
 {
 	const json_t *v = get(root, path);
 
-	return json_is_integer(v) ? (long long)json_integer_value(v)
-				  : json_is_number(v) ? (long long)json_number_value(v) : 0;
+	return json_is_integer(v)  ? (long long)json_integer_value(v)
+	       : json_is_number(v) ? (long long)json_number_value(v)
+				   : 0;
 }
 
 /* A growing string. */
@@ -80,13 +81,15 @@ static void put_value(FILE *f, const json_t *v)
 	} else if (json_is_real(v)) {
 		fprintf(f, "%.1f", json_real_value(v));
 	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, e) {
+		json_array_foreach(v, i, e)
+		{
 			fputs(i ? ", " : "", f);
 			put_value(f, e);
 		}
 	} else {
 		i = 0;
-		json_object_foreach((json_t *)v, k, e) {
+		json_object_foreach((json_t *)v, k, e)
+		{
 			fprintf(f, "%s%s ", i++ ? ", " : "", k);
 			put_value(f, e);
 		}
@@ -99,7 +102,8 @@ static void put_command(FILE *f, const json_t *cmd)
 	const json_t *a;
 	size_t i;
 
-	json_array_foreach(cmd, i, a) {
+	json_array_foreach(cmd, i, a)
+	{
 		const char *s = json_string_value(a) ?: "";
 
 		fputs(i ? " " : "", f);
@@ -198,7 +202,8 @@ static void put_resources(FILE *f, const json_t *res)
 	if (json_is_integer(json_object_get(res, "output_bytes")))
 		fprintf(f, "%s%s of output%s", sep,
 			sbx_size_text((double)num(res, "output_bytes"), sz, sizeof(sz)),
-			json_is_true(json_object_get(res, "output_truncated")) ? " (truncated)" : "");
+			json_is_true(json_object_get(res, "output_truncated")) ? " (truncated)"
+									       : "");
 }
 
 char *sbx_rec_resources_text(const json_t *record)
@@ -225,7 +230,8 @@ char *sbx_rec_root_text(const json_t *record)
 		fprintf(b.f, "image %s, with a private copy-on-write layer", spec);
 	else
 		fprintf(b.f, "image %s, read-only", spec);
-	json_array_foreach(layers, i, l) {
+	json_array_foreach(layers, i, l)
+	{
 		const char *t = str(l, "target");
 
 		if (!t || !strcmp(t, "/"))
@@ -275,7 +281,8 @@ char *sbx_rec_secrets_text(const json_t *record)
 
 	buf_open(&b);
 	for (int pass = 0; pass < 2; pass++) {
-		json_array_foreach(a, i, s) {
+		json_array_foreach(a, i, s)
+		{
 			bool absent = json_is_false(json_object_get(s, "present"));
 			const char *name = str(s, "name") ?: "?";
 
@@ -285,8 +292,10 @@ char *sbx_rec_secrets_text(const json_t *record)
 				fprintf(b.f, "%s%s (%s)", in++ ? ", " : "", name,
 					str(s, "path") ? str(s, "path") : "env var");
 			else
-				fprintf(b.f, "%s%s", out++ ? ", " : in ? "; absent (optional): "
-								       : "none; absent (optional): ",
+				fprintf(b.f, "%s%s",
+					out++ ? ", "
+					: in  ? "; absent (optional): "
+					      : "none; absent (optional): ",
 					name);
 		}
 	}
@@ -303,15 +312,16 @@ char *sbx_rec_limits_text(const json_t *record)
 	struct buf b;
 
 	buf_open(&b);
-	json_object_foreach((json_t *)l, k, v) {
+	json_object_foreach((json_t *)l, k, v)
+	{
 		const json_t *val = json_object_get(v, "value");
 		char sz[32];
 
 		if (!json_is_object(v))
 			continue;
 		fprintf(b.f, "%s%s ", n++ ? ", " : "", k);
-		if (json_is_integer(val) && (!strcmp(k, "memory") || !strcmp(k, "disk") ||
-					     !strcmp(k, "fsize")))
+		if (json_is_integer(val) &&
+		    (!strcmp(k, "memory") || !strcmp(k, "disk") || !strcmp(k, "fsize")))
 			fputs(sbx_size_text((double)json_integer_value(val), sz, sizeof(sz)), b.f);
 		else
 			put_value(b.f, val);
@@ -341,7 +351,8 @@ static void put_net(FILE *f, const json_t *e)
 	if (str(e, "reason"))
 		fprintf(f, ": %s", str(e, "reason"));
 	if (allowed && (num(e, "bytes_up") || num(e, "bytes_down")))
-		fprintf(f, "; %s up, %s down", sbx_size_text((double)num(e, "bytes_up"), up, sizeof(up)),
+		fprintf(f, "; %s up, %s down",
+			sbx_size_text((double)num(e, "bytes_up"), up, sizeof(up)),
 			sbx_size_text((double)num(e, "bytes_down"), down, sizeof(down)));
 }
 
@@ -352,7 +363,8 @@ static void put_event(FILE *f, const char *type, const json_t *e)
 	size_t n = 0;
 
 	if (!strcmp(type, "start")) {
-		fprintf(f, "sandbox %s, profile %s: ", str(e, "id") ?: "?", str(e, "profile") ?: "?");
+		fprintf(f, "sandbox %s, profile %s: ", str(e, "id") ?: "?",
+			str(e, "profile") ?: "?");
 		put_command(f, json_object_get(e, "command"));
 	} else if (!strcmp(type, "policy")) {
 		fprintf(f, "user: %s; network: %s; secrets: %s; filesystem: %s; persist: %s",
@@ -374,7 +386,8 @@ static void put_event(FILE *f, const char *type, const json_t *e)
 	} else if (!strcmp(type, "second-signal")) {
 		fprintf(f, "a second SIG%s: the jail was killed", str(e, "name") ?: "?");
 	} else if (!strcmp(type, "timeout")) {
-		fprintf(f, "time limit reached: SIGTERM sent, SIGKILL in %lld ms", num(e, "grace_ms"));
+		fprintf(f, "time limit reached: SIGTERM sent, SIGKILL in %lld ms",
+			num(e, "grace_ms"));
 	} else if (!strcmp(type, "kill")) {
 		fputs("SIGKILL sent to the jail", f);
 	} else if (!strcmp(type, "net")) {
@@ -398,7 +411,8 @@ static void put_event(FILE *f, const char *type, const json_t *e)
 		else
 			fprintf(f, "exit %lld", num(e, "status"));
 	} else {
-		json_object_foreach((json_t *)e, k, v) {
+		json_object_foreach((json_t *)e, k, v)
+		{
 			if (!strcmp(k, "ts") || !strcmp(k, "event"))
 				continue;
 			fprintf(f, "%s%s: ", n++ ? "; " : "", k);

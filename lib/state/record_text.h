@@ -50,5 +50,4 @@ char *sbx_rec_event_text(const json_t *event);
 /* The member at "a.b.c" of nested objects, or NULL. */
 const json_t *sbx_rec_get(const json_t *root, const char *path);
 
-
 #endif

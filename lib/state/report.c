@@ -11,21 +11,21 @@
 #include "record_text.h"
 
 static const char css[] =
-	"body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}"
-	"header{background:#1d232a;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}"
-	"header .st{display:inline-block;margin-left:12px;padding:2px 10px;border-radius:10px;"
-	"background:#3a4552;font-size:13px}main{padding:8px 24px 40px;max-width:1200px}"
-	"details{background:#fff;border:1px solid #d8dde3;border-radius:6px;margin:12px 0}"
-	"summary{cursor:pointer;padding:10px 14px;font-weight:600;font-size:15px}"
-	".body{padding:0 14px 12px}table{border-collapse:collapse;width:100%}"
-	"td,th{text-align:left;padding:3px 8px;border-bottom:1px solid #eef0f3;vertical-align:top}"
-	"td:last-child{overflow-wrap:anywhere}"
-	"th{background:#f0f2f5}td.k{width:190px;color:#56606b}"
-	"pre{background:#0f1419;color:#e6e6e6;padding:10px;overflow:auto;max-height:520px;"
-	"white-space:pre-wrap;word-break:break-all}.A{color:#17803d}.C{color:#a66a00}"
-	".D{color:#c2261d}.deny{color:#c2261d;font-weight:600}.allow{color:#17803d}"
-	".bar{background:#4a7dbd;height:12px;display:inline-block}.warn{color:#c2261d;font-weight:600}"
-	"input{padding:4px 8px;margin:6px 0;width:320px}code{font-family:ui-monospace,monospace}";
+    "body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}"
+    "header{background:#1d232a;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}"
+    "header .st{display:inline-block;margin-left:12px;padding:2px 10px;border-radius:10px;"
+    "background:#3a4552;font-size:13px}main{padding:8px 24px 40px;max-width:1200px}"
+    "details{background:#fff;border:1px solid #d8dde3;border-radius:6px;margin:12px 0}"
+    "summary{cursor:pointer;padding:10px 14px;font-weight:600;font-size:15px}"
+    ".body{padding:0 14px 12px}table{border-collapse:collapse;width:100%}"
+    "td,th{text-align:left;padding:3px 8px;border-bottom:1px solid #eef0f3;vertical-align:top}"
+    "td:last-child{overflow-wrap:anywhere}"
+    "th{background:#f0f2f5}td.k{width:190px;color:#56606b}"
+    "pre{background:#0f1419;color:#e6e6e6;padding:10px;overflow:auto;max-height:520px;"
+    "white-space:pre-wrap;word-break:break-all}.A{color:#17803d}.C{color:#a66a00}"
+    ".D{color:#c2261d}.deny{color:#c2261d;font-weight:600}.allow{color:#17803d}"
+    ".bar{background:#4a7dbd;height:12px;display:inline-block}.warn{color:#c2261d;font-weight:600}"
+    "input{padding:4px 8px;margin:6px 0;width:320px}code{font-family:ui-monospace,monospace}";
 
 /*
  * The report's one script: the changes filter and expand/collapse all,
@@ -35,15 +35,15 @@ static const char css[] =
  * jail-chosen name that ever got past the escaping could not run script.
  */
 static const char js[] =
-	"document.addEventListener('DOMContentLoaded',function(){"
-	"var i=document.getElementById('sbx-filter');"
-	"if(i)i.addEventListener('input',function(){var q=i.value.toLowerCase();"
-	"document.querySelectorAll('#changes tbody tr').forEach(function(r){"
-	"r.style.display=r.textContent.toLowerCase().indexOf(q)<0?'none':'';});});"
-	"[['sbx-expand',true],['sbx-collapse',false]].forEach(function(b){"
-	"var e=document.getElementById(b[0]);if(e)e.addEventListener('click',function(){"
-	"document.querySelectorAll('details').forEach(function(d){d.open=b[1];});});});"
-	"document.documentElement.setAttribute('data-ready','1');});";
+    "document.addEventListener('DOMContentLoaded',function(){"
+    "var i=document.getElementById('sbx-filter');"
+    "if(i)i.addEventListener('input',function(){var q=i.value.toLowerCase();"
+    "document.querySelectorAll('#changes tbody tr').forEach(function(r){"
+    "r.style.display=r.textContent.toLowerCase().indexOf(q)<0?'none':'';});});"
+    "[['sbx-expand',true],['sbx-collapse',false]].forEach(function(b){"
+    "var e=document.getElementById(b[0]);if(e)e.addEventListener('click',function(){"
+    "document.querySelectorAll('details').forEach(function(d){d.open=b[1];});});});"
+    "document.documentElement.setAttribute('data-ready','1');});";
 
 /* "'sha256-BASE64'" of the script for the policy, or "'none'" (and no
  * script) when libcrypto is not there to hash it. */
@@ -70,8 +70,11 @@ static char *script_source(void)
 /* Length of a valid UTF-8 sequence at p (not C0/C1 controls), else 0. */
 static size_t utf8_len(const unsigned char *p, size_t left)
 {
-	size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
-		   (*p & 0xf8) == 0xf0 ? 4 : 0;
+	size_t n = *p < 0x80		 ? 1
+		   : (*p & 0xe0) == 0xc0 ? 2
+		   : (*p & 0xf0) == 0xe0 ? 3
+		   : (*p & 0xf8) == 0xf0 ? 4
+					 : 0;
 
 	if (!n || n > left || (n > 1 && !sbx_utf8_valid((const char *)p, n)))
 		return 0;
@@ -93,13 +96,27 @@ void sbx_html_escape(FILE *f, const char *s, size_t len, bool multiline)
 			continue;
 		}
 		switch (*p) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		case '\n': fputs(multiline ? "\n" : "\\n", f); break;
-		case '\t': fputs(multiline ? "\t" : "\\t", f); break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		case '\n':
+			fputs(multiline ? "\n" : "\\n", f);
+			break;
+		case '\t':
+			fputs(multiline ? "\t" : "\\t", f);
+			break;
 		default:
 			if (*p < 0x20 || *p >= 0x7f)
 				fprintf(f, "\\x%02x", *p);
@@ -140,7 +157,6 @@ static void esc_json(FILE *f, const json_t *v)
 	esc(f, t);
 	free(t);
 }
-
 
 static void row(FILE *f, const char *k, const json_t *v)
 {
@@ -232,21 +248,25 @@ static void sec_timeline(FILE *f, const json_t *r, const json_t *events)
 	size_t i;
 
 	open_section(f, "Timeline", true);
-	json_object_foreach((json_t *)t, k, v)
-		if (json_is_number(v) && json_number_value(v) > max && strcmp(k, "total"))
-			max = json_number_value(v);
+	json_object_foreach((json_t *)t, k, v) if (json_is_number(v) &&
+						   json_number_value(v) > max && strcmp(k, "total"))
+	    max = json_number_value(v);
 	fputs("<table>", f);
-	json_object_foreach((json_t *)t, k, v) {
+	json_object_foreach((json_t *)t, k, v)
+	{
 		double ms = json_number_value(v);
 
 		fputs("<tr><td class=k>", f);
 		esc(f, k);
-		fprintf(f, "</td><td><span class=bar style=\"width:%dpx\"></span> %.1f ms</td></tr>\n",
+		fprintf(f,
+			"</td><td><span class=bar style=\"width:%dpx\"></span> %.1f ms</td></tr>\n",
 			strcmp(k, "total") ? (int)(ms / max * 400) : 0, ms);
 	}
-	fputs("</table><h4>Run log</h4><table><tr><th>time</th><th>event</th><th>details</th></tr>\n",
-	      f);
-	json_array_foreach(events, i, ev) {
+	fputs(
+	    "</table><h4>Run log</h4><table><tr><th>time</th><th>event</th><th>details</th></tr>\n",
+	    f);
+	json_array_foreach(events, i, ev)
+	{
 		char *text = sbx_rec_event_text(ev);
 
 		fputs("<tr><td><code>", f);
@@ -281,8 +301,10 @@ static void sec_output(FILE *f, const struct sbx_sandbox *sb)
 	n = sbx_read_all(fd, buf, SBX_REPORT_OUTPUT_MAX);
 	close(fd);
 	if ((off_t)n < st.st_size)
-		fprintf(f, "<p class=warn>Showing the first %zd of %lld bytes (sbx inspect --output "
-			   "has all of it).</p>", n, (long long)st.st_size);
+		fprintf(f,
+			"<p class=warn>Showing the first %zd of %lld bytes (sbx inspect --output "
+			"has all of it).</p>",
+			n, (long long)st.st_size);
 	if (json_is_true(sbx_rec_get(sb->record, "resources.output_truncated")))
 		fputs("<p class=warn>The run truncated its captured output.</p>", f);
 	fputs("<pre>", f);
@@ -300,10 +322,12 @@ static void sec_network(FILE *f, const json_t *r, const json_t *events)
 
 	open_section(f, "Network events", true);
 	fputs("<table><tr><th></th><th>host</th><th>port</th><th>address</th><th>reason</th>"
-	      "<th>bytes up/down</th></tr>\n", f);
+	      "<th>bytes up/down</th></tr>\n",
+	      f);
 	if (!json_array_size(rec))
 		rec = events;
-	json_array_foreach(rec, i, e) {
+	json_array_foreach(rec, i, e)
+	{
 		const char *type = json_string_value(json_object_get(e, "event"));
 		bool ok = json_is_true(json_object_get(e, "allowed"));
 		const char *res = json_string_value(json_object_get(e, "result"));
@@ -313,7 +337,9 @@ static void sec_network(FILE *f, const json_t *r, const json_t *events)
 			continue;
 		!ok ? denied++ : fail ? failed++ : allowed++;
 		fprintf(f, "<tr><td class=%s>%s</td><td>", ok && !fail ? "allow" : "deny",
-			!ok ? "DENY" : fail ? "FAILED" : "ALLOW");
+			!ok    ? "DENY"
+			: fail ? "FAILED"
+			       : "ALLOW");
 		esc_json(f, json_object_get(e, "host"));
 		fputs("</td><td>", f);
 		esc_json(f, json_object_get(e, "port"));
@@ -353,14 +379,15 @@ static int chg_row(const struct sbx_change *c, void *data)
 
 static void sec_changes(FILE *f, const struct sbx_sandbox *sb)
 {
-	struct chg_ctx x = { f, 0 };
-	struct sbx_err err = { 0 };
+	struct chg_ctx x = {f, 0};
+	struct sbx_err err = {0};
 	size_t n_err = 0;
 
 	open_section(f, "Changes", true);
 	fputs("<input id=sbx-filter placeholder=\"filter paths\">"
 	      "<table id=changes><thead><tr><th></th><th>path</th><th>type</th><th>size</th></tr>"
-	      "</thead><tbody>\n", f);
+	      "</thead><tbody>\n",
+	      f);
 	int r = sbx_changes_walk_sandbox(sb, chg_row, &x, &n_err, &err);
 	fputs("</tbody></table>", f);
 	if (r < 0) {
@@ -421,9 +448,10 @@ int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const c
 		"<title>sbx sandbox ",
 		script ? script : "'none'");
 	esc(f, sb->id);
-	fprintf(f, "</title><style>%s</style>%s%s%s</head><body>\n<header><h1>"
-		   "sbx sandbox <code>%s</code>", css, script ? "<script>" : "", script ? js : "",
-		   script ? "</script>" : "", sb->id);
+	fprintf(f,
+		"</title><style>%s</style>%s%s%s</head><body>\n<header><h1>"
+		"sbx sandbox <code>%s</code>",
+		css, script ? "<script>" : "", script ? js : "", script ? "</script>" : "", sb->id);
 	free(script);
 	if (sb->name) {
 		fputs(" (", f);
@@ -433,7 +461,8 @@ int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const c
 	fputs("<span class=st>", f);
 	esc(f, state);
 	fputs("</span></h1></header><main>\n<p><button id=sbx-expand>expand all</button> "
-	      "<button id=sbx-collapse>collapse all</button></p>\n", f);
+	      "<button id=sbx-collapse>collapse all</button></p>\n",
+	      f);
 	sec_summary(f, r, state);
 	sec_policy(f, r);
 	sec_timeline(f, r, events);

@@ -16,7 +16,7 @@
 #include "util.h"
 
 /* Limits of what goes into the page (the rest is summarised). */
-#define SBX_REPORT_OUTPUT_MAX (256u << 10)
+#define SBX_REPORT_OUTPUT_MAX  (256u << 10)
 #define SBX_REPORT_CHANGES_MAX 20000u
 
 /* Write the report of sb (events: its log.jsonl, an array) to file. */

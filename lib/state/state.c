@@ -91,8 +91,8 @@ static void spread_sandboxes(int fd)
 	}
 }
 
-int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cache_dir,
-		   bool create, struct sbx_err *err)
+int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cache_dir, bool create,
+		   struct sbx_err *err)
 {
 	struct stat s;
 	int r;
@@ -100,13 +100,15 @@ int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cach
 	memset(st, 0, sizeof(*st));
 	st->state_fd = st->sandboxes_fd = -1;
 	st->state_dir = state_dir && *state_dir ? sbx_xstrdup(state_dir)
-			: default_dir("SBX_STATE_DIR", "/var/lib/sbx", "XDG_STATE_HOME", ".local/state");
+						: default_dir("SBX_STATE_DIR", "/var/lib/sbx",
+							      "XDG_STATE_HOME", ".local/state");
 	st->cache_dir = cache_dir && *cache_dir ? sbx_xstrdup(cache_dir)
-			: default_dir("SBX_CACHE_DIR", "/var/cache/sbx", "XDG_CACHE_HOME", ".cache");
+						: default_dir("SBX_CACHE_DIR", "/var/cache/sbx",
+							      "XDG_CACHE_HOME", ".cache");
 	if (!st->state_dir || !st->cache_dir) {
 		sbx_state_close(st);
-		return sbx_err_set(err, 0,
-				   "cannot find a state directory ($HOME is not set; use --state-dir)");
+		return sbx_err_set(
+		    err, 0, "cannot find a state directory ($HOME is not set; use --state-dir)");
 	}
 	if (create) {
 		r = make_private_dir(st->state_dir);
@@ -127,7 +129,7 @@ int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cach
 		goto fail_state;
 	}
 	if (fstat(st->state_fd, &s) == 0 && (s.st_mode & 077) && s.st_uid == geteuid() && create)
-		(void)fchmod(st->state_fd, 0700);	/* keep it private */
+		(void)fchmod(st->state_fd, 0700); /* keep it private */
 	r = open_subdir(st->state_fd, "sandboxes", create, &st->sandboxes_fd);
 	if (r == -ENOENT && !create)
 		return 0;
@@ -188,17 +190,19 @@ int sbx_state_check_name(const char *name, struct sbx_err *err)
 				   SBX_NAME_MAX);
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			     (c >= '0' && c <= '9');
+		bool alnum =
+		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 
 		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
 			return sbx_err_set(err, 0,
-					   "bad sandbox name '%s' (letters, digits, '_', '.', '-'; starting with a letter or digit)",
+					   "bad sandbox name '%s' (letters, digits, '_', '.', '-'; "
+					   "starting with a letter or digit)",
 					   esc);
 	}
 	if (all_hex(name))
 		return sbx_err_set(err, 0,
-				   "bad sandbox name '%s' (it looks like a sandbox id; add a letter other than a-f)",
+				   "bad sandbox name '%s' (it looks like a sandbox id; add a "
+				   "letter other than a-f)",
 				   esc);
 	return 0;
 }
@@ -215,7 +219,8 @@ static void new_id(char id[SBX_ID_LEN + 1])
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			/* No entropy source at all: time and pid, still unique-ish; EEXIST retries. */
+			/* No entropy source at all: time and pid, still unique-ish; EEXIST retries.
+			 */
 			uint64_t t = sbx_now_ns() ^ ((uint64_t)getpid() << 32);
 			memcpy(b, &t, sizeof(b));
 			break;
@@ -287,8 +292,7 @@ static int atomic_write(int dfd, const char *name, const char *data, size_t len)
 }
 
 /* Claim names/NAME for id under STATE/lock; a name whose sandbox is gone is reused. */
-static int claim_name(struct sbx_state *st, const char *name, const char *id,
-		      struct sbx_err *err)
+static int claim_name(struct sbx_state *st, const char *name, const char *id, struct sbx_err *err)
 {
 	_cleanup_close_ int lk = -1, nfd = -1;
 	char old[SBX_ID_LEN + 1], line[SBX_ID_LEN + 2];
@@ -297,9 +301,10 @@ static int claim_name(struct sbx_state *st, const char *name, const char *id,
 	lk = openat(st->state_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lk < 0 || flock(lk, LOCK_EX) < 0)
 		return sbx_err_set(err, errno, "cannot lock state directory '%s'", st->state_dir);
-	if (sbx_state_read_name(st, name, old) == 0 && strcmp(old, id) != 0 && sbx_state_sandbox_exists(st, old))
-		return sbx_err_set(err, EEXIST, "the name '%s' is already used by sandbox %s",
-				   name, old);
+	if (sbx_state_read_name(st, name, old) == 0 && strcmp(old, id) != 0 &&
+	    sbx_state_sandbox_exists(st, old))
+		return sbx_err_set(err, EEXIST, "the name '%s' is already used by sandbox %s", name,
+				   old);
 	nfd = openat(st->state_fd, "names", DIR_FLAGS);
 	if (nfd < 0)
 		return sbx_err_set(err, errno, "cannot open '%s/names'", st->state_dir);
@@ -465,8 +470,8 @@ static void load_record(struct sbx_sandbox *sb)
 	if (!sb->record || !json_is_object(sb->record)) {
 		json_decref(sb->record);
 		sb->record = NULL;
-		sb->record_error = sbx_xasprintf("record.json is not valid (line %d: %s)", je.line,
-						 je.text);
+		sb->record_error =
+		    sbx_xasprintf("record.json is not valid (line %d: %s)", je.line, je.text);
 		return;
 	}
 	const char *name = json_string_value(json_object_get(sb->record, "name"));
@@ -607,19 +612,20 @@ int sbx_sandbox_remove(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_
 
 static bool lock_held_at(int dirfd)
 {
-	_cleanup_close_ int fd = openat(dirfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_close_ int fd =
+	    openat(dirfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return false;
 	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
 		return errno == EWOULDBLOCK;
-	return false;	/* closing fd drops our shared lock */
+	return false; /* closing fd drops our shared lock */
 }
 
 bool sbx_sandbox_lock_held(const struct sbx_sandbox *sb)
 {
 	if (sb->lockfd >= 0)
-		return true;	/* we hold it */
+		return true; /* we hold it */
 	return sb->dirfd >= 0 && lock_held_at(sb->dirfd);
 }
 
@@ -738,8 +744,8 @@ static void gc_new_dirs(struct sbx_state *st, struct sbx_strv *removed)
 		    lock_held_at(dfd))
 			continue;
 		if (sbx_rm_rf_at(st->sandboxes_fd, de->d_name) == 0)
-			sbx_strv_push_take(removed, sbx_xasprintf("sandboxes/%s (half-created)",
-								  de->d_name));
+			sbx_strv_push_take(
+			    removed, sbx_xasprintf("sandboxes/%s (half-created)", de->d_name));
 	}
 	closedir(d);
 }
@@ -763,12 +769,13 @@ static void gc_names(struct sbx_state *st, struct sbx_strv *removed)
 		char id[SBX_ID_LEN + 1];
 
 		if (de->d_name[0] == '.' && strstr(de->d_name, ".tmp-")) {
-			(void)unlinkat(dirfd(d), de->d_name, 0);	/* interrupted write */
+			(void)unlinkat(dirfd(d), de->d_name, 0); /* interrupted write */
 			continue;
 		}
 		if (sbx_state_check_name(de->d_name, NULL) < 0)
 			continue;
-		if (sbx_state_read_name(st, de->d_name, id) == 0 && sbx_state_sandbox_exists(st, id))
+		if (sbx_state_read_name(st, de->d_name, id) == 0 &&
+		    sbx_state_sandbox_exists(st, id))
 			continue;
 		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
 			sbx_strv_push_take(removed, sbx_xasprintf("names/%s", de->d_name));

@@ -30,16 +30,16 @@
 
 #include "util.h"
 
-#define SBX_ID_LEN 12
+#define SBX_ID_LEN   12
 #define SBX_NAME_MAX 64
 /* record.json larger than this is refused (it is sbx's own, but still). */
 #define SBX_RECORD_MAX (64u << 20)
 
 struct sbx_state {
-	char *state_dir;	/* STATE (0700) */
-	char *cache_dir;	/* CACHE */
-	int state_fd;		/* O_DIRECTORY fd of STATE, -1 if it does not exist */
-	int sandboxes_fd;	/* O_DIRECTORY fd of STATE/sandboxes, -1 if none */
+	char *state_dir;  /* STATE (0700) */
+	char *cache_dir;  /* CACHE */
+	int state_fd;	  /* O_DIRECTORY fd of STATE, -1 if it does not exist */
+	int sandboxes_fd; /* O_DIRECTORY fd of STATE/sandboxes, -1 if none */
 };
 
 /*
@@ -51,18 +51,18 @@ struct sbx_state {
  * state_fd = sandboxes_fd = -1 (no sandboxes: list is empty, find fails
  * with ENOENT).
  */
-int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cache_dir,
-		   bool create, struct sbx_err *err);
+int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cache_dir, bool create,
+		   struct sbx_err *err);
 void sbx_state_close(struct sbx_state *st);
 
 struct sbx_sandbox {
 	char id[SBX_ID_LEN + 1];
-	char *name;		/* NULL when none */
-	char *dir;		/* STATE/sandboxes/ID */
-	int dirfd;		/* O_DIRECTORY fd */
-	int lockfd;		/* held flock, -1 if not locked */
-	json_t *record;		/* parsed record.json (owned), NULL if missing/bad */
-	char *record_error;	/* why record is NULL (malloc'd), NULL if fine */
+	char *name;	    /* NULL when none */
+	char *dir;	    /* STATE/sandboxes/ID */
+	int dirfd;	    /* O_DIRECTORY fd */
+	int lockfd;	    /* held flock, -1 if not locked */
+	json_t *record;	    /* parsed record.json (owned), NULL if missing/bad */
+	char *record_error; /* why record is NULL (malloc'd), NULL if fine */
 };
 
 /* The file `sbx destroy` makes in a running sandbox's directory before it
@@ -135,18 +135,16 @@ bool sbx_sandbox_lock_held(const struct sbx_sandbox *sb);
  */
 const char *sbx_sandbox_state(const struct sbx_sandbox *sb, int *code);
 
-
 /* Unmount everything mounted under sb->dir (deepest first, MNT_DETACH). */
-int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted,
-			    struct sbx_err *err);
+int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted, struct sbx_err *err);
 
 /* What sbx_sandbox_destroy() did. */
 struct sbx_teardown {
 	bool was_running;	/* the lock was held by a live supervisor */
 	bool killed_init;	/* the jail's init was SIGKILLed (whole pid namespace) */
-	bool killed_supervisor;	/* the supervisor did not let go and was SIGKILLed */
+	bool killed_supervisor; /* the supervisor did not let go and was SIGKILLed */
 	size_t n_unmounted;
-	bool cgroup_removed;	/* a cgroup sbx-ID was found and removed */
+	bool cgroup_removed; /* a cgroup sbx-ID was found and removed */
 };
 
 /*

@@ -80,8 +80,8 @@ int sbx_sandbox_list(struct sbx_state *st, struct sbx_strv *ids, struct sbx_err 
 }
 
 /* A name whose names/ file is missing: the records say (slow path). */
-static bool find_name_in_records(struct sbx_state *st, const struct sbx_strv *ids,
-				 const char *name, char id_out[SBX_ID_LEN + 1])
+static bool find_name_in_records(struct sbx_state *st, const struct sbx_strv *ids, const char *name,
+				 char id_out[SBX_ID_LEN + 1])
 {
 	for (size_t i = 0; i < ids->n; i++) {
 		struct sbx_sandbox sb;
@@ -102,7 +102,7 @@ static bool find_name_in_records(struct sbx_state *st, const struct sbx_strv *id
 int sbx_sandbox_find(struct sbx_state *st, const char *ref, char id_out[SBX_ID_LEN + 1],
 		     struct sbx_err *err)
 {
-	struct sbx_strv ids = { 0 }, hits = { 0 };
+	struct sbx_strv ids = {0}, hits = {0};
 	_cleanup_free_ char *esc = sbx_escape_display(ref);
 	size_t rl = strlen(ref);
 	int r;
@@ -136,7 +136,7 @@ int sbx_sandbox_find(struct sbx_state *st, const char *ref, char id_out[SBX_ID_L
 	}
 	if (hits.n == 0) {
 		sbx_err_set(err, 0, "no such sandbox '%s'", esc);
-		return -ENOENT;	/* errnum 0: the message says it all */
+		return -ENOENT; /* errnum 0: the message says it all */
 	}
 	char list[512] = "";
 	size_t o = 0;

@@ -15,7 +15,6 @@
 #include "limits.h"
 #include "proc.h"
 
-
 static int cmp_len_desc(const void *a, const void *b)
 {
 	size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
@@ -23,8 +22,7 @@ static int cmp_len_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted,
-			    struct sbx_err *err)
+int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted, struct sbx_err *err)
 {
 	size_t total = 0;
 	int r = 0;
@@ -35,7 +33,7 @@ int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted,
 		return 0;
 	/* Stacked mounts show up again after the top one goes: repeat. */
 	for (int round = 0; round < 64; round++) {
-		struct sbx_strv m = { 0 };
+		struct sbx_strv m = {0};
 		size_t done = 0;
 
 		r = sbx_proc_mounts_under(sb->dir, &m);
@@ -65,8 +63,6 @@ int sbx_sandbox_unmount_all(const struct sbx_sandbox *sb, size_t *n_unmounted,
 }
 
 /* ---- killing ---- */
-
-
 
 /* The last number on line "Key:" of /proc/PID/status, -1 if none. */
 static long status_last(pid_t pid, const char *key)
@@ -100,12 +96,11 @@ static bool same_process(const json_t *rec, const char *pid_key, const char *sta
 	if (!sbx_proc_holds_file((pid_t)pid, lock))
 		return false;
 	if (strcmp(pid_key, "init_pid") == 0)
-		return status_last((pid_t)pid, "NSpid") == 1;	/* a pid namespace's init */
+		return status_last((pid_t)pid, "NSpid") == 1; /* a pid namespace's init */
 	return true;
 }
 
-static bool kill_verified(const struct sbx_sandbox *sb, const char *pid_key,
-			  const char *start_key)
+static bool kill_verified(const struct sbx_sandbox *sb, const char *pid_key, const char *start_key)
 {
 	struct stat lock, *lp = &lock;
 	pid_t pid;
@@ -229,8 +224,7 @@ int sbx_sandbox_destroy(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx
 	/* Then the lock: the supervisor notices its jail died and lets go. */
 	r = lock_within(sb, t->was_running ? 5000 : 0, err);
 	if (r == -EWOULDBLOCK) {
-		t->killed_supervisor =
-			kill_verified(sb, "supervisor_pid", "supervisor_start");
+		t->killed_supervisor = kill_verified(sb, "supervisor_pid", "supervisor_start");
 		r = lock_within(sb, 5000, err);
 	}
 	if (r == -ENOENT && sandbox_unlinked(sb)) {
@@ -239,14 +233,15 @@ int sbx_sandbox_destroy(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx
 		return 0;
 	}
 	if (r < 0)
-		return sbx_err_set(err, -r,
-				   "sandbox '%s' is still locked by another process (an exec or destroy?)",
-				   sb->id);
+		return sbx_err_set(
+		    err, -r,
+		    "sandbox '%s' is still locked by another process (an exec or destroy?)",
+		    sb->id);
 	r = sbx_sandbox_unmount_all(sb, &t->n_unmounted, err);
 	if (r < 0)
 		return r;
 	bool again = false;
-	r = remove_cgroup(sb->id, &again, err);	/* processes the lock holder left */
+	r = remove_cgroup(sb->id, &again, err); /* processes the lock holder left */
 	t->cgroup_removed |= again;
 	if (r < 0)
 		return sbx_err_wrap(err, "cannot remove the cgroup of sandbox '%s'", sb->id);

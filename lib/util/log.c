@@ -19,7 +19,7 @@ void sbx_log_add_fd(struct sbx_log *l, int fd)
 char *sbx_log_line(const json_t *event)
 {
 	char *s = json_dumps(event, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER |
-					 JSON_REAL_PRECISION(9));
+					JSON_REAL_PRECISION(9));
 	size_t n;
 
 	if (!s)
@@ -43,9 +43,9 @@ void sbx_log_event(struct sbx_log *l, const char *type, json_t *fields)
 		const char *k;
 		json_t *v;
 
-		json_object_foreach(fields, k, v)
-			if (strcmp(k, "ts") != 0 && strcmp(k, "event") != 0)
-				json_object_set(ev, k, v);
+		json_object_foreach(fields, k,
+				    v) if (strcmp(k, "ts") != 0 && strcmp(k, "event") != 0)
+		    json_object_set(ev, k, v);
 	}
 	json_decref(fields);
 	line = sbx_log_line(ev);
@@ -84,18 +84,21 @@ json_t *sbx_json_string_lossy(const char *s, size_t len)
 		return json_stringn(s, len);
 	out = o = sbx_xmalloc(len * 3 + 1);
 	while (p < e) {
-		size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
-			   (*p & 0xf8) == 0xf0 ? 4 : 0;
+		size_t n = *p < 0x80		 ? 1
+			   : (*p & 0xe0) == 0xc0 ? 2
+			   : (*p & 0xf0) == 0xe0 ? 3
+			   : (*p & 0xf8) == 0xf0 ? 4
+						 : 0;
 
 		if (*p == 0) {
-			n = 0;	/* NUL would truncate C readers: replace it too */
+			n = 0; /* NUL would truncate C readers: replace it too */
 		} else if (n && (size_t)(e - p) >= n && sbx_utf8_valid((const char *)p, n)) {
 			memcpy(o, p, n);
 			o += n;
 			p += n;
 			continue;
 		}
-		memcpy(o, "\xef\xbf\xbd", 3);	/* U+FFFD */
+		memcpy(o, "\xef\xbf\xbd", 3); /* U+FFFD */
 		o += 3;
 		p++;
 	}

@@ -25,10 +25,10 @@
 #define RM_DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
 struct rm_level {
-	char *name;		/* this directory's name in its parent */
-	dev_t dev;		/* this directory's identity */
+	char *name; /* this directory's name in its parent */
+	dev_t dev;  /* this directory's identity */
 	ino_t ino;
-	struct sbx_strv subdirs;	/* subdirectories still to remove */
+	struct sbx_strv subdirs; /* subdirectories still to remove */
 	size_t next;
 };
 
@@ -96,7 +96,7 @@ static int scan_level(int fd, struct rm_level *lv, dev_t top_dev)
 		if (S_ISDIR(st.st_mode)) {
 			if (is_mount_root(fd, de->d_name, top_dev, &st)) {
 				if (!ret)
-					ret = -EBUSY;	/* never cross a mount */
+					ret = -EBUSY; /* never cross a mount */
 				continue;
 			}
 			sbx_strv_push(&lv->subdirs, de->d_name);
@@ -136,7 +136,7 @@ static int rm_tree(int fd, const struct stat *top)
 			int cfd;
 
 			if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-				continue;	/* gone or replaced: rescan below catches files */
+				continue; /* gone or replaced: rescan below catches files */
 			cfd = open_dir_checked(fd, name, &st);
 			if (cfd < 0) {
 				if (!ret)

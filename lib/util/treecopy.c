@@ -35,11 +35,11 @@
 #define TC_DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
 struct tc_level {
-	char *name;		/* this directory's name in its parent */
-	struct stat src_st;	/* its identity and metadata */
+	char *name;	    /* this directory's name in its parent */
+	struct stat src_st; /* its identity and metadata */
 	dev_t dst_dev;
 	ino_t dst_ino;
-	struct sbx_strv names;	/* its entries */
+	struct sbx_strv names; /* its entries */
 	size_t next;
 };
 
@@ -136,8 +136,9 @@ static int copy_data(int src, int dst, off_t size, uint64_t *bytes)
 			return -errno;
 		for (off_t left = hole - data; left > 0;) {
 			char buf[65536];
-			ssize_t r = read(src, buf, (size_t)(left < (off_t)sizeof(buf) ? left
-									 : (off_t)sizeof(buf)));
+			ssize_t r =
+			    read(src, buf,
+				 (size_t)(left < (off_t)sizeof(buf) ? left : (off_t)sizeof(buf)));
 
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -204,7 +205,7 @@ static int copy_leaf(struct tc *t, const char *name, const struct stat *st)
 	case S_IFCHR:
 		if (major(st->st_rdev) != 0 || minor(st->st_rdev) != 0)
 			break; /* a jail cannot make one; not a whiteout */
-		/* fallthrough */
+			       /* fallthrough */
 	case S_IFIFO:
 	case S_IFSOCK:
 		return mknodat(t->dst, name, (st->st_mode & S_IFMT) | (st->st_mode & 07777),
@@ -228,10 +229,8 @@ static int push_level(struct tc *t, const char *name, const struct stat *src_st)
 		t->cap = t->cap ? 2 * t->cap : 16;
 		t->lv = sbx_xrealloc(t->lv, t->cap * sizeof(*t->lv));
 	}
-	t->lv[t->n] = (struct tc_level){.name = sbx_xstrdup(name),
-					.src_st = *src_st,
-					.dst_dev = d.st_dev,
-					.dst_ino = d.st_ino};
+	t->lv[t->n] = (struct tc_level){
+	    .name = sbx_xstrdup(name), .src_st = *src_st, .dst_dev = d.st_dev, .dst_ino = d.st_ino};
 	r = list_names(t->src, &t->lv[t->n].names);
 	t->n++;
 	return r;

@@ -206,12 +206,31 @@ int sbx_parse_size(const char *s, uint64_t *out, struct sbx_err *err)
 	if (errno)
 		goto bad;
 	switch (*end) {
-	case '\0': mul = 1; break;
-	case 'k': case 'K': mul = 1ULL << 10; end++; break;
-	case 'm': case 'M': mul = 1ULL << 20; end++; break;
-	case 'g': case 'G': mul = 1ULL << 30; end++; break;
-	case 't': case 'T': mul = 1ULL << 40; end++; break;
-	default: goto bad;
+	case '\0':
+		mul = 1;
+		break;
+	case 'k':
+	case 'K':
+		mul = 1ULL << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1ULL << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1ULL << 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		mul = 1ULL << 40;
+		end++;
+		break;
+	default:
+		goto bad;
 	}
 	if (*end == 'b' || *end == 'B')
 		end++;
@@ -223,7 +242,8 @@ int sbx_parse_size(const char *s, uint64_t *out, struct sbx_err *err)
 	return 0;
 bad:
 	return sbx_err_set(err, 0,
-			   "bad size '%s' (expected a number with an optional k, m, g or t suffix, e.g. 512k, 64m, 4G)",
+			   "bad size '%s' (expected a number with an optional k, m, g or t suffix, "
+			   "e.g. 512k, 64m, 4G)",
 			   s ? s : "");
 }
 
@@ -263,8 +283,8 @@ bad:
 
 int sbx_parse_bool(const char *s, bool *out, struct sbx_err *err)
 {
-	static const char *const yes[] = { "yes", "true", "1", "on" };
-	static const char *const no[] = { "no", "false", "0", "off" };
+	static const char *const yes[] = {"yes", "true", "1", "on"};
+	static const char *const no[] = {"no", "false", "0", "off"};
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(yes); i++) {
 		if (s && strcasecmp(s, yes[i]) == 0) {
@@ -293,8 +313,8 @@ size_t sbx_edit_distance(const char *a, const char *b)
 		row[0] = i;
 		for (size_t j = 1; j <= lb; j++) {
 			size_t cur = row[j];
-			size_t cost = tolower((unsigned char)a[i - 1]) !=
-				      tolower((unsigned char)b[j - 1]);
+			size_t cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
 			size_t best = prev + cost;
 
 			if (row[j] + 1 < best)
@@ -494,9 +514,8 @@ bool sbx_utf8_valid(const char *s, size_t len)
 				return false;
 			cp = (cp << 6) | (p[i] & 0x3f);
 		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
-		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 			return false;
 		p += n + 1;
 	}
@@ -514,8 +533,10 @@ char *sbx_escape_display(const char *s)
 
 		/* Pass through valid multibyte UTF-8 sequences. */
 		if (*p >= 0x80) {
-			n = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
-			    (*p & 0xf8) == 0xf0 ? 4 : 0;
+			n = (*p & 0xe0) == 0xc0	  ? 2
+			    : (*p & 0xf0) == 0xe0 ? 3
+			    : (*p & 0xf8) == 0xf0 ? 4
+						  : 0;
 			if (n && strnlen((const char *)p, n) == n &&
 			    sbx_utf8_valid((const char *)p, n)) {
 				/* Reject C1 controls (U+0080..U+009F). */
@@ -530,10 +551,22 @@ char *sbx_escape_display(const char *s)
 			continue;
 		}
 		switch (*p) {
-		case '\n': memcpy(out + o, "\\n", 2); o += 2; break;
-		case '\t': memcpy(out + o, "\\t", 2); o += 2; break;
-		case '\r': memcpy(out + o, "\\r", 2); o += 2; break;
-		case '\\': memcpy(out + o, "\\\\", 2); o += 2; break;
+		case '\n':
+			memcpy(out + o, "\\n", 2);
+			o += 2;
+			break;
+		case '\t':
+			memcpy(out + o, "\\t", 2);
+			o += 2;
+			break;
+		case '\r':
+			memcpy(out + o, "\\r", 2);
+			o += 2;
+			break;
+		case '\\':
+			memcpy(out + o, "\\\\", 2);
+			o += 2;
+			break;
 		default:
 			if (*p < 0x20 || *p == 0x7f)
 				o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);

@@ -22,16 +22,15 @@
 #define SBX_ERR_MSG_MAX 1024
 
 struct sbx_err {
-	int errnum;			/* positive errno, or 0 for "no errno" */
-	char msg[SBX_ERR_MSG_MAX];	/* lowercase, subject quoted, no full stop */
+	int errnum;		   /* positive errno, or 0 for "no errno" */
+	char msg[SBX_ERR_MSG_MAX]; /* lowercase, subject quoted, no full stop */
 };
 
 /* Set err (may be NULL) and return -errnum (or -EINVAL when errnum is 0). */
 int sbx_err_set(struct sbx_err *err, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Prefix the existing message with context: "ctx: old"; returns -errnum. */
-int sbx_err_wrap(struct sbx_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int sbx_err_wrap(struct sbx_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reset to no error. */
 void sbx_err_clear(struct sbx_err *err);
 /* Render "msg: strerror(errnum)" into buf (cmd/ uses this to print). */
@@ -51,7 +50,10 @@ char *sbx_xstrndup(const char *s, size_t n);
 char *sbx_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Cleanup attributes, as in crun and bubblewrap.  Always initialise. */
-static inline void sbx_freep(void *p) { free(*(void **)p); }
+static inline void sbx_freep(void *p)
+{
+	free(*(void **)p);
+}
 static inline void sbx_closep(int *fd)
 {
 	if (*fd >= 0) {
@@ -66,9 +68,9 @@ static inline void sbx_fclosep(FILE **f)
 		fclose(*f);
 }
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(sbx_freep)
-#define _cleanup_close_ _cleanup_(sbx_closep)
+#define _cleanup_(f)	 __attribute__((cleanup(f)))
+#define _cleanup_free_	 _cleanup_(sbx_freep)
+#define _cleanup_close_	 _cleanup_(sbx_closep)
 #define _cleanup_fclose_ _cleanup_(sbx_fclosep)
 
 static inline void *sbx_steal_ptr(void *pp)
@@ -91,21 +93,23 @@ static inline int sbx_steal_fd(int *fd)
 
 /* A growable NULL-terminated string vector. */
 struct sbx_strv {
-	char **v;	/* always NULL-terminated when n > 0 or v != NULL */
+	char **v; /* always NULL-terminated when n > 0 or v != NULL */
 	size_t n;
 };
-void sbx_strv_push(struct sbx_strv *s, const char *str);	/* copies */
-void sbx_strv_push_take(struct sbx_strv *s, char *str);	/* takes */
+void sbx_strv_push(struct sbx_strv *s, const char *str); /* copies */
+void sbx_strv_push_take(struct sbx_strv *s, char *str);	 /* takes */
 void sbx_strv_free(struct sbx_strv *s);
 bool sbx_strv_contains(const struct sbx_strv *s, const char *str);
 
 /* Parsing of profile/CLI values.  Return 0 or -EINVAL (err names value). */
-int sbx_parse_size(const char *s, uint64_t *out, struct sbx_err *err);	  /* 512k 64m 4G, bytes */
+int sbx_parse_size(const char *s, uint64_t *out, struct sbx_err *err); /* 512k 64m 4G, bytes */
 /* 1536 -> "1.5 KiB" (into buf). */
 const char *sbx_size_text(double bytes, char *buf, size_t len);
-int sbx_parse_duration(const char *s, uint64_t *ms, struct sbx_err *err); /* 90s 30m 2h 500ms, plain = s */
+int sbx_parse_duration(const char *s, uint64_t *ms,
+		       struct sbx_err *err); /* 90s 30m 2h 500ms, plain = s */
 int sbx_parse_u64(const char *s, uint64_t *out, struct sbx_err *err);
-int sbx_parse_bool(const char *s, bool *out, struct sbx_err *err);	  /* yes/no true/false 1/0 on/off */
+int sbx_parse_bool(const char *s, bool *out,
+		   struct sbx_err *err); /* yes/no true/false 1/0 on/off */
 
 /* Levenshtein distance, for "did you mean" suggestions. */
 size_t sbx_edit_distance(const char *a, const char *b);
@@ -120,7 +124,7 @@ const char *sbx_rfc3339_now(char *buf, size_t len);
 
 /* I/O that retries on EINTR and short counts. 0 or -errno. */
 int sbx_write_all(int fd, const void *buf, size_t len);
-ssize_t sbx_read_all(int fd, void *buf, size_t len);	/* bytes read or -errno */
+ssize_t sbx_read_all(int fd, void *buf, size_t len); /* bytes read or -errno */
 /* Read a whole (small) file by fd into a NUL-terminated buffer. */
 int sbx_read_fd_string(int fd, size_t max, char **out, size_t *len);
 /* Write a small string to a path (e.g. /proc/PID/uid_map). */
