@@ -708,7 +708,9 @@ grp_res() {
 		jq -r '.proxy_stats | "\(.idle) \(.evicted) \(.refused) \(.allowed)"')
 	as_mode "$MODE" "$SBX" destroy "esc-flood-$MODE" >/dev/null 2>&1
 	read -r p_idle p_evicted p_refused p_allowed <<<"$pst"
-	[ "${p_idle:-0}" -gt 0 ] 2>/dev/null && [ "$((p_idle + p_refused))" -ge 5000 ] &&
+	# (How many of the 10,000 reach the proxy before the attack closes them
+	# depends on the machine: well past its 256 is what counts.)
+	[ "${p_idle:-0}" -ge 1000 ] 2>/dev/null && [ "${p_evicted:-0}" -ge 500 ] &&
 		[ "${p_allowed:-0}" -ge 60 ]
 	verdict res/proxy-idle-flood-counted $? "the record counts ${p_idle:-?} idle, ${p_evicted:-?} closed to make room, ${p_refused:-?} refused, ${p_allowed:-?} allowed"
 	expect net/proxy-idle-flood
