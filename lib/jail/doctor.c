@@ -306,17 +306,17 @@ static const char *who(bool nobody)
 	return nobody ? "as an ordinary user (nobody)" : geteuid() == 0 ? "as root" : "as you";
 }
 
-static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
+/* User namespaces: false when nothing else can be probed. */
+static bool userns_check(struct sbx_doctor *d, const struct probe *p, bool nobody, const char *w)
 {
 	struct sbx_doctor_check *c;
-	const char *w = who(nobody);
 
 	c = add(d, nobody ? "userns_user" : "userns", "user namespaces");
 	if (nobody && p->err[P_USERNS] < 0) {
 		c->status = SBX_DOC_INFO;
 		snprintf(c->detail, sizeof(c->detail),
 			 "%s: not probed (nobody is not an id of this user namespace)", w);
-		return;
+		return false;
 	}
 	if (p->err[P_USERNS] == 0) {
 		if (!nobody && geteuid() == 0)
@@ -336,8 +336,16 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 			 w, p->err[P_USERNS] > 0 ? strerror(p->err[P_USERNS]) : "not probed");
 		sbx_doctor_explain_clone(p->err[P_USERNS] > 0 ? p->err[P_USERNS] : EPERM, c->fix,
 					 sizeof(c->fix));
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* The mount namespace and overlayfs, as root and as nobody. */
+static void mount_checks(struct sbx_doctor *d, const struct probe *p, bool nobody, const char *w)
+{
+	struct sbx_doctor_check *c;
+
 	c = add(d, nobody ? "mountns_user" : "mountns", "mount namespace");
 	if (p->err[P_MOUNTNS] == 0)
 		snprintf(c->detail, sizeof(c->detail), "%s: private mounts, tmpfs", w);
@@ -364,8 +372,13 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 			 "Linux 5.11 or later allows overlayfs in a user "
 			 "namespace");
 	}
-	if (nobody)
-		return;
+}
+
+/* The other namespaces and seccomp (probed once, as the caller). */
+static void jail_ns_checks(struct sbx_doctor *d, const struct probe *p, const char *w)
+{
+	struct sbx_doctor_check *c;
+
 	c = add(d, "pidns", "pid namespace, /proc");
 	if (p->err[P_PIDNS] == 0 && p->err[P_PROC] == 0)
 		snprintf(c->detail, sizeof(c->detail),
@@ -414,6 +427,17 @@ static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
 		c->status = SBX_DOC_MISSING;
 		snprintf(c->detail, sizeof(c->detail), "%s", strerror(p->err[P_SECCOMP]));
 	}
+}
+
+static void ns_checks(struct sbx_doctor *d, const struct probe *p, bool nobody)
+{
+	const char *w = who(nobody);
+
+	if (!userns_check(d, p, nobody, w))
+		return;
+	mount_checks(d, p, nobody, w);
+	if (!nobody)
+		jail_ns_checks(d, p, w);
 }
 
 static void idmap_check(struct sbx_doctor *d)
