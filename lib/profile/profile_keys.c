@@ -744,6 +744,11 @@ static int set_limit(struct sbx_config *c, const char *key, const char *val,
 		r = parse_cpus(val, &v, err);
 	else if (strcmp(key, "time") == 0)
 		r = sbx_parse_duration(val, &v, err);
+	else if (strcmp(key, "disk") == 0 && sbx_parse_size(val, &v, NULL) < 0)
+		r = sbx_err_set(err, 0,
+				"bad size '%s' (expected a size such as 512m or 16G, default or "
+				"unlimited)",
+				val);
 	else if (strcmp(key, "memory") == 0 || strcmp(key, "fsize") == 0 ||
 		 strcmp(key, "disk") == 0 || strcmp(key, "image-size") == 0)
 		r = sbx_parse_size(val, &v, err);

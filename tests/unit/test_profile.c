@@ -157,6 +157,9 @@ static void test_bad_values(void **state)
 {
 	expect_err("[limits]\nmemory = lots\n", 2, "key 'memory': bad size 'lots'");
 	expect_err("[limits]\ndisk = 5x\n", 2, "key 'disk': bad size '5x'");
+	expect_err("[limits]\ndisk = defualt\n", 2,
+		   "key 'disk': bad size 'defualt' (expected a size such as 512m or 16G, "
+		   "default or unlimited)");
 	expect_err("[limits]\ntime = 5 parsecs\n", 2, "key 'time': bad duration '5 parsecs'");
 	expect_err("[limits]\npids = many\n", 2, "key 'pids': bad number 'many'");
 	expect_err("[limits]\npids = 0\n", 2, "key 'pids': bad limit '0'");
