@@ -58,7 +58,7 @@ endif
 # lib/ in folders by stage, in the order they may include each other
 # (lib/README.md): a folder uses its own headers and those of the folders
 # before it.
-LIB_DIRS  := util net seccomp profile image limits jail state
+LIB_DIRS  := util net seccomp profile image limits jail state run
 LIB_INC   := $(addprefix -iquote lib/,$(LIB_DIRS))
 LIB_SRCS  := $(wildcard $(addprefix lib/,$(addsuffix /*.c,$(LIB_DIRS)))) \
 	lib/profile/builtin_profiles.c lib/seccomp/seccomp_builtin.c

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* sbx.c - main: global options and the command table. */
+/*
+ * sbx.c - main: global options and the command table.  The dispatcher does
+ * what every command shares: --help for the commands whose usage it has,
+ * the context (global options, the state directory opened on first use and
+ * closed here), and printing the command's error once.
+ */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,25 +14,38 @@
 #include "cmd/cmd.h"
 #include "util.h"
 
+enum {
+	CMD_HIDDEN = 1 << 0,	   /* not in the usage or the completions' list */
+	CMD_STATE = 1 << 1,	   /* uses the state directory (sbx_cmd_state, closed here) */
+	CMD_STATE_CREATE = 1 << 2, /* ... and creates it when it is not there yet */
+};
+
 struct sbx_command {
 	const char *name;
-	int (*fn)(int argc, char **argv);
+	int (*fn)(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 	const char *summary;
-	bool hidden;
+	unsigned flags;
+	const char *usage; /* --help answered here; NULL: by the command (subcommands,
+			    * or options that may come after the payload's) */
 };
 
 /* Sorted by name; matched exactly (no prefix matching). */
 static const struct sbx_command commands[] = {
-    {"destroy", cmd_destroy, "kill and remove sandboxes", false},
-    {"doctor", cmd_doctor, "check which isolation layers this host gives sbx", false},
-    {"exec", cmd_exec, "run a command in an existing sandbox", false},
-    {"export", cmd_export, "write a sandbox's change set as a tarball", false},
-    {"image", cmd_image, "unpack a rootfs tarball into the image cache", true},
-    {"inspect", cmd_inspect, "show what a sandbox ran, reached, changed and why it ended", false},
-    {"profile", cmd_profile, "list, show and check isolation profiles", false},
-    {"proxy", cmd_proxy, "run the allowlist proxy on the host (testing)", true},
-    {"ps", cmd_ps, "list sandboxes", false},
-    {"run", cmd_run, "run a command in a new sandbox", false},
+    {"destroy", cmd_destroy, "kill and remove sandboxes", CMD_STATE, sbx_usage_destroy},
+    {"doctor", cmd_doctor, "check which isolation layers this host gives sbx", CMD_STATE,
+     sbx_usage_doctor},
+    {"exec", cmd_exec, "run a command in an existing sandbox", CMD_STATE, NULL},
+    {"export", cmd_export, "write a sandbox's change set as a tarball", CMD_STATE,
+     sbx_usage_export},
+    {"image", cmd_image, "unpack a rootfs tarball into the image cache",
+     CMD_HIDDEN | CMD_STATE | CMD_STATE_CREATE, sbx_usage_image},
+    {"inspect", cmd_inspect, "show what a sandbox ran, reached, changed and why it ended",
+     CMD_STATE, sbx_usage_inspect},
+    {"profile", cmd_profile, "list, show and check isolation profiles", 0, NULL},
+    {"proxy", cmd_proxy, "run the allowlist proxy on the host (testing)", CMD_HIDDEN,
+     sbx_usage_proxy},
+    {"ps", cmd_ps, "list sandboxes", CMD_STATE, sbx_usage_ps},
+    {"run", cmd_run, "run a command in a new sandbox", 0, NULL},
 };
 
 static const char usage_text[] =
@@ -41,7 +59,7 @@ static void usage(FILE *out)
 {
 	fputs(usage_text, out);
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(commands); i++)
-		if (!commands[i].hidden)
+		if (!(commands[i].flags & CMD_HIDDEN))
 			fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fputs("\nGlobal options:\n"
 	      "  --state-dir DIR  sandbox state (default /var/lib/sbx as root,\n"
@@ -68,7 +86,7 @@ static int unknown_command(const char *name)
 	const char *near;
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(commands); i++)
-		if (!commands[i].hidden)
+		if (!(commands[i].flags & CMD_HIDDEN))
 			names[n++] = commands[i].name;
 	near = sbx_closest(name, names, n);
 	if (near)
@@ -78,20 +96,34 @@ static int unknown_command(const char *name)
 	return SBX_EXIT_USAGE;
 }
 
-static int run_command(const struct sbx_command *c, int argc, char **argv)
+static int run_command(struct sbx_cmd_ctx *ctx, const struct sbx_command *c, int argc, char **argv)
 {
+	int r;
+
+	if (c->usage && sbx_cmd_wants_help(argc, argv, c->usage))
+		return 0;
 	/* getopt state is shared: reset it for the subcommand. */
 	optind = 0;
-	return c->fn(argc, argv);
+	ctx->st.state_fd = ctx->st.sandboxes_fd = -1;
+	ctx->state_use = c->flags & CMD_STATE_CREATE ? SBX_CMD_STATE_CREATE
+			 : c->flags & CMD_STATE	     ? SBX_CMD_STATE_OPEN
+						     : SBX_CMD_STATE_NONE;
+	r = c->fn(ctx, argc, argv);
+	if (ctx->err.msg[0])
+		sbx_print_err(&ctx->err);
+	if (ctx->st_open)
+		sbx_state_close(&ctx->st);
+	return r;
 }
 
 int main(int argc, char **argv)
 {
+	struct sbx_cmd_ctx ctx = {
+	    .state_dir = getenv("SBX_STATE_DIR"),
+	    .cache_dir = getenv("SBX_CACHE_DIR"),
+	    .color = isatty(STDERR_FILENO) && !getenv("NO_COLOR"),
+	};
 	int i = 1;
-
-	sbx_globals.state_dir = getenv("SBX_STATE_DIR");
-	sbx_globals.cache_dir = getenv("SBX_CACHE_DIR");
-	sbx_globals.color = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
@@ -104,7 +136,7 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(a, "--list-commands") == 0) {
 			for (size_t k = 0; k < SBX_ARRAY_SIZE(commands); k++)
-				if (!commands[k].hidden)
+				if (!(commands[k].flags & CMD_HIDDEN))
 					printf("%s\n", commands[k].name);
 			return 0;
 		} else if (strcmp(a, "--state-dir") == 0) {
@@ -112,9 +144,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "sbx: option '--state-dir' needs a directory\n");
 				return SBX_EXIT_USAGE;
 			}
-			sbx_globals.state_dir = argv[++i];
+			ctx.state_dir = argv[++i];
 		} else if (strncmp(a, "--state-dir=", 12) == 0) {
-			sbx_globals.state_dir = a + 12;
+			ctx.state_dir = a + 12;
 		} else {
 			fprintf(stderr, "sbx: unknown option '%s' (see 'sbx --help')\n", a);
 			return SBX_EXIT_USAGE;
@@ -136,11 +168,11 @@ int main(int argc, char **argv)
 		if (!c)
 			return unknown_command(argv[i + 1]);
 		hargv[0] = argv[i + 1];
-		return run_command(c, 2, hargv);
+		return run_command(&ctx, c, 2, hargv);
 	}
 	const struct sbx_command *c = find_command(argv[i]);
 
 	if (!c)
 		return unknown_command(argv[i]);
-	return run_command(c, argc - i, argv + i);
+	return run_command(&ctx, c, argc - i, argv + i);
 }

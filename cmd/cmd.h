@@ -8,53 +8,50 @@
 #include "state.h"
 #include "util.h"
 
-/* One function per subcommand, in cmd/<name>.c. */
-int cmd_destroy(int argc, char **argv);
-int cmd_doctor(int argc, char **argv);
-int cmd_exec(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_image(int argc, char **argv);
-int cmd_inspect(int argc, char **argv);
-int cmd_profile(int argc, char **argv);
-int cmd_proxy(int argc, char **argv);
-int cmd_ps(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-
-/* Exit statuses (README.md "Exit status", sbx(1) EXIT STATUS). */
-enum {
-	SBX_EXIT_OK = 0,
-	SBX_EXIT_FAIL = 1,  /* other subcommands: failure */
-	SBX_EXIT_USAGE = 2, /* other subcommands: usage error */
-	SBX_EXIT_TIMEOUT = 124,
-	SBX_EXIT_SBX = 125, /* run/exec: sbx itself failed */
-	SBX_EXIT_NOEXEC = 126,
-	SBX_EXIT_NOTFOUND = 127,
-};
-
-/* Global options, parsed by sbx.c before the subcommand. */
-struct sbx_globals {
+/*
+ * What sbx.c gives every subcommand: the global options, the state
+ * directory (opened on first use by sbx_cmd_state, closed by sbx.c after
+ * the command) and a place for the command's error, which sbx.c prints
+ * once ("sbx: <msg>") after the handler returned its exit status.
+ */
+struct sbx_cmd_ctx {
 	const char *state_dir; /* --state-dir or $SBX_STATE_DIR (may be NULL) */
 	const char *cache_dir; /* $SBX_CACHE_DIR (may be NULL) */
 	bool color;	       /* stderr is a terminal and NO_COLOR unset */
+	struct sbx_state st;   /* sbx_cmd_state() */
+	bool st_open;
+	enum { SBX_CMD_STATE_NONE, SBX_CMD_STATE_OPEN, SBX_CMD_STATE_CREATE } state_use;
+	struct sbx_err err; /* the command's error (msg[0] != 0: printed by sbx.c) */
 };
-extern struct sbx_globals sbx_globals;
+
+/* One function per subcommand, in cmd/<name>.c: its exit status. */
+int cmd_destroy(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_doctor(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_exec(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_export(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_image(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_inspect(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_profile(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_proxy(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_ps(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_run(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+
+/* Their --help texts, for the commands whose --help sbx.c answers. */
+extern const char sbx_usage_destroy[], sbx_usage_doctor[], sbx_usage_export[], sbx_usage_image[],
+    sbx_usage_inspect[], sbx_usage_proxy[], sbx_usage_ps[];
+
+/* The handler's error for sbx.c to print; returns code. */
+int sbx_cmd_fail(struct sbx_cmd_ctx *ctx, const struct sbx_err *err, int code);
 
 /* Print "sbx: <msg>" (and errno text) on stderr. */
 void sbx_print_err(const struct sbx_err *err);
 void sbx_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sbx_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Open the state directory once (global options applied). */
-int sbx_cmd_state(struct sbx_state *st, bool create, struct sbx_err *err);
-
-/*
- * Hide sbx's state and cache directories from the jail (masks, applied
- * last): records, logs and other sandboxes' layers are sbx's, and a jail
- * whose host-root, home or working-directory view contains them must not
- * read them.
- */
-struct sbx_config;
-int sbx_cmd_hide_state(struct sbx_config *cfg, const struct sbx_state *st, struct sbx_err *err);
+/* The state directory (global options applied), opened on the first
+ * call (and created for a command whose table entry says so): &ctx->st,
+ * or NULL with err set. */
+struct sbx_state *sbx_cmd_state(struct sbx_cmd_ctx *ctx, struct sbx_err *err);
 
 /*
  * " (did you mean '--memory'?)" for an unknown long option arg ("--memroy"
@@ -65,11 +62,19 @@ struct option;
 const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char *buf, size_t len);
 
 /*
- * The one line for an option getopt did not know (arg, e.g. argv[optind -
- * 1]): "unknown option '--memroy' (did you mean '--memory'?) (see 'sbx
- * CMD --help')".
+ * The one line for an option getopt refused (arg: argv[optind - 1]), in
+ * err: "unknown option '--memroy' (did you mean '--memory'?) (see 'sbx
+ * CMD --help')", or "option needs a value '-e' ..." when needs_value;
+ * prefix ("run") starts it when not NULL.  Returns -EINVAL.
  */
-void sbx_cmd_unknown_option(const char *cmd, const char *arg, const struct option *opts);
+int sbx_cmd_option_error(struct sbx_err *err, const char *prefix, const char *cmd, const char *arg,
+			 const struct option *opts, bool needs_value);
+/* A usage error as the command's error (ctx->err): returns SBX_EXIT_USAGE. */
+int sbx_cmd_usage_error(struct sbx_cmd_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The same for an unknown option (sbx_cmd_option_error): SBX_EXIT_USAGE. */
+int sbx_cmd_unknown_option(struct sbx_cmd_ctx *ctx, const char *cmd, const char *arg,
+			   const struct option *opts);
 
 /* Standard --help handling: prints usage to stdout, returns true if asked. */
 bool sbx_cmd_wants_help(int argc, char **argv, const char *usage);

@@ -8,8 +8,6 @@
 #include "cmd.h"
 #include "profile.h"
 
-struct sbx_globals sbx_globals;
-
 void sbx_print_err(const struct sbx_err *err)
 {
 	char buf[SBX_ERR_MSG_MAX + 128];
@@ -39,9 +37,27 @@ void sbx_warnf(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int sbx_cmd_state(struct sbx_state *st, bool create, struct sbx_err *err)
+struct sbx_state *sbx_cmd_state(struct sbx_cmd_ctx *ctx, struct sbx_err *err)
 {
-	return sbx_state_open(st, sbx_globals.state_dir, sbx_globals.cache_dir, create, err);
+	bool create = ctx->state_use == SBX_CMD_STATE_CREATE;
+
+	if (ctx->state_use == SBX_CMD_STATE_NONE) {
+		sbx_err_set(err, EINVAL, "this command does not use the state directory");
+		return NULL;
+	}
+	if (!ctx->st_open &&
+	    sbx_state_open(&ctx->st, ctx->state_dir, ctx->cache_dir, create, err) < 0)
+		return NULL;
+	ctx->st_open = true;
+	return &ctx->st;
+}
+
+int sbx_cmd_fail(struct sbx_cmd_ctx *ctx, const struct sbx_err *err, int code)
+{
+	ctx->err = *err;
+	if (!ctx->err.msg[0])
+		snprintf(ctx->err.msg, sizeof(ctx->err.msg), "failed");
+	return code;
 }
 
 const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char *buf, size_t len)
@@ -63,12 +79,33 @@ const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char
 	return buf;
 }
 
-void sbx_cmd_unknown_option(const char *cmd, const char *arg, const struct option *opts)
+int sbx_cmd_option_error(struct sbx_err *err, const char *prefix, const char *cmd, const char *arg,
+			 const struct option *opts, bool needs_value)
 {
 	char hint[96];
 
-	sbx_errorf("unknown option '%s'%s (see 'sbx %s --help')", arg,
-		   sbx_cmd_option_hint(arg, opts, hint, sizeof(hint)), cmd);
+	return sbx_err_set(
+	    err, 0, "%s%s%s '%s'%s (see 'sbx %s --help')", prefix ? prefix : "", prefix ? ": " : "",
+	    needs_value ? "option needs a value" : "unknown option", arg ? arg : "?",
+	    needs_value ? "" : sbx_cmd_option_hint(arg, opts, hint, sizeof(hint)), cmd);
+}
+
+int sbx_cmd_usage_error(struct sbx_cmd_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx->err.msg, sizeof(ctx->err.msg), fmt, ap);
+	va_end(ap);
+	ctx->err.errnum = 0;
+	return SBX_EXIT_USAGE;
+}
+
+int sbx_cmd_unknown_option(struct sbx_cmd_ctx *ctx, const char *cmd, const char *arg,
+			   const struct option *opts)
+{
+	sbx_cmd_option_error(&ctx->err, NULL, cmd, arg, opts, false);
+	return SBX_EXIT_USAGE;
 }
 
 bool sbx_cmd_wants_help(int argc, char **argv, const char *usage)
@@ -85,41 +122,4 @@ bool sbx_cmd_wants_help(int argc, char **argv, const char *usage)
 			break;
 	}
 	return false;
-}
-
-/* Is path already masked by cfg? */
-static bool masked(const struct sbx_config *cfg, const char *path)
-{
-	for (size_t i = 0; i < cfg->n_mounts; i++)
-		if (cfg->mounts[i].kind == SBX_MNT_MASK && strcmp(cfg->mounts[i].dst, path) == 0)
-			return true;
-	return false;
-}
-
-int sbx_cmd_hide_state(struct sbx_config *cfg, const struct sbx_state *st, struct sbx_err *err)
-{
-	const char *dirs[] = {st->state_dir, st->cache_dir};
-
-	for (size_t i = 0; i < SBX_ARRAY_SIZE(dirs); i++) {
-		_cleanup_free_ char *real = NULL;
-		const char *d = dirs[i];
-		int r;
-
-		if (!d || d[0] != '/')
-			continue;
-		/* Masks are resolved inside the jail: hide the path as given and,
-		 * if it differs, the path its symlinks lead to on the host. */
-		real = realpath(d, NULL);
-		for (int k = 0; k < 2; k++) {
-			const char *p = k == 0 ? d : real;
-
-			if (!p || strcmp(p, "/") == 0 || masked(cfg, p))
-				continue;
-			r = sbx_profile_set(cfg, "filesystem", "mask", p, err);
-			if (r < 0)
-				return sbx_err_wrap(
-				    err, "cannot hide sbx's state directory from the jail");
-		}
-	}
-	return 0;
 }

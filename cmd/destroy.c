@@ -8,7 +8,7 @@
 #include "fault.h"
 #include "lifecycle.h"
 
-static const char usage[] =
+const char sbx_usage_destroy[] =
     "usage: sbx destroy SANDBOX...\n"
     "       sbx destroy --all | --stale\n"
     "\n"
@@ -28,7 +28,7 @@ struct destroy_opts {
 	int n_refs;
 };
 
-static int parse_opts(int argc, char **argv, struct destroy_opts *o)
+static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct destroy_opts *o)
 {
 	static const struct option longopts[] = {
 	    {"all", no_argument, NULL, 'A'},
@@ -48,15 +48,15 @@ static int parse_opts(int argc, char **argv, struct destroy_opts *o)
 			o->stale = true;
 			break;
 		default:
-			sbx_cmd_unknown_option("destroy", argv[optind - 1], longopts);
-			return -1;
+			return sbx_cmd_unknown_option(ctx, "destroy", argv[optind - 1], longopts);
 		}
 	}
 	o->refs = argv + optind;
 	o->n_refs = argc - optind;
 	if ((o->all || o->stale) == (o->n_refs > 0) || (o->all && o->stale)) {
-		sbx_errorf("give sandboxes, or --all, or --stale (see 'sbx destroy --help')");
-		return -1;
+		sbx_err_set(&ctx->err, 0,
+			    "give sandboxes, or --all, or --stale (see 'sbx destroy --help')");
+		return SBX_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -93,7 +93,7 @@ static bool still_lost(struct sbx_sandbox *sb)
 	sbx_sandbox_reload(sb);
 	if (!sb->record)
 		return true; /* died before its first record */
-	s = json_string_value(json_object_get(sb->record, "state"));
+	s = sb->rec.state;
 	return !s || strcmp(s, "running") == 0 || strcmp(s, "created") == 0 ||
 	       strcmp(s, "lost") == 0;
 }
@@ -138,27 +138,26 @@ static int destroy_id(struct sbx_state *st, const char *id, bool only_stale)
 	return r < 0 ? -1 : 0;
 }
 
-int cmd_destroy(int argc, char **argv)
+int cmd_destroy(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct sbx_state st;
+	struct sbx_state *st;
 	struct sbx_err err = {0};
 	struct sbx_strv ids = {0}, gone = {0};
 	struct destroy_opts o;
-	int failed = 0, removed = 0;
+	int failed = 0, removed = 0, rc;
 
-	if (sbx_cmd_wants_help(argc, argv, usage))
-		return 0;
-	if (parse_opts(argc, argv, &o) < 0)
-		return SBX_EXIT_USAGE;
-	if (sbx_cmd_state(&st, false, &err) < 0) {
-		sbx_print_err(&err);
-		return SBX_EXIT_FAIL;
-	}
+	rc = parse_opts(ctx, argc, argv, &o);
+	if (rc != 0)
+		return rc;
+	st = sbx_cmd_state(ctx, &err);
+	if (!st)
+		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
+
 	if (o.n_refs) {
 		for (int i = 0; i < o.n_refs; i++) {
 			char id[SBX_ID_LEN + 1];
 
-			int r = sbx_sandbox_find(&st, o.refs[i], id, &err);
+			int r = sbx_sandbox_find(st, o.refs[i], id, &err);
 
 			if (r < 0) {
 				/* Idempotent: a full id that no longer exists was
@@ -182,12 +181,12 @@ int cmd_destroy(int argc, char **argv)
 				continue;
 			sbx_strv_push(&ids, id);
 		}
-	} else if (sbx_sandbox_list(&st, &ids, &err) < 0) {
+	} else if (sbx_sandbox_list(st, &ids, &err) < 0) {
 		sbx_print_err(&err);
 		failed++;
 	}
 	for (size_t i = 0; i < ids.n; i++) {
-		int r = destroy_id(&st, ids.v[i], o.stale);
+		int r = destroy_id(st, ids.v[i], o.stale);
 
 		if (r < 0)
 			failed++;
@@ -195,7 +194,7 @@ int cmd_destroy(int argc, char **argv)
 			removed++;
 	}
 	if (o.all || o.stale) {
-		sbx_state_gc(&st, &gone, &err);
+		sbx_state_gc(st, &gone, &err);
 		for (size_t i = 0; i < gone.n; i++) {
 			_cleanup_free_ char *e = sbx_escape_display(gone.v[i]);
 
@@ -206,7 +205,6 @@ int cmd_destroy(int argc, char **argv)
 	}
 	sbx_strv_free(&ids);
 	sbx_strv_free(&gone);
-	sbx_state_close(&st);
 	fflush(stdout);
 	return failed ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }

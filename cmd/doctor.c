@@ -7,7 +7,7 @@
 #include "cmd.h"
 #include "doctor.h"
 
-static const char usage[] =
+const char sbx_usage_doctor[] =
     "usage: sbx doctor [--json]\n"
     "\n"
     "Probe, for real, the isolation layers this host gives sbx, as the calling\n"
@@ -20,7 +20,7 @@ static const char usage[] =
     "\n"
     "  --json   the report as one JSON object on stdout\n";
 
-int cmd_doctor(int argc, char **argv)
+int cmd_doctor(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"json", no_argument, NULL, 'j'},
@@ -30,31 +30,24 @@ int cmd_doctor(int argc, char **argv)
 	bool json = false;
 	int c;
 
-	if (sbx_cmd_wants_help(argc, argv, usage))
-		return 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == 'j') {
 			json = true;
 		} else {
-			sbx_cmd_unknown_option("doctor", argv[optind - 1], longopts);
-			return SBX_EXIT_USAGE;
+			return sbx_cmd_unknown_option(ctx, "doctor", argv[optind - 1], longopts);
 		}
 	}
 	if (optind != argc) {
-		sbx_errorf("doctor takes no arguments (see 'sbx doctor --help')");
-		return SBX_EXIT_USAGE;
+		return sbx_cmd_usage_error(ctx,
+					   "doctor takes no arguments (see 'sbx doctor --help')");
 	}
 	{
-		struct sbx_state st;
 		struct sbx_err e = {0};
-
 		/* Where sandboxes would go (not created: the doctor changes nothing). */
-		memset(&st, 0, sizeof(st));
-		st.sandboxes_fd = -1;
-		(void)sbx_cmd_state(&st, false, &e);
-		sbx_doctor_run(&d, st.state_dir);
-		sbx_state_close(&st);
+		const struct sbx_state *st = sbx_cmd_state(ctx, &e);
+
+		sbx_doctor_run(&d, st ? st->state_dir : NULL);
 	}
 	if (json) {
 		json_t *j = sbx_doctor_json(&d);

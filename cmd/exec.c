@@ -79,17 +79,10 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
-		default: {
-			bool value = opt == ':' || (optopt && strchr("ew", optopt));
-			char hint[96];
-
-			return sbx_err_set(err, 0, "exec: %s '%s'%s (see 'sbx exec --help')",
-					   value ? "option needs a value" : "unknown option",
-					   argv[optind - 1] ? argv[optind - 1] : "?",
-					   value ? ""
-						 : sbx_cmd_option_hint(argv[optind - 1], long_opts,
-								       hint, sizeof(hint)));
-		}
+		default:
+			return sbx_cmd_option_error(err, "exec", "exec", argv[optind - 1],
+						    long_opts,
+						    opt == ':' || (optopt && strchr("ew", optopt)));
 		}
 	}
 	if (optind >= argc)
@@ -112,11 +105,11 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 
 /* ---- shared by both ways in ---- */
 
-int exec_load_config(const json_t *rec, const struct exec_args *a, struct sbx_config *cfg,
-		     struct sbx_err *err)
+int exec_load_config(const struct sbx_record *rec, const struct exec_args *a,
+		     struct sbx_config *cfg, struct sbx_seccomp_filter *filter, struct sbx_err *err)
 {
-	const char *ini =
-	    json_string_value(json_object_get(json_object_get(rec, "profile"), "ini"));
+	struct sbx_seccomp_opts so = {0};
+	const char *ini = rec->profile.ini;
 	struct sbx_profile_vars vars;
 	int r;
 
@@ -131,16 +124,16 @@ int exec_load_config(const json_t *rec, const struct exec_args *a, struct sbx_co
 				    a->env.v[i], err);
 	if (r < 0)
 		return sbx_err_wrap(err, "option -e");
-	/* A policy file is compiled here, on the host, before any jail. */
-	r = sbx_seccomp_validate(cfg->seccomp, err);
-	return r;
+	/* A policy file is read and compiled here, on the host, before any
+	 * jail; the jail's command loads that filter. */
+	so.policy = cfg->seccomp;
+	return sbx_seccomp_prepare(&so, filter, err);
 }
 
-void exec_build_env(const struct sbx_config *cfg, const json_t *rec, const struct sbx_jail_ids *ids,
-		    bool tty, bool proxy, struct sbx_strv *env)
+void exec_build_env(const struct sbx_config *cfg, const struct sbx_record *rec,
+		    const struct sbx_jail_ids *ids, bool tty, bool proxy, struct sbx_strv *env)
 {
-	const char *spec =
-	    json_string_value(json_object_get(json_object_get(rec, "rootfs"), "spec"));
+	const char *spec = rec->rootfs.spec;
 	struct sbx_strv extra = {0};
 
 	if (proxy)
@@ -151,20 +144,11 @@ void exec_build_env(const struct sbx_config *cfg, const json_t *rec, const struc
 
 /* The sandbox's workdir: -w, the profile's, else the recorded one (run's
  * cwd, used only if it exists inside). */
-void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg, const json_t *rec,
-		  const char **workdir, const char **host_cwd)
+void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg,
+		  const struct sbx_record *rec, const char **workdir, const char **host_cwd)
 {
 	*workdir = a->workdir ? a->workdir : cfg->workdir;
-	*host_cwd = json_string_value(json_object_get(rec, "workdir"));
-}
-
-int exec_pipes(bool tty, int out[2], int errp[2], struct sbx_err *err)
-{
-	if (tty)
-		return 0;
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
-		return sbx_err_set(err, errno, "cannot create the output pipes");
-	return 0;
+	*host_cwd = rec->workdir;
 }
 
 /* Append {"event": "exec", ...} to log.jsonl (O_APPEND, one write). */
@@ -279,21 +263,24 @@ int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], struct sbx_
 
 static int enter_running(struct exec_ctx *x, struct sbx_err *err)
 {
-	const json_t *rec = x->sb.record;
+	const struct sbx_record *rec = &x->sb.rec;
+	struct sbx_enter_record er;
 	struct sbx_enter_opts o = {.cfg = &x->cfg,
 				   .target = &x->target,
 				   .cg = &x->cg,
 				   .argv = x->args.argv,
 				   .tty = x->args.tty,
+				   .seccomp = &x->filter,
 				   .out_fd = -1,
 				   .err_fd = -1};
 	int out[2] = {-1, -1}, errp[2] = {-1, -1};
 	int r;
 
-	r = sbx_enter_find_init(rec, x->sb.dirfd, &x->cfg, &x->target, err);
+	sbx_record_enter(rec, &er);
+	r = sbx_enter_find_init(&er, x->sb.dirfd, &x->cfg, &x->target, err);
 	if (r < 0)
 		return sbx_err_wrap(err, "sandbox '%s'", x->sb.id);
-	r = sbx_cgroup_from_json(&x->cg, x->sb.id, json_object_get(rec, "cgroup"), &x->cfg, err);
+	r = sbx_cgroup_from_json(&x->cg, x->sb.id, rec->cgroup, &x->cfg, err);
 	if (r < 0)
 		return r;
 	exec_build_env(&x->cfg, rec, &x->target.ids, x->args.tty, x->cfg.net == SBX_NET_PROXY,
@@ -302,9 +289,9 @@ static int enter_running(struct exec_ctx *x, struct sbx_err *err)
 	exec_workdir(&x->args, &x->cfg, rec, &o.workdir, &o.host_cwd);
 	if (x->args.tty)
 		sbx_jail_winsize(&o.ws);
-	r = exec_pipes(x->args.tty, out, errp, err);
+	r = sbx_run_stdio_pipes(x->args.tty, out, errp, err);
 	o.out_fd = out[1];
-	o.err_fd = errp[1];
+	o.err_fd = errp[1] >= 0 ? errp[1] : out[1];
 	sbx_enter_block_signals();
 	if (r == 0)
 		r = sbx_enter_start(&x->jail, &o, err);
@@ -326,13 +313,14 @@ static int open_sandbox(struct exec_ctx *x, struct sbx_err *err)
 	char id[SBX_ID_LEN + 1];
 	int r;
 
-	r = sbx_cmd_state(&x->st, false, err);
+	x->st = sbx_cmd_state(x->cmd, err);
+	r = x->st ? 0 : -EINVAL;
 	if (r == 0)
-		r = sbx_sandbox_find(&x->st, x->args.sandbox, id, err);
+		r = sbx_sandbox_find(x->st, x->args.sandbox, id, err);
 	if (r == -ENOENT)
 		return sbx_err_set(err, 0, "no sandbox '%s' (see 'sbx ps -a')", x->args.sandbox);
 	if (r == 0)
-		r = sbx_sandbox_open(&x->st, id, false, &x->sb, err);
+		r = sbx_sandbox_open(x->st, id, false, &x->sb, err);
 	if (r == 0 && !x->sb.record)
 		r = sbx_err_set(err, 0, "sandbox '%s' has no usable record: %s", id,
 				x->sb.record_error ? x->sb.record_error : "missing");
@@ -352,11 +340,11 @@ static int wait_started(struct exec_ctx *x, const char **state, struct sbx_err *
 
 		if (strcmp(*state, "running") != 0 && strcmp(*state, "created") != 0)
 			return 0;
-		if (json_integer_value(json_object_get(x->sb.record, "init_pid")) > 0)
+		if (x->sb.rec.init_pid > 0)
 			return 0;
 		usleep(100 * 1000);
 		sbx_sandbox_close(&x->sb);
-		r = sbx_sandbox_open(&x->st, id, false, &x->sb, err);
+		r = sbx_sandbox_open(x->st, id, false, &x->sb, err);
 		if (r < 0)
 			return r;
 		if (!x->sb.record)
@@ -387,11 +375,11 @@ static int exec_dispatch(struct exec_ctx *x, struct sbx_err *err)
 				   x->sb.id);
 	if (!strcmp(state, "unknown"))
 		return sbx_err_set(err, 0, "sandbox '%s' is in an unknown state", x->sb.id);
-	r = exec_load_config(x->sb.record, &x->args, &x->cfg, err);
+	r = exec_load_config(&x->sb.rec, &x->args, &x->cfg, &x->filter, err);
 	/* A new jail over a kept layer hides the state like run does (older
 	 * records' profiles may lack the masks). */
 	if (r == 0)
-		r = sbx_cmd_hide_state(&x->cfg, &x->st, err);
+		r = sbx_run_hide_state(&x->cfg, x->st, err);
 	if (r == 0 && !x->args.tty)
 		r = stdin_guard(x, err);
 	if (r < 0)
@@ -408,7 +396,6 @@ static void ctx_init(struct exec_ctx *x)
 	sbx_jail_init(&x->jail);
 	sbx_enter_target_init(&x->target);
 	x->sb.dirfd = x->sb.lockfd = -1;
-	x->st.state_fd = x->st.sandboxes_fd = -1;
 	x->mode = "none";
 }
 
@@ -424,8 +411,8 @@ static void ctx_free(struct exec_ctx *x)
 	sbx_cgroup_free(&x->cg);
 	sbx_strv_free(&x->env);
 	sbx_config_free(&x->cfg);
+	sbx_seccomp_filter_free(&x->filter);
 	sbx_sandbox_close(&x->sb);
-	sbx_state_close(&x->st);
 	exec_args_free(&x->args);
 }
 
@@ -437,13 +424,14 @@ static const char *exec_via(const struct exec_ctx *x)
 	return x->target.via_child ? "a verified child of init" : "init";
 }
 
-int cmd_exec(int argc, char **argv)
+int cmd_exec(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct exec_ctx x;
 	struct sbx_err err = {0};
 	int r;
 
 	ctx_init(&x);
+	x.cmd = ctx;
 	signal(SIGPIPE, SIG_IGN);
 	stdio_open();
 	r = exec_parse_args(argc, argv, &x.args, &err);
@@ -454,11 +442,10 @@ int cmd_exec(int argc, char **argv)
 	if (r == 0)
 		r = exec_dispatch(&x, &err);
 	if (r < 0) {
-		sbx_print_err(&err);
 		if (x.sb.dirfd >= 0 && x.sb.record)
 			exec_log_event(&x.sb, &x.args, x.mode, exec_via(&x), SBX_EXIT_SBX, -1,
 				       err.msg);
-		r = SBX_EXIT_SBX;
+		r = sbx_cmd_fail(ctx, &err, SBX_EXIT_SBX);
 	} else {
 		if (x.jail.exec_errno && x.jail.exec_msg)
 			sbx_errorf("%s", x.jail.exec_msg);

@@ -11,6 +11,7 @@
 #include "enter.h"
 #include "jail.h"
 #include "limits.h"
+#include "run.h"
 #include "state.h"
 
 struct exec_args {
@@ -28,9 +29,11 @@ void exec_args_free(struct exec_args *a);
 
 struct exec_ctx {
 	struct exec_args args;
-	struct sbx_state st;
+	struct sbx_cmd_ctx *cmd; /* sbx.c's: the state directory */
+	struct sbx_state *st;
 	struct sbx_sandbox sb;
 	struct sbx_config cfg;
+	struct sbx_seccomp_filter filter; /* the profile's, prepared on the host */
 	struct sbx_enter_target target;
 	struct sbx_cgroup cg;
 	struct sbx_jail jail;
@@ -43,14 +46,14 @@ struct exec_ctx {
 
 /* The sandbox's resolved profile from its record, plus -e; the seccomp
  * policy compiled (a policy file is read on the host, now). */
-int exec_load_config(const json_t *rec, const struct exec_args *a, struct sbx_config *cfg,
+int exec_load_config(const struct sbx_record *rec, const struct exec_args *a,
+		     struct sbx_config *cfg, struct sbx_seccomp_filter *filter,
 		     struct sbx_err *err);
 /* The environment the sandbox's command got (without secret values). */
-void exec_build_env(const struct sbx_config *cfg, const json_t *rec, const struct sbx_jail_ids *ids,
-		    bool tty, bool proxy, struct sbx_strv *env);
-void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg, const json_t *rec,
-		  const char **workdir, const char **host_cwd);
-int exec_pipes(bool tty, int out[2], int errp[2], struct sbx_err *err);
+void exec_build_env(const struct sbx_config *cfg, const struct sbx_record *rec,
+		    const struct sbx_jail_ids *ids, bool tty, bool proxy, struct sbx_strv *env);
+void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg,
+		  const struct sbx_record *rec, const char **workdir, const char **host_cwd);
 /* Close the write ends, proxy output and signals until the command ends;
  * its exit status (sbx(1) EXIT STATUS) or -errno. */
 int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], struct sbx_err *err);

@@ -56,34 +56,30 @@ static int layer_prefix(const struct exec_ctx *x, const char *up, char **name, s
 
 static int check_layer(struct exec_ctx *x, struct sbx_err *err)
 {
-	const json_t *rec = x->sb.record;
-	const char *layer = lc_str(rec, "policy.filesystem.writable_layer");
-	const char *up = lc_str(rec, "policy.filesystem.upper");
-	const json_t *layers = lc_get(rec, "policy.filesystem.layers");
-	const json_t *l;
+	const struct sbx_record_filesystem *fs = &x->sb.rec.policy.filesystem;
+	const char *layer = fs->writable_layer;
+	const char *up = fs->upper;
 	_cleanup_free_ char *name = NULL;
-	size_t i;
 	int r;
 
-	if (!json_is_true(json_object_get(rec, "kept")))
+	if (!x->sb.rec.kept)
 		return sbx_err_set(
 		    err, 0, "sandbox '%s' has exited and was not kept: nothing to enter", x->sb.id);
 	x->rootfs_layer = layer && strcmp(layer, "private") == 0;
-	if (!x->rootfs_layer && json_array_size(layers) == 0)
+	if (!x->rootfs_layer && fs->n_layers == 0)
 		return sbx_err_set(
 		    err, 0, "sandbox '%s' has exited and kept no writable layer: nothing to enter",
 		    x->sb.id);
-	if (!up && json_array_size(layers) > 0)
-		up = lc_str(json_array_get(layers, 0), "upper");
+	if (!up && fs->n_layers > 0)
+		up = fs->layers[0].upper;
 	r = layer_prefix(x, up ? up : "upper", &name, err);
 	if (r < 0)
 		return r;
 	if (x->rootfs_layer &&
 	    (!layer_has(x->sb.dirfd, name, "upper") || !layer_has(x->sb.dirfd, name, "work")))
 		return sbx_err_set(err, 0, "the writable layer of sandbox '%s' is gone", x->sb.id);
-	json_array_foreach(layers, i, l)
-	{
-		const char *u = lc_str(l, "upper");
+	for (size_t i = 0; i < fs->n_layers; i++) {
+		const char *u = fs->layers[i].upper;
 		char *base;
 		bool ok;
 
@@ -123,13 +119,13 @@ static int lock_it(struct exec_ctx *x, struct sbx_err *err)
 
 static int rootfs_dir(struct exec_ctx *x, const char **dir, struct sbx_err *err)
 {
-	const char *spec = lc_str(x->sb.record, "rootfs.spec");
+	const char *spec = x->sb.rec.rootfs.spec;
 	struct stat st;
 
 	*dir = NULL;
 	if (!spec || !strcmp(spec, "host"))
 		return 0;
-	*dir = lc_str(x->sb.record, "rootfs.dir");
+	*dir = x->sb.rec.rootfs.dir;
 	if (!*dir || (*dir)[0] != '/')
 		return sbx_err_set(err, 0,
 				   "the record of sandbox '%s' names no image "
@@ -145,9 +141,11 @@ static int rootfs_dir(struct exec_ctx *x, const char **dir, struct sbx_err *err)
 
 static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *err)
 {
+	struct sbx_enter_record er;
 	const struct sbx_config *cfg = &x->cfg;
 	int r;
 
+	sbx_record_enter(&x->sb.rec, &er);
 	r = lock_it(x, err);
 	/* Layers in an image of their own: mounted for this exec only. */
 	if (r == 0)
@@ -161,12 +159,11 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	o->sandbox_dir = x->layer_dir;
 	/* An unprivileged [limits] disk: the new jail's layers are capped the
 	 * same way, on a tmpfs filled from disk/ and copied back after. */
-	if (r == 0 && json_is_true(lc_get(x->sb.record, "policy.filesystem.layers_in_memory"))) {
-		const json_t *v = lc_get(x->sb.record, "policy.limits.disk.value");
+	if (r == 0 && x->sb.rec.policy.filesystem.layers_in_memory) {
+		int64_t v = x->sb.rec.policy.disk;
 
 		/* the cap the run had (the record's), else the profile's */
-		o->layer_tmpfs = json_is_integer(v) && json_integer_value(v) > 0
-				     ? (uint64_t)json_integer_value(v)
+		o->layer_tmpfs = v > 0 ? (uint64_t)v
 				 : cfg->disk != SBX_UNSET && cfg->disk != SBX_DISK_NO_CAP
 				     ? cfg->disk
 				     : SBX_LAYER_MEMORY_DEFAULT;
@@ -175,15 +172,15 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	if (r == 0)
 		r = rootfs_dir(x, &o->rootfs_dir, err);
 	if (r == 0)
-		r = sbx_enter_ids(cfg, x->sb.record, -1, &o->ids, err);
+		r = sbx_enter_ids(cfg, &er, -1, &o->ids, err);
 	if (r == 0 &&
 	    (cfg->memory != SBX_UNSET || cfg->pids != SBX_UNSET || cfg->cpus_milli != SBX_UNSET))
 		r = sbx_cgroup_create(&x->cg, x->sb.id, cfg, err);
 	if (r < 0)
 		return r;
-	exec_build_env(cfg, x->sb.record, &o->ids, x->args.tty, false, &x->env);
+	exec_build_env(cfg, &x->sb.rec, &o->ids, x->args.tty, false, &x->env);
 	o->envp = x->env.v;
-	exec_workdir(&x->args, cfg, x->sb.record, &o->workdir, &o->host_cwd);
+	exec_workdir(&x->args, cfg, &x->sb.rec, &o->workdir, &o->host_cwd);
 	if (x->args.tty)
 		sbx_jail_winsize(&o->ws);
 	return 0;
@@ -209,16 +206,17 @@ int exec_kept(struct exec_ctx *x, struct sbx_err *err)
 				  .cg = &x->cg,
 				  .out_fd = -1,
 				  .err_fd = -1,
-				  .tty = x->args.tty};
+				  .tty = x->args.tty,
+				  .seccomp = &x->filter};
 	int out[2] = {-1, -1}, errp[2] = {-1, -1};
 	struct sbx_err e2 = {0};
 	int r;
 
 	r = prepare(x, &o, err);
 	if (r == 0)
-		r = exec_pipes(x->args.tty, out, errp, err);
+		r = sbx_run_stdio_pipes(x->args.tty, out, errp, err);
 	o.out_fd = out[1];
-	o.err_fd = errp[1];
+	o.err_fd = errp[1] >= 0 ? errp[1] : out[1];
 	if (r == 0)
 		r = sbx_jail_start(&x->jail, &o, err);
 	if (r < 0) {

@@ -8,7 +8,7 @@
 #include "export.h"
 #include "lifecycle.h"
 
-static const char usage[] =
+const char sbx_usage_export[] =
     "usage: sbx export [--oci] [--max-file SIZE] [--max-total SIZE] SANDBOX -o FILE\n"
     "\n"
     "Write what the sandbox changed (its writable layer) as a tarball, so a\n"
@@ -33,7 +33,7 @@ static const char usage[] =
     "                      past either, nothing is written and the file is named\n";
 
 /* SIZE or "unlimited" for --max-file / --max-total. */
-static int cap_arg(const char *opt, const char *v, uint64_t *out)
+static int cap_arg(struct sbx_cmd_ctx *ctx, const char *opt, const char *v, uint64_t *out)
 {
 	struct sbx_err err = {0};
 
@@ -42,13 +42,45 @@ static int cap_arg(const char *opt, const char *v, uint64_t *out)
 		return 0;
 	}
 	if (sbx_parse_size(v, out, &err) < 0 || *out == 0) {
-		sbx_errorf("%s '%s': expected a size (512m, 8G) or unlimited", opt, v);
-		return -1;
+		return sbx_cmd_usage_error(ctx, "%s '%s': expected a size (512m, 8G) or unlimited",
+					   opt, v);
 	}
 	return 0;
 }
 
-int cmd_export(int argc, char **argv)
+/* What was written, and what was left out. */
+static void say_exported(const struct sbx_sandbox *sb, const char *file,
+			 const struct sbx_export_opts *o, const struct sbx_export_stats *s)
+{
+	_cleanup_free_ char *f = NULL;
+	char sp[96] = "";
+
+	for (size_t i = 0; i < s->skipped.n && i < 20; i++)
+		sbx_warnf("skipped %s", s->skipped.v[i]);
+	if (s->skipped.n > 20)
+		sbx_warnf("skipped %zu more", s->skipped.n - 20);
+	if (s->errors)
+		sbx_warnf("%zu entries of the writable layer could not be read", s->errors);
+	if (strcmp(file, "-") == 0)
+		return;
+	f = sbx_escape_display(file);
+	if (s->sparse)
+		snprintf(sp, sizeof(sp), "; %zu sparse, %llu bytes with their holes", s->sparse,
+			 (unsigned long long)s->sparse_apparent);
+	fprintf(stderr,
+		"sbx: exported %s to %s: %zu files (%llu bytes%s), %zu dirs, %zu "
+		"symlinks, %zu deletions, %zu opaque dirs%s\n",
+		sb->id, f, s->files, (unsigned long long)s->bytes, sp, s->dirs, s->symlinks,
+		s->whiteouts, s->opaque,
+		o->oci ? " (an OCI layer: .wh. whiteouts)"
+		       : " (deletions listed in " SBX_EXPORT_DELETED ")");
+	if (s->setid_dropped)
+		sbx_warnf("dropped the set-user-ID or set-group-ID bit of %zu files "
+			  "(--oci keeps them)",
+			  s->setid_dropped);
+}
+
+int cmd_export(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"output", required_argument, NULL, 'o'},
@@ -57,7 +89,7 @@ int cmd_export(int argc, char **argv)
 	    {"max-total", required_argument, NULL, 'T'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct sbx_state st;
+	struct sbx_state *st;
 	struct sbx_sandbox sb;
 	struct sbx_err err = {0};
 	struct sbx_export_stats s;
@@ -65,8 +97,6 @@ int cmd_export(int argc, char **argv)
 	const char *file = NULL;
 	int c, rc = SBX_EXIT_OK;
 
-	if (sbx_cmd_wants_help(argc, argv, usage))
-		return 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
 		if (c == 'o') {
@@ -74,67 +104,30 @@ int cmd_export(int argc, char **argv)
 		} else if (c == 'O') {
 			o.oci = true;
 		} else if (c == 'F' || c == 'T') {
-			if (cap_arg(c == 'F' ? "--max-file" : "--max-total", optarg,
-				    c == 'F' ? &o.max_file : &o.max_total) < 0)
+			if (cap_arg(ctx, c == 'F' ? "--max-file" : "--max-total", optarg,
+				    c == 'F' ? &o.max_file : &o.max_total) != 0)
 				return SBX_EXIT_USAGE;
 		} else if (c == ':') {
-			sbx_errorf("option '%s' needs a file name", argv[optind - 1]);
-			return SBX_EXIT_USAGE;
+			return sbx_cmd_usage_error(ctx, "option '%s' needs a file name",
+						   argv[optind - 1]);
 		} else {
-			sbx_cmd_unknown_option("export", argv[optind - 1], longopts);
-			return SBX_EXIT_USAGE;
+			return sbx_cmd_unknown_option(ctx, "export", argv[optind - 1], longopts);
 		}
 	}
-	if (optind + 1 != argc || !file) {
-		sbx_errorf("usage: sbx export [--oci] [--max-file SIZE] [--max-total SIZE] SANDBOX "
-			   "-o FILE");
-		return SBX_EXIT_USAGE;
-	}
-	if (!sbx_export_compression(file, &err)) {
-		sbx_print_err(&err);
-		return SBX_EXIT_USAGE;
-	}
-	if (sbx_cmd_state(&st, false, &err) < 0 ||
-	    lc_open(&st, argv[optind], false, &sb, &err) < 0) {
-		sbx_print_err(&err);
-		sbx_state_close(&st);
-		return SBX_EXIT_FAIL;
-	}
+	if (optind + 1 != argc || !file)
+		return sbx_cmd_usage_error(ctx, "usage: sbx export [--oci] [--max-file SIZE] "
+						"[--max-total SIZE] SANDBOX -o FILE");
+	if (!sbx_export_compression(file, &err))
+		return sbx_cmd_fail(ctx, &err, SBX_EXIT_USAGE);
+	st = sbx_cmd_state(ctx, &err);
+	if (!st || lc_open(st, argv[optind], false, &sb, &err) < 0)
+		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 	if (sbx_export_write(&sb, file, &o, &s, &err) < 0) {
-		sbx_print_err(&err);
-		rc = SBX_EXIT_FAIL;
+		rc = sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 	} else {
-		for (size_t i = 0; i < s.skipped.n && i < 20; i++)
-			sbx_warnf("skipped %s", s.skipped.v[i]);
-		if (s.skipped.n > 20)
-			sbx_warnf("skipped %zu more", s.skipped.n - 20);
-		if (s.errors)
-			sbx_warnf("%zu entries of the writable layer could not be read", s.errors);
-		if (strcmp(file, "-") != 0) {
-			_cleanup_free_ char *f = sbx_escape_display(file);
-
-			char sp[96] = "";
-
-			if (s.sparse)
-				snprintf(sp, sizeof(sp),
-					 "; %zu sparse, %llu bytes with their holes", s.sparse,
-					 (unsigned long long)s.sparse_apparent);
-			fprintf(stderr,
-				"sbx: exported %s to %s: %zu files (%llu bytes%s), %zu dirs, %zu "
-				"symlinks, %zu deletions, %zu opaque dirs%s\n",
-				sb.id, f, s.files, (unsigned long long)s.bytes, sp, s.dirs,
-				s.symlinks, s.whiteouts, s.opaque,
-				o.oci ? " (an OCI layer: .wh. whiteouts)"
-				      : " (deletions listed in " SBX_EXPORT_DELETED ")");
-			if (s.setid_dropped)
-				sbx_warnf(
-				    "dropped the set-user-ID or set-group-ID bit of %zu files "
-				    "(--oci keeps them)",
-				    s.setid_dropped);
-		}
+		say_exported(&sb, file, &o, &s);
 	}
 	sbx_strv_free(&s.skipped);
 	sbx_sandbox_close(&sb);
-	sbx_state_close(&st);
 	return rc;
 }

@@ -15,7 +15,7 @@
 #include "cmd.h"
 #include "image_ui.h"
 
-static const char usage[] =
+const char sbx_usage_image[] =
     "usage: sbx image unpack [--json] [--no-cache] [LIMITS] TARBALL|DIR\n"
     "       sbx image unpack-to [--json] [LIMITS] TARBALL DIR\n"
     "\n"
@@ -58,7 +58,7 @@ static int parse_args(int argc, char **argv, struct image_args *a)
 
 	*a = (struct image_args){0};
 	if (argc < 2) {
-		fputs(usage, stderr);
+		fputs(sbx_usage_image, stderr);
 		return SBX_EXIT_USAGE;
 	}
 	a->sub = argv[1];
@@ -84,7 +84,7 @@ static int parse_args(int argc, char **argv, struct image_args *a)
 			r = sbx_parse_u64(optarg, &a->max_entries, &err);
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			fputs(sbx_usage_image, stdout);
 			return -1;
 		default:
 			return SBX_EXIT_USAGE;
@@ -164,19 +164,17 @@ static int unpack_to(const struct image_args *a, struct sbx_image_opts *o,
 		   : 0;
 }
 
-int cmd_image(int argc, char **argv)
+int cmd_image(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct image_args a;
 	struct sbx_image_opts o = {0};
 	struct sbx_image_stats s = {0};
 	struct sbx_cmd_image_ui ui;
-	struct sbx_state st = {.state_fd = -1, .sandboxes_fd = -1};
+	struct sbx_state *st;
 	struct sbx_err err = {0};
 	_cleanup_free_ char *dir = NULL;
 	int r;
 
-	if (sbx_cmd_wants_help(argc, argv, usage))
-		return 0;
 	r = parse_args(argc, argv, &a);
 	if (r)
 		return r < 0 ? SBX_EXIT_OK : r;
@@ -184,22 +182,20 @@ int cmd_image(int argc, char **argv)
 	o.max_entries = a.max_entries;
 	o.no_cache = a.no_cache;
 	o.preserve_owner = geteuid() == 0;
-	sbx_cmd_image_ui_setup(&ui, &o, a.src);
+	sbx_cmd_image_ui_setup(&ui, &o, a.src, ctx->color);
 	if (a.dest) {
 		r = unpack_to(&a, &o, &s, &err);
 	} else {
-		r = sbx_cmd_state(&st, true, &err);
-		if (r == 0) {
-			o.cache_dir = st.cache_dir;
+		st = sbx_cmd_state(ctx, &err);
+		r = st ? 0 : -1;
+		if (st) {
+			o.cache_dir = st->cache_dir;
 			r = sbx_image_prepare(a.src, &o, &dir, &s, &err);
 		}
 	}
 	sbx_cmd_image_ui_finish(&ui);
-	if (r == 0)
-		print_result(&a, a.dest ? a.dest : dir, &s);
-	else
-		sbx_print_err(&err);
-	if (st.state_dir)
-		sbx_state_close(&st);
-	return r ? SBX_EXIT_FAIL : SBX_EXIT_OK;
+	if (r != 0)
+		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
+	print_result(&a, a.dest ? a.dest : dir, &s);
+	return SBX_EXIT_OK;
 }

@@ -79,11 +79,11 @@ static void ui_warn(const char *path, const char *what, void *data)
 }
 
 void sbx_cmd_image_ui_setup(struct sbx_cmd_image_ui *ui, struct sbx_image_opts *o,
-			    const char *tarball)
+			    const char *tarball, bool color)
 {
 	struct stat sb;
 
-	*ui = (struct sbx_cmd_image_ui){.color = sbx_globals.color};
+	*ui = (struct sbx_cmd_image_ui){.color = color};
 	ui->bar = isatty(STDERR_FILENO) && stat(tarball, &sb) == 0 && S_ISREG(sb.st_mode) &&
 		  (uint64_t)sb.st_size > SBX_IMAGE_UI_BAR_MIN;
 	o->progress = ui_progress;

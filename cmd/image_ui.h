@@ -2,13 +2,13 @@
 /*
  * cmd/image_ui.h - how commands show an image unpack: a progress bar on stderr
  * (only when it is a terminal and the tarball is larger than 64 MiB; colour
- * only when sbx_globals.color, i.e. NO_COLOR unset) and the unpacker's
+ * only when the caller says so: stderr a terminal, NO_COLOR unset) and the unpacker's
  * warnings (escaped, the first SBX_IMAGE_UI_MAX_WARN shown, then a count;
  * set-ID bits cleared and device nodes skipped are each summed up in one
  * line).
  *
  *	struct sbx_cmd_image_ui ui;
- *	sbx_cmd_image_ui_setup(&ui, &opts, tarball);	// sets progress/warn/cb_data
+ *	sbx_cmd_image_ui_setup(&ui, &opts, tarball, color); // sets progress/warn/cb_data
  *	r = sbx_image_prepare(tarball, &opts, &dir, &stats, &err);
  *	sbx_cmd_image_ui_finish(&ui);			// clears the bar line
  */
@@ -40,7 +40,7 @@ struct sbx_cmd_image_ui {
 };
 
 void sbx_cmd_image_ui_setup(struct sbx_cmd_image_ui *ui, struct sbx_image_opts *o,
-			    const char *tarball);
+			    const char *tarball, bool color);
 void sbx_cmd_image_ui_finish(struct sbx_cmd_image_ui *ui);
 
 #endif

@@ -11,7 +11,7 @@
 #include "lifecycle.h"
 #include "report.h"
 
-static const char usage[] =
+const char sbx_usage_inspect[] =
     "usage: sbx inspect [--json] [--changes | --output] [--html FILE] SANDBOX\n"
     "\n"
     "Show what a sandbox ran, as whom, what it could reach, which secrets went\n"
@@ -31,7 +31,7 @@ struct inspect_opts {
 	const char *ref;
 };
 
-static int parse_opts(int argc, char **argv, struct inspect_opts *o)
+static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct inspect_opts *o)
 {
 	static const struct option longopts[] = {
 	    {"json", no_argument, NULL, 'J'},
@@ -59,28 +59,27 @@ static int parse_opts(int argc, char **argv, struct inspect_opts *o)
 			o->html = optarg;
 			break;
 		case ':':
-			sbx_errorf("option '%s' needs a file name", argv[optind - 1]);
-			return -1;
+			return sbx_cmd_usage_error(ctx, "option '%s' needs a file name",
+						   argv[optind - 1]);
 		default:
-			sbx_cmd_unknown_option("inspect", argv[optind - 1], longopts);
-			return -1;
+			return sbx_cmd_unknown_option(ctx, "inspect", argv[optind - 1], longopts);
 		}
 	}
 	if (optind + 1 != argc) {
-		sbx_errorf(optind >= argc ? "which sandbox? (see 'sbx inspect --help')"
-					  : "one sandbox at a time (see 'sbx inspect --help')");
-		return -1;
+		return sbx_cmd_usage_error(
+		    ctx, "%s",
+		    optind >= argc ? "which sandbox? (see 'sbx inspect --help')"
+				   : "one sandbox at a time (see 'sbx inspect --help')");
 	}
 	if (o->changes && o->output) {
-		sbx_errorf("--changes and --output do not go together");
-		return -1;
+		return sbx_cmd_usage_error(ctx, "--changes and --output do not go together");
 	}
 	o->ref = argv[optind];
 	return 0;
 }
 
 /* --output: output.log to stdout, raw (it is the command's own output). */
-static int print_output(const struct sbx_sandbox *sb)
+static int print_output(struct sbx_cmd_ctx *ctx, const struct sbx_sandbox *sb)
 {
 	_cleanup_close_ int fd =
 	    openat(sb->dirfd, "output.log", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -89,14 +88,14 @@ static int print_output(const struct sbx_sandbox *sb)
 	ssize_t n;
 
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		sbx_errorf("sandbox '%s' has no captured output", sb->id);
+		sbx_err_set(&ctx->err, 0, "sandbox '%s' has no captured output", sb->id);
 		return SBX_EXIT_FAIL;
 	}
 	fflush(stdout);
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		if (sbx_write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
 			return SBX_EXIT_FAIL;
-	if (json_is_true(lc_get(sb->record, "resources.output_truncated")))
+	if (sb->rec.resources.output_truncated)
 		sbx_warnf("the run truncated the captured output: %lld bytes kept",
 			  (long long)st.st_size);
 	return n < 0 ? SBX_EXIT_FAIL : SBX_EXIT_OK;
@@ -117,7 +116,7 @@ static int change_json(const struct sbx_change *c, void *data)
 	return 0;
 }
 
-static int print_changes(const struct sbx_sandbox *sb, bool json)
+static int print_changes(struct sbx_cmd_ctx *ctx, const struct sbx_sandbox *sb, bool json)
 {
 	struct sbx_err err = {0};
 	json_t *arr = json_array();
@@ -130,10 +129,8 @@ static int print_changes(const struct sbx_sandbox *sb, bool json)
 		putchar('\n');
 	}
 	json_decref(arr);
-	if (r < 0) {
-		sbx_print_err(&err);
-		return SBX_EXIT_FAIL;
-	}
+	if (r < 0)
+		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 	if (n_err)
 		sbx_warnf("%zu entries of the writable layer could not be read", n_err);
 	return SBX_EXIT_OK;
@@ -153,49 +150,40 @@ static int print_json(const struct sbx_sandbox *sb)
 	return SBX_EXIT_OK;
 }
 
-static int write_html(const struct sbx_sandbox *sb, const json_t *events, const char *file)
+static int write_html(struct sbx_cmd_ctx *ctx, const struct sbx_sandbox *sb, const json_t *events,
+		      const char *file)
 {
 	struct sbx_err err = {0};
 	char state[64];
 
-	if (sbx_report_write(sb, events, lc_state_label(sb, state, sizeof(state)), file, &err) <
-	    0) {
-		sbx_print_err(&err);
-		return SBX_EXIT_FAIL;
-	}
+	if (sbx_report_write(sb, events, lc_state_label(sb, state, sizeof(state)), file, &err) < 0)
+		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 	return SBX_EXIT_OK;
 }
 
-int cmd_inspect(int argc, char **argv)
+int cmd_inspect(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct sbx_state st;
+	struct sbx_state *st;
 	struct sbx_sandbox sb;
 	struct sbx_err err = {0};
 	struct inspect_opts o;
 	json_t *events = NULL;
 	int rc = SBX_EXIT_OK;
 
-	if (sbx_cmd_wants_help(argc, argv, usage))
-		return 0;
-	if (parse_opts(argc, argv, &o) < 0)
-		return SBX_EXIT_USAGE;
-	if (sbx_cmd_state(&st, false, &err) < 0) {
-		sbx_print_err(&err);
-		return SBX_EXIT_FAIL;
-	}
-	if (lc_open(&st, o.ref, false, &sb, &err) < 0) {
-		sbx_print_err(&err);
-		sbx_state_close(&st);
-		return SBX_EXIT_FAIL;
-	}
+	rc = parse_opts(ctx, argc, argv, &o);
+	if (rc != 0)
+		return rc;
+	st = sbx_cmd_state(ctx, &err);
+	if (!st || lc_open(st, o.ref, false, &sb, &err) < 0)
+		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 	events = lc_read_log(&sb);
 	if (o.html)
-		rc = write_html(&sb, events, o.html);
+		rc = write_html(ctx, &sb, events, o.html);
 	if (rc == SBX_EXIT_OK) {
 		if (o.output)
-			rc = print_output(&sb);
+			rc = print_output(ctx, &sb);
 		else if (o.changes)
-			rc = print_changes(&sb, o.json);
+			rc = print_changes(ctx, &sb, o.json);
 		else if (o.json)
 			rc = print_json(&sb);
 		else if (!o.html)
@@ -205,6 +193,5 @@ int cmd_inspect(int argc, char **argv)
 		rc = SBX_EXIT_FAIL;
 	json_decref(events);
 	sbx_sandbox_close(&sb);
-	sbx_state_close(&st);
 	return rc;
 }

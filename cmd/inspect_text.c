@@ -31,49 +31,79 @@ static void kv_json(FILE *o, const char *key, const json_t *v)
 	kv_take(o, key, lc_text(v));
 }
 
+/* A string of the record, escaped; "-" when it has none. */
+static void kv_str(FILE *o, const char *key, const char *s)
+{
+	kv_take(o, key, s ? sbx_escape_display(s) : NULL);
+}
+
+/* A list: "a, b", or "none". */
+static void kv_strv(FILE *o, const char *key, const struct sbx_strv *v)
+{
+	char *out = sbx_xstrdup(v->n ? "" : "none");
+
+	for (size_t i = 0; i < v->n; i++) {
+		char *n = sbx_xasprintf("%s%s%s", out, i ? ", " : "", v->v[i]);
+
+		free(out);
+		out = n;
+	}
+	kv_take(o, key, sbx_escape_display(out));
+	free(out);
+}
+
+static void kv_bool(FILE *o, const char *key, bool set, bool v)
+{
+	kv_take(o, key, sbx_xstrdup(!set ? "-" : v ? "yes" : "no"));
+}
+
 static void print_summary(FILE *o, const struct sbx_sandbox *sb)
 {
-	const json_t *r = sb->record;
+	const struct sbx_record *r = &sb->rec;
 	char state[64];
 
 	fprintf(o, "Sandbox %s\n", sb->id);
 	if (sb->name)
 		kv_take(o, "name", sbx_escape_display(sb->name));
 	kv_take(o, "state", sbx_xstrdup(lc_state_label(sb, state, sizeof(state))));
-	kv_json(o, "created", json_object_get(r, "created"));
-	kv_json(o, "ended", json_object_get(r, "ended"));
-	kv_take(o, "command", lc_command_display(json_object_get(r, "command")));
-	kv_json(o, "workdir", json_object_get(r, "workdir"));
-	kv_json(o, "profile", lc_get(r, "profile.name"));
-	kv_json(o, "profile sources", lc_get(r, "profile.sources"));
-	kv_json(o, "rootfs", lc_get(r, "rootfs.spec"));
-	if (json_is_string(lc_get(r, "rootfs.dir")))
-		kv_json(o, "image dir", lc_get(r, "rootfs.dir"));
-	if (json_is_string(lc_get(r, "rootfs.sha256")))
-		kv_json(o, "image sha256", lc_get(r, "rootfs.sha256"));
+	kv_str(o, "created", r->created);
+	kv_str(o, "ended", r->ended);
+	kv_take(o, "command", lc_command_display(&r->command));
+	kv_str(o, "workdir", r->workdir);
+	kv_str(o, "profile", r->profile.name);
+	if (r->profile.set)
+		kv_strv(o, "profile sources", &r->profile.sources);
+	else
+		kv_str(o, "profile sources", NULL);
+	kv_str(o, "rootfs", r->rootfs.spec);
+	if (r->rootfs.dir)
+		kv_str(o, "image dir", r->rootfs.dir);
+	if (r->rootfs.sha256)
+		kv_str(o, "image sha256", r->rootfs.sha256);
 	kv_take(o, "state dir", sbx_escape_display(sb->dir));
 }
 
-static void print_user(FILE *o, const json_t *u)
+/* A recorded id (0 when it was not recorded, as jansson reads a null). */
+static long long id_of(int64_t v)
 {
-	const json_t *ri = json_object_get(u, "root_inside"),
-		     *rh = json_object_get(u, "root_on_host");
+	return v < 0 ? 0 : (long long)v;
+}
+
+static void print_user(FILE *o, const struct sbx_record_policy *p)
+{
+	const struct sbx_record_user *u = &p->user;
 
 	section(o, "Root or not?");
-	if (!u) {
+	if (!p->set || !p->has_user) {
 		fprintf(o, "  (not recorded)\n");
 		return;
 	}
 	kv_take(o, "inside",
-		sbx_xasprintf("uid %lld gid %lld%s",
-			      (long long)json_integer_value(json_object_get(u, "uid")),
-			      (long long)json_integer_value(json_object_get(u, "gid")),
-			      json_is_true(ri) ? " (root in the jail)" : ""));
+		sbx_xasprintf("uid %lld gid %lld%s", id_of(u->uid), id_of(u->gid),
+			      u->root_inside ? " (root in the jail)" : ""));
 	kv_take(o, "on the host",
-		sbx_xasprintf("uid %lld gid %lld%s",
-			      (long long)json_integer_value(json_object_get(u, "host_uid")),
-			      (long long)json_integer_value(json_object_get(u, "host_gid")),
-			      json_is_true(rh) ? " (ROOT ON THE HOST)" : " (not root)"));
+		sbx_xasprintf("uid %lld gid %lld%s", id_of(u->host_uid), id_of(u->host_gid),
+			      u->root_on_host ? " (ROOT ON THE HOST)" : " (not root)"));
 }
 
 static void print_net_event(FILE *o, const json_t *e)
@@ -102,34 +132,27 @@ static void print_net_event(FILE *o, const json_t *e)
 }
 
 /* The proxy's counts of what was no request or not served (no events). */
-static void print_unserved(FILE *o, const json_t *st)
+static void print_unserved(FILE *o, const struct sbx_record_proxy *st)
 {
-	json_int_t idle = json_integer_value(json_object_get(st, "idle")),
-		   evicted = json_integer_value(json_object_get(st, "evicted")),
-		   refused = json_integer_value(json_object_get(st, "refused"));
-
-	if (idle || evicted || refused)
+	if (st->idle || st->evicted || st->refused)
 		kv_take(o, "not served",
-			sbx_xasprintf(
-			    "%lld without a request (closed idle), %lld closed to make "
-			    "room, %lld refused (503, all %lld busy)",
-			    (long long)idle, (long long)evicted, (long long)refused,
-			    (long long)json_integer_value(json_object_get(st, "max_connections"))));
+			sbx_xasprintf("%llu without a request (closed idle), %llu closed to make "
+				      "room, %llu refused (503, all %d busy)",
+				      (unsigned long long)st->idle, (unsigned long long)st->evicted,
+				      (unsigned long long)st->refused, st->max_connections));
 }
 
 static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *events)
 {
-	const json_t *n = lc_get(sb->record, "policy.network");
-	json_t *conns = lc_events_of(sb, events, "network_events", "net");
+	const struct sbx_record_network *n = &sb->rec.policy.network;
+	json_t *conns = lc_events_of(sb->rec.network_events, events, "net");
 	size_t i, allowed = 0, failed = 0, denied = 0;
 	const json_t *e;
 
 	section(o, "Network");
-	kv_json(o, "mode", json_object_get(n, "mode"));
-	if (json_array_size(json_object_get(n, "allow")))
-		kv_json(o, "allow", json_object_get(n, "allow"));
-	if (json_object_get(n, "proxy") && !json_is_null(json_object_get(n, "proxy")))
-		kv_json(o, "proxy", json_object_get(n, "proxy"));
+	kv_str(o, "mode", n->mode);
+	if (n->allow.n)
+		kv_strv(o, "allow", &n->allow);
 	if (json_array_size(conns))
 		fprintf(o, "  connections\n");
 	json_array_foreach(conns, i, e)
@@ -146,7 +169,7 @@ static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *e
 	}
 	kv_take(o, "connections total",
 		sbx_xasprintf("%zu allowed, %zu failed, %zu denied", allowed, failed, denied));
-	print_unserved(o, json_object_get(sb->record, "proxy_stats"));
+	print_unserved(o, &sb->rec.proxy_stats);
 	json_decref(conns);
 }
 
@@ -157,9 +180,9 @@ static void kv_prose(FILE *o, const char *key, char *text)
 	free(text);
 }
 
-static void print_secrets(FILE *o, const json_t *r)
+static void print_secrets(FILE *o, const struct sbx_record *r)
 {
-	const json_t *secrets = lc_get(r, "policy.secrets");
+	const json_t *secrets = r->policy.secrets;
 	size_t i;
 	const json_t *s;
 
@@ -185,16 +208,14 @@ static void print_secrets(FILE *o, const json_t *r)
 }
 
 /* Each [filesystem] entry on a line: what it is, where; masks together. */
-static void print_mounts(FILE *o, const json_t *mounts)
+static void print_mounts(FILE *o, const struct sbx_record_filesystem *fs)
 {
-	const json_t *m;
-	size_t i, masks = 0;
+	size_t masks = 0;
 	_cleanup_free_ char *hidden = NULL;
 
-	json_array_foreach(mounts, i, m)
-	{
+	for (size_t i = 0; i < fs->n_mounts; i++) {
 		const char *kind = NULL;
-		_cleanup_free_ char *t = sbx_rec_mount_text(m, &kind);
+		_cleanup_free_ char *t = sbx_rec_mount_text(&fs->mounts[i], &kind);
 
 		if (!strcmp(kind, "hidden")) {
 			char *h =
@@ -212,35 +233,35 @@ static void print_mounts(FILE *o, const json_t *mounts)
 			 sbx_xasprintf("%zu path%s: %s", masks, masks == 1 ? "" : "s", hidden));
 }
 
-static void print_fs(FILE *o, const json_t *r)
+static void print_fs(FILE *o, const struct sbx_record *r)
 {
-	const json_t *fs = lc_get(r, "policy.filesystem");
+	const struct sbx_record_filesystem *fs = &r->policy.filesystem;
 
 	section(o, "Filesystem");
 	kv_prose(o, "root", sbx_rec_root_text(r));
-	if (json_is_true(json_object_get(fs, "layers_in_memory")))
+	if (fs->layers_in_memory)
 		kv_take(o, "layer kept in",
 			sbx_xstrdup("memory while it runs ([limits] disk, unprivileged), "
 				    "then disk/ if the sandbox is kept"));
-	if (json_array_size(json_object_get(fs, "shared")))
-		kv_json(o, "shared with host", json_object_get(fs, "shared"));
+	if (fs->shared.n)
+		kv_strv(o, "shared with host", &fs->shared);
 	else
 		kv_take(o, "shared with host", sbx_xstrdup("nothing read-write"));
-	print_mounts(o, json_object_get(fs, "mounts"));
-	if (json_is_string(json_object_get(fs, "sysfs")))
-		kv_take(
-		    o, "/sys",
-		    sbx_xstrdup(strcmp(json_string_value(json_object_get(fs, "sysfs")), "none") == 0
-				    ? "none (an empty directory)"
-				    : "its own: cpus, its network devices and cgroup; "
-				      "no host devices"));
+	print_mounts(o, fs);
+	if (fs->sysfs)
+		kv_take(o, "/sys",
+			sbx_xstrdup(strcmp(fs->sysfs, "none") == 0
+					? "none (an empty directory)"
+					: "its own: cpus, its network devices and cgroup; "
+					  "no host devices"));
 	section(o, "Persistence");
-	kv_json(o, "persist", lc_get(r, "policy.persist"));
-	kv_json(o, "kept", json_object_get(r, "kept"));
-	if (json_object_get(r, "keep_reason"))
-		kv_json(o, "why", json_object_get(r, "keep_reason"));
+	kv_str(o, "persist", r->policy.persist);
+	kv_bool(o, "kept", r->kept_set, r->kept);
+	if (r->keep_reason)
+		kv_str(o, "why", r->keep_reason);
 }
 
+/* policy.limits (sbx_limits_json's objects): each with its enforcement. */
 static void print_object_rows(FILE *o, const char *title, const json_t *obj, const char *unit)
 {
 	const char *k;
@@ -276,15 +297,19 @@ static void print_object_rows(FILE *o, const char *title, const json_t *obj, con
 
 static void print_security(FILE *o, const struct sbx_sandbox *sb, const json_t *events)
 {
-	const json_t *p = json_object_get(sb->record, "policy");
-	json_t *sc = lc_events_of(sb, events, "seccomp_events", "seccomp");
+	const struct sbx_record_policy *p = &sb->rec.policy;
+	json_t *sc = lc_events_of(sb->rec.seccomp_events, events, "seccomp");
 	size_t i;
 	const json_t *e;
+	char caps[256] = "";
 
+	for (int c = 0, n = 0; c < 64; c++)
+		if (p->capabilities & (1ULL << c))
+			n += snprintf(caps + n, sizeof(caps) - (size_t)n, "%s%d", n ? ", " : "", c);
 	section(o, "Security");
-	kv_json(o, "seccomp", json_object_get(p, "seccomp"));
-	kv_json(o, "capabilities", json_object_get(p, "capabilities"));
-	kv_json(o, "no_new_privs", json_object_get(p, "no_new_privs"));
+	kv_str(o, "seccomp", p->seccomp);
+	kv_str(o, "capabilities", !p->set ? NULL : caps[0] ? caps : "none");
+	kv_bool(o, "no_new_privs", p->set, p->no_new_privs);
 	kv_take(o, "seccomp events", sbx_xasprintf("%zu", json_array_size(sc)));
 	json_array_foreach(sc, i, e)
 	{
@@ -298,71 +323,80 @@ static void print_security(FILE *o, const struct sbx_sandbox *sb, const json_t *
 	json_decref(sc);
 }
 
-static void print_exit(FILE *o, const json_t *r)
+static void print_exit(FILE *o, const struct sbx_record *r)
 {
-	const json_t *ex = json_object_get(r, "exit"), *res = json_object_get(r, "resources");
-	json_int_t sig = json_integer_value(json_object_get(ex, "signal"));
+	const struct sbx_record_exit *ex = &r->exit;
+	const struct sbx_record_resources *res = &r->resources;
+	int sig = ex->signal;
 	char buf[64];
 
 	section(o, "Exit");
-	if (!ex) {
+	if (!ex->set) {
 		fprintf(o, "  (the command has not ended, or the run was lost)\n");
 	} else {
 		kv_prose(o, "how it ended", sbx_rec_exit_text(r));
-		kv_json(o, "status", json_object_get(ex, "status"));
-		kv_json(o, "reason", json_object_get(ex, "reason"));
-		if (json_is_integer(json_object_get(ex, "code")))
-			kv_json(o, "exit code", json_object_get(ex, "code"));
+		kv_take(o, "status", sbx_xasprintf("%d", ex->status));
+		kv_str(o, "reason", ex->reason);
+		if (ex->code >= 0)
+			kv_take(o, "exit code", sbx_xasprintf("%d", ex->code));
 		if (sig > 0 && sig < 65)
 			kv_take(o, "signal",
-				sbx_xasprintf("%lld (SIG%s)", (long long)sig,
-					      sigabbrev_np((int)sig) ?: "?"));
-		if (json_is_string(json_object_get(ex, "exec_error")))
-			kv_json(o, "not started", json_object_get(ex, "exec_error"));
-		if (json_is_string(json_object_get(ex, "error")))
-			kv_json(o, "error", json_object_get(ex, "error"));
+				sbx_xasprintf("%d (SIG%s)", sig, sigabbrev_np(sig) ?: "?"));
+		if (ex->exec_error)
+			kv_str(o, "not started", ex->exec_error);
+		if (ex->error)
+			kv_str(o, "error", ex->error);
 	}
 	section(o, "Resources");
-	if (!res) {
+	if (!res->set) {
 		fprintf(o, "  (not recorded)\n");
 		return;
 	}
-	kv_take(o, "wall time",
-		sbx_xasprintf("%.1f ms", json_number_value(json_object_get(res, "wall_ms"))));
-	kv_take(o, "cpu time",
-		sbx_xasprintf("%.1f ms", json_number_value(json_object_get(res, "cpu_ms"))));
-	kv_take(o, "peak memory",
-		json_is_number(json_object_get(res, "mem_peak"))
-		    ? sbx_xstrdup(lc_size(json_number_value(json_object_get(res, "mem_peak")), buf,
-					  sizeof(buf)))
-		    : sbx_xstrdup("unknown"));
+	kv_take(o, "wall time", sbx_xasprintf("%.1f ms", res->wall_ms));
+	kv_take(o, "cpu time", sbx_xasprintf("%.1f ms", res->cpu_ms));
+	kv_take(o, "peak memory", sbx_xstrdup(lc_size((double)res->mem_peak, buf, sizeof(buf))));
 	/* 0 means not measured (only a pids cgroup counts them). */
-	if (json_integer_value(json_object_get(res, "pids_peak")) > 0)
-		kv_json(o, "most processes", json_object_get(res, "pids_peak"));
+	if (res->pids_peak > 0)
+		kv_take(o, "most processes",
+			sbx_xasprintf("%llu", (unsigned long long)res->pids_peak));
 	else
 		kv_take(o, "most processes", sbx_xstrdup("not measured (no pids cgroup)"));
 }
 
-static void print_output_note(FILE *o, const json_t *r)
+static void print_output_note(FILE *o, const struct sbx_record *r)
 {
-	const json_t *bytes = lc_get(r, "resources.output_bytes");
 	char buf[64];
 
 	section(o, "Output");
-	if (!json_is_integer(bytes)) {
+	if (!r->resources.set) {
 		fprintf(o, "  (not recorded)\n");
 		return;
 	}
 	kv_take(o, "captured",
 		sbx_xasprintf("%s%s (sbx inspect --output)",
-			      lc_size((double)json_integer_value(bytes), buf, sizeof(buf)),
-			      json_is_true(lc_get(r, "resources.output_truncated")) ? ", truncated"
-										    : ""));
+			      lc_size((double)r->resources.output_bytes, buf, sizeof(buf)),
+			      r->resources.output_truncated ? ", truncated" : ""));
 }
 
-static void print_profile(FILE *o, const json_t *r)
+/* The timings of the start-up phases, in ms. */
+static void print_timings(FILE *o, const struct sbx_record_timings *t)
 {
-	const char *ini = lc_str(r, "profile.ini");
+	const char *names[SBX_RECORD_PHASES];
+	double ms[SBX_RECORD_PHASES];
+
+	section(o, "Phase timings");
+	if (!t->set) {
+		fprintf(o, "  (not recorded)\n");
+		return;
+	}
+	sbx_record_phases(t, names, ms);
+	for (int i = 0; i < SBX_RECORD_PHASES; i++)
+		kv_take(o, names[i], sbx_xasprintf("%.1f ms", ms[i]));
+}
+
+static void print_profile(FILE *o, const struct sbx_record *r)
+{
+	const char *ini = r->profile.ini;
 	_cleanup_free_ char *copy = ini ? sbx_xstrdup(ini) : NULL;
 	char *save = NULL;
 
@@ -380,23 +414,23 @@ static void print_profile(FILE *o, const json_t *r)
 
 void lc_print_inspect(const struct sbx_sandbox *sb, const json_t *events, FILE *o)
 {
-	const json_t *r = sb->record;
+	const struct sbx_record *r = &sb->rec;
 
 	print_summary(o, sb);
-	if (!r) {
+	if (!sb->record) {
 		_cleanup_free_ char *e =
 		    sbx_escape_display(sb->record_error ? sb->record_error : "");
 
 		fprintf(o, "\n  no usable record: %s\n", e);
 		return;
 	}
-	print_user(o, lc_get(r, "policy.user"));
+	print_user(o, &r->policy);
 	print_network(o, sb, events);
 	print_secrets(o, r);
 	print_fs(o, r);
-	print_object_rows(o, "Limits", lc_get(r, "policy.limits"), NULL);
+	print_object_rows(o, "Limits", r->policy.limits, NULL);
 	print_security(o, sb, events);
-	print_object_rows(o, "Phase timings", json_object_get(r, "timings_ms"), "ms");
+	print_timings(o, &r->timings);
 	print_exit(o, r);
 	print_output_note(o, r);
 	print_profile(o, r);

@@ -70,19 +70,14 @@ static bool needs_quotes(const char *s)
 	return false;
 }
 
-char *lc_command_display(const json_t *cmd)
+char *lc_command_display(const struct sbx_strv *cmd)
 {
-	size_t i;
-	const json_t *v;
 	char *out = sbx_xstrdup(""), *esc;
 
-	json_array_foreach(cmd, i, v)
-	{
-		const char *a = json_string_value(v);
+	for (size_t i = 0; i < cmd->n; i++) {
+		const char *a = cmd->v[i];
 		char *q, *n;
 
-		if (!a)
-			continue;
 		if (needs_quotes(a)) {
 			/* 'it'\''s' */
 			size_t len = strlen(a), o = 0;
@@ -147,16 +142,6 @@ const char *lc_age(const char *t, char *buf, size_t len)
 const char *lc_size(double b, char *buf, size_t len)
 {
 	return sbx_size_text(b, buf, len);
-}
-
-const json_t *lc_get(const json_t *root, const char *path)
-{
-	return sbx_rec_get(root, path);
-}
-
-const char *lc_str(const json_t *root, const char *path)
-{
-	return json_string_value(lc_get(root, path));
 }
 
 char *lc_text(const json_t *v)
@@ -229,10 +214,8 @@ json_t *lc_read_log(const struct sbx_sandbox *sb)
 	return arr;
 }
 
-json_t *lc_events_of(const struct sbx_sandbox *sb, const json_t *events, const char *record_key,
-		     const char *event_type)
+json_t *lc_events_of(const json_t *rec, const json_t *events, const char *event_type)
 {
-	const json_t *rec = json_object_get(sb->record, record_key);
 	json_t *out;
 	size_t i;
 	const json_t *ev;

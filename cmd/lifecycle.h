@@ -17,16 +17,13 @@ const char *lc_state_label(const struct sbx_sandbox *sb, char *buf, size_t len);
 /* Derived state as JSON: {"state": ..., "exit_code"/"signal": N, "lock_held": bool}. */
 json_t *lc_state_json(const struct sbx_sandbox *sb);
 /* The command (a JSON array) shell-quoted and escaped for a terminal (malloc'd). */
-char *lc_command_display(const json_t *cmd);
+char *lc_command_display(const struct sbx_strv *cmd);
 /* Age of an RFC 3339 time: "12s", "5m", "3h", "2d" ("?" if unparsable). */
 const char *lc_age(const char *rfc3339, char *buf, size_t len);
 /* Seconds since an RFC 3339 time, or -1. */
 double lc_age_seconds(const char *rfc3339);
 /* Human size: "512 B", "1.5 KiB", "64.0 MiB". */
 const char *lc_size(double bytes, char *buf, size_t len);
-/* String member of a nested object by path "a.b.c" (NULL if not a string). */
-const char *lc_str(const json_t *root, const char *path);
-const json_t *lc_get(const json_t *root, const char *path);
 
 /* Any JSON value as one escaped display string (malloc'd): strings as is,
  * null "-", booleans yes/no, arrays joined with ", ", objects compact. */
@@ -35,8 +32,8 @@ char *lc_text(const json_t *v);
 json_t *lc_read_log(const struct sbx_sandbox *sb);
 /* The human report of `sbx inspect` (cmd/inspect_text.c). */
 void lc_print_inspect(const struct sbx_sandbox *sb, const json_t *events, FILE *out);
-/* Network / seccomp events: from the record, else the log's "net"/"seccomp". */
-json_t *lc_events_of(const struct sbx_sandbox *sb, const json_t *events, const char *record_key,
-		     const char *event_type);
+/* Network / seccomp events: the record's (rec: its network_events or
+ * seccomp_events), else the log's events of that type ("net", "seccomp"). */
+json_t *lc_events_of(const json_t *rec, const json_t *events, const char *event_type);
 
 #endif

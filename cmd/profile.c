@@ -62,9 +62,16 @@ static int parse_opts(int argc, char **argv, const char *text, bool allow_json, 
 			*json = true;
 			continue;
 		}
-		sbx_errorf("profile %s: unknown option '%s'", argv[0], argv[optind - 1]);
-		fputs(text, stderr);
-		return -1;
+		{
+			struct sbx_err e = {0};
+			char cmd[32];
+
+			snprintf(cmd, sizeof(cmd), "profile %s", argv[0]);
+			sbx_cmd_option_error(&e, cmd, cmd, argv[optind - 1], help_only, false);
+			sbx_print_err(&e);
+			fputs(text, stderr);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -186,7 +193,7 @@ static const struct {
     {"show", profile_show},
 };
 
-int cmd_profile(int argc, char **argv)
+int cmd_profile(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 {
 	const char *names[SBX_ARRAY_SIZE(subs)];
 	const char *near;
@@ -207,8 +214,8 @@ int cmd_profile(int argc, char **argv)
 	}
 	near = sbx_closest(argv[1], names, SBX_ARRAY_SIZE(names));
 	if (near)
-		sbx_errorf("unknown profile command '%s' (did you mean '%s'?)", argv[1], near);
-	else
-		sbx_errorf("unknown profile command '%s' (expected list, show or check)", argv[1]);
-	return SBX_EXIT_USAGE;
+		return sbx_cmd_usage_error(ctx, "unknown profile command '%s' (did you mean '%s'?)",
+					   argv[1], near);
+	return sbx_cmd_usage_error(
+	    ctx, "unknown profile command '%s' (expected list, show or check)", argv[1]);
 }

@@ -16,7 +16,7 @@
 #include "netpolicy.h"
 #include "proxy.h"
 
-static const char usage[] =
+const char sbx_usage_proxy[] =
     "usage: sbx proxy [--listen IP:PORT] [--allow ENTRY]... [--log-json FILE]\n"
     "\n"
     "Run the allowlist HTTP proxy of '--net proxy' on the host (for tests and\n"
@@ -72,7 +72,7 @@ static int parse_opts(int argc, char **argv, struct proxy_opts *o)
 			sbx_strv_push(&o->allow, optarg);
 			break;
 		default:
-			fputs(usage, stderr);
+			fputs(sbx_usage_proxy, stderr);
 			return -1;
 		}
 	}
@@ -136,14 +136,12 @@ static int serve(struct proxy_opts *o, struct sink *s)
 	return SBX_EXIT_OK;
 }
 
-int cmd_proxy(int argc, char **argv)
+int cmd_proxy(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct proxy_opts o = {0};
 	struct sink s = {.out = stdout, .log_fd = -1};
 	int r;
 
-	if (sbx_cmd_wants_help(argc, argv, usage))
-		return SBX_EXIT_OK;
 	if (parse_opts(argc, argv, &o) < 0) {
 		sbx_strv_free(&o.allow);
 		return SBX_EXIT_USAGE;
@@ -153,7 +151,7 @@ int cmd_proxy(int argc, char **argv)
 	if (o.log_json) {
 		s.log_fd = open(o.log_json, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (s.log_fd < 0) {
-			sbx_errorf("cannot open '%s': %s", o.log_json, strerror(errno));
+			sbx_err_set(&ctx->err, errno, "cannot open '%s'", o.log_json);
 			sbx_strv_free(&o.allow);
 			return SBX_EXIT_FAIL;
 		}

@@ -7,8 +7,9 @@
 
 #include "cmd.h"
 #include "lifecycle.h"
+#include "log.h"
 
-static const char usage[] =
+const char sbx_usage_ps[] =
     "usage: sbx ps [-a] [--json]\n"
     "\n"
     "List sandboxes: running ones and lost ones (sbx was killed while they\n"
@@ -25,7 +26,7 @@ struct ps_opts {
 	bool all, json;
 };
 
-static int parse_opts(int argc, char **argv, struct ps_opts *o)
+static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ps_opts *o)
 {
 	static const struct option longopts[] = {
 	    {"all", no_argument, NULL, 'a'},
@@ -45,13 +46,12 @@ static int parse_opts(int argc, char **argv, struct ps_opts *o)
 			o->json = true;
 			break;
 		default:
-			sbx_cmd_unknown_option("ps", argv[optind - 1], longopts);
-			return -1;
+			return sbx_cmd_unknown_option(ctx, "ps", argv[optind - 1], longopts);
 		}
 	}
 	if (optind < argc) {
-		sbx_errorf("unexpected argument '%s' (see 'sbx ps --help')", argv[optind]);
-		return -1;
+		return sbx_cmd_usage_error(ctx, "unexpected argument '%s' (see 'sbx ps --help')",
+					   argv[optind]);
 	}
 	return 0;
 }
@@ -64,18 +64,21 @@ static bool shown(const char *state, bool all)
 
 static json_t *ps_json(const struct sbx_sandbox *sb)
 {
-	const json_t *r = sb->record;
-	json_t *j = lc_state_json(sb);
+	const struct sbx_record *r = &sb->rec;
+	json_t *j = lc_state_json(sb), *cmd = json_array();
 
 	json_object_set_new(j, "id", json_string(sb->id));
 	json_object_set_new(j, "name", sb->name ? json_string(sb->name) : json_null());
-	json_object_set_new(j, "created",
-			    json_incref((json_t *)lc_get(r, "created")) ?: json_null());
-	json_object_set_new(j, "age_s", json_real(lc_age_seconds(lc_str(r, "created"))));
+	json_object_set_new(j, "created", r->created ? json_string(r->created) : json_null());
+	json_object_set_new(j, "age_s", json_real(lc_age_seconds(r->created)));
 	json_object_set_new(j, "profile",
-			    json_incref((json_t *)lc_get(r, "profile.name")) ?: json_null());
-	json_object_set_new(j, "command",
-			    json_incref((json_t *)lc_get(r, "command")) ?: json_array());
+			    r->profile.name
+				? sbx_json_string_lossy(r->profile.name, strlen(r->profile.name))
+				: json_null());
+	for (size_t i = 0; i < r->command.n; i++)
+		json_array_append_new(
+		    cmd, sbx_json_string_lossy(r->command.v[i], strlen(r->command.v[i])));
+	json_object_set_new(j, "command", cmd);
 	json_object_set_new(j, "dir", json_string(sb->dir));
 	return j;
 }
@@ -83,39 +86,35 @@ static json_t *ps_json(const struct sbx_sandbox *sb)
 static void ps_row(const struct sbx_sandbox *sb, bool tty)
 {
 	char state[64], age[32];
-	const char *prof = lc_str(sb->record, "profile.name");
-	_cleanup_free_ char *cmd = lc_command_display(lc_get(sb->record, "command"));
+	const char *prof = sb->rec.profile.name;
+	_cleanup_free_ char *cmd = lc_command_display(&sb->rec.command);
 	_cleanup_free_ char *name = sbx_escape_display(sb->name ? sb->name : "-");
 	_cleanup_free_ char *profe = sbx_escape_display(prof ? prof : "-");
 
 	if (tty && strlen(cmd) > 60)
 		strcpy(cmd + 57, "...");
 	printf("%-12s  %-16s  %-18s  %-5s  %-10s  %s\n", sb->id, name,
-	       lc_state_label(sb, state, sizeof(state)),
-	       lc_age(lc_str(sb->record, "created"), age, sizeof(age)), profe, cmd);
+	       lc_state_label(sb, state, sizeof(state)), lc_age(sb->rec.created, age, sizeof(age)),
+	       profe, cmd);
 }
 
-int cmd_ps(int argc, char **argv)
+int cmd_ps(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 {
-	struct sbx_state st;
+	struct sbx_state *st;
 	struct sbx_err err = {0};
 	struct sbx_strv ids = {0};
 	struct ps_opts o;
 	json_t *arr;
 	bool tty = isatty(STDOUT_FILENO);
-	int rc = SBX_EXIT_OK;
+	int rc;
 
-	if (sbx_cmd_wants_help(argc, argv, usage))
-		return 0;
-	if (parse_opts(argc, argv, &o) < 0)
-		return SBX_EXIT_USAGE;
+	rc = parse_opts(ctx, argc, argv, &o);
+	if (rc != 0)
+		return rc;
+	st = sbx_cmd_state(ctx, &err);
+	if (!st || sbx_sandbox_list(st, &ids, &err) < 0)
+		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 	arr = json_array();
-	if (sbx_cmd_state(&st, false, &err) < 0 || sbx_sandbox_list(&st, &ids, &err) < 0) {
-		sbx_print_err(&err);
-		json_decref(arr);
-		sbx_state_close(&st);
-		return SBX_EXIT_FAIL;
-	}
 	if (!o.json)
 		printf("%-12s  %-16s  %-18s  %-5s  %-10s  %s\n", "ID", "NAME", "STATE", "AGE",
 		       "PROFILE", "COMMAND");
@@ -123,7 +122,7 @@ int cmd_ps(int argc, char **argv)
 		struct sbx_sandbox sb;
 		int code;
 
-		if (sbx_sandbox_open(&st, ids.v[i], false, &sb, NULL) < 0)
+		if (sbx_sandbox_open(st, ids.v[i], false, &sb, NULL) < 0)
 			continue; /* removed meanwhile */
 		if (shown(sbx_sandbox_state(&sb, &code), o.all)) {
 			if (o.json)
@@ -142,6 +141,5 @@ int cmd_ps(int argc, char **argv)
 		rc = SBX_EXIT_FAIL;
 	json_decref(arr);
 	sbx_strv_free(&ids);
-	sbx_state_close(&st);
 	return rc;
 }

@@ -254,7 +254,9 @@ static int privileges(const struct sbx_jail_cmd *c, struct sbx_err *err)
 
 static int load_seccomp(const struct sbx_jail_cmd *c, struct sbx_jail_msg *m, struct sbx_err *err)
 {
-	struct sbx_seccomp_opts so = {.policy = c->cfg->seccomp, .notify = c->seccomp_notify};
+	bool notify = c->seccomp && c->seccomp->notify;
+	struct sbx_seccomp_opts so = {
+	    .policy = c->cfg->seccomp, .notify = notify, .filter = c->seccomp};
 	int r;
 
 	m->ts[SBX_TS_SECCOMP0] = sbx_now_ns();
@@ -268,7 +270,7 @@ static int load_seccomp(const struct sbx_jail_cmd *c, struct sbx_jail_msg *m, st
 	m->ts[SBX_TS_SECCOMP1] = sbx_now_ns();
 	if (r < 0)
 		return sbx_err_wrap(err, "seccomp");
-	if (c->seccomp_notify && r > 0) {
+	if (notify && r > 0) {
 		struct sbx_jail_msg n = {.type = SBX_MSG_SECCOMP};
 
 		(void)sbx_jail_send(c->report_fd, &n, &r, 1);

@@ -43,20 +43,18 @@ void sbx_enter_target_free(struct sbx_enter_target *t)
 
 /* ---- finding init ---- */
 
-static bool start_matches(pid_t pid, const json_t *start)
+static bool start_matches(pid_t pid, uint64_t start)
 {
 	uint64_t now;
 
-	return json_is_integer(start) && sbx_proc_starttime(pid, &now) == 0 &&
-	       (uint64_t)json_integer_value(start) == now;
+	return start && sbx_proc_starttime(pid, &now) == 0 && start == now;
 }
 
 /* Without init_start: pid 1 of a child pid namespace, child of the verified
  * supervisor (its start time, or it holds the sandbox's lock file). */
-static bool init_by_parent(const json_t *rec, int dirfd, pid_t pid)
+static bool init_by_parent(const struct sbx_enter_record *rec, int dirfd, pid_t pid)
 {
-	json_int_t sup = json_integer_value(json_object_get(rec, "supervisor_pid"));
-	const json_t *sup_start = json_object_get(rec, "supervisor_start");
+	pid_t sup = rec->supervisor_pid;
 	long last, ppid;
 	struct stat lock;
 
@@ -65,11 +63,11 @@ static bool init_by_parent(const json_t *rec, int dirfd, pid_t pid)
 	if (sup <= 1 || sup > (1 << 30) || sbx_proc_status_nums(pid, "PPid", &ppid) != 1 ||
 	    ppid != sup)
 		return false;
-	if (json_is_integer(sup_start))
-		return start_matches((pid_t)sup, sup_start);
+	if (rec->supervisor_start)
+		return start_matches(sup, rec->supervisor_start);
 	if (fstatat(dirfd, "lock", &lock, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lock.st_mode))
 		return false;
-	return sbx_proc_holds_file((pid_t)sup, &lock);
+	return sbx_proc_holds_file(sup, &lock);
 }
 
 /* The lines of /proc/PID/{uid,gid}_map (inside, outside, count); how many. */
@@ -101,35 +99,28 @@ static long inside_of(unsigned long m[][3], int n, unsigned long out)
 }
 
 /* Cross-check with record.policy.user when the record has it already. */
-static int check_policy_user(const json_t *record, const struct sbx_jail_ids *ids,
+static int check_policy_user(const struct sbx_enter_record *rec, const struct sbx_jail_ids *ids,
 			     struct sbx_err *err)
 {
-	const json_t *u = json_object_get(json_object_get(record, "policy"), "user");
-	const json_t *uid = json_object_get(u, "uid"), *huid = json_object_get(u, "host_uid");
-
-	if (!u)
+	if (!rec->has_user)
 		return 0;
-	if (!json_is_integer(uid) || !json_is_integer(huid) ||
-	    json_integer_value(uid) != (json_int_t)ids->uid ||
-	    json_integer_value(huid) != (json_int_t)ids->host_uid)
+	if (rec->uid != (int64_t)ids->uid || rec->host_uid != (int64_t)ids->host_uid)
 		return sbx_err_set(err, EPERM,
 				   "the sandbox's command runs as uid %lld (host uid %lld), this "
 				   "would be %u (host uid %u): was it started by another user?",
-				   (long long)json_integer_value(uid),
-				   (long long)json_integer_value(huid), ids->uid, ids->host_uid);
+				   (long long)rec->uid, (long long)rec->host_uid, ids->uid,
+				   ids->host_uid);
 	return 0;
 }
 
 /* A kept sandbox started by root with another base than today's (the
  * layers are owned by its ids): the record's, when it is one sbx gives. */
-static void record_base(const json_t *record, struct sbx_jail_ids *ids)
+static void record_base(const struct sbx_enter_record *rec, struct sbx_jail_ids *ids)
 {
-	const json_t *u = json_object_get(json_object_get(record, "policy"), "user");
-	json_int_t huid = json_integer_value(json_object_get(u, "host_uid"));
-	json_int_t uid = json_integer_value(json_object_get(u, "uid"));
+	int64_t huid = rec->host_uid, uid = rec->uid < 0 ? 0 : rec->uid;
 	unsigned long base;
 
-	if (!ids->range || !json_is_integer(json_object_get(u, "host_uid")) || huid < uid)
+	if (!ids->range || huid < 0 || huid < uid)
 		return;
 	base = (unsigned long)(huid - uid);
 	if (base == ids->base || !sbx_jail_host_base_valid(base))
@@ -140,7 +131,7 @@ static void record_base(const json_t *record, struct sbx_jail_ids *ids)
 	ids->host_root = ids->base;
 }
 
-int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init,
+int sbx_enter_ids(const struct sbx_config *cfg, const struct sbx_enter_record *record, pid_t init,
 		  struct sbx_jail_ids *ids, struct sbx_err *err)
 {
 	unsigned long um[8][3], gm[8][3];
@@ -354,11 +345,12 @@ static int open_namespaces(struct sbx_enter_target *t, const struct sbx_config *
 	return ns_fds_via_child(t, cfg, src.proc, err);
 }
 
-int sbx_enter_find_init(const json_t *record, int sandbox_dirfd, const struct sbx_config *cfg,
-			struct sbx_enter_target *t, struct sbx_err *err)
+int sbx_enter_find_init(const struct sbx_enter_record *record, int sandbox_dirfd,
+			const struct sbx_config *cfg, struct sbx_enter_target *t,
+			struct sbx_err *err)
 {
-	json_int_t pid = json_integer_value(json_object_get(record, "init_pid"));
-	const json_t *start = json_object_get(record, "init_start");
+	pid_t pid = record->init_pid;
+	uint64_t start = record->init_start;
 	_cleanup_close_ int pidfd = -1;
 	int r;
 
@@ -371,8 +363,7 @@ int sbx_enter_find_init(const json_t *record, int sandbox_dirfd, const struct sb
 				   errno == ESRCH ? ": it is gone" : "");
 	/* Verify what /proc/PID is, then that the pidfd's process is still
 	 * alive: then it still owns PID, so it is the process verified. */
-	if (json_is_integer(start) ? !start_matches((pid_t)pid, start)
-				   : !init_by_parent(record, sandbox_dirfd, (pid_t)pid))
+	if (start ? !start_matches(pid, start) : !init_by_parent(record, sandbox_dirfd, (pid_t)pid))
 		return sbx_err_set(err, 0,
 				   "pid %lld is not the jail's init any more (the jail is gone)",
 				   (long long)pid);
@@ -520,6 +511,7 @@ run_command(const struct sbx_enter_opts *o, const int fds[H_N])
 	    .err_fd = fds[H_ERR],
 	    .tty = o->tty,
 	    .ws = o->ws,
+	    .seccomp = o->seccomp,
 	    .report_fd = fds[H_SOCK],
 	};
 

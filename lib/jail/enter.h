@@ -78,8 +78,18 @@ void sbx_enter_target_free(struct sbx_enter_target *t);
  * the command's ids (sbx_enter_ids).  -ESRCH when init is gone, -EACCES
  * when no namespace of the jail could be had.
  */
-int sbx_enter_find_init(const json_t *record, int sandbox_dirfd, const struct sbx_config *cfg,
-			struct sbx_enter_target *t, struct sbx_err *err);
+/* What the sandbox's record says of its processes and its command's user
+ * (sbx_record_enter, lib/state/record.h, fills it from a record). */
+struct sbx_enter_record {
+	pid_t init_pid, supervisor_pid;
+	uint64_t init_start, supervisor_start; /* 0: not recorded */
+	bool has_user;			       /* policy.user was recorded: */
+	int64_t uid, host_uid;		       /* the command's uid, inside and on the host */
+};
+
+int sbx_enter_find_init(const struct sbx_enter_record *record, int sandbox_dirfd,
+			const struct sbx_config *cfg, struct sbx_enter_target *t,
+			struct sbx_err *err);
 
 /*
  * The sandbox command's ids, as `sbx run` resolved them from the profile
@@ -88,7 +98,7 @@ int sbx_enter_find_init(const json_t *record, int sandbox_dirfd, const struct sb
  * record's policy.user when it has one.  -EPERM when the caller is not who
  * started the sandbox.
  */
-int sbx_enter_ids(const struct sbx_config *cfg, const json_t *record, pid_t init,
+int sbx_enter_ids(const struct sbx_config *cfg, const struct sbx_enter_record *record, pid_t init,
 		  struct sbx_jail_ids *ids, struct sbx_err *err);
 
 struct sbx_enter_opts {
@@ -102,6 +112,7 @@ struct sbx_enter_opts {
 	int out_fd, err_fd;   /* write ends for stdout/stderr, -1: inherit */
 	bool tty;
 	struct winsize ws;
+	const struct sbx_seccomp_filter *seccomp; /* the profile's, prepared (required) */
 };
 
 /*

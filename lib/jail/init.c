@@ -107,7 +107,7 @@ static void run_command(struct sbx_jail_child *c)
 	    .err_fd = o->err_fd,
 	    .tty = o->tty,
 	    .ws = o->ws,
-	    .seccomp_notify = o->seccomp_notify,
+	    .seccomp = o->seccomp,
 	    .report_fd = c->sock,
 	    .ts_go = c->ts[SBX_TS_GO],
 	    .ts_mounted = c->ts[SBX_TS_MOUNTED],

@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "limits.h"
+#include "seccomp.h"
 #include "util.h"
 
 /* Host range the jail's ids map to when sbx runs as root: 65536 ids from
@@ -118,7 +119,10 @@ struct sbx_jail_opts {
 	bool tty;	       /* allocate a pty inside (master comes back) */
 	struct winsize ws;     /* its initial size */
 	int proxy_port;	       /* > 0: listen on 127.0.0.1:port in the jail's netns */
-	bool seccomp_notify;   /* ask sbx_seccomp_load for a listener fd */
+	/* The command's filter, prepared on the host before the clone
+	 * (sbx_seccomp_prepare; in audit mode a notify one, whose listener fd
+	 * comes back in sbx_jail.seccomp_fd).  Required. */
+	const struct sbx_seccomp_filter *seccomp;
 	/* Overlays mounted "volatile" (no sync of the state disk when the jail
 	 * ends); whoever keeps the layers calls sbx_jail_layers_settle(). */
 	bool volatile_layers;
@@ -296,9 +300,9 @@ struct sbx_jail_cmd {
 	int out_fd, err_fd; /* -1 = keep */
 	bool tty;
 	struct winsize ws;
-	bool seccomp_notify;
-	int report_fd;		    /* SEQPACKET, CLOEXEC */
-	uint64_t ts_go, ts_mounted; /* phase timestamps (CLOCK_MONOTONIC ns) or 0 */
+	const struct sbx_seccomp_filter *seccomp; /* sbx_jail_opts.seccomp */
+	int report_fd;				  /* SEQPACKET, CLOEXEC */
+	uint64_t ts_go, ts_mounted;		  /* phase timestamps (CLOCK_MONOTONIC ns) or 0 */
 };
 void sbx_jail_exec_command(const struct sbx_jail_cmd *c) __attribute__((noreturn));
 

@@ -69,7 +69,7 @@ int sbx_proxy_event_fd(struct sbx_proxy *p);
 json_t *sbx_proxy_take_events(struct sbx_proxy *p);
 
 /*
- * For cmd/run.c with cb == NULL: emit every queued event as a "net" event
+ * For a run (lib/run/run_extras.c) with cb == NULL: emit every queued event as a "net" event
  * of the run log (lib/util/log.h; sbx_log_event replaces "ts" by the time of
  * logging, the end of the connection).  Returns how many.  Call it when
  * sbx_proxy_event_fd() is readable, and once after sbx_proxy_stop() for

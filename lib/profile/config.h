@@ -21,7 +21,7 @@
  * the default cap, lib/jail/disk.h). */
 #define SBX_DISK_NO_CAP (UINT64_MAX - 1)
 /* The in-memory writable layers' size when nothing sets one (a state
- * directory on an overlayfs, cmd/run.c). */
+ * directory on an overlayfs, lib/run/run_layers.c). */
 #define SBX_LAYER_MEMORY_DEFAULT (4ULL << 30)
 /* The smallest [limits] memory a jail starts in. */
 #define SBX_MEMORY_MIN (4ULL << 20)

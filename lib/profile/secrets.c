@@ -164,33 +164,6 @@ bool sbx_secrets_has_files(const struct sbx_secrets *s)
 	return false;
 }
 
-int sbx_secrets_write_files(const struct sbx_secrets *s, int dirfd, uid_t uid, gid_t gid,
-			    struct sbx_err *err)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		const struct sbx_secret_value *v = &s->v[i];
-
-		if (v->inject != SBX_SECRET_AS_FILE)
-			continue;
-		_cleanup_close_ int fd = openat(
-		    dirfd, v->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
-		int r;
-
-		if (fd < 0)
-			return sbx_err_set(err, errno, "secret '%s': cannot create /run/secrets/%s",
-					   v->name, v->name);
-		r = sbx_write_all(fd, v->value, v->len);
-		if (r == 0 && (uid != (uid_t)-1 || gid != (gid_t)-1) && fchown(fd, uid, gid) < 0)
-			r = -errno;
-		if (r == 0 && fchmod(fd, 0400) < 0)
-			r = -errno;
-		if (r < 0)
-			return sbx_err_set(err, -r, "secret '%s': cannot write /run/secrets/%s",
-					   v->name, v->name);
-	}
-	return 0;
-}
-
 static bool resolved_has(const struct sbx_secrets *s, const char *name)
 {
 	for (size_t i = 0; i < s->n; i++)

@@ -60,13 +60,6 @@ void sbx_secrets_env(const struct sbx_secrets *s, struct sbx_strv *env);
 /* explicit_bzero() every string, then free the vector. */
 void sbx_secrets_wipe_strv(struct sbx_strv *v);
 
-/*
- * Create a file per secret injected as a file in dirfd (the tmpfs mounted
- * at /run/secrets): NAME, mode 0400, owned by uid:gid (unless -1), never
- * following or replacing an existing entry.  0 or -errno.
- */
-int sbx_secrets_write_files(const struct sbx_secrets *s, int dirfd, uid_t uid, gid_t gid,
-			    struct sbx_err *err);
 /* Does any secret need /run/secrets? */
 bool sbx_secrets_has_files(const struct sbx_secrets *s);
 

@@ -461,53 +461,14 @@ static bool is_builtin(const char *policy)
 	return strcmp(policy, "default") == 0 || strcmp(policy, "strict") == 0;
 }
 
-/*
- * The last policy file validated by this process.  The jail loads its
- * filter after pivot_root, where the host path of the file names a file of
- * the jail's own (a hostile image could plant a permissive policy there),
- * so sbx_seccomp_load() never reads a file: it uses the policy that
- * sbx_seccomp_validate() read on the host before the jail was cloned.
- */
-static struct sbx_seccomp_policy *validated;
-
-static struct sbx_seccomp_policy *policy_dup(const struct sbx_seccomp_policy *p)
-{
-	struct sbx_seccomp_policy *d = sbx_xcalloc(1, sizeof(*d));
-
-	d->name = sbx_xstrdup(p->name);
-	d->def = p->def;
-	d->def_err = p->def_err;
-	d->n = d->cap = p->n;
-	d->rules = sbx_xmalloc((p->n ? p->n : 1) * sizeof(*d->rules));
-	if (p->n)
-		memcpy(d->rules, p->rules, p->n * sizeof(*d->rules));
-	return d;
-}
-
-/* Where a policy file may come from. */
-enum policy_src {
-	SRC_VALIDATED, /* only the validated copy (the jail's child) */
-	SRC_ANY,       /* the validated copy, else the file */
-	SRC_FRESH,     /* the file, read again */
-};
-
-static int policy_resolve(const char *policy, enum policy_src src, struct sbx_seccomp_policy **out,
-			  struct sbx_err *err)
+/* A built-in policy, or a file read now. */
+static int policy_resolve(const char *policy, struct sbx_seccomp_policy **out, struct sbx_err *err)
 {
 	struct sbx_seccomp_policy *p;
 	int rc;
 
 	if (!policy || !*policy)
 		policy = "default";
-	if (!is_builtin(policy) && src != SRC_FRESH && validated &&
-	    strcmp(validated->name, policy) == 0) {
-		*out = policy_dup(validated);
-		return 0;
-	}
-	if (!is_builtin(policy) && src == SRC_VALIDATED)
-		return sbx_err_set(err, EINVAL,
-				   "seccomp policy '%s' was not validated before the jail started",
-				   policy);
 	p = sbx_xcalloc(1, sizeof(*p));
 	p->name = sbx_xstrdup(policy);
 	if (is_builtin(policy))
@@ -524,7 +485,7 @@ static int policy_resolve(const char *policy, enum policy_src src, struct sbx_se
 
 int sbx_seccomp_policy_get(const char *policy, struct sbx_seccomp_policy **out, struct sbx_err *err)
 {
-	return policy_resolve(policy, SRC_ANY, out, err);
+	return policy_resolve(policy, out, err);
 }
 
 static uint32_t scmp_action(enum sbx_sc_act act, int e, bool quiet, bool notify)
@@ -588,28 +549,11 @@ static int build_ctx(const struct sbx_seccomp_policy *p, bool notify, scmp_filte
 	return 0;
 }
 
-/*
- * Filters compiled before the jail is cloned (by sbx_seccomp_validate or
- * sbx_seccomp_prepare), one per mode: the jail's child inherits them and
- * loads the raw BPF with seccomp(2), without running libseccomp's compiler
- * (0.5 ms for default, 2 ms for strict) between clone and execve.  A
- * built-in policy points at the program compiled at build time
- * (lib/seccomp/seccomp_embed.c) when it fits this libseccomp: no compile at all.
- */
-struct compiled {
-	char *policy;
-	bool listener;			 /* audit mode and the program has notify actions */
-	const struct sock_filter *insns; /* owned, or the embedded program */
-	struct sock_filter *owned;
-	size_t len;
-};
-static struct compiled compiled[2]; /* [notify] */
-
-static void compiled_clear(struct compiled *c)
+void sbx_seccomp_filter_free(struct sbx_seccomp_filter *f)
 {
-	free(c->policy);
-	free(c->owned);
-	memset(c, 0, sizeof(*c));
+	free(f->policy);
+	free(f->owned);
+	memset(f, 0, sizeof(*f));
 }
 
 static bool policy_notifies(const struct sbx_seccomp_policy *p)
@@ -667,60 +611,65 @@ int sbx_seccomp_compile(const struct sbx_seccomp_policy *p, bool notify, struct 
 }
 
 /* A built-in policy: the program compiled at build time, if it fits. */
-static bool prepare_embedded(const char *policy, bool notify, struct compiled *c)
+static bool prepare_embedded(const char *policy, bool notify, struct sbx_seccomp_filter *f)
 {
 	const struct sbx_seccomp_prog *e = sbx_seccomp_embedded_prog(policy, notify);
 
 	if (!e)
 		return false;
-	compiled_clear(c);
-	c->policy = sbx_xstrdup(policy);
-	c->insns = e->insns;
-	c->len = e->len;
-	c->listener = e->listener;
+	f->policy = sbx_xstrdup(policy);
+	f->notify = notify;
+	f->insns = e->insns;
+	f->len = e->len;
+	f->listener = e->listener;
 	return true;
 }
 
-int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
+int sbx_seccomp_prepare_policy(const struct sbx_seccomp_policy *p, bool notify,
+			       struct sbx_seccomp_filter *f, struct sbx_err *err)
+{
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	if (is_builtin(p->name) && prepare_embedded(p->name, notify, f))
+		return 0;
+	rc = sbx_seccomp_compile(p, notify, &f->owned, &f->len, &f->listener, err);
+	if (rc < 0) {
+		sbx_seccomp_filter_free(f);
+		return rc;
+	}
+	f->insns = f->owned;
+	f->notify = notify;
+	f->policy = sbx_xstrdup(p->name);
+	return 0;
+}
+
+int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_seccomp_filter *f,
+			struct sbx_err *err)
 {
 	const char *policy = opts->policy && *opts->policy ? opts->policy : "default";
-	struct compiled *c = &compiled[opts->notify ? 1 : 0], n = {0};
 	struct sbx_seccomp_policy *p = NULL;
 	int rc;
 
-	if (is_builtin(policy) && prepare_embedded(policy, opts->notify, c))
+	memset(f, 0, sizeof(*f));
+	if (is_builtin(policy) && prepare_embedded(policy, opts->notify, f))
 		return 0;
-	/* A file is read again (it may have changed); on failure the earlier
-	 * validated copy and compiled filters stay as they were. */
-	rc = policy_resolve(policy, SRC_FRESH, &p, err);
+	rc = policy_resolve(policy, &p, err);
 	if (rc == 0)
-		rc = sbx_seccomp_compile(p, opts->notify, &n.owned, &n.len, &n.listener, err);
-	if (rc < 0) {
-		sbx_seccomp_policy_free(p);
-		return rc;
-	}
-	n.insns = n.owned;
-	n.policy = sbx_xstrdup(policy);
-	if (is_builtin(policy)) {
-		sbx_seccomp_policy_free(p);
-	} else {
-		/* What was compiled from the older read is stale. */
-		for (size_t i = 0; i < SBX_ARRAY_SIZE(compiled); i++)
-			if (compiled[i].policy && strcmp(compiled[i].policy, policy) == 0)
-				compiled_clear(&compiled[i]);
-		sbx_seccomp_policy_free(validated);
-		validated = p;
-	}
-	compiled_clear(c);
-	*c = n;
-	return 0;
+		rc = sbx_seccomp_prepare_policy(p, opts->notify, f, err);
+	sbx_seccomp_policy_free(p);
+	return rc;
 }
 
 int sbx_seccomp_validate(const char *policy, struct sbx_err *err)
 {
 	struct sbx_seccomp_opts o = {.policy = policy};
+	struct sbx_seccomp_filter f;
+	int rc = sbx_seccomp_prepare(&o, &f, err);
 
-	return sbx_seccomp_prepare(&o, err);
+	if (rc == 0)
+		sbx_seccomp_filter_free(&f);
+	return rc;
 }
 
 static int load_prog(const struct sock_filter *insns, size_t len, bool listener, const char *policy,
@@ -741,7 +690,7 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 {
 	_cleanup_(ctx_release) scmp_filter_ctx ctx = NULL;
 	const char *policy = opts->policy && *opts->policy ? opts->policy : "default";
-	const struct compiled *c = &compiled[opts->notify ? 1 : 0];
+	const struct sbx_seccomp_filter *c = opts->filter;
 	const struct sbx_seccomp_prog *e;
 	struct sbx_seccomp_policy *p = NULL;
 	int rc, fd;
@@ -749,14 +698,19 @@ int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err)
 	/* Needed to load a filter without CAP_SYS_ADMIN; harmless if set. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return sbx_err_set(err, errno, "cannot set no_new_privs");
-	if (c->insns && strcmp(c->policy, policy) == 0)
+	if (c && c->insns && c->notify == opts->notify && strcmp(c->policy, policy) == 0)
 		return load_prog(c->insns, c->len, c->listener, c->policy, err);
 	/* A built-in not prepared in this mode: its embedded program. */
 	if (is_builtin(policy) && (e = sbx_seccomp_embedded_prog(policy, opts->notify)))
 		return load_prog(e->insns, e->len, e->listener, policy, err);
-	/* Not prepared in this mode: compile here (a file only from the
-	 * validated copy, never from the path). */
-	rc = policy_resolve(policy, SRC_VALIDATED, &p, err);
+	/* A file is never read here: after pivot_root its host path names a
+	 * file of the jail's own (a hostile image could plant a permissive
+	 * policy there).  Only the filter prepared on the host will do. */
+	if (!is_builtin(policy))
+		return sbx_err_set(err, EINVAL,
+				   "seccomp policy '%s' was not validated before the jail started",
+				   policy);
+	rc = policy_resolve(policy, &p, err);
 	if (rc < 0)
 		return rc;
 	rc = build_ctx(p, opts->notify, &ctx, err);

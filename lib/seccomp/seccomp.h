@@ -8,43 +8,64 @@
 #define SBX_SECCOMP_H
 
 #include <jansson.h>
+#include <linux/filter.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "util.h"
 
+/*
+ * A filter made on the host before the jail is cloned (sbx_seccomp_prepare):
+ * the jail's child, which inherits it through the jail's options, only
+ * hands its BPF program to the kernel.  A policy file is read once, here,
+ * and never again: after pivot_root its path would name a file of the
+ * jail's own.  A built-in policy points at the program compiled at build
+ * time (lib/seccomp/seccomp_embed.c) when it fits this libseccomp.
+ */
+struct sbx_seccomp_filter {
+	char *policy;			 /* as given: "default", "strict" or a path */
+	bool notify;			 /* made for audit mode */
+	bool listener;			 /* ... and it has notify actions (a listener fd) */
+	const struct sock_filter *insns; /* the program: owned, or the embedded one */
+	struct sock_filter *owned;
+	size_t len;
+};
+void sbx_seccomp_filter_free(struct sbx_seccomp_filter *f);
+
 struct sbx_seccomp_opts {
 	const char *policy; /* "default", "strict", or a policy file path; NULL = default */
 	bool notify;	    /* blocked syscalls go to a user-notification fd (audit) */
+	/* sbx_seccomp_load: the filter prepared for this policy and mode
+	 * (required for a policy file), or NULL. */
+	const struct sbx_seccomp_filter *filter;
 };
 
 /*
- * Check a policy name or file without loading it (profile check, run before
- * clone so a bad file is a 125 with a clear message, not a child failure).
- * Errors name the file and line: "seccomp policy 'p.policy': line 3:
- * unknown syscall 'mountt' (did you mean 'mount'?)".
- *
- * A policy file that validates is also recorded in this process: the
- * jail's child (cloned after this, so it inherits the record) loads that
- * record and never opens the path, which after pivot_root would name a file
- * inside the jail.  So call this before starting the jail (run does).
+ * Check a policy name or file without loading it (profile check).  Errors
+ * name the file and line: "seccomp policy 'p.policy': line 3: unknown
+ * syscall 'mountt' (did you mean 'mount'?)".
  */
 int sbx_seccomp_validate(const char *policy, struct sbx_err *err);
 
 /*
- * Compile the filter opts describes now, before the jail is cloned, so that
- * the child only hands the BPF program to the kernel.  sbx_seccomp_validate
- * does this for non-audit mode; call this with opts->notify set as well
- * when the run uses audit mode.  Same errors as sbx_seccomp_validate.
+ * Read and compile the filter opts describes into *f, before the jail is
+ * cloned (a run: a 125 with the file's line for a bad one, not a child's
+ * failure); opts->filter is not used.  Same errors as sbx_seccomp_validate.
+ * Free with sbx_seccomp_filter_free.  sbx_seccomp_prepare_policy: from a
+ * policy already read (audit mode replays the very policy it compiled).
  */
-int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_err *err);
+int sbx_seccomp_prepare(const struct sbx_seccomp_opts *opts, struct sbx_seccomp_filter *f,
+			struct sbx_err *err);
+struct sbx_seccomp_policy;
+int sbx_seccomp_prepare_policy(const struct sbx_seccomp_policy *p, bool notify,
+			       struct sbx_seccomp_filter *f, struct sbx_err *err);
 
 /*
- * Build and load the filter into the calling thread (the jail's child, last
- * step before execve).  Sets no_new_privs itself (harmless if already set).
- * A file policy must have been validated by sbx_seccomp_validate() in this
- * process (or the process it was forked/cloned from) beforehand; otherwise
+ * Load the filter into the calling thread (the jail's child, last step
+ * before execve): opts->filter when it was prepared for opts' policy and
+ * mode, else a built-in policy's program.  Sets no_new_privs itself
+ * (harmless if already set).  A policy file without its prepared filter is
  * -EINVAL "seccomp policy 'F' was not validated before the jail started".
  * With opts->notify the returned value is the listener fd (> 0, O_CLOEXEC)
  * for the supervisor, or 0 if the policy blocks nothing (no listener);
@@ -97,6 +118,7 @@ struct sbx_seccomp_policy;
 
 struct sbx_seccomp_audit {
 	struct sbx_seccomp_policy *policy; /* replays the filter's errno */
+	struct sbx_seccomp_filter filter;  /* the audit-mode filter of that policy */
 	struct sbx_seccomp_audit_entry *entries;
 	size_t n, cap;
 	uint64_t total;	  /* notifications answered */
@@ -105,8 +127,8 @@ struct sbx_seccomp_audit {
 };
 
 /* Prepare to serve a jail loaded with the same policy in audit mode; also
- * compiles that filter (sbx_seccomp_prepare), so call it before the jail
- * is cloned. */
+ * compiles that filter (a->filter, for the jail's options), so call it
+ * before the jail is cloned. */
 int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy, struct sbx_err *err);
 void sbx_seccomp_audit_free(struct sbx_seccomp_audit *a);
 

@@ -3,7 +3,7 @@
  * lib/seccomp/seccomp_audit.c - the supervisor side of seccomp audit mode.
  *
  * The jail loads its filter with SCMP_ACT_NOTIFY in place of every ERRNO
- * action (sbx_seccomp_load with opts.notify), so a blocked call waits in
+ * action (sbx_seccomp_load with opts.notify and a->filter), so a blocked call waits in
  * the kernel; the supervisor receives it here, records the syscall, and
  * answers with the errno the policy would have returned.  The filter still
  * decides what is blocked: the supervisor can only choose the error, never
@@ -35,20 +35,21 @@ int sbx_seccomp_audit_init(struct sbx_seccomp_audit *a, const char *policy, stru
 	struct seccomp_notif_resp *resp = NULL;
 	int rc;
 
-	struct sbx_seccomp_opts o = {.policy = policy, .notify = true};
-
 	memset(a, 0, sizeof(*a));
-	/* Compile the audit-mode filter now, before the jail is cloned; the
-	 * replay below then uses the very policy that was compiled. */
-	rc = sbx_seccomp_prepare(&o, err);
-	if (rc < 0)
-		return rc;
+	/* Compile the audit-mode filter now, before the jail is cloned, from
+	 * the policy the replay below uses: the file is read once. */
 	rc = sbx_seccomp_policy_get(policy, &a->policy, err);
-	if (rc < 0)
+	if (rc == 0)
+		rc = sbx_seccomp_prepare_policy(a->policy, true, &a->filter, err);
+	if (rc < 0) {
+		sbx_seccomp_policy_free(a->policy);
+		a->policy = NULL;
 		return rc;
+	}
 	rc = seccomp_notify_alloc(&req, &resp);
 	if (rc < 0) {
 		sbx_seccomp_policy_free(a->policy);
+		sbx_seccomp_filter_free(&a->filter);
 		a->policy = NULL;
 		return sbx_err_set(err, -notify_rc(rc),
 				   "cannot allocate seccomp notification buffers");
@@ -72,6 +73,7 @@ void sbx_seccomp_audit_free(struct sbx_seccomp_audit *a)
 	if (a->req || a->resp)
 		seccomp_notify_free(a->req, a->resp);
 	sbx_seccomp_policy_free(a->policy);
+	sbx_seccomp_filter_free(&a->filter);
 	free(a->entries);
 	memset(a, 0, sizeof(*a));
 }

@@ -352,23 +352,22 @@ static void add_layer(const struct sbx_sandbox *sb, struct sbx_layer **ls, size_
  * else 0. */
 static pid_t running_supervisor(const struct sbx_sandbox *sb, uint64_t *start)
 {
-	const char *state = json_string_value(json_object_get(sb->record, "state"));
-	json_int_t pid = json_integer_value(json_object_get(sb->record, "supervisor_pid"));
+	const char *state = sb->rec.state;
+	pid_t pid = sb->rec.supervisor_pid;
 
-	*start = (uint64_t)json_integer_value(json_object_get(sb->record, "supervisor_start"));
+	*start = sb->rec.supervisor_start;
 	if (!state || (strcmp(state, "running") != 0 && strcmp(state, "created") != 0) ||
 	    pid <= 0 || !sbx_sandbox_lock_held(sb))
 		return 0;
-	return (pid_t)pid;
+	return pid;
 }
 
 int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, size_t *n,
 		       struct sbx_err *err)
 {
-	const json_t *arr, *v;
+	const struct sbx_record_filesystem *fs = &sb->rec.policy.filesystem;
 	uint64_t start;
 	pid_t sup;
-	size_t i;
 
 	*layers = NULL;
 	*n = 0;
@@ -377,9 +376,7 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 				   sb->record_error ? sb->record_error : "unknown");
 	/* An unprivileged [limits] disk: the layers were in the jail's memory
 	 * and reach disk only when a run that ended is kept. */
-	if (json_is_true(json_object_get(
-		json_object_get(json_object_get(sb->record, "policy"), "filesystem"),
-		"layers_in_memory"))) {
+	if (fs->layers_in_memory) {
 		int code;
 		const char *st = sbx_sandbox_state(sb, &code);
 
@@ -401,13 +398,10 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 	sup = running_supervisor(sb, &start);
 	if (sbx_disk_attach_kept(sb->dirfd, sb->dir, sup, start, false, err) < 0)
 		return -EPERM;
-	arr = json_object_get(json_object_get(json_object_get(sb->record, "policy"), "filesystem"),
-			      "layers");
-	if (json_is_array(arr)) {
-		json_array_foreach(arr, i, v)
-		    add_layer(sb, layers, n, json_string_value(json_object_get(v, "target")),
-			      json_string_value(json_object_get(v, "upper")),
-			      json_string_value(json_object_get(v, "lower")));
+	if (fs->has_layers) {
+		for (size_t i = 0; i < fs->n_layers; i++)
+			add_layer(sb, layers, n, fs->layers[i].target, fs->layers[i].upper,
+				  fs->layers[i].lower);
 		return 0;
 	}
 	/*
@@ -415,25 +409,19 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 	 * image, and overlays/I/upper for policy.filesystem.mounts[I] of kind
 	 * "overlay" (its src is the lower, its dst the target).
 	 */
-	const json_t *rootfs = json_object_get(sb->record, "rootfs");
-	const char *dir = json_string_value(json_object_get(rootfs, "dir"));
-	const char *spec = json_string_value(json_object_get(rootfs, "spec"));
+	const char *dir = sb->rec.rootfs.dir, *spec = sb->rec.rootfs.spec;
 
 	if (!dir && (!spec || strcmp(spec, "host") == 0))
 		dir = "/";
 	add_layer(sb, layers, n, "/", "upper", dir);
-	arr = json_object_get(json_object_get(json_object_get(sb->record, "policy"), "filesystem"),
-			      "mounts");
-	json_array_foreach(arr, i, v)
-	{
-		const char *kind = json_string_value(json_object_get(v, "kind"));
+	for (size_t i = 0; i < fs->n_mounts; i++) {
+		const char *kind = fs->mounts[i].kind;
 		char upper[64];
 
 		if (!kind || strcmp(kind, "overlay") != 0)
 			continue;
 		snprintf(upper, sizeof(upper), "overlays/%zu/upper", i);
-		add_layer(sb, layers, n, json_string_value(json_object_get(v, "dst")), upper,
-			  json_string_value(json_object_get(v, "src")));
+		add_layer(sb, layers, n, fs->mounts[i].dst, upper, fs->mounts[i].src);
 	}
 	return 0;
 }

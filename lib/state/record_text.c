@@ -129,20 +129,18 @@ static const char *signame(long long sig)
 	return n ? n : "?";
 }
 
-static void put_exit(FILE *f, const json_t *x)
+static void put_exit(FILE *f, const struct sbx_record_exit *x)
 {
-	const char *reason = str(x, "reason");
-	long long status = num(x, "status"), sig = num(x, "signal");
+	const char *reason = x->reason ? x->reason : "";
+	long long status = x->status, sig = x->signal;
 
-	if (!reason)
-		reason = "";
 	if (!strcmp(reason, "timeout"))
 		fprintf(f, "timed out (time limit), exit %lld", status);
 	else if (!strcmp(reason, "oom"))
 		fprintf(f, "killed by the OOM killer (memory limit), exit %lld", status);
 	else if (!strcmp(reason, "stopped"))
 		fprintf(f, "killed by sbx (SIGKILL) %s, exit %lld",
-			str(x, "stop") && !strcmp(str(x, "stop"), "second-signal")
+			x->stop && !strcmp(x->stop, "second-signal")
 			    ? "on a second signal"
 			    : "when it outlived its stop timeout after a signal",
 			status);
@@ -158,81 +156,66 @@ static void put_exit(FILE *f, const json_t *x)
 		fputs("lost (its supervisor died; the end was not seen)", f);
 	else
 		fprintf(f, "exit %lld", status);
-	if (str(x, "exec_error"))
-		fprintf(f, ": %s", str(x, "exec_error"));
-	else if (str(x, "error"))
-		fprintf(f, ": %s", str(x, "error"));
+	if (x->exec_error)
+		fprintf(f, ": %s", x->exec_error);
+	else if (x->error)
+		fprintf(f, ": %s", x->error);
 }
 
-char *sbx_rec_exit_text(const json_t *record)
+char *sbx_rec_exit_text(const struct sbx_record *r)
 {
-	const json_t *x = json_object_get(record, "exit");
 	struct buf b;
 
-	if (!json_is_object(x))
+	if (!r->exit.set)
 		return NULL;
 	buf_open(&b);
-	put_exit(b.f, x);
+	put_exit(b.f, &r->exit);
 	return buf_close(&b);
 }
 
-static void put_resources(FILE *f, const json_t *res)
+static void put_resources(FILE *f, const struct sbx_record_resources *res)
 {
 	char sz[32];
-	const char *sep = "";
 
-	if (json_is_number(json_object_get(res, "wall_ms"))) {
-		fprintf(f, "wall %.0f ms", json_number_value(json_object_get(res, "wall_ms")));
-		sep = ", ";
-	}
-	if (json_is_number(json_object_get(res, "cpu_ms"))) {
-		fprintf(f, "%scpu %.1f ms", sep, json_number_value(json_object_get(res, "cpu_ms")));
-		sep = ", ";
-	}
-	if (num(res, "mem_peak") > 0) {
-		fprintf(f, "%speak memory %s", sep,
-			sbx_size_text((double)num(res, "mem_peak"), sz, sizeof(sz)));
-		sep = ", ";
-	}
+	if (!res->set)
+		return;
+	fprintf(f, "wall %.0f ms, cpu %.1f ms", res->wall_ms, res->cpu_ms);
+	if (res->mem_peak > 0)
+		fprintf(f, ", peak memory %s",
+			sbx_size_text((double)res->mem_peak, sz, sizeof(sz)));
 	/* 0: not measured (no cgroup counts them), not "no process". */
-	if (num(res, "pids_peak") > 0) {
-		fprintf(f, "%sat most %lld processes", sep, num(res, "pids_peak"));
-		sep = ", ";
-	}
-	if (json_is_integer(json_object_get(res, "output_bytes")))
-		fprintf(f, "%s%s of output%s", sep,
-			sbx_size_text((double)num(res, "output_bytes"), sz, sizeof(sz)),
-			json_is_true(json_object_get(res, "output_truncated")) ? " (truncated)"
-									       : "");
+	if (res->pids_peak > 0)
+		fprintf(f, ", at most %llu processes", (unsigned long long)res->pids_peak);
+	fprintf(f, ", %s of output%s", sbx_size_text((double)res->output_bytes, sz, sizeof(sz)),
+		res->output_truncated ? " (truncated)" : "");
 }
 
-char *sbx_rec_resources_text(const json_t *record)
+char *sbx_rec_resources_text(const struct sbx_record *r)
 {
 	struct buf b;
 
 	buf_open(&b);
-	put_resources(b.f, json_object_get(record, "resources"));
+	put_resources(b.f, &r->resources);
 	return buf_close(&b);
 }
 
-char *sbx_rec_root_text(const json_t *record)
+char *sbx_rec_root_text(const struct sbx_record *r)
 {
-	const json_t *layers = get(record, "policy.filesystem.layers"), *l;
-	const char *spec = str(record, "rootfs.spec");
+	const struct sbx_record_filesystem *fs = &r->policy.filesystem;
+	const char *spec = r->rootfs.spec;
 	bool host = !spec || !strcmp(spec, "host");
-	size_t i, n = 0;
+	size_t n = 0;
 	struct buf b;
 
 	buf_open(&b);
 	if (host)
 		fputs("the host's root, read-only", b.f);
-	else if (!strcmp(str(record, "policy.filesystem.writable_layer") ?: "", "private"))
+	else if (fs->writable_layer && !strcmp(fs->writable_layer, "private"))
 		fprintf(b.f, "image %s, with a private copy-on-write layer", spec);
 	else
 		fprintf(b.f, "image %s, read-only", spec);
-	json_array_foreach(layers, i, l)
-	{
-		const char *t = str(l, "target");
+	for (size_t i = 0; i < fs->n_layers; i++) {
+		const char *t = fs->layers[i].target;
 
 		if (!t || !strcmp(t, "/"))
 			continue;
@@ -240,14 +223,14 @@ char *sbx_rec_root_text(const json_t *record)
 	}
 	if (n)
 		fputs(" (the changes stay in this sandbox: sbx inspect --changes)", b.f);
-	if (json_is_true(get(record, "policy.filesystem.layers_in_memory")))
+	if (fs->layers_in_memory)
 		fputs("; the layers were in memory while it ran ([limits] disk)", b.f);
 	return buf_close(&b);
 }
 
-char *sbx_rec_mount_text(const json_t *m, const char **kind)
+char *sbx_rec_mount_text(const struct sbx_record_mount *m, const char **kind)
 {
-	const char *k = str(m, "kind") ?: "?", *src = str(m, "src"), *dst = str(m, "dst") ?: "?";
+	const char *k = m->kind ? m->kind : "?", *src = m->src, *dst = m->dst ? m->dst : "?";
 	struct buf b;
 
 	buf_open(&b);
@@ -266,16 +249,16 @@ char *sbx_rec_mount_text(const json_t *m, const char **kind)
 	fputs(dst, b.f);
 	if (src && strcmp(src, dst))
 		fprintf(b.f, " (from %s)", src);
-	if (json_is_integer(json_object_get(m, "written_as")))
-		fprintf(b.f, ", written as its owner uid %lld", num(m, "written_as"));
-	if (str(m, "read_only"))
-		fprintf(b.f, ", read-only: %s", str(m, "read_only"));
+	if (m->written_as >= 0)
+		fprintf(b.f, ", written as its owner uid %lld", (long long)m->written_as);
+	if (m->root_owned)
+		fputs(", read-only: root owns it", b.f);
 	return buf_close(&b);
 }
 
-char *sbx_rec_secrets_text(const json_t *record)
+char *sbx_rec_secrets_text(const struct sbx_record *r)
 {
-	const json_t *a = get(record, "policy.secrets"), *s;
+	const json_t *a = r->policy.secrets, *s;
 	size_t i, in = 0, out = 0;
 	struct buf b;
 
@@ -304,9 +287,9 @@ char *sbx_rec_secrets_text(const json_t *record)
 	return buf_close(&b);
 }
 
-char *sbx_rec_limits_text(const json_t *record)
+char *sbx_rec_limits_text(const struct sbx_record *r)
 {
-	const json_t *l = get(record, "policy.limits"), *v;
+	const json_t *l = r->policy.limits, *v;
 	const char *k;
 	size_t n = 0;
 	struct buf b;
@@ -397,9 +380,14 @@ static void put_event(FILE *f, const char *type, const json_t *e)
 			str(e, "args") ? "(" : "", str(e, "args") ?: "", str(e, "args") ? ")" : "",
 			num(e, "count"), num(e, "count") == 1 ? "" : "s", str(e, "errno") ?: "?");
 	} else if (!strcmp(type, "exit")) {
-		put_exit(f, json_object_get(e, "exit"));
+		/* {"exit": ..., "resources": ...}: as in the record */
+		struct sbx_record r;
+
+		(void)sbx_record_from_json(e, &r, NULL);
+		put_exit(f, &r.exit);
 		fputs("; ", f);
-		put_resources(f, json_object_get(e, "resources"));
+		put_resources(f, &r.resources);
+		sbx_record_free(&r);
 	} else if (!strcmp(type, "kept") || !strcmp(type, "removed")) {
 		fprintf(f, "%s: %s", type, str(e, "reason") ?: "");
 	} else if (!strcmp(type, "exec")) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "changes.h"
+#include "log.h"
 #include "record_text.h"
 
 static const char css[] =
@@ -167,6 +168,27 @@ static void row(FILE *f, const char *k, const json_t *v)
 	fputs("</td></tr>\n", f);
 }
 
+/* A row of a value made here (taken). */
+static void row_take(FILE *f, const char *k, json_t *v)
+{
+	row(f, k, v);
+	json_decref(v);
+}
+
+static json_t *jstr(const char *s)
+{
+	return s ? sbx_json_string_lossy(s, strlen(s)) : json_null();
+}
+
+static json_t *jstrv(const struct sbx_strv *v)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(a, jstr(v->v[i]));
+	return a;
+}
+
 /* A row whose value is prose from lib/state/record_text.c (taken). */
 static void row_text(FILE *f, const char *k, char *text)
 {
@@ -190,77 +212,86 @@ static void close_section(FILE *f)
 	fputs("</div></details>\n", f);
 }
 
-static void sec_summary(FILE *f, const json_t *r, const char *state)
+static void sec_summary(FILE *f, const struct sbx_record *r, const char *state)
 {
-	json_t *st = json_string(state);
-
 	open_section(f, "Summary", true);
 	fputs("<table>", f);
-	row(f, "state", st);
-	json_decref(st);
-	row(f, "name", json_object_get(r, "name"));
-	row(f, "created", json_object_get(r, "created"));
-	row(f, "ended", json_object_get(r, "ended"));
-	row(f, "command", json_object_get(r, "command"));
-	row(f, "workdir", json_object_get(r, "workdir"));
-	row(f, "profile", sbx_rec_get(r, "profile.name"));
-	row(f, "rootfs", sbx_rec_get(r, "rootfs.spec"));
+	row_take(f, "state", json_string(state));
+	row_take(f, "name", jstr(r->name));
+	row_take(f, "created", jstr(r->created));
+	row_take(f, "ended", jstr(r->ended));
+	row_take(f, "command", r->has_command ? jstrv(&r->command) : json_null());
+	row_take(f, "workdir", jstr(r->workdir));
+	row_take(f, "profile", jstr(r->profile.name));
+	row_take(f, "rootfs", jstr(r->rootfs.spec));
 	row_text(f, "exit", sbx_rec_exit_text(r));
 	row_text(f, "resources", sbx_rec_resources_text(r));
-	row(f, "kept", json_object_get(r, "kept"));
-	row(f, "why kept", json_object_get(r, "keep_reason"));
+	row_take(f, "kept", r->kept_set ? json_boolean(r->kept) : json_null());
+	row_take(f, "why kept", jstr(r->keep_reason));
 	fputs("</table>", f);
 	close_section(f);
 }
 
-static void sec_policy(FILE *f, const json_t *r)
+static json_t *id_json(bool known, int64_t v)
 {
-	const json_t *u = sbx_rec_get(r, "policy.user");
+	return known && v >= 0 ? json_integer((json_int_t)v) : json_null();
+}
+
+static void sec_policy(FILE *f, const struct sbx_record *r)
+{
+	const struct sbx_record_policy *p = &r->policy;
+	const struct sbx_record_user *u = &p->user;
+	bool user = p->set && p->has_user, set = p->set;
+	json_t *caps = json_array();
 
 	open_section(f, "Policy answers", true);
 	fputs("<table>", f);
-	row(f, "uid inside", json_object_get(u, "uid"));
-	row(f, "uid on the host", json_object_get(u, "host_uid"));
-	row(f, "root inside", json_object_get(u, "root_inside"));
-	if (json_is_true(json_object_get(u, "root_on_host")))
+	row_take(f, "uid inside", id_json(user, u->uid));
+	row_take(f, "uid on the host", id_json(user, u->host_uid));
+	row_take(f, "root inside", user ? json_boolean(u->root_inside) : json_null());
+	if (user && u->root_on_host)
 		fputs("<tr><td class=k>root on the host</td><td class=warn>YES</td></tr>", f);
 	else
-		row(f, "root on the host", json_object_get(u, "root_on_host"));
-	row(f, "network", sbx_rec_get(r, "policy.network.mode"));
-	row(f, "allowlist", sbx_rec_get(r, "policy.network.allow"));
+		row_take(f, "root on the host", user ? json_false() : json_null());
+	row_take(f, "network", jstr(p->network.mode));
+	row_take(f, "allowlist", set ? jstrv(&p->network.allow) : json_null());
 	row_text(f, "secrets (names)", sbx_rec_secrets_text(r));
 	row_text(f, "root", sbx_rec_root_text(r));
-	row(f, "shared with host", sbx_rec_get(r, "policy.filesystem.shared"));
-	row(f, "persist", sbx_rec_get(r, "policy.persist"));
+	row_take(f, "shared with host", set ? jstrv(&p->filesystem.shared) : json_null());
+	row_take(f, "persist", jstr(p->persist));
 	row_text(f, "limits", sbx_rec_limits_text(r));
-	row(f, "seccomp", sbx_rec_get(r, "policy.seccomp"));
-	row(f, "capabilities", sbx_rec_get(r, "policy.capabilities"));
-	row(f, "no_new_privs", sbx_rec_get(r, "policy.no_new_privs"));
+	row_take(f, "seccomp", jstr(p->seccomp));
+	for (int i = 0; i < 64; i++)
+		if (p->capabilities & (1ULL << i))
+			json_array_append_new(caps, json_integer(i));
+	row_take(f, "capabilities", set ? caps : (json_decref(caps), json_null()));
+	row_take(f, "no_new_privs", set ? json_boolean(p->no_new_privs) : json_null());
 	fputs("</table>", f);
 	close_section(f);
 }
 
-static void sec_timeline(FILE *f, const json_t *r, const json_t *events)
+static void sec_timeline(FILE *f, const struct sbx_record *r, const json_t *events)
 {
-	const json_t *t = json_object_get(r, "timings_ms"), *v, *ev;
-	double max = 1;
-	const char *k;
+	const char *names[SBX_RECORD_PHASES];
+	double phase[SBX_RECORD_PHASES], max = 1;
+	int n = r->timings.set ? SBX_RECORD_PHASES : 0;
+	const json_t *ev;
 	size_t i;
 
 	open_section(f, "Timeline", true);
-	json_object_foreach((json_t *)t, k, v) if (json_is_number(v) &&
-						   json_number_value(v) > max && strcmp(k, "total"))
-	    max = json_number_value(v);
+	sbx_record_phases(&r->timings, names, phase);
+	for (int k = 0; k < n; k++)
+		if (phase[k] > max && strcmp(names[k], "total"))
+			max = phase[k];
 	fputs("<table>", f);
-	json_object_foreach((json_t *)t, k, v)
-	{
-		double ms = json_number_value(v);
+	for (int k = 0; k < n; k++) {
+		double ms = phase[k];
 
 		fputs("<tr><td class=k>", f);
-		esc(f, k);
+		esc(f, names[k]);
 		fprintf(f,
 			"</td><td><span class=bar style=\"width:%dpx\"></span> %.1f ms</td></tr>\n",
-			strcmp(k, "total") ? (int)(ms / max * 400) : 0, ms);
+			strcmp(names[k], "total") ? (int)(ms / max * 400) : 0, ms);
 	}
 	fputs(
 	    "</table><h4>Run log</h4><table><tr><th>time</th><th>event</th><th>details</th></tr>\n",
@@ -305,7 +336,7 @@ static void sec_output(FILE *f, const struct sbx_sandbox *sb)
 			"<p class=warn>Showing the first %zd of %lld bytes (sbx inspect --output "
 			"has all of it).</p>",
 			n, (long long)st.st_size);
-	if (json_is_true(sbx_rec_get(sb->record, "resources.output_truncated")))
+	if (sb->rec.resources.output_truncated)
 		fputs("<p class=warn>The run truncated its captured output.</p>", f);
 	fputs("<pre>", f);
 	if (n > 0)
@@ -315,9 +346,9 @@ static void sec_output(FILE *f, const struct sbx_sandbox *sb)
 	close_section(f);
 }
 
-static void sec_network(FILE *f, const json_t *r, const json_t *events)
+static void sec_network(FILE *f, const struct sbx_record *r, const json_t *events)
 {
-	const json_t *rec = json_object_get(r, "network_events"), *e;
+	const json_t *rec = r->network_events, *e;
 	size_t i, allowed = 0, failed = 0, denied = 0;
 
 	open_section(f, "Network events", true);
@@ -402,15 +433,16 @@ static void sec_changes(FILE *f, const struct sbx_sandbox *sb)
 	close_section(f);
 }
 
-static void sec_raw(FILE *f, const json_t *r)
+/* The profile, and record.json as it is on disk. */
+static void sec_raw(FILE *f, const struct sbx_sandbox *sb)
 {
-	char *t = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	const json_t *ini = sbx_rec_get(r, "profile.ini");
+	char *t = json_dumps(sb->record, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	const char *ini = sb->rec.profile.ini;
 
 	open_section(f, "Resolved profile", false);
 	fputs("<pre>", f);
-	if (json_is_string(ini))
-		sbx_html_escape(f, json_string_value(ini), json_string_length(ini), true);
+	if (ini)
+		sbx_html_escape(f, ini, strlen(ini), true);
 	fputs("</pre>", f);
 	close_section(f);
 	open_section(f, "Record (record.json)", false);
@@ -426,11 +458,11 @@ int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const c
 		     const char *file, struct sbx_err *err)
 {
 	_cleanup_fclose_ FILE *f = NULL;
-	const json_t *r = sb->record;
+	const struct sbx_record *r = &sb->rec;
 	char *script;
 	int fd;
 
-	if (!r)
+	if (!sb->record)
 		return sbx_err_set(err, ENOENT, "sandbox '%s' has no usable record", sb->id);
 	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 	if (fd < 0 || !(f = fdopen(fd, "we"))) {
@@ -469,7 +501,7 @@ int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const c
 	sec_network(f, r, events);
 	sec_output(f, sb);
 	sec_changes(f, sb);
-	sec_raw(f, r);
+	sec_raw(f, sb);
 	fputs("</main></body></html>\n", f);
 	if (fflush(f) != 0 || ferror(f))
 		return sbx_err_set(err, errno ? errno : EIO, "cannot write '%s'", file);

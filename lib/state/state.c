@@ -337,6 +337,7 @@ static void release_name(struct sbx_state *st, const char *name, const char *id)
 static void sandbox_init(struct sbx_sandbox *sb)
 {
 	memset(sb, 0, sizeof(*sb));
+	sbx_record_init(&sb->rec);
 	sb->dirfd = sb->lockfd = -1;
 }
 
@@ -345,13 +346,15 @@ static int open_lockfile(int dirfd)
 	return openat(dirfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 }
 
-static json_t *new_record(const struct sbx_sandbox *sb)
+static void new_record(struct sbx_sandbox *sb)
 {
 	char ts[40];
 
-	return json_pack("{s:i, s:s, s:o, s:s, s:s}", "version", 1, "id", sb->id, "name",
-			 sb->name ? json_string(sb->name) : json_null(), "state", "created",
-			 "created", sbx_rfc3339_now(ts, sizeof(ts)));
+	sb->rec.id = sbx_xstrdup(sb->id);
+	sb->rec.name = sb->name ? sbx_xstrdup(sb->name) : NULL;
+	sb->rec.state = sbx_xstrdup("created");
+	sb->rec.created = sbx_xstrdup(sbx_rfc3339_now(ts, sizeof(ts)));
+	sb->record = sbx_record_to_json(&sb->rec);
 }
 
 /* Make STATE/sandboxes/.new-ID, lock it, rename it to ID (never replacing). */
@@ -421,7 +424,7 @@ static int create(struct sbx_state *st, const char *name, struct sbx_sandbox *sb
 		}
 		sb->name = sbx_xstrdup(name);
 	}
-	sb->record = new_record(sb);
+	new_record(sb);
 	r = save ? sbx_sandbox_save(sb, err) : 0;
 	if (r < 0) {
 		release_name(st, name, sb->id);
@@ -448,6 +451,7 @@ static void load_record(struct sbx_sandbox *sb)
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	json_error_t je;
+	struct sbx_err e = {0};
 	struct stat s;
 	size_t len = 0;
 	int r;
@@ -474,9 +478,27 @@ static void load_record(struct sbx_sandbox *sb)
 		    sbx_xasprintf("record.json is not valid (line %d: %s)", je.line, je.text);
 		return;
 	}
-	const char *name = json_string_value(json_object_get(sb->record, "name"));
-	if (name)
-		sb->name = sbx_xstrdup(name);
+	if (sbx_sandbox_parse_record(sb, &e) < 0) {
+		json_decref(sb->record);
+		sb->record = NULL;
+		sb->record_error = sbx_xasprintf("record.json is not valid (%s)", e.msg);
+		return;
+	}
+	if (sb->rec.name)
+		sb->name = sbx_xstrdup(sb->rec.name);
+}
+
+int sbx_sandbox_parse_record(struct sbx_sandbox *sb, struct sbx_err *err)
+{
+	sbx_record_free(&sb->rec);
+	return sbx_record_from_json(sb->record, &sb->rec, err);
+}
+
+int sbx_sandbox_save_record(struct sbx_sandbox *sb, struct sbx_err *err)
+{
+	json_decref(sb->record);
+	sb->record = sbx_record_to_json(&sb->rec);
+	return sbx_sandbox_save(sb, err);
 }
 
 static bool lock_held_at(int dirfd);
@@ -484,7 +506,7 @@ static bool lock_held_at(int dirfd);
 /* No record yet, or one that says the run is being set up or running. */
 static bool record_says_live(const struct sbx_sandbox *sb)
 {
-	const char *s = json_string_value(json_object_get(sb->record, "state"));
+	const char *s = sb->rec.state;
 
 	return !sb->record || !s || strcmp(s, "running") == 0 || strcmp(s, "created") == 0;
 }
@@ -525,6 +547,7 @@ void sbx_sandbox_reload(struct sbx_sandbox *sb)
 {
 	json_decref(sb->record);
 	sb->record = NULL;
+	sbx_record_free(&sb->rec);
 	free(sb->record_error);
 	sb->record_error = NULL;
 	free(sb->name);
@@ -560,6 +583,7 @@ void sbx_sandbox_close(struct sbx_sandbox *sb)
 	if (sb->dirfd >= 0)
 		close(sb->dirfd);
 	json_decref(sb->record);
+	sbx_record_free(&sb->rec);
 	free(sb->name);
 	free(sb->dir);
 	free(sb->record_error);
@@ -634,17 +658,16 @@ bool sbx_sandbox_lock_held(const struct sbx_sandbox *sb)
  * supervisor may still hold the lock through an inherited fd: the lock
  * alone would then say "running" forever.)  Unknown = alive.
  */
-static bool supervisor_alive(const json_t *rec)
+static bool supervisor_alive(const struct sbx_record *rec)
 {
-	json_int_t pid = json_integer_value(json_object_get(rec, "supervisor_pid"));
-	const json_t *start = json_object_get(rec, "supervisor_start");
+	pid_t pid = rec->supervisor_pid;
 	uint64_t now;
 
 	if (pid <= 0 || pid > (1 << 30))
 		return true;
-	if (sbx_proc_starttime((pid_t)pid, &now) < 0)
+	if (sbx_proc_starttime(pid, &now) < 0)
 		return false;
-	return !json_is_integer(start) || (uint64_t)json_integer_value(start) == now;
+	return !rec->supervisor_start || rec->supervisor_start == now;
 }
 
 bool sbx_sandbox_is_running(struct sbx_state *st, const char *id)
@@ -655,10 +678,10 @@ bool sbx_sandbox_is_running(struct sbx_state *st, const char *id)
 	if (sbx_sandbox_open(st, id, false, &sb, NULL) < 0)
 		return false;
 	if (sb.record) {
-		const char *s = json_string_value(json_object_get(sb.record, "state"));
+		const char *s = sb.rec.state;
 
 		r = s && (strcmp(s, "running") == 0 || strcmp(s, "created") == 0) &&
-		    lock_held_at(sb.dirfd) && supervisor_alive(sb.record);
+		    lock_held_at(sb.dirfd) && supervisor_alive(&sb.rec);
 	}
 	sbx_sandbox_close(&sb);
 	return r;
@@ -684,30 +707,29 @@ static const char *recordless_state(const struct sbx_sandbox *sb)
 
 const char *sbx_sandbox_state(const struct sbx_sandbox *sb, int *code)
 {
-	const json_t *ex;
+	const struct sbx_record_exit *ex = &sb->rec.exit;
 	const char *s, *reason;
 
 	*code = 0;
 	if (!sb->record)
 		return recordless_state(sb);
-	s = json_string_value(json_object_get(sb->record, "state"));
+	s = sb->rec.state;
 	if (!s || strcmp(s, "running") == 0 || strcmp(s, "created") == 0) {
-		if (sb->lockfd < 0 && (!lock_held_at(sb->dirfd) || !supervisor_alive(sb->record)))
+		if (sb->lockfd < 0 && (!lock_held_at(sb->dirfd) || !supervisor_alive(&sb->rec)))
 			return "lost";
 		return s && strcmp(s, "created") == 0 ? "created" : "running";
 	}
 	if (strcmp(s, "lost") == 0)
 		return "lost";
-	ex = json_object_get(sb->record, "exit");
-	reason = json_string_value(json_object_get(ex, "reason"));
+	reason = ex->reason;
 	if (!reason)
 		return s;
 	if (strcmp(reason, "exited") == 0) {
-		*code = (int)json_integer_value(json_object_get(ex, "code"));
+		*code = ex->code < 0 ? 0 : ex->code;
 		return "exited";
 	}
 	if (strcmp(reason, "signaled") == 0) {
-		*code = (int)json_integer_value(json_object_get(ex, "signal"));
+		*code = ex->signal;
 		return "killed";
 	}
 	if (strcmp(reason, "timeout") == 0 || strcmp(reason, "oom") == 0 ||

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "record.h"
 #include "util.h"
 
 #define SBX_ID_LEN   12
@@ -57,12 +58,15 @@ void sbx_state_close(struct sbx_state *st);
 
 struct sbx_sandbox {
 	char id[SBX_ID_LEN + 1];
-	char *name;	    /* NULL when none */
-	char *dir;	    /* STATE/sandboxes/ID */
-	int dirfd;	    /* O_DIRECTORY fd */
-	int lockfd;	    /* held flock, -1 if not locked */
-	json_t *record;	    /* parsed record.json (owned), NULL if missing/bad */
-	char *record_error; /* why record is NULL (malloc'd), NULL if fine */
+	char *name;	       /* NULL when none */
+	char *dir;	       /* STATE/sandboxes/ID */
+	int dirfd;	       /* O_DIRECTORY fd */
+	int lockfd;	       /* held flock, -1 if not locked */
+	struct sbx_record rec; /* record.json, typed: what every reader uses */
+	json_t *record;	       /* the document as read or last saved (owned), NULL
+				* if missing or bad: what is written, and what
+				* `inspect --json` shows as it is */
+	char *record_error;    /* why record is NULL (malloc'd), NULL if fine */
 };
 
 /* The file `sbx destroy` makes in a running sandbox's directory before it
@@ -113,6 +117,10 @@ int sbx_sandbox_list(struct sbx_state *st, struct sbx_strv *ids, struct sbx_err 
 
 /* Write sb->record atomically (tmp file, fsync, rename, fsync dir). */
 int sbx_sandbox_save(struct sbx_sandbox *sb, struct sbx_err *err);
+/* sb->rec as sb->record (sbx_record_to_json), then saved. */
+int sbx_sandbox_save_record(struct sbx_sandbox *sb, struct sbx_err *err);
+/* sb->rec again from sb->record (after the document was edited). */
+int sbx_sandbox_parse_record(struct sbx_sandbox *sb, struct sbx_err *err);
 /*
  * Remove the sandbox directory (never following symlinks, never crossing
  * a mount point) and its name; idempotent.  Unmount first

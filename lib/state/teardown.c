@@ -79,35 +79,35 @@ static long status_last(pid_t pid, const char *key)
  * is recognisable - pid 1 of its own pid namespace, child of the recorded
  * supervisor.
  */
-static bool same_process(const json_t *rec, const char *pid_key, const char *start_key,
-			 const struct stat *lock, pid_t *out)
+static bool same_process(pid_t pid, uint64_t start, bool init, const struct stat *lock, pid_t *out)
 {
-	json_int_t pid = json_integer_value(json_object_get(rec, pid_key));
-	const json_t *start = json_object_get(rec, start_key);
 	uint64_t now;
 
 	*out = 0;
-	if (pid <= 1 || pid > 1 << 30 || sbx_proc_starttime((pid_t)pid, &now) < 0)
+	if (pid <= 1 || pid > 1 << 30 || sbx_proc_starttime(pid, &now) < 0)
 		return false;
-	*out = (pid_t)pid;
-	if (json_is_integer(start))
-		return (uint64_t)json_integer_value(start) == now;
+	*out = pid;
+	if (start)
+		return start == now;
 	/* No start time recorded: it must hold this sandbox's lock file open. */
-	if (!sbx_proc_holds_file((pid_t)pid, lock))
+	if (!sbx_proc_holds_file(pid, lock))
 		return false;
-	if (strcmp(pid_key, "init_pid") == 0)
-		return status_last((pid_t)pid, "NSpid") == 1; /* a pid namespace's init */
+	if (init)
+		return status_last(pid, "NSpid") == 1; /* a pid namespace's init */
 	return true;
 }
 
-static bool kill_verified(const struct sbx_sandbox *sb, const char *pid_key, const char *start_key)
+/* The jail's init (init) or the supervisor, as the record names them. */
+static bool kill_verified(const struct sbx_sandbox *sb, bool init)
 {
+	pid_t rpid = init ? sb->rec.init_pid : sb->rec.supervisor_pid;
+	uint64_t start = init ? sb->rec.init_start : sb->rec.supervisor_start;
 	struct stat lock, *lp = &lock;
 	pid_t pid;
 
 	if (fstatat(sb->dirfd, "lock", &lock, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(lock.st_mode))
 		lp = NULL;
-	if (!sb->record || !same_process(sb->record, pid_key, start_key, lp, &pid))
+	if (!sb->record || !same_process(rpid, start, init, lp, &pid))
 		return false;
 	if (kill(pid, SIGKILL) < 0)
 		return false;
@@ -131,7 +131,7 @@ static bool kill_verified(const struct sbx_sandbox *sb, const char *pid_key, con
  */
 static bool kill_lock_holding_inits(const struct sbx_sandbox *sb)
 {
-	json_int_t sup = json_integer_value(json_object_get(sb->record, "supervisor_pid"));
+	pid_t sup = sb->rec.supervisor_pid;
 	struct stat lock;
 	struct dirent *de;
 	DIR *d;
@@ -215,7 +215,7 @@ int sbx_sandbox_destroy(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx
 			close(fd);
 	}
 	/* The jail first (also a lost one whose init somehow survived). */
-	t->killed_init = kill_verified(sb, "init_pid", "init_start");
+	t->killed_init = kill_verified(sb, true);
 	if (!t->killed_init && t->was_running)
 		t->killed_init = kill_lock_holding_inits(sb);
 	r = remove_cgroup(sb->id, &t->cgroup_removed, err);
@@ -224,7 +224,7 @@ int sbx_sandbox_destroy(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx
 	/* Then the lock: the supervisor notices its jail died and lets go. */
 	r = lock_within(sb, t->was_running ? 5000 : 0, err);
 	if (r == -EWOULDBLOCK) {
-		t->killed_supervisor = kill_verified(sb, "supervisor_pid", "supervisor_start");
+		t->killed_supervisor = kill_verified(sb, false);
 		r = lock_within(sb, 5000, err);
 	}
 	if (r == -ENOENT && sandbox_unlinked(sb)) {

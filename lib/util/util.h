@@ -144,4 +144,15 @@ bool sbx_utf8_valid(const char *s, size_t len);
  * backslash) in place. */
 void sbx_mountinfo_unescape(char *s);
 
+/* Exit statuses (README.md "Exit status", sbx(1) EXIT STATUS). */
+enum {
+	SBX_EXIT_OK = 0,
+	SBX_EXIT_FAIL = 1,  /* other subcommands: failure */
+	SBX_EXIT_USAGE = 2, /* other subcommands: usage error */
+	SBX_EXIT_TIMEOUT = 124,
+	SBX_EXIT_SBX = 125, /* run/exec: sbx itself failed */
+	SBX_EXIT_NOEXEC = 126,
+	SBX_EXIT_NOTFOUND = 127,
+};
+
 #endif

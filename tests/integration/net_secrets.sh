@@ -83,6 +83,18 @@ capture env SBX_T_TOKEN="$tok" "$SBX" run -q --rm -p "$TAP_TMP/p.ini" --rootfs "
 ok $? "with --user 1000:1000 the file is 0400 1000:1000 and readable by it"
 [ "$rc" = 0 ] || diag "rc=$rc out=$out err=$err"
 
+# An image that brings its own /run/secrets (a file of the secret's name,
+# and another): the jail's /run/secrets is sbx's own fresh tmpfs, so the
+# secret is what sbx wrote, and nothing of the image's is there.
+printf 'planted-by-the-image\n' >"$TAP_TMP/planted"
+"$TAP_ROOT/tests/lib/mkrootfs.sh" "$TAP_TMP/planted.tar.gz" "$TAP_TMP/planted:/run/secrets/KEYF" \
+	"$TAP_TMP/planted:/run/secrets/OTHER" >/dev/null 2>&1
+capture env SBX_T_TOKEN="$tok" "$SBX" run -q --rm -p "$TAP_TMP/p.ini" \
+	--rootfs "$TAP_TMP/planted.tar.gz" -w / -- sh -c 'cat /run/secrets/KEYF; echo; ls /run/secrets'
+[ "$rc" = 0 ] && [ "$out" = "$(printf '%s\nKEYF' "$key")" ]
+ok $? "an image's own /run/secrets/KEYF and OTHER are not there: the secret is sbx's file"
+[ "$rc" = 0 ] || diag "rc=$rc out=$out err=$err"
+
 # The host's root (read-only) as rootfs gets /run/secrets too.
 rm -rf "$SBX_STATE_DIR"
 capture env SBX_T_TOKEN="$tok" "$SBX" run -q --rm -p "$TAP_TMP/p.ini" -w / -- \

@@ -283,6 +283,7 @@ static void make_sandbox(struct sbx_sandbox *sb)
 		 base);
 	sb->record = json_loads(rec, 0, NULL);
 	assert_non_null(sb->record);
+	assert_int_equal(sbx_sandbox_parse_record(sb, NULL), 0);
 }
 
 struct entry {
@@ -442,6 +443,7 @@ static void test_layers_from_record(void **state)
 	sbx_changes_layers_free(ls, n);
 	/* an upper planted as a symlink is not followed */
 	json_object_set_new(sb.record, "policy", json_loads("{\"filesystem\":{\"layers\":[{\"target\":\"/\",\"upper\":\"up-link\"}]}}", 0, NULL));
+	assert_int_equal(sbx_sandbox_parse_record(&sb, NULL), 0);
 	assert_int_equal(symlinkat("upper", sb.dirfd, "up-link"), 0);
 	assert_int_equal(sbx_changes_layers(&sb, &ls, &n, &e), 0);
 	assert_int_equal(n, 0);

@@ -146,7 +146,7 @@ static int checks(void)
 	    "/ov", "upper", "overlays/1/upper", "target", "/evil", "upper", "evil/upper",
 	    "target", "/up", "upper", "../outside/upper", "target", "/abs", "upper",
 	    "/tmp");
-	if (sb.dirfd < 0 || !sb.record)
+	if (sb.dirfd < 0 || !sb.record || sbx_sandbox_parse_record(&sb, NULL) < 0)
 		return 1;
 	if (sbx_changes_layers(&sb, &ls, &n, &err) < 0)
 		fails |= 2;
@@ -161,6 +161,7 @@ static int checks(void)
 		fails |= 16;
 	sbx_changes_layers_free(ls, n);
 	json_decref(sb.record);
+	sbx_record_free(&sb.rec);
 	close(sb.dirfd);
 	return fails;
 }

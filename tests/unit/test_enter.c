@@ -30,6 +30,21 @@ static void cfg_user(struct sbx_config *c, uid_t uid, gid_t gid)
 	c->gid = gid;
 }
 
+/* The record's JSON as sbx exec hands it to lib/jail/enter.c. */
+static const struct sbx_enter_record *er(const json_t *j)
+{
+	static struct sbx_enter_record e[4];
+	static int i;
+	struct sbx_enter_record *p = &e[i++ % 4];
+	struct sbx_record r;
+	struct sbx_err err = {0};
+
+	assert_int_equal(sbx_record_from_json(j, &r, &err), 0);
+	sbx_record_enter(&r, p);
+	sbx_record_free(&r);
+	return p;
+}
+
 static json_t *record_user(json_int_t uid, json_int_t host_uid)
 {
 	return json_pack("{s:{s:{s:I, s:I, s:I, s:I}}}", "policy", "user", "uid", uid, "gid", uid,
@@ -44,7 +59,7 @@ static void test_ids_follow_the_profile(void **state)
 	json_t *rec = json_object();
 
 	cfg_user(&c, 5, 6);
-	assert_int_equal(sbx_enter_ids(&c, rec, -1, &ids, &err), 0);
+	assert_int_equal(sbx_enter_ids(&c, er(rec), -1, &ids, &err), 0);
 	assert_int_equal(ids.uid, 5);
 	assert_int_equal(ids.gid, 6);
 	assert_int_equal(ids.range, geteuid() == 0);
@@ -63,10 +78,10 @@ static void test_ids_checked_against_the_record(void **state)
 	json_t *other_host = record_user(5, host + 1);
 
 	cfg_user(&c, 5, 5);
-	assert_int_equal(sbx_enter_ids(&c, good, -1, &ids, &err), 0);
-	assert_int_equal(sbx_enter_ids(&c, other_uid, -1, &ids, &err), -EPERM);
+	assert_int_equal(sbx_enter_ids(&c, er(good), -1, &ids, &err), 0);
+	assert_int_equal(sbx_enter_ids(&c, er(other_uid), -1, &ids, &err), -EPERM);
 	assert_non_null(strstr(err.msg, "another user"));
-	assert_int_equal(sbx_enter_ids(&c, other_host, -1, &ids, &err), -EPERM);
+	assert_int_equal(sbx_enter_ids(&c, er(other_host), -1, &ids, &err), -EPERM);
 	json_decref(good);
 	json_decref(other_uid);
 	json_decref(other_host);
@@ -81,7 +96,7 @@ static int find(json_t *rec, struct sbx_err *err)
 
 	sbx_config_init(&c);
 	sbx_enter_target_init(&t);
-	r = sbx_enter_find_init(rec, -1, &c, &t, err);
+	r = sbx_enter_find_init(er(rec), -1, &c, &t, err);
 	assert_int_equal(t.pidfd, r == 0 ? t.pidfd : -1);
 	sbx_enter_target_free(&t);
 	sbx_config_free(&c);

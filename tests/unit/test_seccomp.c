@@ -76,10 +76,22 @@ static int recv_fd(int sock)
 	return fd;
 }
 
+/* The filters prepared on the host, [notify], as a run hands its jail one. */
+static struct sbx_seccomp_filter prepared[2];
+
+static int prepare_file(const char *path, bool notify, struct sbx_err *err)
+{
+	struct sbx_seccomp_opts o = {.policy = path, .notify = notify};
+
+	sbx_seccomp_filter_free(&prepared[notify]);
+	return sbx_seccomp_prepare(&o, &prepared[notify], err);
+}
+
 /* In the child: load the policy; in notify mode pass the listener on. */
 static void child_load(const char *policy, bool notify, int sock)
 {
-	struct sbx_seccomp_opts o = {.policy = policy, .notify = notify};
+	struct sbx_seccomp_opts o = {
+	    .policy = policy, .notify = notify, .filter = &prepared[notify]};
 	struct sbx_err err = {0};
 	int fd = sbx_seccomp_load(&o, &err);
 
@@ -527,7 +539,7 @@ static void check_policy(const char *content, int (*fn)(void *), int want_sig)
 	struct sbx_err err = {0};
 	int status;
 
-	if (sbx_seccomp_validate(path, &err) < 0)
+	if (prepare_file(path, false, &err) < 0)
 		fail_msg("validate: %s", err.msg);
 	status = in_child(path, false, fn, NULL);
 	if (want_sig) {
@@ -634,7 +646,7 @@ static int do_validated_copy(void *arg)
 /* Audit mode with a policy that blocks nothing: no listener, returns 0. */
 static int do_notify_nothing(void *arg)
 {
-	struct sbx_seccomp_opts o = {.policy = arg, .notify = true};
+	struct sbx_seccomp_opts o = {.policy = arg, .notify = true, .filter = &prepared[1]};
 	struct sbx_err err = {0};
 
 	return sbx_seccomp_load(&o, &err) == 0 && syscall(SYS_getppid) > 0 ? 0 : 2;
@@ -646,7 +658,7 @@ static void test_notify_permissive(void **state)
 	struct sbx_err err = {0};
 	int status;
 
-	assert_int_equal(sbx_seccomp_validate(path, &err), 0);
+	assert_int_equal(prepare_file(path, true, &err), 0);
 	status = in_child(NULL, false, do_notify_nothing, path);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
@@ -664,7 +676,7 @@ static void test_load_uses_validated_copy(void **state)
 	status = in_child(NULL, false, do_load_unvalidated, path);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_int_equal(sbx_seccomp_validate(path, &err), 0);
+	assert_int_equal(prepare_file(path, false, &err), 0);
 	assert_int_equal(rename(other, path), 0);
 	status = in_child(path, false, do_validated_copy, NULL);
 	assert_true(WIFEXITED(status));
@@ -886,7 +898,7 @@ static void test_file_named_like_builtin(void **state)
 	close(fd);
 	assert_null(sbx_seccomp_embedded_get(path));
 	assert_null(sbx_seccomp_embedded_prog(path, false));
-	if (sbx_seccomp_validate(path, &err) < 0)
+	if (prepare_file(path, false, &err) < 0)
 		fail_msg("validate: %s", err.msg);
 	status = in_child(path, false, do_amended, NULL);
 	assert_true(WIFEXITED(status));
@@ -923,7 +935,8 @@ static void test_prepared_filters(void **state)
 		pid_t pid;
 
 		assert_int_equal(sbx_seccomp_validate(policies[i], &err), 0);
-		assert_int_equal(sbx_seccomp_prepare(&o, &err), 0);
+		sbx_seccomp_filter_free(&prepared[1]);
+		assert_int_equal(sbx_seccomp_prepare(&o, &prepared[1], &err), 0);
 		assert_int_equal(run_table(policies[i], strict, NULL, NULL), 0);
 		assert_int_equal(sbx_seccomp_audit_init(&a, policies[i], &err), 0);
 		assert_int_equal(run_table(policies[i], strict, &a, &pid), 0);

@@ -118,43 +118,6 @@ static void test_resolve_errors(void **state)
 	unlink(nul);
 }
 
-static void test_write_files(void **state)
-{
-	struct sbx_config c;
-	struct sbx_secrets s;
-	struct sbx_err err = { 0 };
-	char dir[] = "/tmp/sbx-test-secrets-XXXXXX", buf[64] = "";
-	struct stat st;
-
-	sbx_config_init(&c);
-	setenv("SBX_TEST_FILE_SECRET", "s3cr3t-in-a-file", 1);
-	add_secret(&c, "DB_PASSWORD", SBX_SECRET_FROM_ENV, "SBX_TEST_FILE_SECRET",
-		   SBX_SECRET_AS_FILE, false);
-	assert_int_equal(sbx_secrets_resolve(&s, &c, &err), 0);
-	assert_non_null(mkdtemp(dir));
-	int dfd = open(dir, O_DIRECTORY | O_CLOEXEC);
-
-	assert_int_equal(sbx_secrets_write_files(&s, dfd, (uid_t)-1, (gid_t)-1, &err), 0);
-	assert_int_equal(fstatat(dfd, "DB_PASSWORD", &st, AT_SYMLINK_NOFOLLOW), 0);
-	assert_int_equal(st.st_mode & 07777, 0400);
-	int fd = openat(dfd, "DB_PASSWORD", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {	/* root reads it; others cannot (0400 owned by them: they can) */
-		assert_int_equal(read(fd, buf, sizeof(buf) - 1), 16);
-		assert_string_equal(buf, "s3cr3t-in-a-file");
-		close(fd);
-	}
-	/* never replaces an existing entry (a symlink planted there, say) */
-	assert_true(sbx_secrets_write_files(&s, dfd, (uid_t)-1, (gid_t)-1, &err) < 0);
-	assert_non_null(strstr(err.msg, "secret 'DB_PASSWORD'"));
-	assert_null(strstr(err.msg, "s3cr3t"));
-	unlinkat(dfd, "DB_PASSWORD", 0);
-	close(dfd);
-	rmdir(dir);
-	sbx_secrets_free(&s);
-	sbx_config_free(&c);
-}
-
 /* ---- redaction ---- */
 
 struct out {
@@ -300,7 +263,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resolve_env_and_file),
 		cmocka_unit_test(test_resolve_errors),
-		cmocka_unit_test(test_write_files),
 		cmocka_unit_test(test_redact_basic_and_boundaries),
 		cmocka_unit_test(test_redact_overlaps),
 		cmocka_unit_test(test_redact_nothing),

@@ -376,15 +376,19 @@ static void test_lock_and_lost(void **state)
 	json_object_set_new(other.record, "state", json_string("exited"));
 	json_object_set_new(other.record, "exit",
 			    json_pack("{s:s, s:i, s:i}", "reason", "exited", "code", 3, "status", 3));
+	sbx_sandbox_parse_record(&other, &e);
 	assert_string_equal(sbx_sandbox_state(&other, &code), "exited");
 	assert_int_equal(code, 3);
 	json_object_set_new(other.record, "exit",
 			    json_pack("{s:s, s:i}", "reason", "signaled", "signal", 9));
+	sbx_sandbox_parse_record(&other, &e);
 	assert_string_equal(sbx_sandbox_state(&other, &code), "killed");
 	assert_int_equal(code, 9);
 	json_object_set_new(other.record, "exit", json_pack("{s:s}", "reason", "oom"));
+	sbx_sandbox_parse_record(&other, &e);
 	assert_string_equal(sbx_sandbox_state(&other, &code), "oom");
 	json_object_set_new(other.record, "exit", json_pack("{s:s}", "reason", "timeout"));
+	sbx_sandbox_parse_record(&other, &e);
 	assert_string_equal(sbx_sandbox_state(&other, &code), "timeout");
 	sbx_sandbox_close(&other);
 	sbx_state_close(&st);

@@ -1,28 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd/run_net.c - what `sbx run` serves beside the jail: secrets (env or
+ * lib/run/run_extras.c - what a run serves beside the jail: secrets (env or
  * /run/secrets files, redacted from output.log), the allowlist proxy on a
- * listener made inside the jail's network namespace, and the seccomp audit
- * (blocked syscalls answered and recorded through a notify fd).
+ * listener made inside the jail's network namespace, the seccomp audit
+ * (blocked syscalls answered and recorded through a notify fd), and cgroup
+ * v1's OOM event.
  */
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "netpolicy.h"
-#include "proxy.h"
-#include "run.h"
+#include "run_int.h"
 
 /* Environment and files for the jail; extra strings hold secret values. */
-int run_extras_prepare(struct run_ctx *c, struct sbx_strv *extra, struct sbx_err *err)
+int sbx_run_extras_prepare(struct sbx_run *c, struct sbx_strv *extra, struct sbx_err *err)
 {
 	int r;
 
-	r = sbx_secrets_resolve(&c->secrets, &c->cfg, err);
+	r = sbx_secrets_resolve(&c->secrets, c->cfg, err);
 	if (r < 0)
 		return r;
 	sbx_secrets_env(&c->secrets, extra);
-	if (c->cfg.net == SBX_NET_PROXY)
+	if (c->cfg->net == SBX_NET_PROXY)
 		sbx_proxy_env(SBX_PROXY_DEFAULT_PORT, extra);
 	c->files = sbx_xcalloc(c->secrets.n + 1, sizeof(*c->files));
 	for (size_t i = 0; i < c->secrets.n; i++) {
@@ -50,14 +49,14 @@ static int write_fd(void *ctx, const void *buf, size_t len)
 
 static int redact_log(void *ctx, const void *buf, size_t len)
 {
-	struct run_ctx *c = ctx;
+	struct sbx_run *c = ctx;
 
 	return sbx_redact_feed(&c->redact, buf, len, write_fd, &c->output_fd);
 }
 
 static int on_proxy(int fd, void *data)
 {
-	struct run_ctx *c = data;
+	struct sbx_run *c = data;
 
 	sbx_proxy_drain(c->proxy, &c->log);
 	return 0;
@@ -65,7 +64,7 @@ static int on_proxy(int fd, void *data)
 
 static int on_seccomp(int fd, void *data)
 {
-	struct run_ctx *c = data;
+	struct sbx_run *c = data;
 	struct sbx_err e = {0};
 	int r = sbx_seccomp_audit_handle(fd, &c->audit, &e);
 
@@ -75,7 +74,7 @@ static int on_seccomp(int fd, void *data)
 /* cgroup v1 OOM: kill the whole jail, as v2's memory.oom.group does. */
 static int on_oom(int fd, void *data)
 {
-	struct run_ctx *c = data;
+	struct sbx_run *c = data;
 	uint64_t n;
 
 	if (read(fd, &n, sizeof(n)) < 0)
@@ -93,25 +92,25 @@ static void watch(struct sbx_jail_io *io, int fd, int (*fn)(int, void *), void *
 }
 
 /* After the jail started: serve the proxy listener and the seccomp fd. */
-int run_extras_started(struct run_ctx *c, struct sbx_jail_io *io, struct sbx_err *err)
+int sbx_run_extras_started(struct sbx_run *c, struct sbx_jail_io *io, struct sbx_err *err)
 {
 	if (c->redacting) {
 		io->log_fn = redact_log;
 		io->log_ctx = c;
 	}
 	if (c->jail.listen_fd >= 0) {
-		int r = sbx_proxy_start(&c->proxy, steal_fd(&c->jail.listen_fd), &c->cfg.allow,
+		int r = sbx_proxy_start(&c->proxy, steal_fd(&c->jail.listen_fd), &c->cfg->allow,
 					NULL, NULL, err);
 
 		if (r < 0)
 			return r;
 		watch(io, sbx_proxy_event_fd(c->proxy), on_proxy, c);
-	} else if (c->cfg.net == SBX_NET_PROXY) {
+	} else if (c->cfg->net == SBX_NET_PROXY) {
 		return sbx_err_set(err, ENOTCONN, "the jail gave no proxy listener");
 	}
 	if (c->auditing)
 		watch(io, c->jail.seccomp_fd, on_seccomp, c);
-	if (c->cg.version == 1 && c->cfg.memory != SBX_UNSET) {
+	if (c->cg.version == 1 && c->cfg->memory != SBX_UNSET) {
 		struct sbx_err e = {0};
 
 		c->oom_fd = sbx_cgroup_oom_fd(&c->cg, &e);
@@ -121,8 +120,9 @@ int run_extras_started(struct run_ctx *c, struct sbx_jail_io *io, struct sbx_err
 }
 
 /* After the run: last proxy events, seccomp events, the redactor's tail. */
-void run_extras_finish(struct run_ctx *c)
+void sbx_run_extras_finish(struct sbx_run *c)
 {
+	struct sbx_run_result *out = c->res_out;
 	json_t *net = json_array();
 	size_t i;
 	json_t *ev;
@@ -133,37 +133,44 @@ void run_extras_finish(struct run_ctx *c)
 		sbx_proxy_stop(c->proxy);
 		sbx_proxy_drain(c->proxy, &c->log);
 		sbx_proxy_get_stats(c->proxy, &st);
-		c->net_allowed = st.allowed;
-		c->net_failed = st.failed;
-		c->net_denied = st.denied;
-		c->net_idle = st.idle;
-		c->net_evicted = st.evicted;
-		c->net_refused = st.refused;
-		json_object_set_new(
-		    c->sb.record, "proxy_stats",
-		    json_pack("{sI sI sI sI sI sI sI si}", "connections",
-			      (json_int_t)st.connections, "allowed", (json_int_t)st.allowed,
-			      "failed", (json_int_t)st.failed, "denied", (json_int_t)st.denied,
-			      "idle", (json_int_t)st.idle, "evicted", (json_int_t)st.evicted,
-			      "refused", (json_int_t)st.refused, "max_connections",
-			      sbx_proxy_max_connections()));
+		out->proxy = true;
+		out->net_allowed = st.allowed;
+		out->net_failed = st.failed;
+		out->net_denied = st.denied;
+		out->net_idle = st.idle;
+		out->net_evicted = st.evicted;
+		out->net_refused = st.refused;
+		c->sb.rec.proxy_stats = (struct sbx_record_proxy){
+		    .set = true,
+		    .connections = st.connections,
+		    .allowed = st.allowed,
+		    .failed = st.failed,
+		    .denied = st.denied,
+		    .idle = st.idle,
+		    .evicted = st.evicted,
+		    .refused = st.refused,
+		    .max_connections = sbx_proxy_max_connections(),
+		};
 	}
-	json_array_foreach(c->log.events, i,
-			   ev) if (!strcmp(json_string_value(json_object_get(ev, "event")) ?: "",
-					   "net")) json_array_append(net, ev);
-	json_object_set_new(c->sb.record, "network_events", net);
+	json_array_foreach(c->log.events, i, ev)
+	{
+		if (!strcmp(json_string_value(json_object_get(ev, "event")) ?: "", "net"))
+			json_array_append(net, ev);
+	}
+	json_decref(c->sb.rec.network_events);
+	c->sb.rec.network_events = net;
 	if (c->auditing) {
 		for (size_t k = 0; k < c->audit.n; k++)
 			sbx_log_event(&c->log, "seccomp",
 				      sbx_seccomp_audit_entry_json(&c->audit.entries[k]));
-		json_object_set_new(c->sb.record, "seccomp_events",
-				    sbx_seccomp_audit_json(&c->audit));
+		json_decref(c->sb.rec.seccomp_events);
+		c->sb.rec.seccomp_events = sbx_seccomp_audit_json(&c->audit);
 	}
 	if (c->redacting && c->output_fd >= 0)
 		(void)sbx_redact_flush(&c->redact, write_fd, &c->output_fd);
 }
 
-void run_extras_free(struct run_ctx *c)
+void sbx_run_extras_free(struct sbx_run *c)
 {
 	if (c->proxy)
 		sbx_proxy_free(c->proxy);

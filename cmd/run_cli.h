@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd/run_cli.h - sbx run's command line: shared by run.c (the call),
+ * run_args.c (the options) and run_human.c (the run log's human lines).
+ */
+#ifndef SBX_CMD_RUN_CLI_H
+#define SBX_CMD_RUN_CLI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "config.h"
+#include "image_ui.h"
+#include "run.h"
+
+/* One option that maps to a profile key, applied in command-line order. */
+struct run_set {
+	const char *section, *key;
+	char *value;
+};
+
+struct run_args {
+	const char *profile;
+	const char *name;
+	bool keep, rm, quiet;
+	const char *log_json;
+	struct run_set *sets;
+	size_t n_sets;
+	char **argv; /* the payload command (NULL-terminated) */
+	char *title; /* sbx's own argv strings (for init's title) */
+	size_t title_len;
+};
+
+/* Parse `sbx run` options (no side effects; unit-testable). 0, or -EINVAL
+ * with err set; 1 when --help was printed. */
+int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *err);
+void run_args_free(struct run_args *a);
+/* err (from sbx_profile_set of s) in the words of the option that set it:
+ * "--memory '1': memory limit '1' is too small ...". */
+void run_option_error(const struct run_set *s, struct sbx_err *err);
+
+struct run_ctx {
+	struct run_args args;
+	struct sbx_config cfg;
+	struct sbx_cmd_image_ui ui;
+	struct sbx_run_result res; /* filled by sbx_run() as it goes */
+	bool color;		   /* sbx_cmd_ctx's */
+	char phases[256];	   /* human timings line being built */
+	bool stop_said;		   /* the stop timeout was explained once */
+};
+
+/* run_human.c: a run-log event as the "sbx: ..." lines on stderr. */
+void run_human(const json_t *ev, void *data);
+
+#endif

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd/run_human.c - the run log as `sbx run` prints it: each event the run
+ * logs (lib/run/run.h) as "sbx: ..." lines on stderr (none with -q).
+ */
+#include <signal.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "proxy.h"
+#include "run_cli.h"
+
+/* ---- human lines ---- */
+
+/* "10 s", "1.5 s", "250 ms". */
+static const char *duration_text(uint64_t ms)
+{
+	static char buf[32];
+
+	if (ms % 1000 == 0)
+		snprintf(buf, sizeof(buf), "%llu s", (unsigned long long)(ms / 1000));
+	else if (ms > 1000)
+		snprintf(buf, sizeof(buf), "%.1f s", (double)ms / 1000.0);
+	else
+		snprintf(buf, sizeof(buf), "%llu ms", (unsigned long long)ms);
+	return buf;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+static void human_policy(const json_t *ev)
+{
+	const json_t *u = json_object_get(ev, "user");
+	const json_t *fs = json_object_get(ev, "filesystem");
+
+	sbx_errorf("user: %s", jstr(u, "summary"));
+	sbx_errorf("network: %s", jstr(json_object_get(ev, "network"), "summary"));
+	sbx_errorf("secrets: %s", jstr(ev, "secrets_summary"));
+	sbx_errorf("filesystem: %s", jstr(fs, "summary"));
+	sbx_errorf("persist: %s", jstr(ev, "persist"));
+}
+
+static void human_exit(const json_t *ev)
+{
+	const json_t *x = json_object_get(ev, "exit");
+	const json_t *r = json_object_get(ev, "resources");
+	const char *reason = jstr(x, "reason");
+	char what[160];
+	int sig = (int)json_integer_value(json_object_get(x, "signal"));
+
+	if (!strcmp(reason, "timeout"))
+		snprintf(what, sizeof(what), "timed out (time limit), exit 124");
+	else if (!strcmp(reason, "oom"))
+		snprintf(what, sizeof(what), "killed by the OOM killer (memory limit), exit 137");
+	else if (!strcmp(reason, "stopped"))
+		snprintf(what, sizeof(what), "killed by sbx (SIGKILL) %s, exit %d",
+			 !strcmp(jstr(x, "stop"), "second-signal")
+			     ? "on a second signal"
+			     : "when it outlived --stop-timeout after the signal",
+			 (int)json_integer_value(json_object_get(x, "status")));
+	else if (!strcmp(reason, "signaled"))
+		snprintf(what, sizeof(what), "killed by signal %d (SIG%s), exit %d", sig,
+			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+			 (int)json_integer_value(json_object_get(x, "status")));
+	else if (!strcmp(reason, "error"))
+		snprintf(what, sizeof(what), "sbx failed, exit 125");
+	else if (!strcmp(reason, "not-found"))
+		snprintf(what, sizeof(what), "command not found, exit 127");
+	else if (!strcmp(reason, "not-executable"))
+		snprintf(what, sizeof(what), "command could not be executed, exit 126");
+	else
+		snprintf(what, sizeof(what), "exit %d",
+			 (int)json_integer_value(json_object_get(x, "status")));
+	sbx_errorf("%s; wall %.0f ms, cpu %.0f ms, peak memory %.1f MiB", what,
+		   json_number_value(json_object_get(r, "wall_ms")),
+		   json_number_value(json_object_get(r, "cpu_ms")),
+		   (double)json_integer_value(json_object_get(r, "mem_peak")) / 1048576.0);
+}
+
+/* The proxy's connections that were no request, closed to make room or
+ * refused (netpolicy.h): "" if none. */
+static const char *proxy_unserved(const struct sbx_run_result *c, char *buf, size_t len)
+{
+	int max = sbx_proxy_max_connections();
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (c->net_idle)
+		n += (size_t)snprintf(buf + n, len - n, "; %llu without a request (closed idle)",
+				      (unsigned long long)c->net_idle);
+	if (c->net_evicted && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "; %llu closed to make room (%d at once)",
+				      (unsigned long long)c->net_evicted, max);
+	if (c->net_refused && n < len)
+		snprintf(buf + n, len - n, "; %llu refused (503: %d at once, all busy)",
+			 (unsigned long long)c->net_refused, max);
+	return buf;
+}
+
+/* A signal sbx forwarded; the stop timeout explained the first time. */
+static void human_signal(struct run_ctx *c, const json_t *ev)
+{
+	const char *n = jstr(ev, "name");
+	bool stop =
+	    !strcmp(n, "INT") || !strcmp(n, "TERM") || !strcmp(n, "HUP") || !strcmp(n, "QUIT");
+	json_t *ms = json_object_get(ev, "stop_timeout_ms");
+
+	if (stop && json_is_integer(ms) && !c->stop_said) {
+		c->stop_said = true;
+		sbx_errorf("forwarded SIG%s to the command; the jail is killed if it has not "
+			   "ended in %s (--stop-timeout), or at once on a second Ctrl-C or "
+			   "SIGTERM",
+			   n, duration_text((uint64_t)json_integer_value(ms)));
+	} else {
+		sbx_errorf("forwarded SIG%s to the command", n);
+	}
+}
+
+static void human_net(const json_t *ev)
+{
+	const char *res = jstr(ev, "result");
+	json_t *a = json_object_get(ev, "allowed");
+	bool failed = json_is_true(a) && !strcmp(res, "failed");
+
+	sbx_errorf("net: %s %s:%d (%s%s)",
+		   !json_is_true(a) ? "DENIED"
+		   : failed	    ? "FAILED"
+				    : "allowed",
+		   jstr(ev, "host"), (int)json_integer_value(json_object_get(ev, "port")),
+		   failed ? "allowed, but " : "", jstr(ev, "reason"));
+}
+
+static void human_seccomp(const json_t *ev)
+{
+	const char *args = jstr(ev, "args");
+	int n = (int)json_integer_value(json_object_get(ev, "count"));
+
+	sbx_errorf("seccomp: blocked %s%s%s%s (%d time%s, errno %s)", jstr(ev, "syscall"),
+		   *args ? "(" : "", args, *args ? ")" : "", n, n == 1 ? "" : "s",
+		   jstr(ev, "errno"));
+}
+
+void run_human(const json_t *ev, void *data)
+{
+	struct run_ctx *c = data;
+	const char *type = jstr(ev, "event");
+	char u[256];
+
+	if (!strcmp(type, "start")) {
+		sbx_errorf("sandbox %s (profile %s)", jstr(ev, "id"), jstr(ev, "profile"));
+	} else if (!strcmp(type, "policy")) {
+		human_policy(ev);
+	} else if (!strcmp(type, "limits")) {
+		sbx_errorf("limits: %s", jstr(ev, "summary"));
+	} else if (!strcmp(type, "phase")) {
+		size_t n = strlen(c->phases);
+
+		snprintf(c->phases + n, sizeof(c->phases) - n, "%s%s %.1f ms", n ? ", " : "",
+			 jstr(ev, "name"), json_number_value(json_object_get(ev, "ms")));
+		if (!strcmp(jstr(ev, "name"), "exec"))
+			sbx_errorf("started in %s", c->phases);
+	} else if (!strcmp(type, "warning")) {
+		sbx_errorf("warning: %s", jstr(ev, "message"));
+	} else if (!strcmp(type, "signal")) {
+		human_signal(c, ev);
+	} else if (!strcmp(type, "stop-kill")) {
+		sbx_errorf("the command had not ended %s after SIG%s: killing the jail (SIGKILL)",
+			   duration_text((uint64_t)json_integer_value(
+			       json_object_get(ev, "stop_timeout_ms"))),
+			   jstr(ev, "name"));
+	} else if (!strcmp(type, "second-signal")) {
+		sbx_errorf("a second SIG%s: killing the jail now (SIGKILL)", jstr(ev, "name"));
+	} else if (!strcmp(type, "timeout")) {
+		sbx_errorf("time limit reached: SIGTERM sent, SIGKILL in %d ms",
+			   (int)json_integer_value(json_object_get(ev, "grace_ms")));
+	} else if (!strcmp(type, "net")) {
+		human_net(ev);
+	} else if (!strcmp(type, "seccomp")) {
+		human_seccomp(ev);
+	} else if (!strcmp(type, "exit")) {
+		human_exit(ev);
+		if (c->cfg.net == SBX_NET_PROXY)
+			sbx_errorf("network: %llu connections allowed, %llu failed, %llu denied%s",
+				   (unsigned long long)c->res.net_allowed,
+				   (unsigned long long)c->res.net_failed,
+				   (unsigned long long)c->res.net_denied,
+				   proxy_unserved(&c->res, u, sizeof(u)));
+	} else if (!strcmp(type, "kept")) {
+		sbx_errorf("kept sandbox %s (%s): sbx inspect %s; sbx destroy %s", jstr(ev, "id"),
+			   jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));
+	} else if (!strcmp(type, "removed")) {
+		sbx_errorf("removed sandbox %s (%s)", jstr(ev, "id"), jstr(ev, "reason"));
+	}
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/run/run_int.h - the run's state, shared by lib/run/ only. */
+#ifndef SBX_RUN_INT_H
+#define SBX_RUN_INT_H
+
+#include <pthread.h>
+
+#include "jail.h"
+#include "limits.h"
+#include "log.h"
+#include "netpolicy.h"
+#include "proxy.h"
+#include "record.h"
+#include "run.h"
+#include "seccomp.h"
+#include "secrets.h"
+
+struct sbx_run {
+	const struct sbx_run_opts *opt;
+	struct sbx_run_result *res_out;
+	struct sbx_config *cfg;
+	struct sbx_state st;
+	struct sbx_sandbox sb;
+	struct sbx_log log;
+	struct sbx_jail_ids ids;
+	struct sbx_cgroup cg;
+	struct sbx_image_stats img;
+	struct sbx_jail jail;
+	struct sbx_jail_result res;
+	struct sbx_usage usage;
+	char *rootfs_dir;    /* NULL: host */
+	char *layer_dir;     /* upper/ work/ overlays/: the sandbox dir, or its disk/ */
+	bool disk_mounted;   /* disk/ is a size-capped mount ([limits] disk): a
+			      * loop-mounted ext4 image, or a tmpfs */
+	bool disk_loop;	     /* the image (disk.img): unmounted even when kept */
+	bool disk_memory;    /* unprivileged [limits] disk (or a state directory on an
+			      * overlayfs): the layers are on a tmpfs in the jail
+			      * (jail.layer_fd), copied to disk/ when kept */
+	uint64_t layer_size; /* that tmpfs's size */
+	char *layer_note;    /* why the layers are in memory, for the run log, or NULL */
+	const char *cwd;
+	char *jail_path;  /* the command's PATH in the jail */
+	char *exec_error; /* why the command could not be started (126/127) */
+	double t_image;
+	double t_disk; /* the writable layers' capped filesystem (lib/jail/disk.h) */
+	int exit_code;
+	const char *reason; /* exited | signaled | timeout | oom | error */
+	char *error;	    /* set-up error message */
+	bool kept;
+	const char *keep_reason;
+	int log_json_fd, jsonl_fd;
+	int output_fd; /* output.log */
+	/* run_extras.c */
+	struct sbx_secrets secrets;
+	struct sbx_redact redact;
+	bool redacting;
+	struct sbx_jail_file *files;
+	size_t n_files;
+	struct sbx_proxy *proxy;
+	struct sbx_seccomp_audit audit; /* audit mode: with its notify filter */
+	bool auditing;
+	struct sbx_seccomp_filter filter; /* else the plain filter */
+	int oom_fd;			  /* cgroup v1 OOM eventfd */
+	bool oom_seen;
+	/* the running record, saved by a thread (sbx_run_record_save_async) */
+	pthread_t saver;
+	bool saving;
+	struct sbx_sandbox saver_sb;
+	struct sbx_err saver_err;
+	int saver_rc;
+};
+
+/* A line for the caller to print (opts->say). */
+void sbx_run_say(struct sbx_run *c, const char *msg);
+void sbx_run_say_err(struct sbx_run *c, const struct sbx_err *e);
+
+/* run_layers.c */
+int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err);
+void sbx_run_keep_layers(struct sbx_run *c);
+void sbx_run_remove_layers(struct sbx_run *c);
+
+/* run_extras.c */
+int sbx_run_extras_prepare(struct sbx_run *c, struct sbx_strv *extra, struct sbx_err *err);
+int sbx_run_extras_started(struct sbx_run *c, struct sbx_jail_io *io, struct sbx_err *err);
+void sbx_run_extras_finish(struct sbx_run *c);
+void sbx_run_extras_free(struct sbx_run *c);
+
+/* run_record.c */
+void sbx_run_record_start(struct sbx_run *c);
+void sbx_run_record_save_async(struct sbx_run *c);
+void sbx_run_record_join(struct sbx_run *c);
+void sbx_run_log_policy(struct sbx_run *c);
+void sbx_run_log_timings(struct sbx_run *c);
+void sbx_run_log_warnings(struct sbx_run *c);
+void sbx_run_log_warn(struct sbx_run *c, const char *msg); /* a "warning" event */
+void sbx_run_record_finish(struct sbx_run *c);
+void sbx_run_event_cb(const char *what, int value, void *data);
+
+#endif

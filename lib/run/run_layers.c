@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/run/run_layers.c - a run's writable layers: the overlays' upper and
+ * work directories, their size cap ([limits] disk: an ext4 image, a tmpfs,
+ * or a tmpfs in the jail), copying in-memory layers out when the sandbox
+ * is kept, and removing them in parallel when it is not.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "disk.h"
+#include "rmtree.h"
+#include "run_int.h"
+
+/* An overlay upper must look like its lower's root: same mode, owned by the
+ * lower's owner as the jail sees it. */
+static int make_layer(struct sbx_run *c, const char *dir, const char *lower, struct sbx_err *err)
+{
+	_cleanup_free_ char *up = sbx_xasprintf("%s/upper", dir);
+	_cleanup_free_ char *wk = sbx_xasprintf("%s/work", dir);
+	struct stat st = {.st_mode = 0755};
+	uid_t uid = c->ids.host_root == (uid_t)-1 ? geteuid() : c->ids.host_root, u;
+	gid_t gid = c->ids.range ? (gid_t)c->ids.base : getegid(), g;
+
+	if (lower && stat(lower, &st) == 0 && c->ids.range && st.st_uid < SBX_JAIL_ID_COUNT) {
+		uid = c->ids.base + st.st_uid;
+		gid = c->ids.base + (st.st_gid < SBX_JAIL_ID_COUNT ? st.st_gid : 0);
+	}
+	/* A lower an ordinary user owns shows as the jail's user's (lib/jail/jail.c
+	 * idmap_lower): so does its upper. */
+	if (lower && c->ids.range && c->rootfs_dir != lower &&
+	    sbx_idmap_bind_owner(lower, &u, &g) == 1) {
+		uid = c->ids.host_uid;
+		gid = c->ids.host_gid;
+	}
+	if (sbx_mkdir_p(up, 0700) < 0 || mkdir(wk, 0700) < 0)
+		return sbx_err_set(err, errno, "cannot create the writable layer in '%s'", dir);
+	if (chmod(up, st.st_mode & 07777) < 0 ||
+	    (c->ids.range && (chown(up, uid, gid) < 0 || chown(wk, uid, gid) < 0)))
+		return sbx_err_set(err, errno, "cannot prepare the writable layer in '%s'", dir);
+	return 0;
+}
+
+/*
+ * [limits] disk (lib/jail/disk.h): every run with a writable layer gets a cap.
+ * As root the layers live in an ext4 image of that size loop-mounted on
+ * STATE/sandboxes/ID/disk (kept with the sandbox; destroy unmounts it, and
+ * the loop device goes with the mount).  Without loop devices or mke2fs, in
+ * a tmpfs of that size mounted there.  Unprivileged, no filesystem can be
+ * mounted on the host: init mounts the tmpfs in the jail's mount namespace
+ * (o.layer_tmpfs), and when the sandbox is kept its upper directories are
+ * copied to disk/ (keep_layers).
+ */
+/* Does this run have a writable layer at all? */
+static bool has_layers(const struct sbx_run *c)
+{
+	if (c->rootfs_dir && c->cfg->rootfs_writable)
+		return true;
+	for (size_t i = 0; i < c->cfg->n_mounts; i++)
+		if (c->cfg->mounts[i].kind == SBX_MNT_OVERLAY)
+			return true;
+	return false;
+}
+
+/*
+ * An overlay's upper directory cannot be on an overlayfs, which the state
+ * directory is when sbx runs in a container and keeps its state on the
+ * container's own root: the layers then go in memory, as an unprivileged
+ * [limits] disk puts them (a tmpfs of that size, or SBX_LAYER_MEMORY_DEFAULT),
+ * and the run log says so.
+ */
+static bool state_on_overlayfs(const struct sbx_run *c)
+{
+	struct statfs f;
+
+	return statfs(c->sb.dir, &f) == 0 && f.f_type == OVERLAYFS_SUPER_MAGIC;
+}
+
+/* The layers' cap, in memory or on disk; c->cfg->disk becomes it. */
+static int disk_cap(struct sbx_run *c, uint64_t asked, bool in_memory, struct sbx_err *err)
+{
+	struct sbx_disk_cap cap;
+	int r = sbx_disk_cap(c->st.state_dir, asked, in_memory, &cap, err);
+
+	if (r < 0)
+		return r;
+	c->cfg->disk = c->layer_size = cap.size;
+	c->cg.disk_where = in_memory ? SBX_DISK_IN_MEMORY : SBX_DISK_ON_DISK;
+	c->cg.disk_inodes = cap.inodes;
+	if (cap.clamped) {
+		char a[32];
+
+		snprintf(c->cg.disk_why, sizeof(c->cg.disk_why), "%s asked: %.160s",
+			 sbx_size_text((double)cap.asked, a, sizeof(a)), cap.why);
+	}
+	return 0;
+}
+
+/*
+ * As root: the layers in an ext4 image of the cap's size (disk.img),
+ * loop-mounted on disk/, in a mount namespace of the run's own when it can
+ * be.  1 when mounted; 0 when it cannot be (said in the run log: the
+ * layers go in memory, with the cap made again for that).
+ */
+static int loop_disk(struct sbx_run *c, uint64_t asked, bool *private_ns, struct sbx_err *err)
+{
+	_cleanup_free_ char *tpl = sbx_xasprintf("%s/disk-templates", c->st.state_dir);
+	_cleanup_free_ char *img = sbx_xasprintf("%s/disk.img", c->sb.dir);
+	struct sbx_disk_cap cap = {.size = c->layer_size, .inodes = c->cg.disk_inodes};
+	struct sbx_err e = {0};
+	int r;
+
+	/* Nothing else runs in this process yet: gone with the run, even killed. */
+	*private_ns = sbx_disk_private_ns(c->sb.dirfd, c->sb.dir, &e) == 0;
+	e = (struct sbx_err){0};
+	if (sbx_disk_loop_mount(img, c->layer_dir, &cap, c->cg.disk_why[0] ? NULL : tpl, &e) == 0) {
+		_cleanup_free_ char *lf = sbx_xasprintf("%s/lost+found", c->layer_dir);
+
+		if (chmod(c->layer_dir, 0700) < 0)
+			return sbx_err_set(err, errno, "cannot prepare '%s'", c->layer_dir);
+		(void)rmdir(lf);
+		c->disk_mounted = c->disk_loop = true;
+		return 1;
+	}
+	(void)unlink(img);
+	free(c->layer_note);
+	c->layer_note = sbx_xasprintf("the writable layer cannot be an image on disk (%s): "
+				      "it is a tmpfs, in memory",
+				      e.msg);
+	c->cg.disk_why[0] = '\0';
+	r = disk_cap(c, asked, true, err);
+	return r < 0 ? r : 0;
+}
+
+/* As root without a loop device: a tmpfs of the cap's size on disk/. */
+static int tmpfs_disk(struct sbx_run *c, struct sbx_err *err)
+{
+	_cleanup_free_ char *opts =
+	    sbx_xasprintf("size=%llu,nr_inodes=%llu,mode=0700", (unsigned long long)c->layer_size,
+			  (unsigned long long)c->cg.disk_inodes);
+
+	if (mount("sbx-disk", c->layer_dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		/* Root of a container without CAP_SYS_ADMIN: in the jail's own
+		 * mount namespace instead, as an ordinary user's. */
+		if (errno == EPERM) {
+			c->disk_memory = true;
+			return 0;
+		}
+		return sbx_err_set(err, errno,
+				   "cannot mount the size-capped writable layer on '%s'",
+				   c->layer_dir);
+	}
+	if (mount(NULL, c->layer_dir, NULL, MS_PRIVATE, NULL) < 0)
+		return sbx_err_set(err, errno, "cannot make '%s' private", c->layer_dir);
+	c->disk_mounted = true;
+	return 0;
+}
+
+static int mount_disk(struct sbx_run *c, struct sbx_err *err)
+{
+	uint64_t asked = c->cfg->disk;
+	bool overlayfs, loop, private_ns = false;
+	int r;
+
+	if (!has_layers(c))
+		return 0;
+	overlayfs = state_on_overlayfs(c);
+	if (asked == SBX_DISK_NO_CAP && !overlayfs)
+		return 0; /* [limits] disk = unlimited: on the state filesystem as they are */
+	if (asked == SBX_DISK_NO_CAP)
+		asked = SBX_UNSET; /* in memory all the same: the default cap */
+	loop = !overlayfs && sbx_disk_loop_usable();
+	r = disk_cap(c, asked, !loop, err);
+	if (r < 0)
+		return r;
+	c->layer_dir = sbx_xasprintf("%s/disk", c->sb.dir);
+	if (mkdir(c->layer_dir, 0700) < 0)
+		return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
+	if (overlayfs)
+		c->layer_note = sbx_xasprintf(
+		    "the state directory '%s' is on an overlayfs (a container's root?), where no "
+		    "writable layer can be: the layers live in memory, a tmpfs of %llu MiB "
+		    "([limits] disk sets its size; --state-dir on a volume avoids this)",
+		    c->st.state_dir, (unsigned long long)(c->layer_size >> 20));
+	if (loop) {
+		r = loop_disk(c, asked, &private_ns, err);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	/* A tmpfs mounted in the run's own namespace would not outlive it:
+	 * in the jail's instead, copied to disk/ when kept, as a user's. */
+	if (geteuid() != 0 || overlayfs || private_ns) {
+		c->disk_memory = true;
+		return 0;
+	}
+	return tmpfs_disk(c, err);
+}
+
+/* As root, an in-memory layer is made by the jail's root from the disk/
+ * skeleton (lib/jail/mounts.c capture_layers): the skeleton's directories are
+ * the jail's root's, so it can walk them. */
+static int own_skeleton(struct sbx_run *c, struct sbx_err *err)
+{
+	uid_t u = c->ids.host_root;
+	gid_t g = (gid_t)c->ids.base;
+	_cleanup_free_ char *ov = sbx_xasprintf("%s/overlays", c->layer_dir);
+
+	if (!c->disk_memory || !c->ids.range)
+		return 0;
+	if (chown(c->layer_dir, u, g) < 0 || (access(ov, F_OK) == 0 && chown(ov, u, g) < 0))
+		return sbx_err_set(err, errno, "cannot prepare '%s'", c->layer_dir);
+	for (size_t i = 0; i < c->cfg->n_mounts; i++) {
+		_cleanup_free_ char *d = NULL;
+
+		if (c->cfg->mounts[i].kind != SBX_MNT_OVERLAY)
+			continue;
+		d = sbx_xasprintf("%s/%zu", ov, i);
+		if (chown(d, u, g) < 0)
+			return sbx_err_set(err, errno, "cannot prepare '%s'", d);
+	}
+	return 0;
+}
+
+int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err)
+{
+	uint64_t t0 = sbx_now_ns();
+	int r = mount_disk(c, err);
+
+	c->t_disk = sbx_ms_since(t0);
+	if (r < 0)
+		return r;
+	if (!c->layer_dir)
+		c->layer_dir = sbx_xstrdup(c->sb.dir);
+	if (c->rootfs_dir && c->cfg->rootfs_writable)
+		r = make_layer(c, c->layer_dir, c->rootfs_dir, err);
+	for (size_t i = 0; r == 0 && i < c->cfg->n_mounts; i++) {
+		_cleanup_free_ char *d = NULL;
+
+		if (c->cfg->mounts[i].kind != SBX_MNT_OVERLAY)
+			continue;
+		d = sbx_xasprintf("%s/overlays/%zu", c->layer_dir, i);
+		r = make_layer(c, d, c->cfg->mounts[i].src, err);
+	}
+	if (r == 0)
+		r = own_skeleton(c, err);
+	return r;
+}
+
+/*
+ * A kept sandbox whose layers were in memory (an unprivileged [limits]
+ * disk): their upper directories go to disk/ (the skeleton made before the
+ * run), where inspect, export and exec find them.  What cannot be copied
+ * is said in the run log; the sandbox is kept with the rest.
+ */
+void sbx_run_keep_layers(struct sbx_run *c)
+{
+	struct sbx_err e = {0};
+
+	if (!c->kept || !c->disk_memory)
+		return;
+	if (c->jail.layer_fd < 0) { /* the set-up failed first: its error is said */
+		if (c->jail.init_pid > 0)
+			sbx_run_log_warn(c, "the in-memory writable layer never reached sbx: "
+					    "nothing of it was kept");
+		return;
+	}
+	if (sbx_jail_keep_layers_as(&c->jail, &c->ids, c->layer_dir, c->cfg,
+				    c->rootfs_dir && c->cfg->rootfs_writable, false, &e) < 0) {
+		sbx_run_say_err(c, &e);
+		sbx_run_log_warn(c, e.msg);
+	}
+}
+
+/*
+ * Removing an ephemeral sandbox is one synchronous discard per freed block
+ * on a disk mounted -o discard (each directory is one, ~1-2 ms apiece here,
+ * ~21 for the default profile: the overlay's work/work/incompat/volatile
+ * chains are the longest).  So the trees go in parallel: a thread per
+ * overlay (its upper/ in a second thread while it removes work/, then the
+ * emptied overlays/N), one for upper/ and the logs, this thread the
+ * rootfs's work/; sbx_sandbox_remove() then removes what is left.  Only a
+ * speed-up: whatever a step could not remove, the final removal retries.
+ */
+struct rm_step {
+	int dirfd;
+	const char *name;
+};
+
+struct rm_job {
+	struct rm_step steps[3];
+	struct rm_job *sub; /* runs alongside, joined before the last step */
+	pthread_t thread;
+	bool started;
+};
+
+static void rm_job_start(struct rm_job *j);
+
+static void *rm_job_run(void *arg)
+{
+	struct rm_job *j = arg;
+	size_t n = 0;
+
+	while (n < SBX_ARRAY_SIZE(j->steps) && j->steps[n].name)
+		n++;
+	if (j->sub)
+		rm_job_start(j->sub);
+	for (size_t i = 0; i < n; i++) {
+		if (j->sub && j->sub->started && i + 1 == n)
+			pthread_join(j->sub->thread, NULL);
+		if (j->steps[i].dirfd >= 0)
+			(void)sbx_rm_rf_at(j->steps[i].dirfd, j->steps[i].name);
+	}
+	return NULL;
+}
+
+/* In a thread, or right here if none can be had. */
+static void rm_job_start(struct rm_job *j)
+{
+	j->started = pthread_create(&j->thread, NULL, rm_job_run, j) == 0;
+	if (!j->started)
+		rm_job_run(j);
+}
+
+void sbx_run_remove_layers(struct sbx_run *c)
+{
+	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	size_t n = c->cfg->n_mounts;
+	_cleanup_free_ struct rm_job *jobs = sbx_xcalloc(2 * n + 1, sizeof(*jobs));
+	_cleanup_free_ int *fds = sbx_xcalloc(n + 1, sizeof(*fds));
+	_cleanup_close_ int ov = -1;
+	_cleanup_free_ char(*names)[24] = sbx_xcalloc(n + 1, sizeof(*names));
+	struct rm_job *top = &jobs[2 * n], root_work = {.steps = {{c->sb.dirfd, "work"}}};
+
+	if (c->disk_mounted)
+		return; /* a tmpfs: nothing to wait for */
+	*top = (struct rm_job){.steps = {{c->sb.dirfd, "upper"},
+					 {c->sb.dirfd, "log.jsonl"},
+					 {c->sb.dirfd, "record.json"}}};
+	rm_job_start(top);
+	ov = openat(c->sb.dirfd, "overlays", dflags);
+	for (size_t i = 0; i < n; i++) {
+		fds[i] = -1;
+		if (ov < 0 || c->cfg->mounts[i].kind != SBX_MNT_OVERLAY)
+			continue;
+		snprintf(names[i], sizeof(names[i]), "%zu", i);
+		fds[i] = openat(ov, names[i], dflags);
+		jobs[n + i] = (struct rm_job){.steps = {{fds[i], "upper"}}};
+		jobs[i] = (struct rm_job){.steps = {{fds[i], "work"}, {ov, names[i]}},
+					  .sub = &jobs[n + i]};
+		rm_job_start(&jobs[i]);
+	}
+	rm_job_run(&root_work);
+	for (size_t i = 0; i <= 2 * n; i++)
+		if (jobs[i].started && (i < n || i == 2 * n))
+			pthread_join(jobs[i].thread, NULL);
+	for (size_t i = 0; i < n; i++)
+		sbx_closep(&fds[i]);
+	(void)sbx_rm_rf_at(c->sb.dirfd, "overlays");
+}
