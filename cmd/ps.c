@@ -65,20 +65,14 @@ static bool shown(const char *state, bool all)
 static json_t *ps_json(const struct sbx_sandbox *sb)
 {
 	const struct sbx_record *r = &sb->rec;
-	json_t *j = lc_state_json(sb), *cmd = json_array();
+	json_t *j = lc_state_json(sb);
 
 	json_object_set_new(j, "id", json_string(sb->id));
-	json_object_set_new(j, "name", sb->name ? json_string(sb->name) : json_null());
-	json_object_set_new(j, "created", r->created ? json_string(r->created) : json_null());
+	json_object_set_new(j, "name", sbx_json_str(sb->name));
+	json_object_set_new(j, "created", sbx_json_str(r->created));
 	json_object_set_new(j, "age_s", json_real(lc_age_seconds(r->created)));
-	json_object_set_new(j, "profile",
-			    r->profile.name
-				? sbx_json_string_lossy(r->profile.name, strlen(r->profile.name))
-				: json_null());
-	for (size_t i = 0; i < r->command.n; i++)
-		json_array_append_new(
-		    cmd, sbx_json_string_lossy(r->command.v[i], strlen(r->command.v[i])));
-	json_object_set_new(j, "command", cmd);
+	json_object_set_new(j, "profile", sbx_json_str(r->profile.name));
+	json_object_set_new(j, "command", sbx_json_strv(&r->command));
 	json_object_set_new(j, "dir", json_string(sb->dir));
 	return j;
 }

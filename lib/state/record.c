@@ -76,19 +76,8 @@ void sbx_record_free(struct sbx_record *r)
 
 /* ---- writing ---- */
 
-static json_t *str(const char *s)
-{
-	return s ? sbx_json_string_lossy(s, strlen(s)) : json_null();
-}
-
-static json_t *strv(const struct sbx_strv *v)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < v->n; i++)
-		json_array_append_new(a, str(v->v[i]));
-	return a;
-}
+#define str  sbx_json_str
+#define strv sbx_json_strv
 
 static json_t *id_or_null(int64_t v)
 {

@@ -175,19 +175,8 @@ static void row_take(FILE *f, const char *k, json_t *v)
 	json_decref(v);
 }
 
-static json_t *jstr(const char *s)
-{
-	return s ? sbx_json_string_lossy(s, strlen(s)) : json_null();
-}
-
-static json_t *jstrv(const struct sbx_strv *v)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < v->n; i++)
-		json_array_append_new(a, jstr(v->v[i]));
-	return a;
-}
+#define jstr  sbx_json_str
+#define jstrv sbx_json_strv
 
 /* A row whose value is prose from lib/state/record_text.c (taken). */
 static void row_text(FILE *f, const char *k, char *text)

@@ -106,3 +106,17 @@ json_t *sbx_json_string_lossy(const char *s, size_t len)
 	free(out);
 	return j;
 }
+
+json_t *sbx_json_str(const char *s)
+{
+	return s ? sbx_json_string_lossy(s, strlen(s)) : json_null();
+}
+
+json_t *sbx_json_strv(const struct sbx_strv *v)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(a, sbx_json_str(v->v[i]));
+	return a;
+}

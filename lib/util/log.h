@@ -44,5 +44,9 @@ char *sbx_log_line(const json_t *event);
  * this.  Never NULL for non-NULL s (json_null() for NULL).
  */
 json_t *sbx_json_string_lossy(const char *s, size_t len);
+/* The same for a C string (json null for NULL), and a string vector as
+ * an array of them. */
+json_t *sbx_json_str(const char *s);
+json_t *sbx_json_strv(const struct sbx_strv *v);
 
 #endif
