@@ -18,7 +18,7 @@ EXAMPLEDIR  ?= $(DATADIR)/sbx/profiles
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
-PKGS        := libseccomp libcap inih libarchive jansson libcrypto
+PKGS        := libseccomp libcap inih libarchive jansson libcrypto libgit2
 # libarchive and libcrypto are dlopen()ed on first use (lib/image/archive_dl.c):
 # compiled against, not linked, so a run from a cached image never loads them.
 LINK_PKGS   := libseccomp libcap inih jansson
@@ -58,7 +58,7 @@ endif
 # lib/ in folders by stage, in the order they may include each other
 # (lib/README.md): a folder uses its own headers and those of the folders
 # before it.
-LIB_DIRS  := util net seccomp profile image limits jail state run
+LIB_DIRS  := util net seccomp profile image limits jail state review run
 LIB_INC   := $(addprefix -iquote lib/,$(LIB_DIRS))
 LIB_SRCS  := $(wildcard $(addprefix lib/,$(addsuffix /*.c,$(LIB_DIRS)))) \
 	lib/profile/builtin_profiles.c lib/seccomp/seccomp_builtin.c

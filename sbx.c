@@ -31,7 +31,11 @@ struct sbx_command {
 
 /* Sorted by name; matched exactly (no prefix matching). */
 static const struct sbx_command commands[] = {
+    {"apply", cmd_apply, "write a sandbox's changes into the host directories", CMD_STATE,
+     sbx_usage_apply},
     {"destroy", cmd_destroy, "kill and remove sandboxes", CMD_STATE, sbx_usage_destroy},
+    {"diff", cmd_diff, "show a sandbox's changes to the host directories as a patch", CMD_STATE,
+     sbx_usage_diff},
     {"doctor", cmd_doctor, "check which isolation layers this host gives sbx", CMD_STATE,
      sbx_usage_doctor},
     {"exec", cmd_exec, "run a command in an existing sandbox", CMD_STATE, NULL},

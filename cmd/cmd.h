@@ -25,7 +25,9 @@ struct sbx_cmd_ctx {
 };
 
 /* One function per subcommand, in cmd/<name>.c: its exit status. */
+int cmd_apply(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_destroy(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_diff(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_doctor(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_exec(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_export(struct sbx_cmd_ctx *ctx, int argc, char **argv);
@@ -37,8 +39,8 @@ int cmd_ps(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_run(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 
 /* Their --help texts, for the commands whose --help sbx.c answers. */
-extern const char sbx_usage_destroy[], sbx_usage_doctor[], sbx_usage_export[], sbx_usage_image[],
-    sbx_usage_inspect[], sbx_usage_proxy[], sbx_usage_ps[];
+extern const char sbx_usage_apply[], sbx_usage_destroy[], sbx_usage_diff[], sbx_usage_doctor[],
+    sbx_usage_export[], sbx_usage_image[], sbx_usage_inspect[], sbx_usage_proxy[], sbx_usage_ps[];
 
 /* The handler's error for sbx.c to print; returns code. */
 int sbx_cmd_fail(struct sbx_cmd_ctx *ctx, const struct sbx_err *err, int code);

@@ -67,6 +67,8 @@ void sbx_record_free(struct sbx_record *r)
 		free(*strs[i]);
 	sbx_strv_free(&r->command);
 	sbx_strv_free(&r->profile.sources);
+	free(r->applied.at);
+	sbx_strv_free(&r->applied.paths);
 	policy_free(&r->policy);
 	json_decref(r->cgroup);
 	json_decref(r->network_events);
@@ -271,6 +273,10 @@ json_t *sbx_record_to_json(const struct sbx_record *r)
 		set(o, "network_events", json_incref(r->network_events));
 	if (r->seccomp_events)
 		set(o, "seccomp_events", json_incref(r->seccomp_events));
+	if (r->applied.set)
+		set(o, "applied",
+		    json_pack("{s:o, s:o}", "at", str(r->applied.at), "paths",
+			      strv(&r->applied.paths)));
 	return o;
 }
 
@@ -553,6 +559,13 @@ int sbx_record_from_json(const json_t *j, struct sbx_record *r, struct sbx_err *
 	within(&d, "");
 	if ((o = get_obj(&d, j, "proxy_stats")))
 		read_proxy(&d, o, &r->proxy_stats);
+	within(&d, "");
+	if ((o = get_obj(&d, j, "applied"))) {
+		within(&d, "applied");
+		r->applied.set = true;
+		r->applied.at = get_str(&d, o, "at");
+		get_strv(&d, o, "paths", &r->applied.paths);
+	}
 	return d.r;
 }
 

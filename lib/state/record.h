@@ -153,6 +153,11 @@ struct sbx_record {
 	json_t *network_events; /* "net" run-log events, or NULL */
 	json_t *seccomp_events; /* sbx_seccomp_audit_json(), or NULL */
 	struct sbx_record_proxy proxy_stats;
+	struct {
+		bool set;
+		char *at;	       /* RFC 3339: when `sbx apply` wrote the change set */
+		struct sbx_strv paths; /* what it wrote (diff paths) */
+	} applied;
 };
 
 void sbx_record_init(struct sbx_record *r);

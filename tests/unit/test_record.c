@@ -117,6 +117,9 @@ static void full_record(struct sbx_record *r)
 	r->proxy_stats = (struct sbx_record_proxy){
 	    .set = true, .connections = 4, .allowed = 2, .denied = 1, .refused = 1,
 	    .max_connections = 256};
+	r->applied.set = true;
+	r->applied.at = sdup("2026-12-01T10:05:00.000Z");
+	sbx_strv_push(&r->applied.paths, "src/main.c");
 }
 
 static void test_round_trip(void **state)
