@@ -23,7 +23,9 @@ const char sbx_usage_diff[] =
     "patch against the host's current files: `sbx diff SANDBOX | git apply` in\n"
     "the directory applies it.  Paths are relative to that directory; when the\n"
     "changes span several, each path starts with its directory without the\n"
-    "leading '/' (apply from /, or give PATH to keep to one).\n"
+    "leading '/' (the patch applies from /).  With one directory as PATH\n"
+    "(`sbx diff work .` in a project under a copy-on-write $HOME), paths are\n"
+    "relative to it, as git diff --relative.\n"
     "\n"
     "  --stat        a summary per file, as git diff --stat\n"
     "  --name-only   the paths only\n"
@@ -184,6 +186,9 @@ static void warn_flagged(const struct sbx_review *r, bool git_dir, bool applying
 		const struct sbx_review_entry *e = &r->e[i];
 		_cleanup_free_ char *p = sbx_escape_display(e->shown);
 
+		if (e->setid && !e->refused)
+			sbx_warnf("%s: its set-user-ID or set-group-ID bit is dropped%s", p,
+				  applying ? "" : " by apply");
 		if (e->refused)
 			sbx_warnf("%s: %s: %s", p, e->refused,
 				  applying ? "refused" : "not in the patch, apply refuses it");

@@ -159,6 +159,30 @@ struct printer {
 	int rc;
 };
 
+/*
+ * A file header as git writes it: a "--- a/NAME" or "+++ b/NAME" line whose
+ * name has a space ends with a tab, so that GNU patch, which takes a name
+ * up to the first space otherwise, reads all of it (git apply ignores it).
+ */
+static void put_header(FILE *out, const char *s, size_t len)
+{
+	const char *end = s + len;
+
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		bool name = n > 4 && (!strncmp(s, "--- ", 4) || !strncmp(s, "+++ ", 4)) &&
+			    s[4] != '"' && memchr(s + 4, ' ', n - 4);
+
+		fwrite(s, 1, n, out);
+		if (name)
+			fputc('\t', out);
+		if (nl)
+			fputc('\n', out);
+		s += n + (nl != NULL);
+	}
+}
+
 static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
 		      void *data)
 {
@@ -187,6 +211,12 @@ static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git
 	}
 	if (c)
 		fputs(c, p->out);
+	if (l->origin == GIT_DIFF_LINE_FILE_HDR) {
+		put_header(p->out, l->content, l->content_len);
+		if (c)
+			fputs("\033[m", p->out);
+		return ferror(p->out) ? (p->rc = -EIO, -1) : 0;
+	}
 	if (l->origin == GIT_DIFF_LINE_CONTEXT || l->origin == GIT_DIFF_LINE_ADDITION ||
 	    l->origin == GIT_DIFF_LINE_DELETION)
 		fputc(l->origin, p->out);

@@ -378,6 +378,7 @@ static void classify(struct build *b, const struct sbx_change *c, const char *re
 	e->opaque = c->opaque;
 	e->conflict = changed_since(hs, b->r->started_ms);
 	e->refused = upper_refusal(c, rel, c->dirfd);
+	e->setid = (us->st_mode & (S_ISUID | S_ISGID)) && !S_ISDIR(us->st_mode);
 	if (S_ISREG(us->st_mode) && (us->st_mode & 0111) && !(hs->st_mode & 0111))
 		e->flags |= SBX_FLAG_EXECUTABLE;
 }
@@ -428,6 +429,7 @@ static int on_change(const struct sbx_change *c, void *data)
 	e->size = c->st->st_size;
 	e->opaque = c->opaque;
 	e->refused = upper_refusal(c, rel, c->dirfd);
+	e->setid = (c->st->st_mode & (S_ISUID | S_ISGID)) && !S_ISDIR(c->st->st_mode);
 	e->conflict = parent_changed(b, rel);
 	if (S_ISREG(c->st->st_mode) && (c->st->st_mode & 0111))
 		e->flags |= SBX_FLAG_EXECUTABLE;
@@ -495,6 +497,42 @@ static int host_overlays(const struct sbx_sandbox *sb, struct sbx_review *r, str
 	return 0;
 }
 
+/* One directory asked for: the paths below it relative to it (its
+ * overlay: the one whose host directory is the longest prefix of it). */
+static void relative_to(struct sbx_review *r, const char *dir)
+{
+	size_t best = SIZE_MAX, best_len = 0;
+	const char *sub;
+	struct stat st;
+
+	for (size_t k = 0; k < r->n_ov; k++) {
+		const char *host = r->ov[k].host;
+		size_t n = strlen(host);
+
+		if (!strncmp(dir, host, n) && (n == 1 || dir[n] == '/' || dir[n] == '\0') &&
+		    (best == SIZE_MAX || n > best_len)) {
+			best = k;
+			best_len = n;
+		}
+	}
+	if (best == SIZE_MAX)
+		return;
+	sub = best_len == 1 ? dir + 1 : dir + best_len + (dir[best_len] == '/');
+	if (*sub && (sbx_review_lstat(r->ov[best].host_fd, sub, &st) < 0 || !S_ISDIR(st.st_mode)))
+		return; /* a file, or not there: paths as they are */
+	for (size_t i = 0; i < r->n; i++) {
+		struct sbx_review_entry *e = &r->e[i];
+		size_t sl = strlen(sub);
+
+		if (e->ov != best)
+			continue;
+		free(e->shown);
+		e->shown = sbx_xstrdup(!*sub		     ? e->rel
+				       : strlen(e->rel) > sl ? e->rel + sl + 1
+							     : ".");
+	}
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct sbx_review_entry *x = a, *y = b;
@@ -538,6 +576,8 @@ int sbx_review_open(const struct sbx_sandbox *sb, char *const *paths, size_t n_p
 			    sbx_xasprintf("%s%s", r->ov[r->e[i].ov].prefix, r->e[i].rel);
 		}
 	}
+	if (n_paths == 1)
+		relative_to(r, paths[0]);
 	qsort(r->e, r->n, sizeof(*r->e), cmp_entry);
 	return 0;
 }

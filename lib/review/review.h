@@ -9,7 +9,9 @@
  * Paths are relative to the overlay's host directory.  When the change set
  * spans several overlays, every path starts with its overlay's host
  * directory without the leading '/' ("root/.bashrc", "work/proj/f.c"), so
- * the patch applies from '/'; `sbx diff SANDBOX DIR` keeps to one.
+ * the patch applies from '/'.  With one directory given (`sbx diff SANDBOX
+ * DIR`, `.` in a project under a $HOME overlay), paths are relative to it,
+ * as `git diff --relative`: the patch applies in that directory.
  *
  * The upper layers are hostile (written by the jail): they are read with
  * nothing followed, and what cannot be applied safely (device nodes,
@@ -61,6 +63,7 @@ struct sbx_review_entry {
 	unsigned flags;	     /* SBX_FLAG_* */
 	const char *refused; /* why it cannot be applied, or NULL */
 	bool opaque;	     /* a directory that replaced the host's */
+	bool setid;	     /* had a set-user-ID or set-group-ID bit (dropped) */
 	bool conflict;	     /* the host's file changed after the sandbox started */
 };
 

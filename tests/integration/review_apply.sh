@@ -1,0 +1,171 @@
+#!/bin/bash
+# tests/integration/review_apply.sh - sbx diff and sbx apply play the agent
+# loop, as root and as nobody: in a git repository as the working
+# directory, a kept run edits two text files (one without a trailing
+# newline), adds a binary file and one with a space in its name, deletes
+# one, makes one executable, replaces one with a symlink and writes
+# .git/hooks/pre-commit.  `sbx diff --binary` piped to git apply in a clean
+# copy gives byte for byte the tree `sbx apply` writes (and the text part
+# through patch -p1 the same files); the hook is flagged and applied only
+# with --git-dir; a host edit after the run is a conflict that writes
+# nothing; what a hostile upper plants (device node, fifo, socket, hard
+# link, symlinks pointing out, a set-user-ID bit) is refused or dropped by
+# name; a second apply is refused; as root, what apply writes in a user's
+# project is that user's.
+# sbx-test-timeout: 300
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+sbx_modes
+sbx_base
+command -v git >/dev/null && command -v patch >/dev/null || {
+	echo "1..0 # SKIP git and patch are needed (apt-get install git patch)"
+	exit 77
+}
+
+owner_uid() { [ "$1" = root ] && echo 0 || echo "$UID_U"; }
+
+# A project as its owner would have it: a git repository with five files.
+make_repo() { # DIR UID
+	mkdir -p "$1" && (
+		cd "$1" && git init -q . && printf 'one\ntwo\n' >a.txt &&
+			printf 'no newline' >b.txt && echo del >gone.txt && echo 'echo run' >run.sh &&
+			echo target >s.txt && git add -A &&
+			git -c user.email=t@t -c user.name=t commit -qm init
+	) && chown -R "$2:$2" "$1" && chmod 0755 "$1"
+}
+
+agent='printf "one\nTWO\n" > a.txt; printf "no newline, edited" > b.txt;
+printf "\0\1\2binary\0\377" > bin.dat; echo sp > "with space.txt"; rm gone.txt;
+chmod +x run.sh; rm s.txt; ln -s a.txt s.txt; mkdir -p newdir/deep; echo n > newdir/deep/f;
+printf "#!/bin/sh\necho hook\n" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit'
+
+for mode in $MODES; do
+	u=$(owner_uid "$mode")
+	R=$BASE/$mode/repo
+	mkdir -p "$BASE/$mode" && chmod 0777 "$BASE/$mode"
+	make_repo "$R" "$u"
+	cp -a "$R" "$BASE/$mode/clean" && rm -rf "$BASE/$mode/clean/.git"
+	cp -a "$BASE/$mode/clean" "$BASE/$mode/plain"
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" run -q --keep --name "ag-$mode" -- sh -ec "$agent"
+	[ "$rc" = 0 ]
+	ok $? "$mode: the agent ran in a kept sandbox (rc $rc)"
+	[ "$rc" = 0 ] || diag "$err"
+	[ "$(cat "$R/a.txt")" = "$(printf 'one\ntwo')" ] && [ -f "$R/gone.txt" ]
+	ok $? "$mode: the host's project is unchanged after the run"
+
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" diff --name-only "ag-$mode" .
+	[ "$rc" = 0 ] && [ "$out" = "$(printf 'a.txt\nb.txt\nbin.dat\ngone.txt\nnewdir/deep/f\nrun.sh\ns.txt\ns.txt\nwith space.txt')" ]
+	ok $? "$mode: diff --name-only lists the changed files, relative to the project"
+	[ "$rc" = 0 ] || diag "rc=$rc $err"
+	grep -q '\.git/hooks/pre-commit: runs code on the host later (git-hook, executable): under .git/, not in the patch' <<<"$err" &&
+		grep -q 'run.sh: runs code on the host later (executable)' <<<"$err"
+	ok $? "$mode: diff flags the git hook (not in the patch) and the new executable bit"
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" diff "ag-$mode" .
+	grep -qx 'diff --git a/with space.txt b/with space.txt' <<<"$out" &&
+		grep -qx 'old mode 100644' <<<"$out" && grep -qx 'new mode 100755' <<<"$out" &&
+		grep -qx 'new file mode 120000' <<<"$out" && grep -qx 'deleted file mode 100644' <<<"$out" &&
+		grep -qx 'Binary files /dev/null and b/bin.dat differ' <<<"$out" &&
+		grep -qx '\\ No newline at end of file' <<<"$out" && ! grep -q 'pre-commit' <<<"$out"
+	ok $? "$mode: the patch has git's headers: modes, symlink, deletion, binary, no newline"
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" diff --json "ag-$mode" .
+	jq -e 'map(select(.path == ".git/hooks/pre-commit"))[0].flags == ["git-hook","executable"] and
+		(map(select(.path == "run.sh"))[0] | .kind == "M" and .mode == "100755") and
+		(map(select(.path == "gone.txt"))[0].kind == "D")' <<<"$out" >/dev/null
+	ok $? "$mode: diff --json has kinds, modes and flags"
+
+	# A clean copy takes the patch: git apply (binary too), patch -p1 (text).
+	sbx_as_mode_in "$R" "$mode" "$SBX" diff --binary "ag-$mode" . >"$BASE/$mode/p.diff" 2>/dev/null
+	(cd "$BASE/$mode/clean" && git apply "$BASE/$mode/p.diff")
+	ok $? "$mode: git apply takes sbx diff --binary"
+	sbx_as_mode_in "$R" "$mode" "$SBX" diff "ag-$mode" "$R/a.txt" "$R/b.txt" "$R/with space.txt" \
+		>"$BASE/$mode/text.diff" 2>/dev/null
+	(cd "$BASE/$mode/plain" && patch -s -p1 <"$BASE/$mode/text.diff")
+	ok $? "$mode: patch -p1 takes the text part"
+
+	# A host edit after the run: a conflict, nothing written.
+	echo 'host edit' >>"$R/b.txt"
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" apply "ag-$mode" .
+	[ "$rc" = 1 ] && grep -q "conflict: 'b.txt' changed on the host after the sandbox started" <<<"$err" &&
+		[ "$(cat "$R/a.txt")" = "$(printf 'one\ntwo')" ] && [ -f "$R/gone.txt" ] && [ ! -e "$R/bin.dat" ]
+	ok $? "$mode: a host edit after the run is a conflict that writes nothing (rc $rc)"
+	printf 'no newline' >"$R/b.txt"
+	touch -d '2001-01-01' "$R/b.txt"
+	# (restored: ctime still says changed, so the rest is applied with --force)
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" apply --dry-run --force "ag-$mode" .
+	[ "$rc" = 1 ] && grep -qx 'A with space.txt' <<<"$out" && [ ! -e "$R/bin.dat" ] &&
+		grep -q 'dry run: nothing written' <<<"$err"
+	ok $? "$mode: apply --dry-run says what it would do and writes nothing"
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" apply --force "ag-$mode" .
+	[ "$rc" = 1 ] && [ -x "$R/run.sh" ] && [ -L "$R/s.txt" ] && [ ! -e "$R/gone.txt" ] &&
+		[ "$(cat "$R/newdir/deep/f")" = n ] && [ ! -e "$R/.git/hooks/pre-commit" ]
+	ok $? "$mode: apply --force writes the rest; the git hook is left out (rc $rc)"
+	diff -r --exclude=.git --exclude=b.txt "$R" "$BASE/$mode/clean" >/dev/null &&
+		cmp -s "$R/a.txt" "$BASE/$mode/plain/a.txt" &&
+		cmp -s "$R/with space.txt" "$BASE/$mode/plain/with space.txt"
+	ok $? "$mode: sbx apply's tree is git apply's, byte for byte (and patch -p1's text)"
+	diff -r --exclude=.git --exclude=b.txt "$R" "$BASE/$mode/clean" >/dev/null 2>&1 ||
+		diag "$(diff -r --exclude=.git --exclude=b.txt "$R" "$BASE/$mode/clean" 2>&1 | head -5)"
+	cmp "$R/a.txt" "$BASE/$mode/plain/a.txt" || diag "$(cat "$BASE/$mode/text.diff"; ls -la "$BASE/$mode/plain")"
+	[ "$(stat -c %u "$R/bin.dat")" = "$u" ] && [ "$(stat -c %u "$R/newdir/deep")" = "$u" ] &&
+		[ "$(stat -c %a "$R/run.sh")" = 755 ]
+	ok $? "$mode: what apply wrote is the project owner's (uid $u)"
+	capture sbx_as_mode "$mode" "$SBX" inspect --json "ag-$mode"
+	jq -e '.applied.at and (.applied.paths | index("bin.dat"))' <<<"$out" >/dev/null
+	ok $? "$mode: the record says when and what was applied"
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" apply "ag-$mode" .
+	[ "$rc" = 1 ] && grep -q 'was applied already' <<<"$err"
+	ok $? "$mode: a second apply is refused"
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" apply --force --git-dir "ag-$mode" .
+	[ -x "$R/.git/hooks/pre-commit" ]
+	ok $? "$mode: --git-dir applies the hook (rc $rc)"
+	sbx_as_mode "$mode" "$SBX" destroy "ag-$mode" >/dev/null 2>&1
+
+	# A hostile upper: what it plants is refused by name.
+	H=$BASE/$mode/hostile
+	make_repo "$H" "$u"
+	ln -s / "$H/escape" && chown -h "$u:$u" "$H/escape"
+	# the layer on the state filesystem, where a device node can be planted below
+	printf '[sandbox]\nextends = default\n[limits]\ndisk = unlimited\n' >"$BASE/unlimited.ini"
+	chmod 0644 "$BASE/unlimited.ini"
+	capture sbx_as_mode_in "$H" "$mode" "$SBX" run -q --keep --name "bad-$mode" \
+		-p "$BASE/unlimited.ini" -- sh -c '
+		mkfifo fifo; python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")";
+		echo x > a.txt; ln a.txt hard; ln -s /etc/passwd abs; ln -s ../../../etc pass;
+		ln -s a.txt ok-link; echo s > suid; chmod 4755 suid; echo e > escape/../ok.txt 2>/dev/null;
+		true'
+	[ "$rc" = 0 ]
+	ok $? "$mode: a run plants a fifo, a socket, a hard link, symlinks out, a set-user-ID file"
+	# A layer kept from memory (nobody's [limits] disk) was copied out
+	# file by file: a hard link is two files there already.
+	inmem=$(sbx_as_mode "$mode" "$SBX" inspect --json "bad-$mode" | jq -r .policy.filesystem.layers_in_memory)
+	sd=$BASE/state-$mode/sandboxes/$(sbx_as_mode "$mode" "$SBX" ps -a --json | jq -r ".[] | select(.name == \"bad-$mode\") | .id")
+	capture sbx_as_mode_in "$H" "$mode" "$SBX" apply "bad-$mode" .
+	[ "$rc" = 1 ] && grep -q "refused: 'fifo': a fifo" <<<"$err" &&
+		grep -q "refused: 'sock': a socket" <<<"$err" &&
+		{ grep -q "refused: 'a.txt': a hard link" <<<"$err" || [ "$inmem" = true ]; } &&
+		grep -q "refused: 'abs': a symlink to an absolute path" <<<"$err" &&
+		grep -q "refused: 'pass': a symlink that points out of the directory" <<<"$err" &&
+		[ "$(cat "$H/a.txt")" = "$(printf 'one\ntwo')" ] && [ ! -e "$H/ok-link" ]
+	ok $? "$mode: apply refuses each planted entry by name and writes nothing"
+	[ "$rc" = 1 ] || diag "rc=$rc $err"
+	capture sbx_as_mode_in "$H" "$mode" "$SBX" apply --force "bad-$mode" .
+	[ "$rc" = 1 ] && [ -L "$H/ok-link" ] && [ ! -e "$H/fifo" ] && [ ! -e "$H/abs" ] &&
+		[ "$(stat -c %a "$H/suid")" = 755 ] && grep -q "suid: its set-user-ID or set-group-ID bit is dropped" <<<"$err" &&
+		[ "$(readlink "$H/escape")" = / ] && [ ! -e /ok.txt ]
+	ok $? "$mode: --force writes only the safe entries; the set-user-ID bit is dropped"
+	# A device node, planted in the kept layer from outside (a jail cannot
+	# make one): refused as well.
+	upper=$(sbx_as_mode "$mode" "$SBX" inspect --json "bad-$mode" |
+		jq -r --arg h "$H" '.policy.filesystem.layers[] | select(.lower == $h) | .upper')
+	up=$sd/$upper
+	if [ "$(id -u)" = 0 ] && [ -n "$upper" ] && [ -d "$up" ] && mknod "$up/dev0" c 1 3 2>/dev/null; then
+		capture sbx_as_mode_in "$H" "$mode" "$SBX" apply --force "bad-$mode" .
+		grep -q "refused: 'dev0': a device node" <<<"$err" && [ ! -e "$H/dev0" ]
+		ok $? "$mode: a device node in the upper is refused"
+		grep -q "refused: 'dev0'" <<<"$err" || diag "rc=$rc up=$up $err"
+	else
+		skip "$mode: a device node in the upper is refused" "not root: no mknod"
+	fi
+	sbx_as_mode "$mode" "$SBX" destroy "bad-$mode" >/dev/null 2>&1
+done
+done_testing
