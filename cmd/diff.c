@@ -14,6 +14,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "review.h"
+#include "review_ui.h"
 
 const char sbx_usage_diff[] =
     "usage: sbx diff [--stat | --name-only | --json] [--binary] [--git-dir] SANDBOX [PATH...]\n"
@@ -357,4 +358,66 @@ out:
 	sbx_sandbox_close(&sb);
 	args_free(&a);
 	return rc;
+}
+
+/* ---- for sbx inspect ---- */
+
+void review_view_make(const struct sbx_sandbox *sb, bool want_diff, struct review_view *v)
+{
+	struct sbx_review r;
+	struct sbx_err err = {0};
+	struct sbx_diff_opts o = {.format = SBX_DIFF_PATCH};
+	char f[160];
+
+	memset(v, 0, sizeof(*v));
+	if (sbx_review_open(sb, NULL, 0, &r, &err) < 0) {
+		v->error = sbx_xstrdup(err.msg);
+		sbx_review_free(&r);
+		return;
+	}
+	v->json = json_array();
+	for (size_t i = 0; i < r.n; i++) {
+		const struct sbx_review_entry *e = &r.e[i];
+
+		json_array_append_new(v->json, entry_json(e));
+		sbx_review_flags_text(e->flags, f, sizeof(f));
+		sbx_strv_push_take(&v->lines, sbx_xasprintf("%c %s%s%s%s%s", e->kind, e->shown,
+							    S_ISDIR(e->new_mode) ? "/" : "",
+							    *f ? "  (" : "", f, *f ? ")" : ""));
+		if (e->refused)
+			sbx_strv_push_take(&v->flagged, sbx_xasprintf("%s: %s: apply refuses it",
+								      e->shown, e->refused));
+		else if (e->flags)
+			sbx_strv_push_take(
+			    &v->flagged,
+			    sbx_xasprintf("%s: runs code on the host later (%s)%s", e->shown, f,
+					  (e->flags & SBX_FLAG_GIT_DIR)
+					      ? ", under .git/: applied only with --git-dir"
+					      : ""));
+	}
+	if (want_diff) {
+		size_t len = 0;
+		FILE *m = open_memstream(&v->diff, &len);
+
+		if (m && sbx_review_diff(&r, &o, m, &err) < 0) {
+			fclose(m);
+			m = NULL;
+			free(v->diff);
+			v->diff = NULL;
+			v->error = sbx_xstrdup(err.msg);
+		}
+		if (m)
+			fclose(m);
+	}
+	sbx_review_free(&r);
+}
+
+void review_view_free(struct review_view *v)
+{
+	free(v->diff);
+	sbx_strv_free(&v->lines);
+	sbx_strv_free(&v->flagged);
+	json_decref(v->json);
+	free(v->error);
+	memset(v, 0, sizeof(*v));
 }

@@ -9,6 +9,7 @@
 #include "changes.h"
 #include "cmd.h"
 #include "lifecycle.h"
+#include "review_ui.h"
 #include "report.h"
 
 const char sbx_usage_inspect[] =
@@ -136,12 +137,70 @@ static int print_changes(struct sbx_cmd_ctx *ctx, const struct sbx_sandbox *sb, 
 	return SBX_EXIT_OK;
 }
 
+/* Has the sandbox copy-on-write host directories, and is it over?  (A
+ * running one's change set is still moving: `sbx diff` shows it.) */
+static bool reviewable(const struct sbx_sandbox *sb)
+{
+	int code;
+	bool overlay = false;
+
+	for (size_t i = 0; i < sb->rec.policy.filesystem.n_mounts; i++)
+		overlay |= sb->rec.policy.filesystem.mounts[i].kind &&
+			   !strcmp(sb->rec.policy.filesystem.mounts[i].kind, "overlay");
+	return sb->record && overlay && strcmp(sbx_sandbox_state(sb, &code), "running") != 0 &&
+	       strcmp(sbx_sandbox_state(sb, &code), "created") != 0;
+}
+
+static json_t *review_json(const struct sbx_sandbox *sb)
+{
+	struct review_view v;
+	json_t *j;
+
+	review_view_make(sb, false, &v);
+	j = json_pack("{s:O?, s:s?}", "paths", v.json, "error", v.error);
+	review_view_free(&v);
+	return j;
+}
+
+/* The text report's last section: what `sbx diff` and `sbx apply` would
+ * take out. */
+static void print_review(const struct sbx_sandbox *sb)
+{
+	struct review_view v;
+
+	printf("\nChanges to the host directories (sbx diff, sbx apply)\n");
+	review_view_make(sb, false, &v);
+	if (v.error) {
+		_cleanup_free_ char *e = sbx_escape_display(v.error);
+
+		printf("  %s\n", e);
+	}
+	for (size_t i = 0; i < v.lines.n; i++) {
+		_cleanup_free_ char *l = sbx_escape_display(v.lines.v[i]);
+
+		printf("  %s\n", l);
+	}
+	if (!v.error && !v.lines.n)
+		printf("  none\n");
+	for (size_t i = 0; i < v.flagged.n; i++) {
+		_cleanup_free_ char *l = sbx_escape_display(v.flagged.v[i]);
+
+		printf("  FLAGGED  %s\n", l);
+	}
+	if (sb->rec.applied.set)
+		printf("  applied  %s, %zu paths\n", sb->rec.applied.at ? sb->rec.applied.at : "?",
+		       sb->rec.applied.paths.n);
+	review_view_free(&v);
+}
+
 static int print_json(const struct sbx_sandbox *sb)
 {
 	json_t *j = sb->record ? json_deep_copy(sb->record) : json_object();
 
 	json_object_set_new(j, "derived", lc_state_json(sb));
 	json_object_set_new(json_object_get(j, "derived"), "dir", json_string(sb->dir));
+	if (reviewable(sb))
+		json_object_set_new(json_object_get(j, "derived"), "review", review_json(sb));
 	json_dumpf(j, stdout,
 		   JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER |
 		       JSON_REAL_PRECISION(9));
@@ -154,11 +213,21 @@ static int write_html(struct sbx_cmd_ctx *ctx, const struct sbx_sandbox *sb, con
 		      const char *file)
 {
 	struct sbx_err err = {0};
+	struct review_view v = {0};
+	struct sbx_report_review rv = {0};
 	char state[64];
+	int rc = SBX_EXIT_OK;
 
-	if (sbx_report_write(sb, events, lc_state_label(sb, state, sizeof(state)), file, &err) < 0)
-		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
-	return SBX_EXIT_OK;
+	if (reviewable(sb)) {
+		review_view_make(sb, true, &v);
+		rv = (struct sbx_report_review){
+		    .diff = v.diff, .flagged = &v.flagged, .error = v.error};
+	}
+	if (sbx_report_write(sb, events, lc_state_label(sb, state, sizeof(state)),
+			     reviewable(sb) ? &rv : NULL, file, &err) < 0)
+		rc = sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
+	review_view_free(&v);
+	return rc;
 }
 
 int cmd_inspect(struct sbx_cmd_ctx *ctx, int argc, char **argv)
@@ -186,8 +255,11 @@ int cmd_inspect(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 			rc = print_changes(ctx, &sb, o.json);
 		else if (o.json)
 			rc = print_json(&sb);
-		else if (!o.html)
+		else if (!o.html) {
 			lc_print_inspect(&sb, events, stdout);
+			if (reviewable(&sb))
+				print_review(&sb);
+		}
 	}
 	if (fflush(stdout) != 0)
 		rc = SBX_EXIT_FAIL;

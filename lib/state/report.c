@@ -397,7 +397,36 @@ static int chg_row(const struct sbx_change *c, void *data)
 	return 0;
 }
 
-static void sec_changes(FILE *f, const struct sbx_sandbox *sb)
+/* The patch of the copy-on-write host directories, flagged files first. */
+static void sec_review(FILE *f, const struct sbx_report_review *rv)
+{
+	if (!rv)
+		return;
+	fputs("<h4>Diff of the copy-on-write host directories (sbx diff)</h4>", f);
+	if (rv->flagged && rv->flagged->n) {
+		fputs("<p class=warn>Files that run code on the host later:</p><ul class=flagged>",
+		      f);
+		for (size_t i = 0; i < rv->flagged->n; i++) {
+			fputs("<li class=warn>", f);
+			esc(f, rv->flagged->v[i]);
+			fputs("</li>", f);
+		}
+		fputs("</ul>", f);
+	}
+	if (rv->error) {
+		fputs("<p class=warn>", f);
+		esc(f, rv->error);
+		fputs("</p>", f);
+	} else if (rv->diff && *rv->diff) {
+		fputs("<pre class=diff>", f);
+		sbx_html_escape(f, rv->diff, strlen(rv->diff), true);
+		fputs("</pre>", f);
+	} else {
+		fputs("<p>No change to apply.</p>", f);
+	}
+}
+
+static void sec_changes(FILE *f, const struct sbx_sandbox *sb, const struct sbx_report_review *rv)
 {
 	struct chg_ctx x = {f, 0};
 	struct sbx_err err = {0};
@@ -419,6 +448,7 @@ static void sec_changes(FILE *f, const struct sbx_sandbox *sb)
 		fprintf(f, "<p class=warn>%zu more changes not shown (sbx inspect --changes).</p>",
 			x.n - SBX_REPORT_CHANGES_MAX);
 	fprintf(f, "<p>%zu changes%s.</p>", x.n, n_err ? ", some entries unreadable" : "");
+	sec_review(f, rv);
 	close_section(f);
 }
 
@@ -444,7 +474,7 @@ static void sec_raw(FILE *f, const struct sbx_sandbox *sb)
 }
 
 int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const char *state,
-		     const char *file, struct sbx_err *err)
+		     const struct sbx_report_review *review, const char *file, struct sbx_err *err)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	const struct sbx_record *r = &sb->rec;
@@ -489,7 +519,7 @@ int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const c
 	sec_timeline(f, r, events);
 	sec_network(f, r, events);
 	sec_output(f, sb);
-	sec_changes(f, sb);
+	sec_changes(f, sb, review);
 	sec_raw(f, sb);
 	fputs("</main></body></html>\n", f);
 	if (fflush(f) != 0 || ferror(f))

@@ -19,9 +19,22 @@
 #define SBX_REPORT_OUTPUT_MAX  (256u << 10)
 #define SBX_REPORT_CHANGES_MAX 20000u
 
-/* Write the report of sb (events: its log.jsonl, an array) to file. */
+/*
+ * What `sbx diff` says of the sandbox (the caller makes it with
+ * lib/review/review.h): the patch of its copy-on-write host directories
+ * and the files in it that run code on the host later, for the Changes
+ * section.
+ */
+struct sbx_report_review {
+	const char *diff;		/* the patch, or NULL */
+	const struct sbx_strv *flagged; /* "PATH: why" lines, or NULL */
+	const char *error;		/* why there is no patch, or NULL */
+};
+
+/* Write the report of sb (events: its log.jsonl, an array; review: may be
+ * NULL) to file. */
 int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const char *state_label,
-		     const char *file, struct sbx_err *err);
+		     const struct sbx_report_review *review, const char *file, struct sbx_err *err);
 
 /* HTML-escape len bytes to f; multiline keeps \n and \t as they are. */
 void sbx_html_escape(FILE *f, const char *s, size_t len, bool multiline);

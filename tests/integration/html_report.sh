@@ -213,6 +213,19 @@ else
 	diag "tests/out is not writable: the screenshots are not kept"
 fi
 
+# The Changes section has the diff of the copy-on-write host directories
+# (as sbx diff makes it, escaped), and the files that run code later marked.
+mkdir -p "$TAP_TMP/proj/.git/hooks" && echo 'old line' >"$TAP_TMP/proj/notes.txt"
+(cd "$TAP_TMP/proj" && env SBX_STATE_DIR="$TAP_TMP/root-state" SBX_CACHE_DIR="$TAP_TMP/root-cache" \
+	"$SBX" run -q --keep -n review -- sh -c 'echo "<b>new</b> line" >>notes.txt; echo hook >.git/hooks/pre-commit')
+env SBX_STATE_DIR="$TAP_TMP/root-state" "$SBX" inspect --html "$TAP_TMP/review.html" review &&
+	chrome --dump-dom "file://$TAP_TMP/review.html" >"$TAP_TMP/dom3.html"
+grep -q 'diff --git a/notes.txt b/notes.txt' "$TAP_TMP/dom3.html" &&
+	grep -q '^+&lt;b&gt;new&lt;/b&gt; line' "$TAP_TMP/dom3.html" &&
+	grep -q '<li class="warn">.git/hooks/pre-commit: runs code on the host later (git-hook)' "$TAP_TMP/dom3.html" &&
+	! grep -q '<b>new</b>' "$TAP_TMP/dom3.html"
+ok $? "the rendered Changes section has the escaped diff and the git hook flagged"
+
 # The report of a sandbox nobody ran.
 if [ "$(id -u)" = 0 ]; then
 	chmod 0755 "$TAP_TMP"

@@ -167,5 +167,24 @@ for mode in $MODES; do
 		skip "$mode: a device node in the upper is refused" "not root: no mknod"
 	fi
 	sbx_as_mode "$mode" "$SBX" destroy "bad-$mode" >/dev/null 2>&1
+
+	# A running sandbox whose layer is in memory says so, not an empty diff.
+	sbx_as_mode_in "$R" "$mode" "$SBX" run -q --name "live-$mode" -- sh -c 'echo x > live.txt; sleep 30' \
+		>/dev/null 2>&1 &
+	for ((i = 0; i < 100; i++)); do
+		sbx_as_mode "$mode" "$SBX" ps --json 2>/dev/null | grep -q "live-$mode" && break
+		sleep 0.1
+	done
+	sleep 0.5
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" diff "live-$mode" .
+	if [ "$(sbx_as_mode "$mode" "$SBX" inspect --json "live-$mode" | jq -r .policy.filesystem.layers_in_memory)" = true ]; then
+		[ "$rc" = 1 ] && grep -q "holds its writable layer in memory while it runs" <<<"$err"
+		ok $? "$mode: diff of a running sandbox with its layer in memory says so (rc $rc)"
+	else
+		[ "$rc" = 0 ] && grep -q '^+x' <<<"$out"
+		ok $? "$mode: diff of a running sandbox with its layer on disk shows its change so far"
+	fi
+	sbx_as_mode "$mode" "$SBX" destroy "live-$mode" >/dev/null 2>&1
+	wait
 done
 done_testing
