@@ -63,7 +63,7 @@ _sbx_valued()
 	exec) echo "-e --env -w --workdir" ;;
 	inspect) echo "--html" ;;
 	export) echo "-o --output --oci --max-file --max-total" ;;
-	destroy | doctor | ps | profile | help) echo "" ;;
+	destroy | doctor | ps | profile | help | diff | apply) echo "" ;;
 	esac
 }
 
@@ -198,6 +198,15 @@ _sbx()
 		;;
 	inspect | export)
 		((npos == 0)) && COMPREPLY=($(compgen -W "$(_sbx_sandboxes "$sbx")" -- "$cur"))
+		;;
+	diff | apply)
+		# the sandbox, then host paths
+		if ((npos == 0)); then
+			COMPREPLY=($(compgen -W "$(_sbx_sandboxes "$sbx")" -- "$cur"))
+		else
+			compopt -o filenames 2>/dev/null
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
 		;;
 	destroy)
 		COMPREPLY=($(compgen -W "$(_sbx_sandboxes "$sbx")" -- "$cur"))

@@ -170,7 +170,7 @@ complete -c sbx -n __sbx_no_command -a '(__sbx_run --list-commands)'
 complete -c sbx -n __sbx_no_command -a help -d 'usage of a command'
 
 # Options of each command, from its --help.
-for c in run exec inspect ps destroy export profile doctor
+for c in run exec inspect ps destroy export profile doctor diff apply
     complete -c sbx -n "__sbx_at $c; and __sbx_dash" -a "(__sbx_options $c)"
 end
 
@@ -200,6 +200,10 @@ complete -c sbx -n '__sbx_value inspect --html' -F
 complete -c sbx -n '__sbx_at export 0; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
 complete -c sbx -n '__sbx_value export -o --output' -F
 complete -c sbx -n '__sbx_at destroy; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
+
+# diff, apply: the sandbox, then host paths
+complete -c sbx -n '__sbx_at diff 0; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
+complete -c sbx -n '__sbx_at apply 0; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
 
 # ps, doctor: options only.
 

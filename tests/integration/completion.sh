@@ -150,7 +150,7 @@ import json, sys
 for s in json.load(sys.stdin):
     print(s["id"])' 2>/dev/null)
 ok $(($(lines "$ids") != 2)) "two kept sandboxes exist for the next checks ($(echo $ids))"
-for c in inspect destroy exec export; do
+for c in inspect destroy exec export diff apply; do
 	r=$(comp "$c" "")
 	# shellcheck disable=SC2086
 	[ -n "$ids" ] && has "$r" $ids comp-one
@@ -219,6 +219,9 @@ if command -v fish >/dev/null; then
 	r=$(fcomp "sbx inspect ")
 	has "$r" comp-one && hasnt "$r" comp-other
 	ok $? "fish: sbx inspect <TAB> offers sandbox names"
+	r=$(fcomp "sbx diff ")
+	has "$r" comp-one && hasnt "$r" comp-other
+	ok $? "fish: sbx diff <TAB> offers sandbox names"
 	r=$(fcomp "sbx --state-dir $other destroy ")
 	has "$r" comp-other && hasnt "$r" comp-one
 	ok $? "fish: sbx --state-dir DIR destroy <TAB> offers the sandboxes of DIR"
@@ -281,6 +284,9 @@ if command -v zsh >/dev/null; then
 	r=$(zcomp inspect "")
 	has "$r" comp-one && hasnt "$r" comp-other
 	ok $? "zsh: sbx inspect <TAB> offers sandbox names"
+	r=$(zcomp apply "")
+	has "$r" comp-one && hasnt "$r" comp-other
+	ok $? "zsh: sbx apply <TAB> offers sandbox names"
 	r=$(zcomp --state-dir "$other" exec "")
 	has "$r" comp-other && hasnt "$r" comp-one
 	ok $? "zsh: sbx --state-dir DIR exec <TAB> offers the sandboxes of DIR"
