@@ -15,6 +15,8 @@
 #   first use of that tarball                   sbx run into an empty cache vs
 #                                               bsdtar -xf into a fresh dir (and + sync)
 #   proxy, 1 GiB                                bench/proxy.sh: vs direct loopback
+#   diff, 10 changed files of 10,000            sbx diff of a kept sandbox vs git diff
+#                                               --no-index of the same change
 #
 # As root, then (when root) the start-up, image-size, throughput and memory
 # lines again as nobody (setpriv).  The Debian minbase tarball is built once
@@ -29,7 +31,7 @@
 # BENCH_FIRSTUSE_RUNS (BENCH_RUNS),
 # BENCH_PROXY_ROUNDS (21), BENCH_PROXY_MB (1024), BENCH_BATCH (100),
 # BENCH_ONLY (comma list of: startup,host,size,throughput,memory,unpack,
-# firstuse,proxy,user; default all).
+# firstuse,proxy,diff,user; default all).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
@@ -301,6 +303,31 @@ section_proxy() {
 		">= 0.5" "${c% *} / $d MiB/s" "$cmd"
 }
 
+# sbx diff of a kept sandbox that changed 10 files of a 10,000-file project,
+# against git diff --no-index of the project and a copy with the same 10
+# changes: sbx reads the upper layer and the 10 host files it names.
+section_diff() {
+	local d p c
+	d=$(ctx diff)
+	p=$d/wd/proj c=$d/changed
+	python3 -c 'import os, sys
+for i in range(100):
+    os.makedirs("%s/d%02d" % (sys.argv[1], i))
+    for j in range(100):
+        open("%s/d%02d/f%02d.txt" % (sys.argv[1], i, j), "w").write("line %d %d\n" % (i, j) * 20)' "$p"
+	cp -a "$p" "$c"
+	edit='for i in 0 1 2 3 4 5 6 7 8 9; do echo changed >>d0$i/f00.txt; done'
+	(cd "$c" && sh -c "$edit")
+	(cd "$p" && env SBX_STATE_DIR="$d/state" SBX_CACHE_DIR="$d/cache" \
+		"$SBX" run -q --keep -n bench-diff -- sh -c "$edit") || { echo "bench: the diff run failed"; return 1; }
+	echo
+	(cd "$p" && env SBX_STATE_DIR="$d/state" SBX_CACHE_DIR="$d/cache" python3 "$ROOT/bench/compare.py" --runs "$N" \
+		--label "diff, 10 changed files of 10,000" --target 'git=<=:1.0' \
+		"sbx=sh -c '$SBX diff bench-diff . >/dev/null'" \
+		"git=sh -c 'git diff --no-index $p $c >/dev/null; [ \$? -le 1 ]'") | keep_results "$ME"
+	env SBX_STATE_DIR="$d/state" "$SBX" destroy bench-diff >/dev/null
+}
+
 ME=$(id -un)
 want startup && section_startup "$ME"
 want host && section_host "$ME"
@@ -331,6 +358,7 @@ fi
 want unpack && section_unpack
 want firstuse && section_firstuse
 want proxy && section_proxy
+want diff && section_diff
 
 # The table.
 {
