@@ -178,9 +178,26 @@ static int place_one(const struct sbx_review *r, const struct sbx_review_entry *
 	return 0;
 }
 
+/* Is the way to rel's directory on the host free of symlinks (a missing
+ * directory is made by the apply)?  NULL, or why not. */
+static const char *host_way(const struct sbx_review *r, const struct sbx_review_entry *e)
+{
+	const char *name = NULL;
+	int fd = sbx_review_dirfd(r->ov[e->ov].host_fd, e->rel, true, &name);
+
+	if (fd >= 0) {
+		close(fd);
+		return NULL;
+	}
+	if (fd == -ENOENT)
+		return NULL;
+	return fd == -ELOOP || fd == -ENOTDIR ? "a symlink (or a file) on the host side of its path"
+					      : "its directory cannot be reached on the host";
+}
+
 /* The first pass: every problem named, -EEXIST when one stops the apply. */
 static int check(const struct sbx_review *r, const struct sbx_apply_opts *o,
-		 struct sbx_apply_stats *st, struct sbx_strv *problems)
+		 struct sbx_apply_stats *st, struct sbx_strv *problems, const char **way)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		const struct sbx_review_entry *e = &r->e[i];
@@ -189,7 +206,12 @@ static int check(const struct sbx_review *r, const struct sbx_apply_opts *o,
 			st->skipped_git++;
 			continue;
 		}
-		if (e->refused) {
+		way[i] = e->refused ? NULL : host_way(r, e);
+		if (way[i]) {
+			st->refused++;
+			sbx_strv_push_take(problems,
+					   sbx_xasprintf("refused: '%s': %s", e->shown, way[i]));
+		} else if (e->refused) {
 			st->refused++;
 			sbx_strv_push_take(
 			    problems, sbx_xasprintf("refused: '%s': %s", e->shown, e->refused));
@@ -204,9 +226,10 @@ static int check(const struct sbx_review *r, const struct sbx_apply_opts *o,
 	return (st->refused || st->conflicts) && !o->force ? -EEXIST : 0;
 }
 
-static bool applies(const struct sbx_review_entry *e, const struct sbx_apply_opts *o)
+static bool applies(const struct sbx_review_entry *e, const struct sbx_apply_opts *o,
+		    const char *way)
 {
-	return selected(e, o) && !e->refused && (!e->conflict || o->force);
+	return selected(e, o) && !e->refused && !way && (!e->conflict || o->force);
 }
 
 int sbx_review_apply(const struct sbx_review *r, const struct sbx_apply_opts *o,
@@ -214,10 +237,11 @@ int sbx_review_apply(const struct sbx_review *r, const struct sbx_apply_opts *o,
 {
 	struct sbx_strv *problems = &st->problems;
 	struct stage *stages = sbx_xcalloc(r->n + 1, sizeof(*stages));
+	const char **way = sbx_xcalloc(r->n + 1, sizeof(*way));
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	rc = check(r, o, st, problems);
+	rc = check(r, o, st, problems, way);
 	if (rc < 0) {
 		sbx_err_set(err, 0,
 			    "nothing applied: %zu refused, %zu in conflict (--force applies "
@@ -228,7 +252,7 @@ int sbx_review_apply(const struct sbx_review *r, const struct sbx_apply_opts *o,
 	for (size_t i = 0; !o->dry_run && rc == 0 && i < r->n; i++) {
 		const struct sbx_review_entry *e = &r->e[i];
 
-		if (applies(e, o) && e->kind != 'D' &&
+		if (applies(e, o, way[i]) && e->kind != 'D' &&
 		    (S_ISREG(e->new_mode) || S_ISLNK(e->new_mode)))
 			rc = stage_one(r, e, &stages[i], err);
 	}
@@ -237,23 +261,24 @@ int sbx_review_apply(const struct sbx_review *r, const struct sbx_apply_opts *o,
 		goto out;
 	}
 	for (size_t i = r->n; !o->dry_run && rc == 0 && i-- > 0;)
-		if (applies(&r->e[i], o) && r->e[i].kind == 'D' &&
+		if (applies(&r->e[i], o, way[i]) && r->e[i].kind == 'D' &&
 		    (rc = delete_one(r, &r->e[i], err)) == 0)
 			st->removed++;
 	for (size_t i = 0; !o->dry_run && rc == 0 && i < r->n; i++) {
 		const struct sbx_review_entry *e = &r->e[i];
 
-		if (!applies(e, o) || e->kind == 'D')
+		if (!applies(e, o, way[i]) || e->kind == 'D')
 			continue;
 		rc = place_one(r, e, &stages[i], st, err);
 		if (rc == 0)
 			sbx_strv_push(&st->paths, e->shown);
 	}
 	for (size_t i = 0; i < r->n; i++)
-		if (applies(&r->e[i], o) && r->e[i].kind == 'D' && !o->dry_run && rc == 0)
+		if (applies(&r->e[i], o, way[i]) && r->e[i].kind == 'D' && !o->dry_run && rc == 0)
 			sbx_strv_push(&st->paths, r->e[i].shown);
 	unstage(r, stages); /* what a failure left; placed ones are renamed away */
 out:
+	free(way);
 	free(stages);
 	return rc;
 }

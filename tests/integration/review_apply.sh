@@ -37,7 +37,16 @@ make_repo() { # DIR UID
 agent='printf "one\nTWO\n" > a.txt; printf "no newline, edited" > b.txt;
 printf "\0\1\2binary\0\377" > bin.dat; echo sp > "with space.txt"; rm gone.txt;
 chmod +x run.sh; rm s.txt; ln -s a.txt s.txt; mkdir -p newdir/deep; echo n > newdir/deep/f;
+echo "alias ls=evil" >> "$HOME/.bashrc";
 printf "#!/bin/sh\necho hook\n" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit'
+
+# Usage errors are exit 2.
+capture "$SBX" apply
+[ "$rc" = 2 ] && grep -q "which sandbox" <<<"$err"
+ok $? "apply without a sandbox is a usage error, exit 2 ($err)"
+capture "$SBX" diff --stat --json x
+[ "$rc" = 2 ]
+ok $? "diff --stat --json is a usage error, exit 2"
 
 for mode in $MODES; do
 	u=$(owner_uid "$mode")
@@ -72,6 +81,19 @@ for mode in $MODES; do
 		(map(select(.path == "run.sh"))[0] | .kind == "M" and .mode == "100755") and
 		(map(select(.path == "gone.txt"))[0].kind == "D")' <<<"$out" >/dev/null
 	ok $? "$mode: diff --json has kinds, modes and flags"
+
+	capture sbx_as_mode_in "$R" "$mode" "$SBX" diff --json "ag-$mode"
+	jq -e 'map(select(.path | endswith(".bashrc")))[0].flags == ["shell-startup"]' <<<"$out" >/dev/null
+	ok $? "$mode: a changed ~/.bashrc is flagged as a shell start-up file"
+	if command -v script >/dev/null; then
+		c=$(cd "$R" && sbx_as_mode "$mode" script -qec "$SBX diff ag-$mode ." /dev/null 2>&1)
+		n=$(cd "$R" && sbx_as_mode "$mode" env NO_COLOR=1 script -qec "$SBX diff ag-$mode ." /dev/null 2>&1)
+		p=$(cd "$R" && sbx_as_mode "$mode" "$SBX" diff "ag-$mode" . 2>/dev/null)
+		grep -q $'\033\[32m+TWO' <<<"$c" && ! grep -q $'\033\[' <<<"$n" && ! grep -q $'\033\[' <<<"$p"
+		ok $? "$mode: colour on a terminal only, never with NO_COLOR or into a pipe"
+	else
+		skip "$mode: colour on a terminal only" "no script(1)"
+	fi
 
 	# A clean copy takes the patch: git apply (binary too), patch -p1 (text).
 	sbx_as_mode_in "$R" "$mode" "$SBX" diff --binary "ag-$mode" . >"$BASE/$mode/p.diff" 2>/dev/null
@@ -167,6 +189,21 @@ for mode in $MODES; do
 		skip "$mode: a device node in the upper is refused" "not root: no mknod"
 	fi
 	sbx_as_mode "$mode" "$SBX" destroy "bad-$mode" >/dev/null 2>&1
+
+	# A path whose directory became a symlink on the host after the run:
+	# refused, nothing written through it.
+	S=$BASE/$mode/swap
+	make_repo "$S" "$u"
+	mkdir -p "$BASE/$mode/outside" && chmod 0777 "$BASE/$mode/outside"
+	capture sbx_as_mode_in "$S" "$mode" "$SBX" run -q --keep --name "swap-$mode" -- \
+		sh -c 'mkdir sub && echo new > sub/new.txt'
+	ln -s "$BASE/$mode/outside" "$S/sub" && chown -h "$u:$u" "$S/sub"
+	capture sbx_as_mode_in "$S" "$mode" "$SBX" apply --force "swap-$mode" .
+	[ "$rc" = 1 ] && grep -q "refused: 'sub/new.txt': a symlink (or a file) on the host side of its path" <<<"$err" &&
+		[ -z "$(ls -A "$BASE/$mode/outside")" ]
+	ok $? "$mode: a symlink on the host side of a path is refused, nothing written through it"
+	[ "$rc" = 1 ] || diag "rc=$rc $err"
+	sbx_as_mode "$mode" "$SBX" destroy "swap-$mode" >/dev/null 2>&1
 
 	# A running sandbox whose layer is in memory says so, not an empty diff.
 	sbx_as_mode_in "$R" "$mode" "$SBX" run -q --name "live-$mode" -- sh -c 'echo x > live.txt; sleep 30' \
