@@ -21,12 +21,12 @@
 
 /*
  * A host file whose ctime is later than this many ms before the sandbox
- * was created changed after the sandbox saw it.  File times come from the
- * kernel's coarse clock, up to a tick (1-10 ms) behind the one the record's
- * time came from; 50 ms errs towards a conflict (a file written just
- * before the run), never towards a lost change.
+ * was created changed after the sandbox saw it.  File times may come from
+ * the kernel's coarse clock, up to a tick (1-10 ms) behind the one the
+ * record's time came from; 20 ms errs towards a conflict (a file written
+ * in the last moments before the run), never towards a lost change.
  */
-#define START_SLACK_MS 50.0
+#define START_SLACK_MS 20.0
 
 int sbx_review_dirfd(int root, const char *rel, bool parent, const char **last)
 {
