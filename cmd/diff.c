@@ -178,14 +178,36 @@ static const char *flags_of(const struct sbx_review_entry *e, char *buf, size_t 
 	return sbx_review_flags_text(e->flags, buf, len);
 }
 
-/* On stderr: what runs code later, what is not in the patch and why. */
+/* On stderr: what runs code later, what is not in the patch and why.
+ * Plain .git/ contents (objects, refs: a commit the agent made) are one
+ * line; hooks and config each have theirs. */
 static void warn_flagged(const struct sbx_review *r, bool git_dir, bool applying, bool dry)
 {
 	char f[160];
+	size_t git_plain = 0;
+	const char *first = NULL;
 
 	for (size_t i = 0; i < r->n; i++) {
 		const struct sbx_review_entry *e = &r->e[i];
+
+		if (e->flags == SBX_FLAG_GIT_DIR && !e->refused && !e->setid && !git_dir) {
+			if (!git_plain++)
+				first = e->shown;
+		}
+	}
+	if (git_plain) {
+		_cleanup_free_ char *p = sbx_escape_display(first);
+
+		sbx_warnf("%zu path%s under .git/ (%s%s): %s (--git-dir)", git_plain,
+			  git_plain == 1 ? "" : "s", p, git_plain > 1 ? ", ..." : "",
+			  applying ? "not applied" : "not in the patch");
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		const struct sbx_review_entry *e = &r->e[i];
 		_cleanup_free_ char *p = sbx_escape_display(e->shown);
+
+		if (e->flags == SBX_FLAG_GIT_DIR && !e->refused && !e->setid && !git_dir)
+			continue;
 
 		if (e->setid && !e->refused)
 			sbx_warnf("%s: its set-user-ID or set-group-ID bit is dropped%s", p,
