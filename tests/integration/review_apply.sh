@@ -37,7 +37,9 @@ make_repo() { # DIR UID
 agent='printf "one\nTWO\n" > a.txt; printf "no newline, edited" > b.txt;
 printf "\0\1\2binary\0\377" > bin.dat; echo sp > "with space.txt"; rm gone.txt;
 chmod +x run.sh; rm s.txt; ln -s a.txt s.txt; mkdir -p newdir/deep; echo n > newdir/deep/f;
-echo "alias ls=evil" >> "$HOME/.bashrc";
+echo "alias ls=evil" >> "$HOME/.bashrc"; mkdir -p .github/workflows .vscode .claude;
+echo "on: push" > .github/workflows/ci.yml; echo "{}" > .vscode/tasks.json;
+echo "{}" > .claude/settings.json; echo "job: x" > .gitlab-ci.yml;
 printf "#!/bin/sh\necho hook\n" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit'
 
 # Usage errors are exit 2.
@@ -63,7 +65,7 @@ for mode in $MODES; do
 	ok $? "$mode: the host's project is unchanged after the run"
 
 	capture sbx_as_mode_in "$R" "$mode" "$SBX" diff --name-only "ag-$mode" .
-	[ "$rc" = 0 ] && [ "$out" = "$(printf 'a.txt\nb.txt\nbin.dat\ngone.txt\nnewdir/deep/f\nrun.sh\ns.txt\ns.txt\nwith space.txt')" ]
+	[ "$rc" = 0 ] && [ "$out" = "$(printf '.claude/settings.json\n.github/workflows/ci.yml\n.gitlab-ci.yml\n.vscode/tasks.json\na.txt\nb.txt\nbin.dat\ngone.txt\nnewdir/deep/f\nrun.sh\ns.txt\ns.txt\nwith space.txt')" ]
 	ok $? "$mode: diff --name-only lists the changed files, relative to the project"
 	[ "$rc" = 0 ] || diag "rc=$rc $err"
 	grep -q '\.git/hooks/pre-commit: runs code on the host later (git-hook, executable): under .git/, not in the patch' <<<"$err" &&
@@ -81,6 +83,11 @@ for mode in $MODES; do
 		(map(select(.path == "run.sh"))[0] | .kind == "M" and .mode == "100755") and
 		(map(select(.path == "gone.txt"))[0].kind == "D")' <<<"$out" >/dev/null
 	ok $? "$mode: diff --json has kinds, modes and flags"
+	jq -e '(map(select(.path == ".github/workflows/ci.yml"))[0].flags == ["ci"]) and
+		(map(select(.path == ".gitlab-ci.yml"))[0].flags == ["ci"]) and
+		(map(select(.path == ".vscode/tasks.json"))[0].flags == ["editor"]) and
+		(map(select(.path == ".claude/settings.json"))[0].flags == ["agent-settings"])' <<<"$out" >/dev/null
+	ok $? "$mode: CI definitions, editor and agent settings are flagged"
 
 	capture sbx_as_mode_in "$R" "$mode" "$SBX" diff --json "ag-$mode"
 	jq -e 'map(select(.path | endswith(".bashrc")))[0].flags == ["shell-startup"]' <<<"$out" >/dev/null
