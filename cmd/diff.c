@@ -49,15 +49,16 @@ const char sbx_usage_apply[] =
     "first: a host file changed since the sandbox started is a conflict, and\n"
     "what the jail planted that cannot be applied safely (device nodes, fifos,\n"
     "sockets, hard links, symlinks pointing out) is refused; either writes\n"
-    "nothing and exits 1, unless --force (which still skips them).\n"
+    "nothing and exits 1, unless --force.\n"
     "\n"
     "  --dry-run   say what would be done, change nothing\n"
-    "  --force     write the rest despite conflicts or refused entries, and\n"
+    "  --force     write conflicting paths too (the sandbox's version wins) and\n"
+    "              the rest besides refused entries (never written), and\n"
     "              apply a sandbox that was applied before\n"
     "  --git-dir   changes under .git/ too (never otherwise)\n"
     "\n"
-    "Exit status: 0 applied (or nothing to apply), 1 conflicts or refused\n"
-    "entries, 2 usage.\n";
+    "Exit status: 0 applied (or nothing to apply), 1 conflicts (without\n"
+    "--force) or refused entries, 2 usage.\n";
 
 struct review_args {
 	bool stat, name_only, json, binary, git_dir, dry_run, force;
@@ -373,7 +374,7 @@ int cmd_apply(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 		    st.skipped_git ? "; .git/ left out (--git-dir)" : "");
 		record_applied(&sb, &st);
 	}
-	rc = st.refused || st.conflicts ? SBX_EXIT_FAIL : SBX_EXIT_OK;
+	rc = st.refused || (st.conflicts && !a.force) ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 out:
 	sbx_apply_stats_free(&st);
 	sbx_review_free(&r);

@@ -117,7 +117,8 @@ struct sbx_apply_stats {
  * file replaced (or its directory).  Every entry is checked first: one the
  * jail planted that cannot be applied (refused) or whose host file changed
  * since the sandbox started (conflict) is named in st->problems and stops
- * the apply (-EEXIST, nothing written) unless force, which writes the rest.
+ * the apply (-EEXIST, nothing written) unless force, which writes the
+ * conflicting paths too (the sandbox's version wins), never refused ones.
  * Then each file is written to a temporary name and renamed into place.
  * With dry_run only the check.  Entries under .git/ are skipped unless
  * git_dir.  Free st's vectors with sbx_apply_stats_free.
