@@ -17,7 +17,8 @@
 #include "review_ui.h"
 
 const char sbx_usage_diff[] =
-    "usage: sbx diff [--stat | --name-only | --json] [--binary] [--git-dir] SANDBOX [PATH...]\n"
+    "usage: sbx diff [--stat | --name-only | --json] [--binary] [--git-dir] [--relative]\n"
+    "                SANDBOX [PATH...]\n"
     "\n"
     "What the sandbox changed in its copy-on-write host directories (the working\n"
     "directory and $HOME of the default profile, each --overlay), as a git-style\n"
@@ -33,6 +34,8 @@ const char sbx_usage_diff[] =
     "  --json        one object per path: kind (A M D T), mode, size, flags\n"
     "  --binary      binary files as git binary patches (for git apply)\n"
     "  --git-dir     changes under .git/ as patch hunks too (listed otherwise)\n"
+    "  --relative    only what is below the current directory, paths relative\n"
+    "                to it (as git diff --relative)\n"
     "  PATH          only these host paths (files, or directories and below)\n"
     "\n"
     "Flagged on stderr: files that run code on the host later (git hooks and\n"
@@ -61,7 +64,7 @@ const char sbx_usage_apply[] =
     "--force) or refused entries, 2 usage.\n";
 
 struct review_args {
-	bool stat, name_only, json, binary, git_dir, dry_run, force;
+	bool stat, name_only, json, binary, git_dir, dry_run, force, relative;
 	const char *ref;
 	char **paths; /* absolute host paths */
 	size_t n_paths;
@@ -91,9 +94,13 @@ static int parse(struct sbx_cmd_ctx *ctx, const char *cmd, int argc, char **argv
 		 struct review_args *a)
 {
 	static const struct option diff_opts[] = {
-	    {"stat", no_argument, NULL, 's'},	 {"name-only", no_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},	 {"binary", no_argument, NULL, 'b'},
-	    {"git-dir", no_argument, NULL, 'g'}, {NULL, 0, NULL, 0},
+	    {"stat", no_argument, NULL, 's'},
+	    {"name-only", no_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"binary", no_argument, NULL, 'b'},
+	    {"git-dir", no_argument, NULL, 'g'},
+	    {"relative", no_argument, NULL, 'r'},
+	    {NULL, 0, NULL, 0},
 	};
 	static const struct option apply_opts[] = {
 	    {"dry-run", no_argument, NULL, 'd'},
@@ -122,6 +129,9 @@ static int parse(struct sbx_cmd_ctx *ctx, const char *cmd, int argc, char **argv
 			break;
 		case 'g':
 			a->git_dir = true;
+			break;
+		case 'r':
+			a->relative = true;
 			break;
 		case 'd':
 			a->dry_run = true;
@@ -171,7 +181,9 @@ static int open_review(struct sbx_cmd_ctx *ctx, const struct review_args *a, boo
 			return -1;
 		}
 	}
-	return sbx_review_open(sb, a->paths, a->n_paths, r, err);
+	_cleanup_free_ char *cwd = a->relative ? host_path(".") : NULL;
+
+	return sbx_review_open(sb, a->paths, a->n_paths, cwd, r, err);
 }
 
 static const char *flags_of(const struct sbx_review_entry *e, char *buf, size_t len)
@@ -393,7 +405,7 @@ void review_view_make(const struct sbx_sandbox *sb, bool want_diff, struct revie
 	char f[160];
 
 	memset(v, 0, sizeof(*v));
-	if (sbx_review_open(sb, NULL, 0, &r, &err) < 0) {
+	if (sbx_review_open(sb, NULL, 0, NULL, &r, &err) < 0) {
 		v->error = sbx_xstrdup(err.msg);
 		sbx_review_free(&r);
 		return;

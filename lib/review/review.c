@@ -155,8 +155,21 @@ struct build {
 	size_t ov;
 	char *const *paths;
 	size_t n_paths;
+	const char *relative; /* only below this directory, or NULL */
 	size_t cap;
 };
+
+/* Is full (an absolute path) dir, or below it? */
+static bool below(const char *full, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return !strncmp(full, dir, n) && (full[n] == '\0' || full[n] == '/');
+}
 
 /* Is the host path host/rel one of the paths asked for, or below one? */
 static bool wanted(const struct build *b, const char *rel)
@@ -164,19 +177,16 @@ static bool wanted(const struct build *b, const char *rel)
 	const char *host = b->r->ov[b->ov].host;
 	_cleanup_free_ char *full = NULL;
 
-	if (!b->n_paths)
+	if (!b->n_paths && !b->relative)
 		return true;
 	full = sbx_xasprintf("%s%s%s", host, strcmp(host, "/") ? "/" : "", rel);
-	for (size_t i = 0; i < b->n_paths; i++) {
-		size_t n = strlen(b->paths[i]);
-
-		while (n > 1 && b->paths[i][n - 1] == '/')
-			n--;
-		if (!strncmp(full, b->paths[i], n) && (full[n] == '\0' || full[n] == '/'))
+	if (b->relative && !below(full, b->relative))
+		return false;
+	if (!b->n_paths)
+		return true;
+	for (size_t i = 0; i < b->n_paths; i++)
+		if (below(full, b->paths[i]))
 			return true;
-		if (n == 1 && b->paths[i][0] == '/')
-			return true;
-	}
 	return false;
 }
 
@@ -545,9 +555,9 @@ static int cmp_entry(const void *a, const void *b)
 }
 
 int sbx_review_open(const struct sbx_sandbox *sb, char *const *paths, size_t n_paths,
-		    struct sbx_review *r, struct sbx_err *err)
+		    const char *relative, struct sbx_review *r, struct sbx_err *err)
 {
-	struct build b = {.r = r, .paths = paths, .n_paths = n_paths};
+	struct build b = {.r = r, .paths = paths, .n_paths = n_paths, .relative = relative};
 	size_t used = 0;
 	int rc;
 
@@ -580,7 +590,9 @@ int sbx_review_open(const struct sbx_sandbox *sb, char *const *paths, size_t n_p
 			    sbx_xasprintf("%s%s", r->ov[r->e[i].ov].prefix, r->e[i].rel);
 		}
 	}
-	if (n_paths == 1)
+	if (relative)
+		relative_to(r, relative);
+	else if (n_paths == 1)
 		relative_to(r, paths[0]);
 	qsort(r->e, r->n, sizeof(*r->e), cmp_entry);
 	return 0;

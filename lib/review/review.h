@@ -10,8 +10,9 @@
  * spans several overlays, every path starts with its overlay's host
  * directory without the leading '/' ("root/.bashrc", "work/proj/f.c"), so
  * the patch applies from '/'.  With one directory given (`sbx diff SANDBOX
- * DIR`, `.` in a project under a $HOME overlay), paths are relative to it,
- * as `git diff --relative`: the patch applies in that directory.
+ * DIR`, `.` in a project under a $HOME overlay), or with `relative` (`sbx
+ * diff --relative`: the caller's directory), paths are relative to it, as
+ * `git diff --relative`, and only what is below it is in the set.
  *
  * The upper layers are hostile (written by the jail): they are read with
  * nothing followed, and what cannot be applied safely (device nodes,
@@ -84,7 +85,7 @@ struct sbx_review {
  * (its ctime, or its directory's, is later) has .conflict set.
  */
 int sbx_review_open(const struct sbx_sandbox *sb, char *const *paths, size_t n_paths,
-		    struct sbx_review *r, struct sbx_err *err);
+		    const char *relative, struct sbx_review *r, struct sbx_err *err);
 void sbx_review_free(struct sbx_review *r);
 
 enum sbx_diff_format {
