@@ -143,12 +143,15 @@ static bool reviewable(const struct sbx_sandbox *sb)
 {
 	int code;
 	bool overlay = false;
+	const char *st;
 
 	for (size_t i = 0; i < sb->rec.policy.filesystem.n_mounts; i++)
 		overlay |= sb->rec.policy.filesystem.mounts[i].kind &&
 			   !strcmp(sb->rec.policy.filesystem.mounts[i].kind, "overlay");
-	return sb->record && overlay && strcmp(sbx_sandbox_state(sb, &code), "running") != 0 &&
-	       strcmp(sbx_sandbox_state(sb, &code), "created") != 0;
+	if (!sb->record || !overlay)
+		return false;
+	st = sbx_sandbox_state(sb, &code);
+	return strcmp(st, "running") != 0 && strcmp(st, "created") != 0;
 }
 
 static json_t *review_json(const struct sbx_sandbox *sb)
@@ -217,14 +220,15 @@ static int write_html(struct sbx_cmd_ctx *ctx, const struct sbx_sandbox *sb, con
 	struct sbx_report_review rv = {0};
 	char state[64];
 	int rc = SBX_EXIT_OK;
+	bool review = reviewable(sb);
 
-	if (reviewable(sb)) {
+	if (review) {
 		review_view_make(sb, true, &v);
 		rv = (struct sbx_report_review){
 		    .diff = v.diff, .flagged = &v.flagged, .error = v.error};
 	}
 	if (sbx_report_write(sb, events, lc_state_label(sb, state, sizeof(state)),
-			     reviewable(sb) ? &rv : NULL, file, &err) < 0)
+			     review ? &rv : NULL, file, &err) < 0)
 		rc = sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 	review_view_free(&v);
 	return rc;

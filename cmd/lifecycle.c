@@ -109,17 +109,11 @@ char *lc_command_display(const struct sbx_strv *cmd)
 
 double lc_age_seconds(const char *t)
 {
-	struct tm tm = {0};
-	const char *rest;
-	time_t then;
+	double then = sbx_rfc3339_parse(t);
 
-	if (!t)
+	if (then < 0)
 		return -1;
-	rest = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!rest)
-		return -1;
-	then = timegm(&tm);
-	return difftime(time(NULL), then);
+	return difftime(time(NULL), (time_t)then); /* whole seconds, as ps shows them */
 }
 
 const char *lc_age(const char *t, char *buf, size_t len)

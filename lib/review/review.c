@@ -30,37 +30,18 @@
 
 int sbx_review_dirfd(int root, const char *rel, bool parent, const char **last)
 {
-	char *copy = sbx_xstrdup(rel), *save = NULL, *p, *next;
-	int cur = dup(root), fd;
+	const char *slash = parent ? strrchr(rel, '/') : NULL;
+	_cleanup_free_ char *dir = slash ? sbx_xstrndup(rel, (size_t)(slash - rel)) : NULL;
+	const char *path = parent ? dir : rel;
+	int fd;
 
-	if (cur < 0) {
-		free(copy);
-		return -errno;
+	if (parent && last)
+		*last = slash ? slash + 1 : rel;
+	if (!path || !*path) { /* the root itself */
+		fd = dup(root);
+		return fd < 0 ? -errno : fd;
 	}
-	p = strtok_r(copy, "/", &save);
-	while (p) {
-		next = strtok_r(NULL, "/", &save);
-		if (!next && parent) {
-			if (last)
-				*last = rel + (p - copy);
-			break;
-		}
-		if (!strcmp(p, "..") || !strcmp(p, ".")) {
-			close(cur);
-			free(copy);
-			return -EINVAL;
-		}
-		fd = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(cur);
-		if (fd < 0) {
-			free(copy);
-			return -errno;
-		}
-		cur = fd;
-		p = next;
-	}
-	free(copy);
-	return cur;
+	return sbx_changes_open_dir(root, path);
 }
 
 int sbx_review_lstat(int root, const char *rel, struct stat *st)
@@ -232,7 +213,7 @@ static bool link_inside(const char *rel, const char *target)
 	return true;
 }
 
-static const char *upper_refusal(const struct sbx_change *c, const char *rel, int upper_fd)
+static const char *upper_refusal(const struct sbx_change *c, const char *rel)
 {
 	const struct stat *st = c->st;
 	char target[4096];
@@ -255,7 +236,6 @@ static const char *upper_refusal(const struct sbx_change *c, const char *rel, in
 			return target[0] == '/' ? "a symlink to an absolute path"
 						: "a symlink that points out of the directory";
 	}
-	(void)upper_fd;
 	return NULL;
 }
 
@@ -387,7 +367,7 @@ static void classify(struct build *b, const struct sbx_change *c, const char *re
 	e->size = us->st_size;
 	e->opaque = c->opaque;
 	e->conflict = changed_since(hs, b->r->started_ms);
-	e->refused = upper_refusal(c, rel, c->dirfd);
+	e->refused = upper_refusal(c, rel);
 	e->setid = (us->st_mode & (S_ISUID | S_ISGID)) && !S_ISDIR(us->st_mode);
 	if (S_ISREG(us->st_mode) && (us->st_mode & 0111) && !(hs->st_mode & 0111))
 		e->flags |= SBX_FLAG_EXECUTABLE;
@@ -438,7 +418,7 @@ static int on_change(const struct sbx_change *c, void *data)
 	e->new_mode = c->st->st_mode;
 	e->size = c->st->st_size;
 	e->opaque = c->opaque;
-	e->refused = upper_refusal(c, rel, c->dirfd);
+	e->refused = upper_refusal(c, rel);
 	e->setid = (c->st->st_mode & (S_ISUID | S_ISGID)) && !S_ISDIR(c->st->st_mode);
 	e->conflict = parent_changed(b, rel);
 	if (S_ISREG(c->st->st_mode) && (c->st->st_mode & 0111))
@@ -463,17 +443,13 @@ static bool is_home(int fd, const char *host)
 	return pw && pw->pw_dir && !strcmp(pw->pw_dir, host);
 }
 
+/* When the sandbox was created, in ms (0 when unknown: every host
+ * change then reads as later, a conflict). */
 static double parse_created(const char *t)
 {
-	struct tm tm = {0};
-	const char *rest;
-	double ms = 0;
+	double s = sbx_rfc3339_parse(t);
 
-	if (!t || !(rest = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm)))
-		return 0;
-	if (*rest == '.')
-		ms = strtod(rest, NULL) * 1000.0;
-	return (double)timegm(&tm) * 1000.0 + ms;
+	return s < 0 ? 0 : s * 1000.0;
 }
 
 /* The layers that are copy-on-write views of host directories: each

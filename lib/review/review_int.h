@@ -10,8 +10,8 @@
 
 /*
  * The directory rel names below root (parent: its parent, with *last its
- * final name), walked one component at a time with O_NOFOLLOW: no symlink
- * is followed and no ".." taken.  An fd, or -errno.
+ * final name), through sbx_changes_open_dir: no symlink followed, nothing
+ * outside root.  An fd, or -errno.
  */
 int sbx_review_dirfd(int root, const char *rel, bool parent, const char **last);
 /* lstat of rel below root, the same way.  0 or -errno. */

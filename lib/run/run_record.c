@@ -426,7 +426,6 @@ void sbx_run_record_finish(struct sbx_run *c)
 	struct sbx_record *r = &c->sb.rec;
 	char ts[40];
 	struct sbx_err e = {0};
-	json_t *j;
 
 	if (c->error)
 		sbx_log_event(&c->log, "error", json_pack("{s:s}", "message", c->error));
@@ -439,11 +438,7 @@ void sbx_run_record_finish(struct sbx_run *c)
 	r->kept_set = true;
 	r->kept = c->kept;
 	r->keep_reason = sbx_xstrdup(c->keep_reason ? c->keep_reason : "");
-	j = sbx_record_to_json(r);
-	sbx_log_event(&c->log, "exit",
-		      json_pack("{s:O, s:O}", "exit", json_object_get(j, "exit"), "resources",
-				json_object_get(j, "resources")));
-	json_decref(j);
+	sbx_log_event(&c->log, "exit", sbx_record_exit_json(r));
 	sbx_log_event(&c->log, c->kept ? "kept" : "removed",
 		      json_pack("{s:s, s:s}", "id", c->sb.id, "reason", r->keep_reason));
 	if (c->kept && sbx_sandbox_save_record(&c->sb, &e) < 0)

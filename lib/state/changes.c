@@ -64,6 +64,11 @@ static int openat2_beneath(int dfd, const char *path, int flags)
 	return open_walk(dfd, path, flags | O_DIRECTORY);
 }
 
+int sbx_changes_open_dir(int dfd, const char *path)
+{
+	return openat2_beneath(dfd, path, O_RDONLY | O_DIRECTORY);
+}
+
 /* Read xattr `name` of dfd/entry without following it (a single component). */
 static ssize_t xattr_at(int dfd, const char *entry, const char *name, char *buf, size_t len)
 {

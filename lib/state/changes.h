@@ -73,6 +73,15 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 		       struct sbx_err *err);
 void sbx_changes_layers_free(struct sbx_layer *layers, size_t n);
 
+/*
+ * The directory path names below dfd (relative, not empty), with no
+ * symlink followed and nothing outside dfd reached (openat2 RESOLVE_BENEATH
+ * | RESOLVE_NO_SYMLINKS, or one O_NOFOLLOW component at a time without
+ * openat2): an O_DIRECTORY fd, or -errno (-ELOOP or -ENOTDIR for a symlink
+ * on the way, -EXDEV outside).
+ */
+int sbx_changes_open_dir(int dfd, const char *path);
+
 /* Walk every layer of a sandbox. */
 int sbx_changes_walk_sandbox(const struct sbx_sandbox *sb, sbx_change_fn fn, void *data,
 			     size_t *n_errors, struct sbx_err *err);

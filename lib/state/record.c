@@ -219,6 +219,12 @@ static json_t *proxy_json(const struct sbx_record_proxy *p)
 			 "max_connections", p->max_connections);
 }
 
+json_t *sbx_record_exit_json(const struct sbx_record *r)
+{
+	return json_pack("{s:o, s:o}", "exit", exit_json(&r->exit), "resources",
+			 resources_json(&r->resources));
+}
+
 static void set_pid(json_t *o, const char *k, const char *ks, pid_t pid, uint64_t start)
 {
 	if (pid > 0)

@@ -167,6 +167,8 @@ void sbx_record_free(struct sbx_record *r);
 json_t *sbx_record_to_json(const struct sbx_record *r);
 /* The JSON of the "policy" object alone (also the run log's policy event). */
 json_t *sbx_record_policy_json(const struct sbx_record_policy *p);
+/* {"exit": ..., "resources": ...}: the run log's exit event, as the record has them. */
+json_t *sbx_record_exit_json(const struct sbx_record *r);
 /*
  * Read record.json's JSON into r (initialised here; free it either way).
  * -EINVAL with err set when j is not an object, has no version 1, or a

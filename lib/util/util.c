@@ -381,6 +381,19 @@ const char *sbx_rfc3339_now(char *buf, size_t len)
 	return buf;
 }
 
+double sbx_rfc3339_parse(const char *t)
+{
+	struct tm tm = {0};
+	const char *rest;
+	double frac = 0;
+
+	if (!t || !(rest = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return -1;
+	if (*rest == '.')
+		frac = strtod(rest, NULL);
+	return (double)timegm(&tm) + frac;
+}
+
 int sbx_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

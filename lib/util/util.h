@@ -121,6 +121,9 @@ uint64_t sbx_now_ns(void);
 double sbx_ms_since(uint64_t start_ns);
 /* Wall clock as RFC 3339 UTC with milliseconds into buf (>= 32 bytes). */
 const char *sbx_rfc3339_now(char *buf, size_t len);
+/* A time as sbx_rfc3339_now writes it, in seconds since the epoch (with
+ * its fraction); -1 when t is NULL or not one. */
+double sbx_rfc3339_parse(const char *t);
 
 /* I/O that retries on EINTR and short counts. 0 or -errno. */
 int sbx_write_all(int fd, const void *buf, size_t len);
