@@ -27,6 +27,9 @@ static const char usage[] =
     "      --tmpfs DST[:SIZE]    a private tmpfs\n"
     "      --net MODE            none | loopback | proxy | host\n"
     "      --allow HOST[:PORT]   allow a destination through the proxy\n"
+    "      --secret NAME=SOURCE[ as env|file][ inject HOST,...]  a secret, as\n"
+    "                            [secrets] NAME = ... (inject: the proxy adds it)\n"
+    "      --upstream-ca FILE    CAs the proxy trusts for upstream TLS\n"
     "      --memory SIZE         memory limit (e.g. 512m)\n"
     "      --pids N              process limit\n"
     "      --cpus N              cpu limit (e.g. 1.5)\n"
@@ -69,6 +72,8 @@ enum {
 	O_HOSTNAME,
 	O_LOGJSON,
 	O_STOP_TIMEOUT,
+	O_SECRET,
+	O_UPSTREAM_CA,
 };
 
 /* Options that are profile keys: option -> section, key. */
@@ -84,6 +89,7 @@ static const struct {
     {O_ALLOW, "network", "allow"},	 {O_MEMORY, "limits", "memory"},
     {O_PIDS, "limits", "pids"},		 {O_CPUS, "limits", "cpus"},
     {O_TIME, "limits", "time"},		 {O_STOP_TIMEOUT, "sandbox", "stop-timeout"},
+    {O_UPSTREAM_CA, "network", "upstream-ca"},
 };
 
 static const struct option long_opts[] = {
@@ -99,6 +105,8 @@ static const struct option long_opts[] = {
     {"tmpfs", required_argument, NULL, O_TMPFS},
     {"net", required_argument, NULL, O_NET},
     {"allow", required_argument, NULL, O_ALLOW},
+    {"secret", required_argument, NULL, O_SECRET},
+    {"upstream-ca", required_argument, NULL, O_UPSTREAM_CA},
     {"memory", required_argument, NULL, O_MEMORY},
     {"pids", required_argument, NULL, O_PIDS},
     {"cpus", required_argument, NULL, O_CPUS},
@@ -117,7 +125,7 @@ static const struct option long_opts[] = {
 static void add_set(struct run_args *a, const char *section, const char *key, const char *value)
 {
 	a->sets = sbx_xrealloc(a->sets, (a->n_sets + 1) * sizeof(*a->sets));
-	a->sets[a->n_sets++] = (struct run_set){section, key, sbx_xstrdup(value)};
+	a->sets[a->n_sets++] = (struct run_set){section, key, sbx_xstrdup(value), NULL};
 }
 
 static bool key_opt(struct run_args *a, int opt, const char *arg)
@@ -161,6 +169,19 @@ static int other_opt(struct run_args *a, int opt, const char *arg, struct sbx_er
 	case O_ENV:
 		env_opt(a, arg);
 		return 0;
+	case O_SECRET: {
+		const char *eq = strchr(arg, '=');
+
+		if (!eq || eq == arg)
+			return sbx_err_set(err, 0,
+					   "--secret '%s': expected NAME=SOURCE [as env|as file] "
+					   "[inject HOST[,HOST...]]",
+					   arg);
+		add_set(a, "secrets", "", eq + 1);
+		a->sets[a->n_sets - 1].key_owned = sbx_xstrndup(arg, (size_t)(eq - arg));
+		a->sets[a->n_sets - 1].key = a->sets[a->n_sets - 1].key_owned;
+		return 0;
+	}
 	case O_HELP:
 		fputs(usage, stdout);
 		return 1;
@@ -209,8 +230,10 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 
 void run_args_free(struct run_args *a)
 {
-	for (size_t i = 0; i < a->n_sets; i++)
+	for (size_t i = 0; i < a->n_sets; i++) {
 		free(a->sets[i].value);
+		free(a->sets[i].key_owned);
+	}
 	free(a->sets);
 	a->sets = NULL;
 	a->n_sets = 0;
@@ -236,7 +259,9 @@ void run_option_error(const struct run_set *s, struct sbx_err *err)
 	if (strncmp(m, quoted, strlen(quoted)) == 0) /* "'/x.tar' does not exist" */
 		m += strlen(quoted);
 	snprintf(msg, sizeof(msg), "%s", m);
-	if (name)
+	if (s->key_owned)
+		sbx_err_set(err, err->errnum, "--secret '%s=%s': %s", s->key, s->value, msg);
+	else if (name)
 		sbx_err_set(err, err->errnum, "--%s '%s': %s", name, s->value, msg);
 	else
 		sbx_err_set(err, err->errnum, "-e '%s': %s", s->value, msg);

@@ -17,6 +17,7 @@
 struct run_set {
 	const char *section, *key;
 	char *value;
+	char *key_owned; /* --secret NAME=...: key is this NAME */
 };
 
 struct run_args {

@@ -123,16 +123,32 @@ static void human_signal(struct run_ctx *c, const json_t *ev)
 
 static void human_net(const json_t *ev)
 {
-	const char *res = jstr(ev, "result");
-	json_t *a = json_object_get(ev, "allowed");
+	const char *res = jstr(ev, "result"), *via = jstr(ev, "via");
+	json_t *a = json_object_get(ev, "allowed"), *inj = json_object_get(ev, "injected");
 	bool failed = json_is_true(a) && !strcmp(res, "failed");
+	const char *verdict = !json_is_true(a) ? "DENIED" : failed ? "FAILED" : "allowed";
+	char extra[256] = "";
 
-	sbx_errorf("net: %s %s:%d (%s%s)",
-		   !json_is_true(a) ? "DENIED"
-		   : failed	    ? "FAILED"
-				    : "allowed",
-		   jstr(ev, "host"), (int)json_integer_value(json_object_get(ev, "port")),
-		   failed ? "allowed, but " : "", jstr(ev, "reason"));
+	if (!strcmp(via, "dns")) {
+		sbx_errorf("net: dns %s %s %s (%s%s, %s)", jstr(ev, "query"), jstr(ev, "host"),
+			   verdict, failed ? "allowed, but " : "", jstr(ev, "reason"),
+			   jstr(ev, "rcode"));
+		return;
+	}
+	if (json_array_size(inj)) {
+		size_t i, n = 0;
+		json_t *v;
+
+		n += (size_t)snprintf(extra, sizeof(extra), "; TLS terminated, injected ");
+		json_array_foreach(inj, i, v) n += (size_t)snprintf(
+		    extra + n, n < sizeof(extra) ? sizeof(extra) - n : 0, "%s%s", i ? ", " : "",
+		    json_string_value(v));
+	} else if (!strcmp(jstr(ev, "tls"), "terminated")) {
+		snprintf(extra, sizeof(extra), "; TLS terminated, nothing injected");
+	}
+	sbx_errorf("net: %s %s:%d (%s%s%s)%s", verdict, jstr(ev, "host"),
+		   (int)json_integer_value(json_object_get(ev, "port")), failed ? "allowed, but " : "",
+		   jstr(ev, "reason"), extra, !strcmp(via, "capture") ? " [captured]" : "");
 }
 
 static void human_seccomp(const json_t *ev)
@@ -180,6 +196,10 @@ void run_human(const json_t *ev, void *data)
 			   (int)json_integer_value(json_object_get(ev, "grace_ms")));
 	} else if (!strcmp(type, "net")) {
 		human_net(ev);
+	} else if (!strcmp(type, "capture")) {
+		sbx_errorf("network: %s%s",
+			   json_is_true(json_object_get(ev, "on")) ? "" : "capture OFF: ",
+			   jstr(ev, "summary"));
 	} else if (!strcmp(type, "seccomp")) {
 		human_seccomp(ev);
 	} else if (!strcmp(type, "exit")) {

@@ -37,31 +37,114 @@ static void wait_go(struct sbx_jail_child *c)
 	c->idmap_fds = slots;
 }
 
-static int proxy_listener(struct sbx_jail_child *c, struct sbx_err *err)
+/* A socket of type on addr:port in the jail's netns (listening if TCP). */
+static int jail_socket(int family, int type, int port, struct sbx_err *err)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)c->o->proxy_port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct sbx_jail_msg m = {.type = SBX_MSG_LISTEN, .value = c->o->proxy_port};
-	_cleanup_close_ int s = -1;
+	struct sockaddr_storage ss = {0};
+	socklen_t sl;
+	_cleanup_close_ int s = socket(family, type | SOCK_CLOEXEC, 0);
+	int one = 1;
 
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 128) < 0)
-		return sbx_err_set(err, errno, "cannot listen on 127.0.0.1:%d in the jail",
-				   c->o->proxy_port);
-	if (sbx_jail_send(c->sock, &m, &s, 1) < 0)
-		return sbx_err_set(err, errno, "cannot pass the proxy listener to sbx");
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sl = sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		a->sin6_addr = in6addr_loopback;
+		sl = sizeof(*a);
+		if (s >= 0)
+			setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	if (s < 0 || bind(s, (struct sockaddr *)&ss, sl) < 0 ||
+	    (type == SOCK_STREAM && listen(s, 128) < 0))
+		return sbx_err_set(err, errno, "cannot %s on %s:%d in the jail",
+				   type == SOCK_STREAM ? "listen" : "bind",
+				   family == AF_INET ? "127.0.0.1" : "[::1]", port);
+	return steal_fd(&s);
+}
+
+/* fds[*n] = a new socket, or the error. */
+static int add_socket(int *fds, int *n, int family, int type, int port, struct sbx_err *err)
+{
+	int fd = jail_socket(family, type, port, err);
+
+	if (fd < 0)
+		return fd;
+	fds[(*n)++] = fd;
+	return 0;
+}
+
+/*
+ * The proxy's listener on 127.0.0.1:PORT, and with capture also [::1]:PORT
+ * and the DNS sockets on port 53 (the supervisor tells TCP from UDP by
+ * SO_TYPE).  The message's value says whether capture is on, its text why
+ * not.
+ */
+static int proxy_listener(struct sbx_jail_child *c, bool capture, bool v6, const char *why,
+			  struct sbx_err *err)
+{
+	struct sbx_jail_msg m = {.type = SBX_MSG_LISTEN, .value = capture};
+	const int port = c->o->proxy_port;
+	int fds[4], n = 0, r;
+
+	r = add_socket(fds, &n, AF_INET, SOCK_STREAM, port, err);
+	if (r == 0 && capture && v6)
+		r = add_socket(fds, &n, AF_INET6, SOCK_STREAM, port, err);
+	if (r == 0 && capture)
+		r = add_socket(fds, &n, AF_INET, SOCK_DGRAM, 53, err);
+	if (r == 0 && capture && v6)
+		r = add_socket(fds, &n, AF_INET6, SOCK_DGRAM, 53, err);
+	snprintf(m.text, sizeof(m.text), "%s", why);
+	if (r == 0 && sbx_jail_send(c->sock, &m, fds, (size_t)n) < 0)
+		r = sbx_err_set(err, errno, "cannot pass the proxy listener to sbx");
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	return r;
+}
+
+/* lo up (every mode but host), and in proxy mode the capture rules, while
+ * the host's files are still visible (libnftables is loaded from them). */
+static int net_setup(struct sbx_jail_child *c, bool *capture, bool *v6, char *why, size_t wl,
+		     struct sbx_err *err)
+{
+	const struct sbx_config *cfg = c->o->cfg;
+	int r;
+
+	*capture = *v6 = false;
+	/* Every mode but host has its own namespace, and its lo up: "none"
+	 * means nothing outside, not even the jail itself unreachable (test
+	 * servers, asyncio, multiprocessing talk to themselves). */
+	if (cfg->net == SBX_NET_HOST)
+		return 0;
+	r = sbx_jail_lo_up(err);
+	if (r < 0)
+		return r;
+	if (cfg->net == SBX_NET_PROXY && c->o->proxy_port > 0 && c->o->capture)
+		*capture = sbx_jail_capture(c->o->proxy_port, v6, why, wl) == 0;
+	else if (cfg->net == SBX_NET_PROXY)
+		snprintf(why, wl, "turned off ([network] capture = no)");
 	return 0;
 }
 
 static int setup(struct sbx_jail_child *c, struct sbx_err *err)
 {
 	const struct sbx_config *cfg = c->o->cfg;
-	char host[64];
+	char host[64], why[SBX_MSG_TEXT] = "";
+	bool capture, v6;
 	int r;
 
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		return sbx_err_set(err, errno, "cannot create the cgroup namespace");
+	r = net_setup(c, &capture, &v6, why, sizeof(why), err);
+	if (r < 0)
+		return r;
 	r = sbx_jail_build_root(c, err);
 	if (r < 0)
 		return r;
@@ -79,16 +162,8 @@ static int setup(struct sbx_jail_child *c, struct sbx_err *err)
 				"the hostname stays the container's: its seccomp profile refuses "
 				"sethostname (the jail's UTS namespace is still its own)");
 	}
-	/* Every mode but host has its own namespace, and its lo up: "none"
-	 * means nothing outside, not even the jail itself unreachable (test
-	 * servers, asyncio, multiprocessing talk to themselves). */
-	if (cfg->net != SBX_NET_HOST) {
-		r = sbx_jail_lo_up(err);
-		if (r < 0)
-			return r;
-	}
 	if (cfg->net == SBX_NET_PROXY && c->o->proxy_port > 0)
-		return proxy_listener(c, err);
+		return proxy_listener(c, capture, v6, why, err);
 	return 0;
 }
 

@@ -31,6 +31,8 @@ void sbx_jail_init(struct sbx_jail *j)
 	memset(j, 0, sizeof(*j));
 	j->init_pid = -1;
 	j->pidfd = j->sync_fd = j->pty_fd = j->listen_fd = j->seccomp_fd = j->layer_fd = -1;
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(j->capture_fds); i++)
+		j->capture_fds[i] = -1;
 	j->cmd_pid = -1;
 }
 
@@ -40,6 +42,8 @@ void sbx_jail_free(struct sbx_jail *j)
 	sbx_closep(&j->sync_fd);
 	sbx_closep(&j->pty_fd);
 	sbx_closep(&j->listen_fd);
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(j->capture_fds); i++)
+		sbx_closep(&j->capture_fds[i]);
 	sbx_closep(&j->layer_fd);
 	sbx_closep(&j->seccomp_fd);
 	free(j->warnings);
@@ -87,6 +91,24 @@ static int write_id_maps(pid_t pid, const struct sbx_jail_ids *ids, struct sbx_e
 		return r;
 	snprintf(map, sizeof(map), "%u %u 1\n", ids->gid, ids->outer_gid);
 	return write_map(pid, "gid_map", map, err);
+}
+
+/* The proxy listener, and with capture the other sockets in the netns. */
+static void take_listeners(struct sbx_jail *j, const struct sbx_jail_msg *m, int *fds,
+			   size_t nfds)
+{
+	size_t k = 0;
+
+	j->capture_on = m->value != 0 && nfds > 1;
+	snprintf(j->capture_why, sizeof(j->capture_why), "%.255s", m->text);
+	for (size_t i = 0; i < nfds; i++) {
+		if (i == 0 && j->listen_fd < 0)
+			j->listen_fd = fds[i];
+		else if (i > 0 && k < SBX_ARRAY_SIZE(j->capture_fds))
+			j->capture_fds[k++] = fds[i];
+		else
+			close(fds[i]);
+	}
 }
 
 static void add_warning(struct sbx_jail *j, const char *text)
@@ -303,8 +325,7 @@ static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 				j->pty_fd = fds[0];
 			break;
 		case SBX_MSG_LISTEN:
-			if (nfds == 1)
-				j->listen_fd = fds[0];
+			take_listeners(j, &m, fds, nfds);
 			break;
 		case SBX_MSG_SECCOMP:
 			if (nfds == 1)

@@ -119,6 +119,7 @@ struct sbx_jail_opts {
 	bool tty;	       /* allocate a pty inside (master comes back) */
 	struct winsize ws;     /* its initial size */
 	int proxy_port;	       /* > 0: listen on 127.0.0.1:port in the jail's netns */
+	bool capture;	       /* and capture all TCP and DNS there (lib/jail/capture.c) */
 	/* The command's filter, prepared on the host before the clone
 	 * (sbx_seccomp_prepare; in audit mode a notify one, whose listener fd
 	 * comes back in sbx_jail.seccomp_fd).  Required. */
@@ -152,6 +153,11 @@ struct sbx_jail {
 	int sync_fd;	/* SEQPACKET socket to init */
 	int pty_fd;	/* pty master (tty mode) or -1 */
 	int listen_fd;	/* proxy listener inside the netns or -1 */
+	/* with capture on: the other sockets in the netns ([::1]:PORT TCP,
+	 * port 53 UDP), -1 when absent */
+	int capture_fds[3];
+	bool capture_on;	/* the capture rules are in place */
+	char capture_why[256];	/* why not, when proxy mode has none */
 	int seccomp_fd; /* seccomp notify listener or -1 */
 	int layer_fd;	/* root of the in-memory writable layer (layer_tmpfs) or -1 */
 	pid_t cmd_pid;	/* the command's pid inside the jail */

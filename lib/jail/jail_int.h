@@ -70,6 +70,11 @@ int sbx_jail_build_root(struct sbx_jail_child *c, struct sbx_err *err);
 /* mounts.c: bring lo up in the current netns. */
 int sbx_jail_lo_up(struct sbx_err *err);
 
+/* capture.c: the capture rules and routes in the current netns, redirecting
+ * TCP to port and DNS to port 53 (0); -1 and why when it cannot be done.
+ * *v6: IPv6 is routed too. */
+int sbx_jail_capture(int port, bool *v6, char *why, size_t len);
+
 /* init.c: the jail's pid 1 (runs in the cloned child). */
 void sbx_jail_init_main(struct sbx_jail_child *c) __attribute__((noreturn));
 

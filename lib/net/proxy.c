@@ -46,8 +46,26 @@
 
 #define PROXY_STACK (256 * 1024)
 
+#define PROXY_MAX_LISTEN 4
+#define DNS_MEMO	 256
+
+struct dns_memo {
+	struct sockaddr_storage addr;
+	char *name;
+};
+
 struct sbx_proxy {
-	int listen_fd;
+	int listen_fd[PROXY_MAX_LISTEN];
+	size_t n_listen;
+	int dns_fd[PROXY_MAX_LISTEN];
+	size_t n_dns;
+	pthread_t dns_thread;
+	bool dns_started;
+	struct sbx_proxy_inject *inject;
+	size_t n_inject;
+	struct sbx_tls_ca *ca;
+	struct dns_memo memo[DNS_MEMO]; /* under lock; round robin */
+	size_t memo_next;
 	int stop_fd;  /* eventfd, readable once stopping */
 	int event_fd; /* eventfd, readable while events are queued */
 	struct sbx_allowlist al;
@@ -88,7 +106,48 @@ static json_t *conn_event(const struct proxy_conn *c)
 	json_object_set_new(ev, "bytes_down", json_integer((json_int_t)c->bytes_down));
 	json_object_set_new(
 	    ev, "ms", json_real((double)(int64_t)(sbx_ms_since(c->start_ns) * 1000) / 1000.0));
+	json_object_set_new(ev, "via", json_string(c->captured ? "capture" : "proxy"));
+	if (c->tls) {
+		json_t *inj = json_array();
+		_cleanup_free_ char *names = sbx_xstrdup(c->injected);
+		char *save = NULL;
+
+		for (char *n = strtok_r(names, ", ", &save); n; n = strtok_r(NULL, ", ", &save))
+			json_array_append_new(inj, json_string(n));
+		json_object_set_new(ev, "tls", json_string("terminated"));
+		json_object_set_new(ev, "injected", inj);
+	}
 	return ev;
+}
+
+/* Queue or hand over one event (a new reference taken). */
+static void emit_event(struct sbx_proxy *p, json_t *ev)
+{
+	if (p->cb) {
+		p->cb(ev, p->data);
+	} else {
+		uint64_t one = 1;
+
+		json_array_append(p->queue, ev);
+		if (write(p->event_fd, &one, sizeof(one)) < 0) {
+			/* counter saturated: still readable */
+		}
+	}
+}
+
+void sbx_proxy_dns_event(struct sbx_proxy *p, json_t *ev, bool allowed, bool failed)
+{
+	pthread_mutex_lock(&p->lock);
+	if (!allowed)
+		p->st.denied++;
+	else if (failed)
+		p->st.failed++;
+	else
+		p->st.allowed++;
+	p->st.dns++;
+	emit_event(p, ev);
+	pthread_mutex_unlock(&p->lock);
+	json_decref(ev);
 }
 
 static void proxy_emit(struct sbx_proxy *p, struct proxy_conn *c)
@@ -111,16 +170,9 @@ static void proxy_emit(struct sbx_proxy *p, struct proxy_conn *c)
 		p->st.failed++;
 	else
 		p->st.allowed++;
-	if (p->cb) {
-		p->cb(ev, p->data);
-	} else {
-		uint64_t one = 1;
-
-		json_array_append(p->queue, ev);
-		if (write(p->event_fd, &one, sizeof(one)) < 0) {
-			/* counter saturated: still readable */
-		}
-	}
+	if (c->captured)
+		p->st.captured++;
+	emit_event(p, ev);
 	pthread_mutex_unlock(&p->lock);
 	json_decref(ev);
 }
@@ -187,6 +239,81 @@ int sbx_proxy_conn_stop_fd(const struct proxy_conn *c)
 const struct sbx_allowlist *sbx_proxy_conn_allowlist(const struct proxy_conn *c)
 {
 	return &c->proxy->al;
+}
+
+struct sbx_tls_ca *sbx_proxy_conn_ca(const struct proxy_conn *c)
+{
+	return c->proxy->ca;
+}
+
+/* host is normalised; a hosts entry "*.d" matches names strictly below d. */
+static bool host_listed(const struct sbx_strv *hosts, const char *host)
+{
+	size_t hl = strlen(host);
+
+	for (size_t i = 0; i < hosts->n; i++) {
+		const char *h = hosts->v[i];
+
+		if (strncmp(h, "*.", 2) == 0) {
+			size_t dl = strlen(h + 2);
+
+			if (hl > dl + 1 && host[hl - dl - 1] == '.' &&
+			    strcasecmp(host + hl - dl, h + 2) == 0)
+				return true;
+		} else if (strcasecmp(h, host) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t sbx_proxy_injections(const struct proxy_conn *c, const char *host,
+			    const struct sbx_proxy_inject **out, size_t max)
+{
+	const struct sbx_proxy *p = c->proxy;
+	size_t n = 0;
+
+	for (size_t i = 0; host && i < p->n_inject && n + 1 < max; i++)
+		if (host_listed(p->inject[i].hosts, host))
+			out[n++] = &p->inject[i];
+	if (max)
+		out[n] = NULL;
+	return n;
+}
+
+void sbx_proxy_dns_remember(struct sbx_proxy *p, const char *name, const struct sockaddr *sa)
+{
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < DNS_MEMO; i++) {
+		struct dns_memo *m = &p->memo[i];
+
+		if (m->name && sbx_netpolicy_addr_equal((struct sockaddr *)&m->addr, sa)) {
+			free(m->name);
+			m->name = sbx_xstrdup(name);
+			pthread_mutex_unlock(&p->lock);
+			return;
+		}
+	}
+	struct dns_memo *m = &p->memo[p->memo_next++ % DNS_MEMO];
+
+	free(m->name);
+	m->name = sbx_xstrdup(name);
+	memcpy(&m->addr, sa,
+	       sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+	pthread_mutex_unlock(&p->lock);
+}
+
+char *sbx_proxy_dns_name_of(struct proxy_conn *c, const struct sockaddr *sa)
+{
+	struct sbx_proxy *p = c->proxy;
+	char *name = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < DNS_MEMO && !name; i++)
+		if (p->memo[i].name && sbx_netpolicy_addr_equal((struct sockaddr *)&p->memo[i].addr, sa))
+			name = sbx_xstrdup(p->memo[i].name);
+	pthread_mutex_unlock(&p->lock);
+	return name;
 }
 
 /* ---- threads ---- */
@@ -331,33 +458,65 @@ static void *accept_main(void *arg)
 	struct sbx_proxy *p = arg;
 
 	for (;;) {
-		struct pollfd pf[2] = {{.fd = p->listen_fd, .events = POLLIN},
-				       {.fd = p->stop_fd, .events = POLLIN}};
+		struct pollfd pf[PROXY_MAX_LISTEN + 1] = {{.fd = p->stop_fd, .events = POLLIN}};
 
-		if (poll(pf, 2, -1) < 0) {
+		for (size_t i = 0; i < p->n_listen; i++)
+			pf[i + 1] = (struct pollfd){.fd = p->listen_fd[i], .events = POLLIN};
+		if (poll(pf, (nfds_t)p->n_listen + 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (pf[1].revents)
+		if (pf[0].revents)
 			break;
-		if (!(pf[0].revents & POLLIN))
-			continue;
-		int fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		for (size_t i = 0; i < p->n_listen; i++) {
+			if (!(pf[i + 1].revents & POLLIN))
+				continue;
+			int fd = accept4(p->listen_fd[i], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE)
-				poll(NULL, 0, 100); /* let connections finish */
-			continue;
+			if (fd < 0) {
+				if (errno == EMFILE || errno == ENFILE)
+					poll(NULL, 0, 100); /* let connections finish */
+				continue;
+			}
+			spawn_conn(p, fd);
 		}
-		spawn_conn(p, fd);
+	}
+	return NULL;
+}
+
+static void *dns_main(void *arg)
+{
+	struct sbx_proxy *p = arg;
+
+	for (;;) {
+		struct pollfd pf[PROXY_MAX_LISTEN + 1] = {{.fd = p->stop_fd, .events = POLLIN}};
+
+		for (size_t i = 0; i < p->n_dns; i++)
+			pf[i + 1] = (struct pollfd){.fd = p->dns_fd[i], .events = POLLIN};
+		if (poll(pf, (nfds_t)p->n_dns + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[0].revents)
+			break;
+		for (size_t i = 0; i < p->n_dns; i++)
+			if (pf[i + 1].revents & POLLIN)
+				sbx_proxy_dns_serve(p, p->dns_fd[i]);
 	}
 	return NULL;
 }
 
 static void proxy_release(struct sbx_proxy *p)
 {
-	sbx_closep(&p->listen_fd);
+	for (size_t i = 0; i < p->n_listen; i++)
+		sbx_closep(&p->listen_fd[i]);
+	for (size_t i = 0; i < p->n_dns; i++)
+		sbx_closep(&p->dns_fd[i]);
+	for (size_t i = 0; i < DNS_MEMO; i++)
+		free(p->memo[i].name);
+	free(p->inject);
 	sbx_closep(&p->stop_fd);
 	sbx_closep(&p->event_fd);
 	sbx_netpolicy_free(&p->al);
@@ -370,43 +529,82 @@ static void proxy_release(struct sbx_proxy *p)
 int sbx_proxy_start(struct sbx_proxy **out, int listen_fd, const struct sbx_strv *allow,
 		    sbx_proxy_event_fn cb, void *data, struct sbx_err *err)
 {
-	struct sbx_proxy *p = sbx_xcalloc(1, sizeof(*p));
+	struct sbx_proxy_opts o = {
+	    .listen_fds = &listen_fd, .n_listen = 1, .allow = allow, .cb = cb, .data = data};
+
+	return sbx_proxy_start_opts(out, &o, err);
+}
+
+static int start_threads(struct sbx_proxy *p, struct sbx_err *err)
+{
 	sigset_t all, old;
 	int r;
 
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = -pthread_create(&p->accept_thread, NULL, accept_main, p);
+	if (r == 0 && p->n_dns > 0) {
+		r = -pthread_create(&p->dns_thread, NULL, dns_main, p);
+		if (r < 0) {
+			uint64_t one = 1;
+
+			if (write(p->stop_fd, &one, sizeof(one)) < 0) {
+				/* an eventfd write of 1 cannot fail here */
+			}
+			pthread_join(p->accept_thread, NULL);
+		}
+		p->dns_started = r == 0;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return sbx_err_set(err, -r, "cannot start the proxy thread");
+	return 0;
+}
+
+int sbx_proxy_start_opts(struct sbx_proxy **out, const struct sbx_proxy_opts *o,
+			 struct sbx_err *err)
+{
+	struct sbx_proxy *p = sbx_xcalloc(1, sizeof(*p));
+	int r = 0;
+
 	*out = NULL;
-	p->listen_fd = listen_fd;
-	p->cb = cb;
-	p->data = data;
+	for (size_t i = 0; i < o->n_listen && i < PROXY_MAX_LISTEN; i++)
+		p->listen_fd[p->n_listen++] = o->listen_fds[i];
+	for (size_t i = 0; i < o->n_dns && i < PROXY_MAX_LISTEN; i++)
+		p->dns_fd[p->n_dns++] = o->dns_fds[i];
+	p->cb = o->cb;
+	p->data = o->data;
+	p->ca = o->ca;
+	if (o->n_inject) {
+		p->inject = sbx_xcalloc(o->n_inject, sizeof(*p->inject));
+		memcpy(p->inject, o->inject, o->n_inject * sizeof(*p->inject));
+		p->n_inject = o->n_inject;
+	}
 	p->queue = json_array();
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->idle, NULL);
 	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (p->stop_fd < 0 || p->event_fd < 0) {
+	if (o->n_listen > PROXY_MAX_LISTEN || o->n_dns > PROXY_MAX_LISTEN)
+		r = sbx_err_set(err, EINVAL, "too many proxy sockets");
+	else if (p->stop_fd < 0 || p->event_fd < 0)
 		r = sbx_err_set(err, errno, "cannot create the proxy's eventfd");
-		goto fail;
+	if (r == 0)
+		r = sbx_netpolicy_parse(&p->al, o->allow, err);
+	for (size_t i = 0; r == 0 && i < p->n_listen + p->n_dns; i++) {
+		int fd = i < p->n_listen ? p->listen_fd[i] : p->dns_fd[i - p->n_listen];
+
+		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+			r = sbx_err_set(err, errno, "bad proxy socket");
 	}
-	r = sbx_netpolicy_parse(&p->al, allow, err);
-	if (r < 0)
-		goto fail;
-	if (fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK) < 0) {
-		r = sbx_err_set(err, errno, "bad proxy listening socket");
-		goto fail;
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = -pthread_create(&p->accept_thread, NULL, accept_main, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0)
+		r = start_threads(p, err);
 	if (r < 0) {
-		sbx_err_set(err, -r, "cannot start the proxy thread");
-		goto fail;
+		proxy_release(p);
+		return r;
 	}
 	*out = p;
 	return 0;
-fail:
-	proxy_release(p);
-	return r;
 }
 
 void sbx_proxy_stop(struct sbx_proxy *p)
@@ -419,11 +617,14 @@ void sbx_proxy_stop(struct sbx_proxy *p)
 		/* an eventfd write of 1 cannot fail here */
 	}
 	pthread_join(p->accept_thread, NULL);
+	if (p->dns_started)
+		pthread_join(p->dns_thread, NULL);
 	pthread_mutex_lock(&p->lock);
 	while (p->st.active > 0)
 		pthread_cond_wait(&p->idle, &p->lock);
 	pthread_mutex_unlock(&p->lock);
-	sbx_closep(&p->listen_fd);
+	for (size_t i = 0; i < p->n_listen; i++)
+		sbx_closep(&p->listen_fd[i]);
 	p->stopped = true;
 }
 
@@ -497,4 +698,9 @@ void sbx_proxy_env(uint16_t port, struct sbx_strv *env)
 	sbx_strv_push(env, "no_proxy=localhost,127.0.0.1,::1");
 	sbx_strv_push(env, "NO_PROXY=localhost,127.0.0.1,::1");
 	sbx_strv_push(env, "NODE_USE_ENV_PROXY=1");
+}
+
+const struct sbx_allowlist *sbx_proxy_allowlist(const struct sbx_proxy *p)
+{
+	return &p->al;
 }

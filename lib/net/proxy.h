@@ -19,7 +19,8 @@
  *   {"ts": RFC3339 start, "method": "CONNECT"|"GET"|..., "host": "x"|null,
  *    "port": N|null, "address": "1.2.3.4"|null, "allowed": bool,
  *    "reason": "...", "status": 200|403|400|502|..., "bytes_up": N,
- *    "bytes_down": N, "ms": duration}
+ *    "bytes_down": N, "ms": duration, "via": "proxy"|"capture"|"dns",
+ *    "tls": "terminated" (only then), "injected": ["NAME", ...] (only then)}
  * bytes_up counts bytes from the client forwarded upstream (including the
  * rewritten request head for plain HTTP), bytes_down bytes from upstream
  * forwarded to the client (excluding the proxy's own replies).
@@ -29,6 +30,35 @@
 typedef void (*sbx_proxy_event_fn)(json_t *event, void *data);
 
 struct sbx_proxy;
+struct sbx_tls_ca;
+
+/*
+ * A secret the proxy puts into requests (credential injection): in the
+ * request headers of HTTPS requests to one of `hosts` (names, "*.domain"),
+ * every occurrence of `placeholder` becomes `value`; in the response
+ * headers sent back, every occurrence of `value` becomes `placeholder`.
+ * Everything is borrowed and must outlive the proxy.
+ */
+struct sbx_proxy_inject {
+	const char *name;
+	const char *value;
+	size_t len;
+	const char *placeholder;
+	const struct sbx_strv *hosts;
+};
+
+struct sbx_proxy_opts {
+	const int *listen_fds; /* TCP listeners (ownership passes, even on failure) */
+	size_t n_listen;
+	const int *dns_fds; /* UDP sockets answered as DNS (ownership passes) */
+	size_t n_dns;
+	const struct sbx_strv *allow; /* copied */
+	const struct sbx_proxy_inject *inject;
+	size_t n_inject;
+	struct sbx_tls_ca *ca; /* for TLS to injection hosts; borrowed */
+	sbx_proxy_event_fn cb;
+	void *data;
+};
 
 struct sbx_proxy_stats {
 	uint64_t connections; /* accepted */
@@ -42,6 +72,8 @@ struct sbx_proxy_stats {
 	uint64_t evicted; /* of those with or without one: closed, idle, to
 			   * make room for a new one */
 	uint64_t refused; /* answered 503: every connection busy (no event) */
+	uint64_t captured; /* events of connections taken by the capture rules */
+	uint64_t dns;	   /* DNS queries answered (each an event) */
 };
 
 /*
@@ -53,6 +85,17 @@ struct sbx_proxy_stats {
  */
 int sbx_proxy_start(struct sbx_proxy **p, int listen_fd, const struct sbx_strv *allow,
 		    sbx_proxy_event_fn cb, void *data, struct sbx_err *err);
+/*
+ * The same with every option.  A connection accepted on a listener whose
+ * original destination (SO_ORIGINAL_DST) is not the listener itself was
+ * redirected by the jail's capture rules: its destination is taken from
+ * the TLS ClientHello's server name, the HTTP Host, or the address itself
+ * (proxy_capture.c).  Each UDP socket answers DNS queries: names the
+ * allowlist names resolve (on the host), others get NXDOMAIN; every query
+ * is an event with method "DNS".
+ */
+int sbx_proxy_start_opts(struct sbx_proxy **p, const struct sbx_proxy_opts *o,
+			 struct sbx_err *err);
 /*
  * Stop accepting, close every connection (each still gets its event) and
  * wait for every thread; idempotent.  Stats and queued events stay

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/net/proxy_conn.c - one proxy client connection: request, decision, relay. */
+/* lib/net/proxy_conn.c - one proxy client connection: request, decision, sbx_proxy_relay. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <fcntl.h>
@@ -11,25 +11,17 @@
 
 #include "proxy_int.h"
 
-#define HEAD_MAX	   (64 * 1024)
+#define HEAD_MAX	   PROXY_HEAD_MAX
 #define HEAD_TIMEOUT_MS	   PROXY_HEAD_TIMEOUT_MS
 #define CONNECT_TIMEOUT_MS 10000
 #define RELAY_BUF	   (4 * 1024 * 1024)
 
-struct request {
-	char *buf;	 /* the bytes read so far */
-	size_t head_len; /* up to and including the blank line */
-	size_t total;
-	const char *target; /* NUL-terminated inside buf */
-	const char *version;
-	char *lines; /* header lines (NUL-terminated, each ends "\n") */
-};
 
 /* ---- small I/O ---- */
 
 /* poll fd for ev together with the stop fd: 1 ready, 0 timeout, -ECANCELED
  * when the proxy stops, other -errno */
-static int wait_fd(struct proxy_conn *c, int fd, short ev, int timeout_ms)
+int sbx_proxy_wait(struct proxy_conn *c, int fd, short ev, int timeout_ms)
 {
 	struct pollfd pf[2] = {{.fd = fd, .events = ev},
 			       {.fd = sbx_proxy_conn_stop_fd(c), .events = POLLIN}};
@@ -45,13 +37,13 @@ static int wait_fd(struct proxy_conn *c, int fd, short ev, int timeout_ms)
 	return r > 0;
 }
 
-static int send_all(struct proxy_conn *c, int fd, const char *buf, size_t len)
+int sbx_proxy_send_all(struct proxy_conn *c, int fd, const char *buf, size_t len)
 {
 	while (len > 0) {
 		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			if (wait_fd(c, fd, POLLOUT, HEAD_TIMEOUT_MS) <= 0)
+			if (sbx_proxy_wait(c, fd, POLLOUT, HEAD_TIMEOUT_MS) <= 0)
 				return -ETIMEDOUT;
 			continue;
 		}
@@ -69,6 +61,9 @@ void sbx_proxy_reply(struct proxy_conn *c, int status, const char *text, const c
 	size_t i;
 	int n;
 
+	c->status = status;
+	if (c->raw)
+		return; /* not an HTTP client: no reply it could read */
 	for (i = 0; reason[i] && i < sizeof(clean) - 1; i++)
 		clean[i] = (reason[i] >= 0x20 && reason[i] < 0x7f) ? reason[i] : '?';
 	clean[i] = '\0';
@@ -77,14 +72,13 @@ void sbx_proxy_reply(struct proxy_conn *c, int status, const char *text, const c
 		     "Content-Type: text/plain\r\nContent-Length: %zu\r\n"
 		     "Connection: close\r\n\r\nsbx-proxy: %s\n",
 		     status, text, clean, strlen(clean) + 12, clean);
-	if (n > 0 && (size_t)n < sizeof(resp))
-		send_all(c, c->client, resp, (size_t)n);
-	c->status = status;
+	if (n > 0 && (size_t)n < sizeof(resp) && c->client_tls)
+		sbx_proxy_tls_send(c, resp, (size_t)n);
+	else if (n > 0 && (size_t)n < sizeof(resp))
+		sbx_proxy_send_all(c, c->client, resp, (size_t)n);
 }
 
-static void deny(struct proxy_conn *c, int status, const char *text, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void deny(struct proxy_conn *c, int status, const char *text, const char *fmt, ...)
+void sbx_proxy_deny(struct proxy_conn *c, int status, const char *text, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -114,7 +108,7 @@ static const char *find_head_end(const char *buf, size_t from, size_t total, siz
 }
 
 /* 0: head read; -1: nothing to answer (closed, timeout, stop); -2: too big */
-static int read_head(struct proxy_conn *c, struct request *rq)
+int sbx_proxy_read_head(struct proxy_conn *c, struct proxy_request *rq)
 {
 	uint64_t deadline = sbx_now_ns() + (uint64_t)HEAD_TIMEOUT_MS * 1000000;
 
@@ -147,7 +141,7 @@ static int read_head(struct proxy_conn *c, struct request *rq)
 		uint64_t now = sbx_now_ns();
 		int w = now >= deadline
 			    ? 0
-			    : wait_fd(c, c->client, POLLIN, (int)((deadline - now) / 1000000) + 1);
+			    : sbx_proxy_wait(c, c->client, POLLIN, (int)((deadline - now) / 1000000) + 1);
 
 		if (w <= 0) {
 			if (w == -ECANCELED)
@@ -176,7 +170,7 @@ static bool clean_text(const char *s)
 }
 
 /* Split the head in place: request line fields, then the header lines. */
-static int parse_head(struct proxy_conn *c, struct request *rq)
+int sbx_proxy_parse_head(struct proxy_conn *c, struct proxy_request *rq)
 {
 	char *head = rq->buf, *eol, *sp1, *sp2;
 
@@ -206,7 +200,7 @@ static int parse_head(struct proxy_conn *c, struct request *rq)
 }
 
 /* Next header line in *cur: sets name/value (NUL-terminated); 0 at the end. */
-static int next_header(char **cur, char **name, char **value)
+int sbx_proxy_next_header(char **cur, char **name, char **value)
 {
 	char *line = *cur, *eol = strchr(line, '\n'), *colon;
 
@@ -232,7 +226,7 @@ static int next_header(char **cur, char **name, char **value)
 	return clean_text(*value) ? 1 : -1;
 }
 
-static bool hop_by_hop(const char *name)
+bool sbx_proxy_hop_by_hop(const char *name)
 {
 	static const char *const hop[] = {
 	    "connection",	  "keep-alive", "proxy-connection", "proxy-authorization",
@@ -256,20 +250,21 @@ static const char *format_authority(const struct proxy_conn *c, uint16_t defport
 }
 
 /* Build the origin-form request for upstream; NULL on a bad header. */
-static char *rewrite_http(struct proxy_conn *c, struct request *rq, const char *path)
+char *sbx_proxy_rewrite_head(struct proxy_conn *c, struct proxy_request *rq, const char *path,
+			     uint16_t defport)
 {
 	char auth[300], *cur = rq->lines, *name, *value;
 	bool upgrade = false;
 	char *out =
 	    sbx_xasprintf("%s %s%s %s\r\nHost: %s\r\n", c->method, path[0] == '/' ? "" : "/", path,
-			  rq->version, format_authority(c, 80, auth, sizeof(auth)));
+			  rq->version, format_authority(c, defport, auth, sizeof(auth)));
 	size_t len = strlen(out);
 	int r;
 
-	while ((r = next_header(&cur, &name, &value)) > 0) {
+	while ((r = sbx_proxy_next_header(&cur, &name, &value)) > 0) {
 		if (strcasecmp(name, "connection") == 0 && strcasestr(value, "upgrade"))
 			upgrade = true;
-		if (hop_by_hop(name))
+		if (sbx_proxy_hop_by_hop(name))
 			continue;
 		size_t add = strlen(name) + strlen(value) + 4;
 
@@ -333,7 +328,7 @@ bool sbx_proxy_sockaddr(const char *host, uint16_t port, struct sockaddr_storage
 	return false;
 }
 
-static bool is_localhost(const char *h)
+bool sbx_proxy_is_localhost(const char *h)
 {
 	size_t n = strlen(h);
 
@@ -355,7 +350,7 @@ static int resolve(struct proxy_conn *c, struct sockaddr_storage *out, size_t ma
 		*n = 1;
 		return 0;
 	}
-	if (is_localhost(c->host)) {
+	if (sbx_proxy_is_localhost(c->host)) {
 		sbx_proxy_sockaddr("127.0.0.1", c->port, &out[0], &sl);
 		sbx_proxy_sockaddr("::1", c->port, &out[1], &sl);
 		*n = 2;
@@ -382,7 +377,7 @@ static int resolve(struct proxy_conn *c, struct sockaddr_storage *out, size_t ma
 }
 
 /* Connect to one checked address; 0 or -errno (with a stop as -ECANCELED). */
-static int connect_to(struct proxy_conn *c, const struct sockaddr_storage *ss)
+int sbx_proxy_connect_to(struct proxy_conn *c, const struct sockaddr_storage *ss)
 {
 	socklen_t sl =
 	    ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
@@ -396,7 +391,7 @@ static int connect_to(struct proxy_conn *c, const struct sockaddr_storage *ss)
 		close(fd);
 		return -e;
 	}
-	int r = wait_fd(c, fd, POLLOUT, CONNECT_TIMEOUT_MS);
+	int r = sbx_proxy_wait(c, fd, POLLOUT, CONNECT_TIMEOUT_MS);
 
 	if (r <= 0) {
 		close(fd);
@@ -411,7 +406,7 @@ static int connect_to(struct proxy_conn *c, const struct sockaddr_storage *ss)
 }
 
 /* Check every candidate, connect to the first allowed one that answers. */
-static void open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
+void sbx_proxy_open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
 {
 	struct sockaddr_storage cand[16];
 	uint16_t defport = c->is_connect ? 443 : 80;
@@ -440,7 +435,7 @@ static void open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
 		}
 		sbx_netpolicy_addr_str((struct sockaddr *)&cand[i], c->address, sizeof(c->address));
 		c->allowed = true;
-		last = connect_to(c, &cand[i]);
+		last = sbx_proxy_connect_to(c, &cand[i]);
 		if (last == 0)
 			return;
 		if (last == -ECANCELED) {
@@ -452,16 +447,16 @@ static void open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e)
 	if (!c->allowed) {
 		if (!why[0])
 			snprintf(why, sizeof(why), "'%s' has no address", c->host);
-		deny(c, 403, "Forbidden", "%s", why);
+		sbx_proxy_deny(c, 403, "Forbidden", "%s", why);
 		return;
 	}
 	c->failed = true;
-	deny(c, last == -ETIMEDOUT ? 504 : 502,
+	sbx_proxy_deny(c, last == -ETIMEDOUT ? 504 : 502,
 	     last == -ETIMEDOUT ? "Gateway Timeout" : "Bad Gateway",
 	     "cannot connect to %s port %u: %s", c->address, c->port, strerror(-last));
 }
 
-/* ---- relay ---- */
+/* ---- sbx_proxy_relay ---- */
 
 /*
  * Copy through a large user buffer per direction rather than splice(2):
@@ -546,7 +541,7 @@ static void peek_status(struct proxy_conn *c)
 		c->status = -1; /* not an HTTP response: reported as-is */
 }
 
-static void relay(struct proxy_conn *c)
+void sbx_proxy_relay(struct proxy_conn *c)
 {
 	struct half up, down;
 	int r = 0;
@@ -591,19 +586,19 @@ static void relay(struct proxy_conn *c)
 	}
 	if (r < 0 && r != -ECONNRESET && r != -EPIPE)
 		snprintf(c->reason + strlen(c->reason), sizeof(c->reason) - strlen(c->reason),
-			 "; relay error: %s", strerror(-r));
+			 "; sbx_proxy_relay error: %s", strerror(-r));
 	free(up.buf);
 	free(down.buf);
 }
 
 /* ---- one connection ---- */
 
-static bool headers_ok(struct request *rq)
+static bool headers_ok(struct proxy_request *rq)
 {
 	char *cur = rq->lines, *name, *value;
 	int r;
 
-	while ((r = next_header(&cur, &name, &value)) > 0)
+	while ((r = sbx_proxy_next_header(&cur, &name, &value)) > 0)
 		;
 	return r == 0;
 }
@@ -618,11 +613,11 @@ size_t sbx_proxy_head_end(const char *buf, size_t total)
 
 int sbx_proxy_parse_request(struct proxy_conn *c, char *buf, size_t head_len, char **head_out)
 {
-	struct request rq = {.buf = buf, .head_len = head_len, .total = head_len};
+	struct proxy_request rq = {.buf = buf, .head_len = head_len, .total = head_len};
 	const char *path = NULL;
 
 	*head_out = NULL;
-	if (parse_head(c, &rq) < 0) {
+	if (sbx_proxy_parse_head(c, &rq) < 0) {
 		snprintf(c->reason, sizeof(c->reason), "malformed request line");
 		return 400;
 	}
@@ -635,7 +630,7 @@ int sbx_proxy_parse_request(struct proxy_conn *c, char *buf, size_t head_len, ch
 					 : "not a proxy request: expected an absolute http:// URI");
 		return 400;
 	}
-	if (c->is_connect ? !headers_ok(&rq) : !(*head_out = rewrite_http(c, &rq, path))) {
+	if (c->is_connect ? !headers_ok(&rq) : !(*head_out = sbx_proxy_rewrite_head(c, &rq, path, 80))) {
 		snprintf(c->reason, sizeof(c->reason), "malformed header");
 		return 400;
 	}
@@ -643,7 +638,7 @@ int sbx_proxy_parse_request(struct proxy_conn *c, char *buf, size_t head_len, ch
 }
 
 /* Parse and check; true when an upstream connection is open. */
-static bool decide(struct proxy_conn *c, struct request *rq, char **head_out)
+static bool decide(struct proxy_conn *c, struct proxy_request *rq, char **head_out)
 {
 	const struct sbx_allow_entry *e;
 	int status = sbx_proxy_parse_request(c, rq->buf, rq->head_len, head_out);
@@ -655,44 +650,72 @@ static bool decide(struct proxy_conn *c, struct request *rq, char **head_out)
 	e = sbx_netpolicy_match(sbx_proxy_conn_allowlist(c), c->host, c->port,
 				c->is_connect ? 443 : 80);
 	if (!e) {
-		deny(c, 403, "Forbidden", "%s port %u is not in the allowlist", c->host, c->port);
+		sbx_proxy_deny(c, 403, "Forbidden", "%s port %u is not in the allowlist", c->host, c->port);
 		return false;
 	}
-	open_upstream(c, e);
+	sbx_proxy_open_upstream(c, e);
 	if (c->upstream < 0)
 		return false;
 	snprintf(c->reason, sizeof(c->reason), "allowed by '%s'", e->text);
 	return true;
 }
 
-void sbx_proxy_serve_conn(struct proxy_conn *c)
+/* A whole request head has been read from the client: decide and relay. */
+void sbx_proxy_serve_request(struct proxy_conn *c, struct proxy_request *rq)
 {
-	struct request rq = {0};
 	_cleanup_free_ char *head = NULL;
 	static const char established[] =
 	    "HTTP/1.1 200 Connection established\r\nProxy-Agent: sbx-proxy\r\n\r\n";
-	int r = read_head(c, &rq);
+	const struct sbx_proxy_inject *inj[2];
+	size_t extra = rq->total - rq->head_len;
+	int r;
 
-	if (r == -2)
-		deny(c, 431, "Request Header Fields Too Large", "request head over %d bytes",
-		     HEAD_MAX);
-	else if (r == 0 && decide(c, &rq, &head)) {
-		size_t extra = rq.total - rq.head_len;
+	if (!decide(c, rq, &head))
+		return;
+	if (c->is_connect) {
+		bool tls = sbx_proxy_injections(c, c->host, inj, 2) > 0;
 
-		if (c->is_connect) {
-			r = send_all(c, c->client, established, sizeof(established) - 1);
-			c->status = 200;
-		} else {
-			r = send_all(c, c->upstream, head, strlen(head));
-			if (r == 0)
-				sbx_proxy_count(c, true, strlen(head));
+		if (tls && extra) {
+			sbx_proxy_deny(c, 400, "Bad Request",
+				       "data sent before the tunnel to injection host '%s' was "
+				       "established",
+				       c->host);
+			return;
 		}
-		if (r == 0 && extra)
-			r = send_all(c, c->upstream, rq.buf + rq.head_len, extra);
-		if (r == 0) {
-			sbx_proxy_count(c, true, extra);
-			relay(c);
+		r = sbx_proxy_send_all(c, c->client, established, sizeof(established) - 1);
+		c->status = 200;
+		if (r == 0 && tls) {
+			sbx_proxy_serve_tls(c);
+			return;
 		}
+	} else {
+		r = sbx_proxy_send_all(c, c->upstream, head, strlen(head));
+		if (r == 0)
+			sbx_proxy_count(c, true, strlen(head));
 	}
+	if (r == 0 && extra)
+		r = sbx_proxy_send_all(c, c->upstream, rq->buf + rq->head_len, extra);
+	if (r == 0) {
+		sbx_proxy_count(c, true, extra);
+		sbx_proxy_relay(c);
+	}
+}
+
+void sbx_proxy_serve_conn(struct proxy_conn *c)
+{
+	struct proxy_request rq = {0};
+	struct sockaddr_storage dst;
+	int r;
+
+	if (sbx_proxy_captured(c, &dst)) {
+		sbx_proxy_serve_captured(c, &dst);
+		return;
+	}
+	r = sbx_proxy_read_head(c, &rq);
+	if (r == -2)
+		sbx_proxy_deny(c, 431, "Request Header Fields Too Large", "request head over %d bytes",
+			       HEAD_MAX);
+	else if (r == 0)
+		sbx_proxy_serve_request(c, &rq);
 	free(rq.buf);
 }

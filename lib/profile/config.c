@@ -18,6 +18,7 @@ void sbx_config_init(struct sbx_config *c)
 	c->rootfs_writable = true;
 	c->env_clear = true;
 	c->net = SBX_NET_NONE;
+	c->capture = true;
 	c->memory = c->pids = c->cpus_milli = c->time_ms = SBX_UNSET;
 	c->nofile = c->fsize = c->disk = SBX_UNSET;
 	c->image_size = c->image_entries = SBX_UNSET;
@@ -42,9 +43,11 @@ void sbx_config_free(struct sbx_config *c)
 	for (size_t i = 0; i < c->n_secrets; i++) {
 		free(c->secrets[i].name);
 		free(c->secrets[i].ref);
+		sbx_strv_free(&c->secrets[i].inject_hosts);
 	}
 	free(c->secrets);
 	sbx_strv_free(&c->allow);
+	free(c->upstream_ca);
 	free(c->seccomp);
 	memset(c, 0, sizeof(*c));
 }

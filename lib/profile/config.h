@@ -67,6 +67,10 @@ struct sbx_secret {
 	char *ref; /* host env var name, or host file path */
 	enum sbx_secret_inject inject;
 	bool optional; /* "env:VAR?": skipped (not an error) when missing */
+	/* "inject HOST[,HOST...]": the jail gets a placeholder and the proxy
+	 * puts the value into HTTPS request headers to these hosts (lowercase
+	 * names or "*.domain"); empty: the jail gets the value itself. */
+	struct sbx_strv inject_hosts;
 };
 
 /* [filesystem] sysfs: the jail's own view of /sys, or none at all. */
@@ -114,6 +118,8 @@ struct sbx_config {
 	/* [network] */
 	enum sbx_net_mode net;
 	struct sbx_strv allow; /* host, host:port, *.domain[:port] */
+	char *upstream_ca;     /* PEM file of extra CAs for upstream TLS, or NULL */
+	bool capture;	       /* proxy mode: capture all TCP and DNS (default yes) */
 
 	/* [limits]; SBX_UNSET when not set */
 	uint64_t memory; /* bytes */

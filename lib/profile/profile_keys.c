@@ -493,6 +493,65 @@ static int set_set(struct sbx_config *c, const char *key, const char *val,
 
 /* ---------------------------------------------------------------- [secrets] */
 
+/* "inject HOST[,HOST...]": names or *.domain, as the allowlist spells them. */
+static int parse_inject_hosts(const char *name, char *list, struct sbx_secret *s,
+			      struct sbx_err *err)
+{
+	char *save = NULL;
+
+	for (char *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+		_cleanup_free_ char *norm = NULL;
+		bool wild = strncmp(h, "*.", 2) == 0;
+
+		norm = sbx_netpolicy_norm_host(wild ? h + 2 : h, strlen(wild ? h + 2 : h));
+		if (!norm || strchr(norm, ':') || strspn(norm, "0123456789.") == strlen(norm))
+			return sbx_err_set(err, 0,
+					   "secret '%s': bad inject host '%s' (expected a DNS "
+					   "name or *.domain, no port, no IP address)",
+					   name, h);
+		if (wild) {
+			char *w = sbx_xasprintf("*.%s", norm);
+
+			free(norm);
+			norm = w;
+		}
+		if (!sbx_strv_contains(&s->inject_hosts, norm))
+			sbx_strv_push(&s->inject_hosts, norm);
+	}
+	if (s->inject_hosts.n == 0)
+		return sbx_err_set(err, 0, "secret '%s': 'inject' needs HOST[,HOST...]", name);
+	return 0;
+}
+
+/* The words after SOURCE: [as env|as file] [inject HOST[,HOST...]]. */
+static int parse_secret_words(const char *name, char *rest, struct sbx_secret *s,
+			      struct sbx_err *err)
+{
+	char *save = NULL, *w = strtok_r(rest, " \t", &save);
+	bool as_seen = false;
+
+	while (w) {
+		if (strcmp(w, "as") == 0 && !as_seen && s->inject_hosts.n == 0) {
+			w = strtok_r(NULL, " \t", &save);
+			if (!w || (strcmp(w, "env") != 0 && strcmp(w, "file") != 0))
+				return -1;
+			s->inject = strcmp(w, "file") == 0 ? SBX_SECRET_AS_FILE : SBX_SECRET_AS_ENV;
+			as_seen = true;
+		} else if (strcmp(w, "inject") == 0 && s->inject_hosts.n == 0) {
+			w = strtok_r(NULL, " \t", &save);
+			if (!w)
+				return sbx_err_set(err, 0, "secret '%s': 'inject' needs HOST[,HOST...]",
+						   name);
+			if (parse_inject_hosts(name, w, s, err) < 0)
+				return -EINVAL;
+		} else {
+			return -1;
+		}
+		w = strtok_r(NULL, " \t", &save);
+	}
+	return 0;
+}
+
 static int parse_secret(const char *name, const char *val, struct sbx_secret *s,
 			struct sbx_err *err)
 {
@@ -501,14 +560,13 @@ static int parse_secret(const char *name, const char *val, struct sbx_secret *s,
 
 	s->inject = SBX_SECRET_AS_ENV;
 	if (sp) {
-		char *rest = sp + strspn(sp, " \t");
+		int r;
 
 		*sp = '\0';
-		if (strcmp(rest, "as env") == 0)
-			s->inject = SBX_SECRET_AS_ENV;
-		else if (strcmp(rest, "as file") == 0)
-			s->inject = SBX_SECRET_AS_FILE;
-		else
+		r = parse_secret_words(name, sp + 1, s, err);
+		if (r == -EINVAL)
+			goto fail;
+		if (r < 0)
 			goto bad;
 	}
 	if (strncmp(v, "env:", 4) == 0)
@@ -522,24 +580,31 @@ static int parse_secret(const char *name, const char *val, struct sbx_secret *s,
 	s->optional = end > ref && end[-1] == '?';
 	if (s->optional)
 		*--end = '\0';
-	if (s->source == SBX_SECRET_FROM_ENV && !env_name_ok(ref, strlen(ref)))
-		return sbx_err_set(err, 0, "secret '%s': bad variable name '%s'", name, ref);
+	if (s->source == SBX_SECRET_FROM_ENV && !env_name_ok(ref, strlen(ref))) {
+		sbx_err_set(err, 0, "secret '%s': bad variable name '%s'", name, ref);
+		goto fail;
+	}
 	if (s->source == SBX_SECRET_FROM_FILE) {
 		char *p = NULL;
 		int r = norm_path(ref, true, "secret file", &p, err);
 
-		if (r < 0)
-			return sbx_err_wrap(err, "secret '%s'", name);
+		if (r < 0) {
+			sbx_err_wrap(err, "secret '%s'", name);
+			goto fail;
+		}
 		s->ref = p;
 	} else {
 		s->ref = sbx_xstrdup(ref);
 	}
 	return 0;
 bad:
-	return sbx_err_set(err, 0,
-			   "secret '%s': bad value '%s' (expected env:VAR or file:PATH, '?' "
-			   "for optional, then 'as env' or 'as file')",
-			   name, val);
+	sbx_err_set(err, 0,
+		    "secret '%s': bad value '%s' (expected env:VAR or file:PATH, '?' "
+		    "for optional, then 'as env' or 'as file', then 'inject HOST[,HOST...]')",
+		    name, val);
+fail:
+	sbx_strv_free(&s->inject_hosts);
+	return -EINVAL;
 }
 
 static int set_secret(struct sbx_config *c, const char *key, const char *val,
@@ -559,6 +624,7 @@ static int set_secret(struct sbx_config *c, const char *key, const char *val,
 		if (strcmp(c->secrets[i].name, key) == 0) {
 			free(c->secrets[i].name);
 			free(c->secrets[i].ref);
+			sbx_strv_free(&c->secrets[i].inject_hosts);
 			c->secrets[i] = s;
 			return 0;
 		}
@@ -664,6 +730,26 @@ static int set_allow(struct sbx_config *c, const char *key, const char *val,
 		     const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
 	return for_each_token(val, allow_one, c, err);
+}
+
+static int set_capture(struct sbx_config *c, const char *key, const char *val,
+		       const struct sbx_profile_setctx *sc, struct sbx_err *err)
+{
+	return sbx_parse_bool(val, &c->capture, err);
+}
+
+/* A PEM file of CAs the proxy trusts for upstream TLS, besides the host's. */
+static int set_upstream_ca(struct sbx_config *c, const char *key, const char *val,
+			   const struct sbx_profile_setctx *sc, struct sbx_err *err)
+{
+	char *p = NULL;
+	int r = norm_path(val, true, "upstream-ca", &p, err);
+
+	if (r < 0)
+		return r;
+	free(c->upstream_ca);
+	c->upstream_ca = p;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- [limits] */
@@ -872,9 +958,11 @@ const struct sbx_profile_key sbx_profile_keys[] = {
     K("env", "pass", true, set_pass, NULL, "NAME|GLOB ..."),
     K("env", "set", true, set_set, NULL, "NAME=VALUE"),
     K("secrets", "*", true, set_secret, sbx_profile_write_secrets,
-      "env:VAR[?]|file:PATH[?] [as env|as file]"),
+      "env:VAR[?]|file:PATH[?] [as env|as file] [inject HOST[,HOST...]]"),
     K("network", "mode", false, set_mode, sbx_profile_write_network, "none|loopback|proxy|host"),
     K("network", "allow", true, set_allow, NULL, "HOST[:PORT]|*.DOMAIN[:PORT] ..."),
+    K("network", "upstream-ca", false, set_upstream_ca, NULL, "FILE"),
+    K("network", "capture", false, set_capture, NULL, "BOOL"),
     K("limits", "memory", false, set_limit, sbx_profile_write_limits, "SIZE|unlimited"),
     K("limits", "pids", false, set_limit, NULL, "N|unlimited"),
     K("limits", "cpus", false, set_limit, NULL, "DECIMAL|unlimited"),

@@ -128,9 +128,11 @@ void sbx_profile_write_secrets(const struct sbx_config *c, FILE *out)
 {
 	for (size_t i = 0; i < c->n_secrets; i++) {
 		const struct sbx_secret *s = &c->secrets[i];
+		_cleanup_free_ char *hosts = sbx_strv_join(&s->inject_hosts, ",");
 		_cleanup_free_ char *v = sbx_xasprintf(
-		    "%s:%s%s as %s", s->source == SBX_SECRET_FROM_ENV ? "env" : "file", s->ref,
-		    s->optional ? "?" : "", s->inject == SBX_SECRET_AS_FILE ? "file" : "env");
+		    "%s:%s%s as %s%s%s", s->source == SBX_SECRET_FROM_ENV ? "env" : "file", s->ref,
+		    s->optional ? "?" : "", s->inject == SBX_SECRET_AS_FILE ? "file" : "env",
+		    s->inject_hosts.n ? " inject " : "", s->inject_hosts.n ? hosts : "");
 
 		put(out, s->name, v);
 	}
@@ -141,6 +143,9 @@ void sbx_profile_write_network(const struct sbx_config *c, FILE *out)
 	put(out, "mode", sbx_net_mode_name(c->net));
 	for (size_t i = 0; i < c->allow.n; i++)
 		put(out, "allow", c->allow.v[i]);
+	if (c->upstream_ca)
+		put(out, "upstream-ca", c->upstream_ca);
+	put_bool(out, "capture", c->capture);
 }
 
 void sbx_profile_write_limits(const struct sbx_config *c, FILE *out)

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 static void wipe_value(struct sbx_secret_value *v)
@@ -102,6 +103,23 @@ static int resolve_one(const struct sbx_secret *d, struct sbx_secret_value *v, s
 				   "%d bytes cannot be redacted from the output)",
 				   d->name, source_name(d->source), d->ref,
 				   len ? "too short" : "empty", SBX_SECRET_MIN_LEN);
+	if (d->inject_hosts.n) {
+		uint8_t rnd[16];
+
+		for (size_t i = 0; i < len; i++)
+			if ((unsigned char)val[i] < 0x20 || (unsigned char)val[i] >= 0x7f)
+				return sbx_err_set(err, 0,
+						   "secret '%s': the value from %s:%s is not one line "
+						   "of printable ASCII: the proxy cannot put it into "
+						   "an HTTP header",
+						   d->name, source_name(d->source), d->ref);
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+			return sbx_err_set(err, errno, "secret '%s': no random bytes", d->name);
+		v->hosts = &d->inject_hosts;
+		memcpy(v->placeholder, "sbx-placeholder-", 16);
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			snprintf(v->placeholder + 16 + 2 * i, 3, "%02x", rnd[i]);
+	}
 	if (d->inject == SBX_SECRET_AS_ENV && memchr(val, '\0', len))
 		return sbx_err_set(err, 0,
 				   "secret '%s': the value from %s:%s has a NUL byte "
@@ -138,12 +156,14 @@ void sbx_secrets_env(const struct sbx_secrets *s, struct sbx_strv *env)
 
 		if (v->inject != SBX_SECRET_AS_ENV)
 			continue;
-		size_t nl = strlen(v->name);
-		char *kv = sbx_xmalloc(nl + 1 + v->len + 1);
+		size_t nl = strlen(v->name), vl;
+		const char *jv = sbx_secret_jail_value(v, &vl);
+		char *kv = sbx_xmalloc(nl + 1 + vl + 1);
 
 		memcpy(kv, v->name, nl);
 		kv[nl] = '=';
-		memcpy(kv + nl + 1, v->value, v->len + 1);
+		memcpy(kv + nl + 1, jv, vl);
+		kv[nl + 1 + vl] = '\0';
 		sbx_strv_push_take(env, kv);
 	}
 }
@@ -160,6 +180,24 @@ bool sbx_secrets_has_files(const struct sbx_secrets *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->v[i].inject == SBX_SECRET_AS_FILE)
+			return true;
+	return false;
+}
+
+const char *sbx_secret_jail_value(const struct sbx_secret_value *v, size_t *len)
+{
+	if (v->hosts) {
+		*len = strlen(v->placeholder);
+		return v->placeholder;
+	}
+	*len = v->len;
+	return v->value;
+}
+
+bool sbx_secrets_has_proxy(const struct sbx_secrets *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].hosts)
 			return true;
 	return false;
 }
@@ -203,6 +241,15 @@ json_t *sbx_secrets_describe(const struct sbx_config *c, const struct sbx_secret
 
 			json_object_set_new(o, "path", json_str(path));
 		}
+		if (d->inject_hosts.n) {
+			json_t *h = json_array();
+
+			for (size_t k = 0; k < d->inject_hosts.n; k++)
+				json_array_append_new(h, json_string(d->inject_hosts.v[k]));
+			json_object_set_new(o, "proxy_hosts", h);
+		}
+		json_object_set_new(o, "jail_holds",
+				    json_string(d->inject_hosts.n ? "placeholder" : "value"));
 		json_object_set_new(o, "optional", json_boolean(d->optional));
 		if (resolved)
 			json_object_set_new(o, "present",

@@ -19,6 +19,12 @@
  *   - an empty value, or one shorter than SBX_SECRET_MIN_LEN bytes, is an
  *     error: it could not be redacted from the output without mangling it
  *   - a value injected as env must not contain a NUL byte
+ *   - a value the proxy injects ("inject HOST,...") must be one line of
+ *     printable ASCII (it goes into HTTP headers)
+ *
+ * A secret injected by the proxy reaches the jail only as its placeholder,
+ * in the env var or the file; the value itself only goes to the proxy
+ * (lib/net/proxy_tls.c), which puts it into HTTPS requests to its hosts.
  */
 #ifndef SBX_SECRETS_H
 #define SBX_SECRETS_H
@@ -40,6 +46,11 @@ struct sbx_secret_value {
 	char *value; /* NUL-terminated for convenience; may contain NULs (file) */
 	size_t len;
 	bool locked; /* mlock() succeeded */
+	/* "inject HOST,...": the proxy puts the value into requests to these
+	 * hosts (borrowed from the config); the jail gets placeholder instead
+	 * ("sbx-placeholder-" and 32 random hex digits, unique to the run). */
+	const struct sbx_strv *hosts;
+	char placeholder[49];
 };
 
 struct sbx_secrets {
@@ -53,7 +64,8 @@ int sbx_secrets_resolve(struct sbx_secrets *s, const struct sbx_config *c, struc
 void sbx_secrets_free(struct sbx_secrets *s);
 
 /*
- * Add "NAME=value" for each secret injected as env.  The strings hold
+ * Add "NAME=value" for each secret injected as env (the placeholder for a
+ * secret the proxy injects).  The strings hold
  * values: free them with sbx_secrets_wipe_strv(), not sbx_strv_free().
  */
 void sbx_secrets_env(const struct sbx_secrets *s, struct sbx_strv *env);
@@ -62,11 +74,16 @@ void sbx_secrets_wipe_strv(struct sbx_strv *v);
 
 /* Does any secret need /run/secrets? */
 bool sbx_secrets_has_files(const struct sbx_secrets *s);
+/* What the jail gets for v: its value, or the placeholder; length in *len. */
+const char *sbx_secret_jail_value(const struct sbx_secret_value *v, size_t *len);
+/* Does any secret get injected by the proxy? */
+bool sbx_secrets_has_proxy(const struct sbx_secrets *s);
 
 /*
  * The record's description, no values:
  *   [{"name": "API_KEY", "source": "env" | "file", "ref": "VAR" | "/path",
  *     "inject": "env" | "file", "path": "/run/secrets/API_KEY" (file only),
+ *     "proxy_hosts": ["api.example.com"], "jail_holds": "value" | "placeholder",
  *     "optional": bool, "present": bool (when resolved is given)}]
  * resolved may be NULL (describe the profile only).
  */

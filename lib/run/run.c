@@ -222,6 +222,7 @@ static int start_jail(struct sbx_run *c, int out[2], int errp[2], struct sbx_err
 	o.volatile_layers = true; /* synced in teardown() only if kept */
 	o.layer_tmpfs = c->disk_memory ? c->layer_size : 0;
 	o.proxy_port = c->cfg->net == SBX_NET_PROXY ? SBX_PROXY_DEFAULT_PORT : 0;
+	o.capture = c->cfg->capture;
 	sbx_jail_build_env(c->cfg, &c->ids, c->rootfs_dir == NULL, o.tty, extra.v, &env);
 	o.envp = env.v;
 	for (size_t i = 0; i < env.n; i++)

@@ -7,10 +7,106 @@
  * v1's OOM event.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "run_int.h"
+
+#define CA_DIR	  "/run/sbx"
+#define CA_BUNDLE "ca-bundle.pem"
+
+static int read_path(const char *path, char **out, size_t *len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	return sbx_read_fd_string(fd, 8 << 20, out, len);
+}
+
+/* The host's CA bundle (the first of the usual places), or NULL. */
+static char *host_cas(size_t *len)
+{
+	static const char *const paths[] = {"/etc/ssl/certs/ca-certificates.crt",
+					    "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"};
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(paths); i++) {
+		char *data = NULL;
+
+		if (read_path(paths[i], &data, len) == 0)
+			return data;
+	}
+	return NULL;
+}
+
+/* Every secret the proxy injects: allowed on 443, and proxy mode. */
+static int check_injections(struct sbx_run *c, struct sbx_err *err)
+{
+	struct sbx_allowlist al = {0};
+	int r = 0;
+
+	for (size_t i = 0; i < c->secrets.n && r == 0; i++) {
+		const struct sbx_secret_value *v = &c->secrets.v[i];
+
+		if (!v->hosts)
+			continue;
+		if (c->cfg->net != SBX_NET_PROXY)
+			return sbx_err_set(err, EINVAL,
+					   "secret '%s' is injected by the proxy for %s, but the "
+					   "network mode is '%s': use --net proxy",
+					   v->name, v->hosts->v[0], sbx_net_mode_name(c->cfg->net));
+		if (!al.n && sbx_netpolicy_parse(&al, &c->cfg->allow, err) < 0)
+			return -EINVAL;
+		for (size_t k = 0; k < v->hosts->n && r == 0; k++) {
+			const char *h = v->hosts->v[k];
+
+			if (strncmp(h, "*.", 2) != 0 && !sbx_netpolicy_match(&al, h, 443, 443))
+				r = sbx_err_set(err, EINVAL,
+						"secret '%s' is injected for '%s', which [network] "
+						"allow does not allow on port 443: add --allow %s",
+						v->name, h, h);
+		}
+	}
+	sbx_netpolicy_free(&al);
+	return r;
+}
+
+/* The CA, the jail's bundle file and the variables that point at it. */
+static int prepare_tls(struct sbx_run *c, struct sbx_strv *extra, struct sbx_err *err)
+{
+	static const char *const vars[] = {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS",
+					   "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"};
+	_cleanup_free_ char *sys = NULL, *up = NULL;
+	size_t sl = 0, ul = 0, cl = 0;
+	const char *ca = NULL;
+	int r;
+
+	if (sbx_secrets_has_proxy(&c->secrets)) {
+		r = sbx_tls_ca_new(&c->ca, c->sb.id, c->cfg->upstream_ca, err);
+		if (r < 0)
+			return r;
+		ca = sbx_tls_ca_pem(c->ca, &cl);
+	}
+	if (c->cfg->upstream_ca && read_path(c->cfg->upstream_ca, &up, &ul) < 0)
+		return sbx_err_set(err, errno, "[network] upstream-ca '%s' cannot be read",
+				   c->cfg->upstream_ca);
+	if (!ca && !up)
+		return 0;
+	sys = host_cas(&sl);
+	c->ca_bundle = sbx_xasprintf("%.*s\n%.*s\n%.*s", (int)sl, sys ? sys : "", (int)ul,
+				     up ? up : "", (int)cl, ca ? ca : "");
+	c->ca_bundle_len = strlen(c->ca_bundle);
+	c->files[c->n_files++] = (struct sbx_jail_file){.dir = CA_DIR,
+							.name = CA_BUNDLE,
+							.data = c->ca_bundle,
+							.len = c->ca_bundle_len,
+							.mode = 0444};
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(vars); i++)
+		sbx_strv_push_take(extra, sbx_xasprintf("%s=" CA_DIR "/" CA_BUNDLE, vars[i]));
+	return 0;
+}
 
 /* Environment and files for the jail; extra strings hold secret values. */
 int sbx_run_extras_prepare(struct sbx_run *c, struct sbx_strv *extra, struct sbx_err *err)
@@ -18,28 +114,37 @@ int sbx_run_extras_prepare(struct sbx_run *c, struct sbx_strv *extra, struct sbx
 	int r;
 
 	r = sbx_secrets_resolve(&c->secrets, c->cfg, err);
+	if (r == 0)
+		r = check_injections(c, err);
 	if (r < 0)
 		return r;
 	sbx_secrets_env(&c->secrets, extra);
 	if (c->cfg->net == SBX_NET_PROXY)
 		sbx_proxy_env(SBX_PROXY_DEFAULT_PORT, extra);
-	c->files = sbx_xcalloc(c->secrets.n + 1, sizeof(*c->files));
+	c->files = sbx_xcalloc(c->secrets.n + 2, sizeof(*c->files));
+	c->inject = sbx_xcalloc(c->secrets.n + 1, sizeof(*c->inject));
 	for (size_t i = 0; i < c->secrets.n; i++) {
 		const struct sbx_secret_value *v = &c->secrets.v[i];
+		size_t len;
+		const char *data = sbx_secret_jail_value(v, &len);
 
+		if (v->hosts)
+			c->inject[c->n_inject++] = (struct sbx_proxy_inject){
+			    .name = v->name,
+			    .value = v->value,
+			    .len = v->len,
+			    .placeholder = v->placeholder,
+			    .hosts = v->hosts};
 		if (v->inject != SBX_SECRET_AS_FILE)
 			continue;
-		c->files[c->n_files++] = (struct sbx_jail_file){.dir = "/run/secrets",
-								.name = v->name,
-								.data = v->value,
-								.len = v->len,
-								.mode = 0400};
+		c->files[c->n_files++] = (struct sbx_jail_file){
+		    .dir = "/run/secrets", .name = v->name, .data = data, .len = len, .mode = 0400};
 	}
 	if (c->secrets.n > 0) {
 		sbx_redact_init(&c->redact, &c->secrets);
 		c->redacting = true;
 	}
-	return 0;
+	return prepare_tls(c, extra, err);
 }
 
 static int write_fd(void *ctx, const void *buf, size_t len)
@@ -91,6 +196,40 @@ static void watch(struct sbx_jail_io *io, int fd, int (*fn)(int, void *), void *
 		io->watch[io->n_watch++] = (struct sbx_jail_watch){fd, fn, data};
 }
 
+/* The proxy on the jail's sockets: TCP listeners, then the DNS ones. */
+static int start_proxy(struct sbx_run *c, struct sbx_err *err)
+{
+	int tcp[4], udp[4];
+	struct sbx_proxy_opts o = {.listen_fds = tcp,
+				   .allow = &c->cfg->allow,
+				   .dns_fds = udp,
+				   .inject = c->inject,
+				   .n_inject = c->n_inject,
+				   .ca = c->ca};
+
+	tcp[o.n_listen++] = steal_fd(&c->jail.listen_fd);
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(c->jail.capture_fds); i++) {
+		int fd = steal_fd(&c->jail.capture_fds[i]), type = 0;
+		socklen_t tl = sizeof(type);
+
+		if (fd < 0)
+			continue;
+		getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl);
+		if (type == SOCK_DGRAM)
+			udp[o.n_dns++] = fd;
+		else
+			tcp[o.n_listen++] = fd;
+	}
+	sbx_log_event(&c->log, "capture",
+		      json_pack("{s:b, s:s}", "on", c->jail.capture_on, "summary",
+				c->jail.capture_on
+				    ? "every TCP connection and DNS query from the jail is "
+				      "captured in its network namespace (nftables) and decided "
+				      "by the allowlist; no other UDP, no ICMP"
+				    : c->jail.capture_why));
+	return sbx_proxy_start_opts(&c->proxy, &o, err);
+}
+
 /* After the jail started: serve the proxy listener and the seccomp fd. */
 int sbx_run_extras_started(struct sbx_run *c, struct sbx_jail_io *io, struct sbx_err *err)
 {
@@ -99,8 +238,7 @@ int sbx_run_extras_started(struct sbx_run *c, struct sbx_jail_io *io, struct sbx
 		io->log_ctx = c;
 	}
 	if (c->jail.listen_fd >= 0) {
-		int r = sbx_proxy_start(&c->proxy, steal_fd(&c->jail.listen_fd), &c->cfg->allow,
-					NULL, NULL, err);
+		int r = start_proxy(c, err);
 
 		if (r < 0)
 			return r;
@@ -150,6 +288,10 @@ void sbx_run_extras_finish(struct sbx_run *c)
 		    .evicted = st.evicted,
 		    .refused = st.refused,
 		    .max_connections = sbx_proxy_max_connections(),
+		    .captured = st.captured,
+		    .dns = st.dns,
+		    .capture = c->jail.capture_on,
+		    .capture_why = c->jail.capture_on ? NULL : sbx_xstrdup(c->jail.capture_why),
 		};
 	}
 	json_array_foreach(c->log.events, i, ev)
@@ -183,6 +325,13 @@ void sbx_run_extras_free(struct sbx_run *c)
 	c->auditing = false;
 	free(c->files);
 	c->files = NULL;
+	free(c->inject);
+	c->inject = NULL;
+	c->n_inject = 0;
+	sbx_tls_ca_free(c->ca);
+	c->ca = NULL;
+	free(c->ca_bundle);
+	c->ca_bundle = NULL;
 	if (c->oom_fd >= 0)
 		close(c->oom_fd);
 	c->oom_fd = -1;

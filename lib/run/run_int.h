@@ -10,6 +10,7 @@
 #include "log.h"
 #include "netpolicy.h"
 #include "proxy.h"
+#include "tls.h"
 #include "record.h"
 #include "run.h"
 #include "seccomp.h"
@@ -57,6 +58,11 @@ struct sbx_run {
 	struct sbx_jail_file *files;
 	size_t n_files;
 	struct sbx_proxy *proxy;
+	struct sbx_proxy_inject *inject; /* one per secret the proxy injects */
+	size_t n_inject;
+	struct sbx_tls_ca *ca; /* the sandbox's CA, when a secret is injected */
+	char *ca_bundle;       /* host CAs + upstream-ca + the sandbox's CA, for the jail */
+	size_t ca_bundle_len;
 	struct sbx_seccomp_audit audit; /* audit mode: with its notify filter */
 	bool auditing;
 	struct sbx_seccomp_filter filter; /* else the plain filter */

@@ -64,7 +64,7 @@ static void network_policy(struct sbx_run *c, struct sbx_record_network *n)
 	static const char *const what[] = {
 	    "none (own network namespace: its own lo, up; nothing outside)",
 	    "loopback (own network namespace: its own lo, up; nothing outside)",
-	    "proxy (only the allowlist proxy)",
+	    "proxy (only the allowlist proxy: through the proxy variables, or captured)",
 	    "HOST NETWORK (the jail shares the host's network)",
 	};
 
@@ -96,7 +96,16 @@ static void secrets_summary(struct sbx_run *c, char *sum, size_t len)
 
 			if (in != (pass == 0))
 				continue;
-			if (pass == 0)
+			_cleanup_free_ char *hosts = sbx_strv_join(&s->inject_hosts, ", ");
+
+			if (pass == 0 && s->inject_hosts.n)
+				w = snprintf(sum + n, len - n,
+					     "%s%s (injected by the proxy for %s; the jail's %s holds "
+					     "a placeholder)",
+					     n ? ", " : "", s->name, hosts,
+					     s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/"
+									     : "env var");
+			else if (pass == 0)
 				w = snprintf(sum + n, len - n, "%s%s (%s)", n ? ", " : "", s->name,
 					     s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/"
 									     : "env var");
@@ -204,7 +213,7 @@ static void fs_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 void sbx_run_log_policy(struct sbx_run *c)
 {
 	struct sbx_record_policy *p = &c->sb.rec.policy;
-	char sec[512], lim[512];
+	char sec[1024], lim[512];
 
 	p->set = true;
 	user_policy(c, &p->user);

@@ -68,6 +68,7 @@ void sbx_record_free(struct sbx_record *r)
 	sbx_strv_free(&r->command);
 	sbx_strv_free(&r->profile.sources);
 	free(r->applied.at);
+	free(r->proxy_stats.capture_why);
 	sbx_strv_free(&r->applied.paths);
 	policy_free(&r->policy);
 	json_decref(r->cgroup);
@@ -212,11 +213,16 @@ static json_t *timings_json(const struct sbx_record_timings *t)
 
 static json_t *proxy_json(const struct sbx_record_proxy *p)
 {
-	return json_pack("{sI sI sI sI sI sI sI si}", "connections", (json_int_t)p->connections,
-			 "allowed", (json_int_t)p->allowed, "failed", (json_int_t)p->failed,
-			 "denied", (json_int_t)p->denied, "idle", (json_int_t)p->idle, "evicted",
-			 (json_int_t)p->evicted, "refused", (json_int_t)p->refused,
-			 "max_connections", p->max_connections);
+	json_t *o = json_pack(
+	    "{sI sI sI sI sI sI sI si sI sI sb}", "connections", (json_int_t)p->connections,
+	    "allowed", (json_int_t)p->allowed, "failed", (json_int_t)p->failed, "denied",
+	    (json_int_t)p->denied, "idle", (json_int_t)p->idle, "evicted", (json_int_t)p->evicted,
+	    "refused", (json_int_t)p->refused, "max_connections", p->max_connections, "captured",
+	    (json_int_t)p->captured, "dns", (json_int_t)p->dns, "capture", p->capture);
+
+	if (p->capture_why)
+		json_object_set_new(o, "capture_why", json_string(p->capture_why));
+	return o;
 }
 
 json_t *sbx_record_exit_json(const struct sbx_record *r)
@@ -495,6 +501,10 @@ static void read_proxy(struct rd *d, const json_t *o, struct sbx_record_proxy *p
 	p->evicted = (uint64_t)get_int(d, o, "evicted", 0);
 	p->refused = (uint64_t)get_int(d, o, "refused", 0);
 	p->max_connections = (int)get_int(d, o, "max_connections", 0);
+	p->captured = (uint64_t)get_int(d, o, "captured", 0);
+	p->dns = (uint64_t)get_int(d, o, "dns", 0);
+	p->capture = get_bool(d, o, "capture");
+	p->capture_why = get_str(d, o, "capture_why");
 }
 
 static void read_top(struct rd *d, const json_t *j, struct sbx_record *r)

@@ -119,6 +119,9 @@ struct sbx_record_proxy {
 	bool set;
 	uint64_t connections, allowed, failed, denied, idle, evicted, refused;
 	int max_connections;
+	uint64_t captured, dns; /* events from the capture rules; DNS queries */
+	bool capture;		/* the capture rules were in place */
+	char *capture_why;	/* why not, or NULL */
 };
 
 struct sbx_record {

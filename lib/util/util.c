@@ -178,6 +178,20 @@ bool sbx_strv_contains(const struct sbx_strv *s, const char *str)
 	return false;
 }
 
+char *sbx_strv_join(const struct sbx_strv *s, const char *sep)
+{
+	size_t len = 1, sl = strlen(sep);
+	char *out, *p;
+
+	for (size_t i = 0; i < s->n; i++)
+		len += strlen(s->v[i]) + sl;
+	out = p = sbx_xmalloc(len);
+	*p = '\0';
+	for (size_t i = 0; i < s->n; i++)
+		p = stpcpy(i ? stpcpy(p, sep) : p, s->v[i]);
+	return out;
+}
+
 int sbx_parse_u64(const char *s, uint64_t *out, struct sbx_err *err)
 {
 	char *end = NULL;

@@ -100,6 +100,8 @@ void sbx_strv_push(struct sbx_strv *s, const char *str); /* copies */
 void sbx_strv_push_take(struct sbx_strv *s, char *str);	 /* takes */
 void sbx_strv_free(struct sbx_strv *s);
 bool sbx_strv_contains(const struct sbx_strv *s, const char *str);
+/* The strings joined by sep (a new string; "" for none). */
+char *sbx_strv_join(const struct sbx_strv *s, const char *sep);
 
 /* Parsing of profile/CLI values.  Return 0 or -EINVAL (err names value). */
 int sbx_parse_size(const char *s, uint64_t *out, struct sbx_err *err); /* 512k 64m 4G, bytes */

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/net/tls.c - the per-sandbox CA, leaf certificates, TLS contexts (tls.h). */
+#include "tls.h"
+
+#include <arpa/inet.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <pthread.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+
+#define CA_DAYS	   30
+#define LEAF_DAYS  7
+#define LEAF_CACHE 64
+
+struct leaf {
+	char *host;
+	X509 *cert;
+};
+
+struct sbx_tls_ca {
+	EVP_PKEY *key; /* the CA's private key: memory only */
+	X509 *cert;
+	char *pem;
+	size_t pem_len;
+	SSL_CTX *server, *client;
+	pthread_mutex_t lock; /* leaf_key, leaves */
+	EVP_PKEY *leaf_key;
+	struct leaf leaves[LEAF_CACHE];
+	size_t next_leaf; /* round-robin replacement */
+};
+
+static void ossl_why(char *buf, size_t len, const char *what)
+{
+	unsigned long e = ERR_get_error();
+	char s[256] = "unknown error";
+
+	if (e)
+		ERR_error_string_n(e, s, sizeof(s));
+	ERR_clear_error();
+	snprintf(buf, len, "%s: %s", what, s);
+}
+
+static EVP_PKEY *ec_key(void)
+{
+	EVP_PKEY_CTX *k = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, NULL);
+	EVP_PKEY *pk = NULL;
+
+	if (k && EVP_PKEY_keygen_init(k) > 0 &&
+	    EVP_PKEY_CTX_set_ec_paramgen_curve_nid(k, NID_X9_62_prime256v1) > 0)
+		EVP_PKEY_keygen(k, &pk);
+	EVP_PKEY_CTX_free(k);
+	return pk;
+}
+
+static bool add_ext(X509 *x, X509V3_CTX *v, int nid, const char *value)
+{
+	X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, v, nid, value);
+	bool ok = e && X509_add_ext(x, e, -1);
+
+	X509_EXTENSION_free(e);
+	return ok;
+}
+
+/* A certificate for pub named cn, signed by signkey (issuer NULL: self). */
+static X509 *make_cert(EVP_PKEY *pub, const char *cn, X509 *issuer, EVP_PKEY *signkey,
+		       const char *san, long days)
+{
+	X509 *x = X509_new();
+	X509_NAME *n;
+	X509V3_CTX v;
+	uint64_t serial = 0;
+	bool ok;
+
+	if (!x)
+		return NULL;
+	if (getrandom(&serial, sizeof(serial), 0) != sizeof(serial))
+		serial = (uint64_t)sbx_now_ns();
+	serial = (serial >> 1) | 1;
+	n = X509_get_subject_name(x);
+	ok = X509_set_version(x, 2) &&
+	     ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), serial) &&
+	     X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
+	     X509_gmtime_adj(X509_getm_notAfter(x), days * 86400) && X509_set_pubkey(x, pub) &&
+	     X509_NAME_add_entry_by_txt(n, "O", MBSTRING_ASC, (const unsigned char *)"sbx", -1, -1,
+					0) &&
+	     X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1,
+					0) &&
+	     X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : n);
+	memset(&v, 0, sizeof(v));
+	X509V3_set_ctx(&v, issuer ? issuer : x, x, NULL, NULL, 0);
+	if (ok && !issuer)
+		ok = add_ext(x, &v, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
+		     add_ext(x, &v, NID_key_usage, "critical,keyCertSign,cRLSign") &&
+		     add_ext(x, &v, NID_subject_key_identifier, "hash");
+	else if (ok)
+		ok = add_ext(x, &v, NID_basic_constraints, "critical,CA:FALSE") &&
+		     add_ext(x, &v, NID_key_usage, "critical,digitalSignature") &&
+		     add_ext(x, &v, NID_ext_key_usage, "serverAuth") &&
+		     add_ext(x, &v, NID_subject_alt_name, san) &&
+		     add_ext(x, &v, NID_authority_key_identifier, "keyid:always");
+	if (ok)
+		ok = X509_sign(x, signkey, EVP_get_digestbyname("SHA256")) > 0;
+	if (!ok) {
+		X509_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+static char *cert_pem(X509 *x, size_t *len)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *data = NULL, *out = NULL;
+	long n;
+
+	if (b && PEM_write_bio_X509(b, x)) {
+		n = BIO_ctrl(b, BIO_CTRL_INFO, 0, (char *)&data);
+		if (n > 0 && data) {
+			out = sbx_xstrndup(data, (size_t)n);
+			*len = (size_t)n;
+		}
+	}
+	BIO_free(b);
+	return out;
+}
+
+static int make_ctxs(struct sbx_tls_ca *ca, const char *upstream_ca, struct sbx_err *err)
+{
+	char why[320];
+
+	ca->server = SSL_CTX_new(TLS_server_method());
+	ca->client = SSL_CTX_new(TLS_client_method());
+	if (!ca->server || !ca->client) {
+		ossl_why(why, sizeof(why), "cannot make a TLS context");
+		return sbx_err_set(err, EIO, "%s", why);
+	}
+	SSL_CTX_ctrl(ca->server, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
+	SSL_CTX_ctrl(ca->client, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
+	SSL_CTX_set_options(ca->server, SSL_OP_NO_RENEGOTIATION);
+	SSL_CTX_set_options(ca->client, SSL_OP_NO_RENEGOTIATION);
+	SSL_CTX_set_verify(ca->client, SSL_VERIFY_PEER, NULL);
+	if (!SSL_CTX_set_default_verify_paths(ca->client)) {
+		ossl_why(why, sizeof(why), "cannot load the host's CA certificates");
+		return sbx_err_set(err, EIO, "%s", why);
+	}
+	if (upstream_ca && !SSL_CTX_load_verify_locations(ca->client, upstream_ca, NULL)) {
+		ossl_why(why, sizeof(why), "no certificate could be read");
+		return sbx_err_set(err, EINVAL, "[network] upstream-ca '%s': %s", upstream_ca, why);
+	}
+	static const unsigned char h1[] = "\x08http/1.1";
+
+	SSL_CTX_set_alpn_protos(ca->client, h1, sizeof(h1) - 1);
+	return 0;
+}
+
+int sbx_tls_ca_new(struct sbx_tls_ca **out, const char *label, const char *upstream_ca,
+		   struct sbx_err *err)
+{
+	struct sbx_tls_ca *ca;
+	_cleanup_free_ char *cn = NULL;
+	int r = sbx_tls_available(err);
+
+	*out = NULL;
+	if (r < 0)
+		return r;
+	ca = sbx_xcalloc(1, sizeof(*ca));
+	pthread_mutex_init(&ca->lock, NULL);
+	cn = sbx_xasprintf("sbx sandbox CA %s", label);
+	ca->key = ec_key();
+	ca->cert = ca->key ? make_cert(ca->key, cn, NULL, ca->key, NULL, CA_DAYS) : NULL;
+	ca->pem = ca->cert ? cert_pem(ca->cert, &ca->pem_len) : NULL;
+	if (!ca->pem) {
+		char why[320];
+
+		ossl_why(why, sizeof(why), "cannot make the sandbox's CA");
+		sbx_tls_ca_free(ca);
+		return sbx_err_set(err, EIO, "%s", why);
+	}
+	r = make_ctxs(ca, upstream_ca, err);
+	if (r < 0) {
+		sbx_tls_ca_free(ca);
+		return r;
+	}
+	*out = ca;
+	return 0;
+}
+
+void sbx_tls_ca_free(struct sbx_tls_ca *ca)
+{
+	if (!ca)
+		return;
+	for (size_t i = 0; i < LEAF_CACHE; i++) {
+		free(ca->leaves[i].host);
+		X509_free(ca->leaves[i].cert);
+	}
+	EVP_PKEY_free(ca->leaf_key);
+	EVP_PKEY_free(ca->key);
+	X509_free(ca->cert);
+	SSL_CTX_free(ca->server);
+	SSL_CTX_free(ca->client);
+	free(ca->pem);
+	pthread_mutex_destroy(&ca->lock);
+	free(ca);
+}
+
+const char *sbx_tls_ca_pem(const struct sbx_tls_ca *ca, size_t *len)
+{
+	*len = ca->pem_len;
+	return ca->pem;
+}
+
+static bool is_ip(const char *host)
+{
+	unsigned char b[16];
+
+	return inet_pton(AF_INET, host, b) == 1 || inet_pton(AF_INET6, host, b) == 1;
+}
+
+/* The cached leaf for host (a new reference), made on first use. */
+static X509 *leaf_for(struct sbx_tls_ca *ca, const char *host)
+{
+	X509 *x = NULL;
+
+	pthread_mutex_lock(&ca->lock);
+	for (size_t i = 0; i < LEAF_CACHE && !x; i++)
+		if (ca->leaves[i].host && strcasecmp(ca->leaves[i].host, host) == 0)
+			x = ca->leaves[i].cert;
+	if (!x) {
+		_cleanup_free_ char *san =
+		    sbx_xasprintf("%s:%s", is_ip(host) ? "IP" : "DNS", host);
+		struct leaf *l = &ca->leaves[ca->next_leaf++ % LEAF_CACHE];
+
+		if (!ca->leaf_key)
+			ca->leaf_key = ec_key();
+		if (ca->leaf_key)
+			x = make_cert(ca->leaf_key, host, ca->cert, ca->key, san, LEAF_DAYS);
+		if (x) {
+			free(l->host);
+			X509_free(l->cert);
+			l->host = sbx_xstrdup(host);
+			l->cert = x;
+		}
+	}
+	if (x)
+		X509_up_ref(x);
+	pthread_mutex_unlock(&ca->lock);
+	return x;
+}
+
+SSL *sbx_tls_server(struct sbx_tls_ca *ca, const char *host, int fd, char *why, size_t len)
+{
+	X509 *leaf = leaf_for(ca, host);
+	SSL *s = leaf ? SSL_new(ca->server) : NULL;
+	bool ok = s && SSL_use_certificate(s, leaf) && SSL_use_PrivateKey(s, ca->leaf_key) &&
+		  SSL_set_fd(s, fd);
+
+	X509_free(leaf);
+	if (!ok) {
+		ossl_why(why, len, "cannot make the certificate for the jail");
+		SSL_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+SSL *sbx_tls_client(struct sbx_tls_ca *ca, const char *host, int fd, char *why, size_t len)
+{
+	SSL *s = SSL_new(ca->client);
+	bool ok = s && SSL_set_fd(s, fd);
+
+	if (ok && is_ip(host))
+		ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s), host);
+	else if (ok)
+		ok = SSL_ctrl(s, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+			      (void *)host) &&
+		     SSL_set1_host(s, host);
+	if (!ok) {
+		ossl_why(why, len, "cannot start TLS upstream");
+		SSL_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void sbx_tls_why(SSL *s, char *buf, size_t len)
+{
+	long v = s ? SSL_get_verify_result(s) : X509_V_OK;
+
+	if (v != X509_V_OK) {
+		ERR_clear_error();
+		snprintf(buf, len, "certificate not trusted: %s", X509_verify_cert_error_string(v));
+		return;
+	}
+	ossl_why(buf, len, "TLS error");
+}

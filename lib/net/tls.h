@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/net/tls.h - the per-sandbox certificate authority of credential
+ * injection, and the TLS contexts of the proxy (OpenSSL, tls_dl.c).
+ *
+ * A run that injects a secret makes one CA at start-up: an EC P-256 key
+ * pair and a self-signed certificate ("sbx sandbox CA ID", valid 30 days,
+ * path length 0).  The private key lives only in this process's memory:
+ * it is never written to a file, the state directory or the jail; the
+ * jail gets the certificate (sbx_tls_ca_pem) in its CA bundle.  For each
+ * injection host the proxy terminates TLS with a leaf certificate for
+ * that name (one leaf key per CA, made on first use; leaves are cached).
+ * Upstream, the proxy verifies the server's certificate and name against
+ * the host's CAs plus the [network] upstream-ca file.
+ */
+#ifndef SBX_TLS_H
+#define SBX_TLS_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+struct sbx_tls_ca;
+typedef struct ssl_st SSL;
+
+/* 0 when libssl and libcrypto can be loaded; else -ENOENT and why. */
+int sbx_tls_available(struct sbx_err *err);
+
+/* label names the CA ("sbx sandbox CA <label>"); upstream_ca may be NULL. */
+int sbx_tls_ca_new(struct sbx_tls_ca **out, const char *label, const char *upstream_ca,
+		   struct sbx_err *err);
+void sbx_tls_ca_free(struct sbx_tls_ca *ca);
+/* The CA certificate as PEM (owned by ca). */
+const char *sbx_tls_ca_pem(const struct sbx_tls_ca *ca, size_t *len);
+
+/*
+ * A server-side SSL for the jail's side of a connection to `host`, with a
+ * leaf certificate for it, set on fd (not yet handshaken); NULL and why.
+ * No ALPN is offered, so clients speak HTTP/1.1.
+ */
+SSL *sbx_tls_server(struct sbx_tls_ca *ca, const char *host, int fd, char *why, size_t len);
+/* A client-side SSL to `host` on fd: SNI (for a name), certificate and
+ * name verified against the host's CAs and upstream-ca; NULL and why. */
+SSL *sbx_tls_client(struct sbx_tls_ca *ca, const char *host, int fd, char *why, size_t len);
+/* Why the last TLS call failed, in words (OpenSSL's error queue, or the
+ * certificate verification result of s). */
+void sbx_tls_why(SSL *s, char *buf, size_t len);
+
+#endif
