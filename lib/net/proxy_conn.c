@@ -578,7 +578,7 @@ void sbx_proxy_relay(struct proxy_conn *c)
 				 sizeof(c->reason) - strlen(c->reason), "; cut by proxy stop");
 			break;
 		}
-		if (c->status == 0 && (pf[1].revents & POLLIN))
+		if (c->status == 0 && !c->raw && (pf[1].revents & POLLIN))
 			peek_status(c);
 		r = half_pump(c, &up);
 		if (r == 0)
