@@ -67,7 +67,7 @@ try:
 except OSError:
     pass')
 if [ -n "$hostip" ] && [ "${hostip#127.}" = "$hostip" ]; then
-	echo "curl -s --max-time 5 --noproxy '*' -o /dev/null http://$hostip:$A/ || echo direct-host failed" \
+	echo "curl -s --max-time 5 --noproxy '*' -o /dev/null -w 'direct-host %{http_code}\n' http://$hostip:$A/ || echo direct-host failed" \
 		>>"$TAP_TMP/inside.sh"
 fi
 capture "$SBX" run -q --keep -w / --net proxy --allow "127.0.0.1:$A" --allow "localhost:$A" \
@@ -86,22 +86,23 @@ ok $? "--net proxy: CONNECT to an allowed localhost:$A works"
 [ "$(line 5)" = "direct-loopback failed" ]
 ok $? "--net proxy: a direct connection to 127.0.0.1:$A ignoring the proxy fails"
 if [ -n "$hostip" ] && [ "${hostip#127.}" = "$hostip" ]; then
-	[ "$(line 6)" = "direct-host failed" ]
-	ok $? "--net proxy: a direct connection to the host's $hostip fails"
+	[ "$(line 6)" = "direct-host 403" ] &&
+		[ "$(jq -c 'select(.event == "net" and .via == "capture") | [.host, .allowed]' "$(ls "$SBX_STATE_DIR"/sandboxes/*/log.jsonl | head -1)")" = "[\"$hostip\",false]" ]
+	ok $? "--net proxy: a direct connection to the host's $hostip is captured and refused (403)"
 else
 	skip "--net proxy: a direct connection to the host's address fails" "no host address"
 fi
 
 resp=$(printf 'HTTP/1.1 200 OK\r\nContent-Length: 13\r\nConnection: close\r\n\r\nhello from a\n' | wc -c)
 log=$(ls "$SBX_STATE_DIR"/sandboxes/*/log.jsonl 2>/dev/null | head -1)
-net=$( [ -n "$log" ] && jq -c 'select(.event == "net") | del(.ts, .ms)' "$log")
-w1=$(jq -cn --argjson p "$A" '{event:"net", method:"GET", host:"127.0.0.1", port:$p,
+net=$( [ -n "$log" ] && jq -c 'select(.event == "net" and .via == "proxy") | del(.ts, .ms)' "$log")
+w1=$(jq -cn --argjson p "$A" '{event:"net", via:"proxy", method:"GET", host:"127.0.0.1", port:$p,
 	address:"127.0.0.1", allowed:true, result:"ok", reason:"allowed by '\''127.0.0.1:\($p)'\''",
 	status:200}')
-w2=$(jq -cn --argjson p "$B" '{event:"net", method:"GET", host:"127.0.0.1", port:$p,
+w2=$(jq -cn --argjson p "$B" '{event:"net", via:"proxy", method:"GET", host:"127.0.0.1", port:$p,
 	address:null, allowed:false, result:"denied", reason:"127.0.0.1 port \($p) is not in the allowlist",
 	status:403, bytes_up:0, bytes_down:0}')
-w3=$(jq -cn --argjson p "$A" '{event:"net", method:"CONNECT", host:"localhost", port:$p,
+w3=$(jq -cn --argjson p "$A" '{event:"net", via:"proxy", method:"CONNECT", host:"localhost", port:$p,
 	address:"127.0.0.1", allowed:true, result:"ok", reason:"allowed by '\''localhost:\($p)'\''",
 	status:200}')
 [ "$(jq -s length <<<"$net")" = 3 ]
@@ -118,7 +119,7 @@ ok $? "--net proxy: the denied GET event matches exactly"
 	[ "$(got 3 .bytes_up)" = "$(stat -c %s "$TAP_TMP/a-two.req")" ]
 ok $? "--net proxy: the CONNECT event matches exactly"
 rec=$(dirname "$log")/record.json
-[ -n "$log" ] && [ "$(jq -c '[.network_events[] | del(.ts)] | length' "$rec")" = 3 ] &&
+[ -n "$log" ] && [ "$(jq -c '[.network_events[] | select(.via == "proxy")] | length' "$rec")" = 3 ] &&
 	[ "$(jq -r .policy.network.mode "$rec")" = proxy ]
 ok $? "--net proxy: the record holds the mode and the 3 events"
 
@@ -137,12 +138,12 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 	[ "$out" = "$(printf '403\n403')" ] && [ -z "$(ls "$TAP_TMP"/a-.req 2>/dev/null)" ]
 	ok $? "--net proxy: allowed names resolving to 127.0.0.1 and 169.254.169.254 get 403"
 	log=$(ls "$SBX_STATE_DIR"/sandboxes/*/log.jsonl 2>/dev/null | head -1)
-	net=$( [ -n "$log" ] && jq -c 'select(.event == "net") | del(.ts, .ms)' "$log")
-	w1=$(jq -cn --argjson p "$A" '{event:"net", method:"GET", host:"loop.test", port:$p,
+	net=$( [ -n "$log" ] && jq -c 'select(.event == "net" and .via == "proxy") | del(.ts, .ms)' "$log")
+	w1=$(jq -cn --argjson p "$A" '{event:"net", via:"proxy", method:"GET", host:"loop.test", port:$p,
 		address:"127.0.0.1", allowed:false, result:"denied",
 		reason:"address 127.0.0.1 is loopback and no allow entry names it", status:403,
 		bytes_up:0, bytes_down:0}')
-	w2=$(jq -cn '{event:"net", method:"GET", host:"metadata.test", port:80,
+	w2=$(jq -cn '{event:"net", via:"proxy", method:"GET", host:"metadata.test", port:80,
 		address:"169.254.169.254", allowed:false, result:"denied",
 		reason:"address 169.254.169.254 is link-local and no allow entry names it",
 		status:403, bytes_up:0, bytes_down:0}')

@@ -86,7 +86,7 @@ want() {
 		--argjson al "$5" --arg r "$6" --argjson s "$7" --argjson u "$8" --argjson d "$9" \
 		'{method:$m, host:$h, port:$p, address:(if $a == "" then null else $a end),
 		  allowed:$al, result:(if $al then "ok" else "denied" end), reason:$r, status:$s,
-		  bytes_up:$u, bytes_down:$d}')")
+		  bytes_up:$u, bytes_down:$d, via:"proxy"}')")
 }
 
 # 1. plain GET to an allowed IP:port
