@@ -59,7 +59,7 @@ _sbx_valued()
 {
 	case $1 in
 	"") echo "--state-dir" ;;
-	run) echo "-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --memory --pids --cpus --time --stop-timeout -w --workdir -u --user --hostname --log-json" ;;
+	run) echo "-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --secret --upstream-ca --memory --pids --cpus --time --stop-timeout -w --workdir -u --user --hostname --log-json" ;;
 	exec) echo "-e --env -w --workdir" ;;
 	inspect) echo "--html" ;;
 	export) echo "-o --output --oci --max-file --max-total" ;;

@@ -30,7 +30,7 @@ function __sbx_valued
         case ''
             echo --state-dir
         case run
-            string split ' ' -- '-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --memory --pids --cpus --time --stop-timeout -w --workdir -u --user --hostname --log-json'
+            string split ' ' -- '-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --secret --upstream-ca --memory --pids --cpus --time --stop-timeout -w --workdir -u --user --hostname --log-json'
         case exec
             string split ' ' -- '-e --env -w --workdir'
         case inspect

@@ -8,8 +8,10 @@
 #     overrides the place).  Skipped, saying so, only when npm cannot reach
 #     its registry.
 #   - `claude --version` inside the jail prints the installed version, exit 0.
-#   - ANTHROPIC_API_KEY (a fake value) reaches the jail as the profile's
-#     secret, is redacted in output.log and is in no file of the state dir.
+#   - ANTHROPIC_API_KEY (a fake value) is injected by the proxy as the
+#     profile says: the jail holds a placeholder, the key is in no file of
+#     the state dir; the documented fallback (--secret NAME=env:VAR) hands
+#     the key itself in, redacted in output.log.
 #   - claude started interactively under a pty (tmux, `sbx run -t`) tries its
 #     API host; the run log (--log-json and the kept sandbox's log.jsonl via
 #     `sbx inspect --json`) records CONNECT api.anthropic.com:443 allowed by
@@ -84,14 +86,22 @@ claude_mode() {
 	grep -q '^sbx: secrets: ANTHROPIC_API_KEY' <<<"$err" && ! grep -qF "$key" <<<"$err"
 	ok $? "$mode: the run log names the secret ANTHROPIC_API_KEY, not its value"
 
-	# The profile hands the key in as an env secret; output.log redacts it.
+	# The profile has the proxy inject the key: the jail holds a placeholder.
 	capture run -q --keep -n secret -- sh -c 'echo "key=$ANTHROPIC_API_KEY"'
-	[ "$rc" = 0 ] && [ "$out" = "key=$key" ]
-	ok $? "$mode: the fake ANTHROPIC_API_KEY is in the jail's environment"
+	[ "$rc" = 0 ] && [[ "$out" =~ ^key=sbx-placeholder-[0-9a-f]{32}$ ]] && ! grep -qF "$key" <<<"$out"
+	ok $? "$mode: the jail's ANTHROPIC_API_KEY is a placeholder, never the key"
 	dir=$(ls -d "$state"/sandboxes/*/ 2>/dev/null | while read -r d; do
 		grep -q '"name": *"secret"' "$d/record.json" 2>/dev/null && echo "$d"; done)
-	[ -n "$dir" ] && grep -qx 'key=\[secret ANTHROPIC_API_KEY\]' "$dir/output.log"
-	ok $? "$mode: output.log has [secret ANTHROPIC_API_KEY] in place of the value"
+	[ -n "$dir" ] && grep -qx "$out" "$dir/output.log" && ! grep -rqsaF --exclude=disk.img "$key" "$state"
+	ok $? "$mode: output.log holds the placeholder; no file of the state directory holds the key"
+	# The fallback the profile documents: the key itself, redacted in output.log.
+	capture run -q --keep -n plain --secret 'ANTHROPIC_API_KEY=env:ANTHROPIC_API_KEY? as env' \
+		-- sh -c 'echo "key=$ANTHROPIC_API_KEY"'
+	dir=$(ls -d "$state"/sandboxes/*/ 2>/dev/null | while read -r d; do
+		grep -q '"name": *"plain"' "$d/record.json" 2>/dev/null && echo "$d"; done)
+	[ "$rc" = 0 ] && [ "$out" = "key=$key" ] && [ -n "$dir" ] &&
+		grep -qx 'key=\[secret ANTHROPIC_API_KEY\]' "$dir/output.log"
+	ok $? "$mode: --secret NAME=env:VAR hands the key itself in; output.log redacts it"
 
 	# Interactive, under a pty: tmux runs sbx run -t, claude draws its UI
 	# and tries api.anthropic.com through the proxy.
