@@ -18,9 +18,11 @@ EXAMPLEDIR  ?= $(DATADIR)/sbx/profiles
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
-PKGS        := libseccomp libcap inih libarchive jansson libcrypto libgit2
-# libarchive and libcrypto are dlopen()ed on first use (lib/image/archive_dl.c):
-# compiled against, not linked, so a run from a cached image never loads them.
+PKGS        := libseccomp libcap inih libarchive jansson libcrypto libssl libgit2 libnftables
+# libarchive and libcrypto are dlopen()ed on first use (lib/image/archive_dl.c),
+# and so are libssl (lib/net/tls_dl.c, credential injection), libnftables
+# (lib/jail/capture.c, in the jail) and libgit2 (sbx diff): compiled
+# against, not linked, so a run that does not need them never loads them.
 LINK_PKGS   := libseccomp libcap inih jansson
 TEST_PKGS   := cmocka
 

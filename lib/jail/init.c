@@ -227,21 +227,26 @@ static void __attribute__((noreturn)) supervise_command(struct sbx_jail_child *c
 }
 
 /* clone() keeps every fd of the supervisor (state dir, lock, logs): close
- * all but stdio, the sync socket and the command's output pipes. */
+ * all but stdio, the sync socket, the command's output pipes and the pipes
+ * of files whose content comes later (sbx_jail_file.fd). */
 static void close_inherited(const struct sbx_jail_child *c)
 {
-	int keep[3] = {c->sock, c->o->out_fd, c->o->err_fd};
+	int keep[8] = {c->sock, c->o->out_fd, c->o->err_fd};
+	size_t n = 3;
 	unsigned int from = 3;
 
-	for (int i = 0; i < 3; i++) /* sort the three */
-		for (int k = i + 1; k < 3; k++)
+	for (size_t i = 0; i < c->o->n_files && n < SBX_ARRAY_SIZE(keep); i++)
+		if (c->o->files[i].fd > 0)
+			keep[n++] = c->o->files[i].fd;
+	for (size_t i = 0; i < n; i++) /* sort them */
+		for (size_t k = i + 1; k < n; k++)
 			if (keep[k] < keep[i]) {
 				int t = keep[i];
 
 				keep[i] = keep[k];
 				keep[k] = t;
 			}
-	for (int i = 0; i < 3; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (keep[i] < (int)from)
 			continue;
 		if ((unsigned int)keep[i] > from)

@@ -100,6 +100,10 @@ struct sbx_jail_file {
 	const void *data;
 	size_t len;
 	mode_t mode; /* owned by the jail user */
+	/* > 0: the content is what this pipe gives until its end, read by init
+	 * as the last step before the pivot (data and len unused); the
+	 * supervisor writes it while the jail is set up (the CA bundle). */
+	int fd;
 };
 
 struct sbx_jail;

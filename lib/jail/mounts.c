@@ -985,6 +985,23 @@ static int files_tmpfs(struct build *b, const char *dir, struct sbx_err *err)
 	return mount_at(b, new_fs("tmpfs", opts, attrs, err), "tmpfs", dir, false, R_STRICT, err);
 }
 
+/* Everything the pipe in gives, to out; 0 or -1 (errno). */
+static int copy_pipe(int in, int out)
+{
+	char buf[16384];
+
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		if (n == 0)
+			return 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || sbx_write_all(out, buf, (size_t)n) < 0)
+			return -1;
+	}
+}
+
 static int write_files(struct build *b, struct sbx_err *err)
 {
 	const struct sbx_jail_opts *o = b->c->o;
@@ -1010,7 +1027,10 @@ static int write_files(struct build *b, struct sbx_err *err)
 		}
 		fd = openat(dfd, f->name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
 			    f->mode);
-		if (fd < 0 || sbx_write_all(fd, f->data, f->len) < 0 ||
+		if (fd >= 0 && f->fd > 0 && copy_pipe(f->fd, fd) < 0)
+			return sbx_err_set(err, errno, "cannot write '%s/%s' from sbx", f->dir,
+					   f->name);
+		if (fd < 0 || (f->fd <= 0 && sbx_write_all(fd, f->data, f->len) < 0) ||
 		    fchown(fd, o->ids.uid, o->ids.gid) < 0 || fchmod(fd, f->mode) < 0)
 			return sbx_err_set(err, errno, "cannot write '%s/%s'", f->dir, f->name);
 	}

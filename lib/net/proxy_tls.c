@@ -270,37 +270,46 @@ static int side_read(SSL *s, char *buf, short *ev)
 	}
 }
 
+/*
+ * Both directions until the upstream ends (Connection: close).  A side is
+ * read again only once poll says so (or OpenSSL holds bytes of it), so a
+ * bulk transfer costs one recv and one send per TLS record each way.
+ */
 static void tls_relay(struct proxy_conn *c, SSL *us, const struct sbx_proxy_inject *const *inj,
 		      size_t ni)
 {
 	_cleanup_free_ char *buf = sbx_xmalloc(TLS_BUF);
 	struct down d = {.head = sbx_xmalloc(PROXY_HEAD_MAX)};
-	bool c_eof = false;
+	bool c_eof = false, c_ready = true, u_ready = true;
+	short cev = POLLIN, uev = POLLIN;
 
 	for (;;) {
-		short cev = 0, uev = 0;
-		int n, moved = 0;
+		int n;
 
-		if (!c_eof) {
+		if (!c_eof && c_ready) {
 			n = side_read(c->client_tls, buf, &cev);
 			if (n > 0) {
 				if (tls_write_all(c, us, c->upstream, buf, (size_t)n) < 0)
 					break;
 				sbx_proxy_count(c, true, (uint64_t)n);
-				moved = 1;
 			} else if (n < 0) {
 				c_eof = true;
+			} else {
+				c_ready = SSL_pending(c->client_tls) > 0;
 			}
 		}
-		n = side_read(us, buf, &uev);
-		if (n > 0) {
-			if (forward_down(c, &d, buf, (size_t)n, inj, ni) < 0)
-				break;
-			moved = 1;
-		} else if (n < 0) {
-			break; /* the response is complete (Connection: close) */
+		if (u_ready) {
+			n = side_read(us, buf, &uev);
+			if (n > 0) {
+				if (forward_down(c, &d, buf, (size_t)n, inj, ni) < 0)
+					break;
+			} else if (n < 0) {
+				break; /* the response is complete (Connection: close) */
+			} else {
+				u_ready = SSL_pending(us) > 0;
+			}
 		}
-		if (moved)
+		if ((c_ready && !c_eof) || u_ready)
 			continue;
 		struct pollfd pf[3] = {{.fd = c->client, .events = c_eof ? 0 : cev},
 				       {.fd = c->upstream, .events = uev},
@@ -308,6 +317,8 @@ static void tls_relay(struct proxy_conn *c, SSL *us, const struct sbx_proxy_inje
 
 		if (poll(pf, 3, PROXY_IDLE_MS) <= 0 || pf[2].revents)
 			break;
+		c_ready = pf[0].revents != 0;
+		u_ready = pf[1].revents != 0;
 	}
 	if (!d.done && d.fill)
 		forward_down(c, &d, "\r\n\r\n", 4, inj, ni);

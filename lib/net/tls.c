@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 
 #define CA_DAYS	   30
@@ -33,6 +34,18 @@ struct sbx_tls_ca {
 	EVP_PKEY *leaf_key;
 	struct leaf leaves[LEAF_CACHE];
 	size_t next_leaf; /* round-robin replacement */
+	/* The client context's CAs are loaded on the first upstream TLS (a
+	 * few ms of parsing the host's bundle, off the start-up path). */
+	char *upstream_ca;
+	bool cas_loaded;
+	char cas_error[320];
+	/* The key and certificate as they came (sbx_tls_ca_from_pem); the
+	 * objects above are made from them on first use. */
+	char *key_pem;
+	size_t key_pem_len;
+	bool key_locked;
+	bool load_tried;
+	char load_error[320];
 };
 
 static void ossl_why(char *buf, size_t len, const char *what)
@@ -130,7 +143,7 @@ static char *cert_pem(X509 *x, size_t *len)
 	return out;
 }
 
-static int make_ctxs(struct sbx_tls_ca *ca, const char *upstream_ca, struct sbx_err *err)
+static int make_ctxs(struct sbx_tls_ca *ca, struct sbx_err *err)
 {
 	char why[320];
 
@@ -142,53 +155,109 @@ static int make_ctxs(struct sbx_tls_ca *ca, const char *upstream_ca, struct sbx_
 	}
 	SSL_CTX_ctrl(ca->server, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
 	SSL_CTX_ctrl(ca->client, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
+	/* Whole records per recv: half the syscalls of a bulk transfer. */
+	SSL_CTX_ctrl(ca->server, SSL_CTRL_SET_READ_AHEAD, 1, NULL);
+	SSL_CTX_ctrl(ca->client, SSL_CTRL_SET_READ_AHEAD, 1, NULL);
 	SSL_CTX_set_options(ca->server, SSL_OP_NO_RENEGOTIATION);
 	SSL_CTX_set_options(ca->client, SSL_OP_NO_RENEGOTIATION);
 	SSL_CTX_set_verify(ca->client, SSL_VERIFY_PEER, NULL);
-	if (!SSL_CTX_set_default_verify_paths(ca->client)) {
-		ossl_why(why, sizeof(why), "cannot load the host's CA certificates");
-		return sbx_err_set(err, EIO, "%s", why);
-	}
-	if (upstream_ca && !SSL_CTX_load_verify_locations(ca->client, upstream_ca, NULL)) {
-		ossl_why(why, sizeof(why), "no certificate could be read");
-		return sbx_err_set(err, EINVAL, "[network] upstream-ca '%s': %s", upstream_ca, why);
-	}
 	static const unsigned char h1[] = "\x08http/1.1";
 
 	SSL_CTX_set_alpn_protos(ca->client, h1, sizeof(h1) - 1);
 	return 0;
 }
 
-int sbx_tls_ca_new(struct sbx_tls_ca **out, const char *label, const char *upstream_ca,
-		   struct sbx_err *err)
+static char *key_pem(EVP_PKEY *k)
 {
-	struct sbx_tls_ca *ca;
-	_cleanup_free_ char *cn = NULL;
+	BIO *b = BIO_new(BIO_s_mem());
+	char *data = NULL, *out = NULL;
+	long n;
+
+	if (b && PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL)) {
+		n = BIO_ctrl(b, BIO_CTRL_INFO, 0, (char *)&data);
+		if (n > 0 && data) {
+			out = sbx_xstrndup(data, (size_t)n);
+			explicit_bzero(data, (size_t)n);
+		}
+	}
+	BIO_free(b);
+	return out;
+}
+
+int sbx_tls_ca_make_pem(const char *label, char **cert_out, char **key_out, struct sbx_err *err)
+{
+	_cleanup_free_ char *cn = sbx_xasprintf("sbx sandbox CA %s", label);
+	EVP_PKEY *key;
+	X509 *cert = NULL;
+	size_t len;
 	int r = sbx_tls_available(err);
 
-	*out = NULL;
+	*cert_out = *key_out = NULL;
 	if (r < 0)
 		return r;
-	ca = sbx_xcalloc(1, sizeof(*ca));
-	pthread_mutex_init(&ca->lock, NULL);
-	cn = sbx_xasprintf("sbx sandbox CA %s", label);
-	ca->key = ec_key();
-	ca->cert = ca->key ? make_cert(ca->key, cn, NULL, ca->key, NULL, CA_DAYS) : NULL;
-	ca->pem = ca->cert ? cert_pem(ca->cert, &ca->pem_len) : NULL;
-	if (!ca->pem) {
+	key = ec_key();
+	cert = key ? make_cert(key, cn, NULL, key, NULL, CA_DAYS) : NULL;
+	*cert_out = cert ? cert_pem(cert, &len) : NULL;
+	*key_out = *cert_out ? key_pem(key) : NULL;
+	X509_free(cert);
+	EVP_PKEY_free(key);
+	if (!*key_out) {
 		char why[320];
 
+		free(*cert_out);
+		*cert_out = NULL;
 		ossl_why(why, sizeof(why), "cannot make the sandbox's CA");
-		sbx_tls_ca_free(ca);
 		return sbx_err_set(err, EIO, "%s", why);
 	}
-	r = make_ctxs(ca, upstream_ca, err);
-	if (r < 0) {
-		sbx_tls_ca_free(ca);
-		return r;
-	}
+	return 0;
+}
+
+int sbx_tls_ca_from_pem(struct sbx_tls_ca **out, const char *cert, const char *key,
+			const char *upstream_ca, struct sbx_err *err)
+{
+	struct sbx_tls_ca *ca = sbx_xcalloc(1, sizeof(*ca));
+
+	pthread_mutex_init(&ca->lock, NULL);
+	ca->pem = sbx_xstrdup(cert);
+	ca->pem_len = strlen(cert);
+	ca->key_pem_len = strlen(key);
+	ca->key_pem = sbx_xstrdup(key);
+	ca->key_locked = mlock(ca->key_pem, ca->key_pem_len + 1) == 0;
+	ca->upstream_ca = upstream_ca ? sbx_xstrdup(upstream_ca) : NULL;
 	*out = ca;
 	return 0;
+}
+
+/* OpenSSL's objects, on first use (under the lock); false and why. */
+static bool loaded(struct sbx_tls_ca *ca, char *why, size_t len)
+{
+	struct sbx_err e = {0};
+
+	pthread_mutex_lock(&ca->lock);
+	if (!ca->load_tried) {
+		BIO *kb, *cb;
+
+		ca->load_tried = true;
+		if (sbx_tls_available(&e) < 0) {
+			snprintf(ca->load_error, sizeof(ca->load_error), "%.300s", e.msg);
+		} else {
+			kb = BIO_new_mem_buf(ca->key_pem, (int)ca->key_pem_len);
+			cb = BIO_new_mem_buf(ca->pem, (int)ca->pem_len);
+			ca->key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+			ca->cert = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+			BIO_free(kb);
+			BIO_free(cb);
+			if (!ca->key || !ca->cert)
+				ossl_why(ca->load_error, sizeof(ca->load_error),
+					 "cannot read the sandbox's CA");
+			else if (make_ctxs(ca, &e) < 0)
+				snprintf(ca->load_error, sizeof(ca->load_error), "%.300s", e.msg);
+		}
+	}
+	pthread_mutex_unlock(&ca->lock);
+	if (ca->load_error[0])
+		snprintf(why, len, "%s", ca->load_error);
+	return !ca->load_error[0];
 }
 
 void sbx_tls_ca_free(struct sbx_tls_ca *ca)
@@ -205,6 +274,13 @@ void sbx_tls_ca_free(struct sbx_tls_ca *ca)
 	SSL_CTX_free(ca->server);
 	SSL_CTX_free(ca->client);
 	free(ca->pem);
+	free(ca->upstream_ca);
+	if (ca->key_pem) {
+		explicit_bzero(ca->key_pem, ca->key_pem_len);
+		if (ca->key_locked)
+			munlock(ca->key_pem, ca->key_pem_len + 1);
+		free(ca->key_pem);
+	}
 	pthread_mutex_destroy(&ca->lock);
 	free(ca);
 }
@@ -255,6 +331,8 @@ static X509 *leaf_for(struct sbx_tls_ca *ca, const char *host)
 
 SSL *sbx_tls_server(struct sbx_tls_ca *ca, const char *host, int fd, char *why, size_t len)
 {
+	if (!loaded(ca, why, len))
+		return NULL;
 	X509 *leaf = leaf_for(ca, host);
 	SSL *s = leaf ? SSL_new(ca->server) : NULL;
 	bool ok = s && SSL_use_certificate(s, leaf) && SSL_use_PrivateKey(s, ca->leaf_key) &&
@@ -269,9 +347,29 @@ SSL *sbx_tls_server(struct sbx_tls_ca *ca, const char *host, int fd, char *why, 
 	return s;
 }
 
+/* The host's CAs and upstream-ca into the client context, once. */
+static bool load_cas(struct sbx_tls_ca *ca, char *why, size_t len)
+{
+	pthread_mutex_lock(&ca->lock);
+	if (!ca->cas_loaded) {
+		ca->cas_loaded = true;
+		if (!SSL_CTX_set_default_verify_paths(ca->client))
+			ossl_why(ca->cas_error, sizeof(ca->cas_error),
+				 "cannot load the host's CA certificates");
+		else if (ca->upstream_ca &&
+			 !SSL_CTX_load_verify_locations(ca->client, ca->upstream_ca, NULL))
+			ossl_why(ca->cas_error, sizeof(ca->cas_error),
+				 "[network] upstream-ca: no certificate could be read");
+	}
+	pthread_mutex_unlock(&ca->lock);
+	if (ca->cas_error[0])
+		snprintf(why, len, "%s", ca->cas_error);
+	return !ca->cas_error[0];
+}
+
 SSL *sbx_tls_client(struct sbx_tls_ca *ca, const char *host, int fd, char *why, size_t len)
 {
-	SSL *s = SSL_new(ca->client);
+	SSL *s = loaded(ca, why, len) && load_cas(ca, why, len) ? SSL_new(ca->client) : NULL;
 	bool ok = s && SSL_set_fd(s, fd);
 
 	if (ok && is_ip(host))
@@ -280,8 +378,9 @@ SSL *sbx_tls_client(struct sbx_tls_ca *ca, const char *host, int fd, char *why, 
 		ok = SSL_ctrl(s, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
 			      (void *)host) &&
 		     SSL_set1_host(s, host);
-	if (!ok) {
+	if (!ok && !ca->cas_error[0])
 		ossl_why(why, len, "cannot start TLS upstream");
+	if (!ok) {
 		SSL_free(s);
 		return NULL;
 	}

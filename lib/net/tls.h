@@ -26,9 +26,21 @@ typedef struct ssl_st SSL;
 /* 0 when libssl and libcrypto can be loaded; else -ENOENT and why. */
 int sbx_tls_available(struct sbx_err *err);
 
-/* label names the CA ("sbx sandbox CA <label>"); upstream_ca may be NULL. */
-int sbx_tls_ca_new(struct sbx_tls_ca **out, const char *label, const char *upstream_ca,
-		   struct sbx_err *err);
+/*
+ * Make a CA in this process (label names it: "sbx sandbox CA <label>"): its
+ * certificate and private key as PEM (malloc'ed; wipe and free the key).
+ * A run does this in a short-lived child (lib/run/run_extras.c), so that
+ * loading OpenSSL is off its start-up path.
+ */
+int sbx_tls_ca_make_pem(const char *label, char **cert_pem, char **key_pem,
+			struct sbx_err *err);
+/*
+ * The CA from its PEMs (copied; the key is kept mlock()ed and wiped on
+ * free).  Nothing of OpenSSL is loaded until the first sbx_tls_server or
+ * sbx_tls_client.  upstream_ca may be NULL.
+ */
+int sbx_tls_ca_from_pem(struct sbx_tls_ca **out, const char *cert_pem, const char *key_pem,
+			const char *upstream_ca, struct sbx_err *err);
 void sbx_tls_ca_free(struct sbx_tls_ca *ca);
 /* The CA certificate as PEM (owned by ca). */
 const char *sbx_tls_ca_pem(const struct sbx_tls_ca *ca, size_t *len);

@@ -129,6 +129,15 @@ FN(C, BIO *, BIO_new, NULL, (const BIO_METHOD *m), (m))
 FN(C, int, BIO_free, 0, (BIO * b), (b))
 FN(C, long, BIO_ctrl, 0, (BIO * b, int cmd, long larg, void *parg), (b, cmd, larg, parg))
 FN(C, int, PEM_write_bio_X509, 0, (BIO * b, const X509 *x), (b, x))
+FN(C, int, PEM_write_bio_PrivateKey, 0,
+   (BIO * b, const EVP_PKEY *k, const EVP_CIPHER *enc, const unsigned char *kstr, int klen,
+    pem_password_cb *cb, void *u),
+   (b, k, enc, kstr, klen, cb, u))
+FN(C, X509 *, PEM_read_bio_X509, NULL, (BIO * b, X509 **x, pem_password_cb *cb, void *u),
+   (b, x, cb, u))
+FN(C, EVP_PKEY *, PEM_read_bio_PrivateKey, NULL,
+   (BIO * b, EVP_PKEY **x, pem_password_cb *cb, void *u), (b, x, cb, u))
+FN(C, BIO *, BIO_new_mem_buf, NULL, (const void *buf, int len), (buf, len))
 FN(C, unsigned long, ERR_get_error, 0, (void), ())
 VFN(C, ERR_clear_error, (void), ())
 VFN(C, ERR_error_string_n, (unsigned long e, char *buf, size_t len), (e, buf, len))

@@ -140,6 +140,7 @@ static int setup(struct sbx_run *c, struct sbx_err *err)
 		r = sbx_sandbox_create_unsaved(&c->st, c->opt->name, &c->sb, err);
 	if (r < 0)
 		return r;
+	sbx_run_extras_begin(c);
 	r = open_logs(c, err);
 	if (r == 0)
 		r = prepare_image(c, err);
@@ -442,6 +443,7 @@ static void ctx_init(struct sbx_run *c, const struct sbx_run_opts *o, struct sbx
 	c->sb.dirfd = c->sb.lockfd = -1;
 	c->st.sandboxes_fd = -1;
 	c->jsonl_fd = c->log_json_fd = c->output_fd = c->oom_fd = -1;
+	c->ca_pipe[0] = c->ca_pipe[1] = c->ca_key_fd = -1;
 	c->cwd = o->cwd;
 	c->reason = "error";
 }

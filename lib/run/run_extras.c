@@ -7,6 +7,7 @@
  * v1's OOM event.
  */
 #include <errno.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -73,36 +74,142 @@ static int check_injections(struct sbx_run *c, struct sbx_err *err)
 	return r;
 }
 
-/* The CA, the jail's bundle file and the variables that point at it. */
+/* In the CA helper: the bundle into the jail's pipe, from the host's CAs,
+ * upstream-ca and the sandbox's CA (cert, or NULL). */
+static int write_bundle(struct sbx_run *c, int fd, const char *cert, struct sbx_err *err)
+{
+	_cleanup_free_ char *sys = NULL, *up = NULL;
+	size_t sl = 0, ul = 0;
+
+	sys = host_cas(&sl);
+	if (c->cfg->upstream_ca && read_path(c->cfg->upstream_ca, &up, &ul) < 0)
+		return sbx_err_set(err, errno, "[network] upstream-ca '%s' cannot be read",
+				   c->cfg->upstream_ca);
+	if (sbx_write_all(fd, sys ? sys : "", sl) < 0 || sbx_write_all(fd, "\n", 1) < 0 ||
+	    sbx_write_all(fd, up ? up : "", ul) < 0 || sbx_write_all(fd, "\n", 1) < 0 ||
+	    sbx_write_all(fd, cert ? cert : "", cert ? strlen(cert) : 0) < 0)
+		return sbx_err_set(err, errno, "cannot give the jail its CA bundle");
+	return 0;
+}
+
+/* The CA helper: make the CA, give the jail its bundle, and send the
+ * supervisor "ok\n" CERT "\0" KEY, or "error\n" MESSAGE. */
+static void __attribute__((noreturn)) ca_helper(struct sbx_run *c, int bundle_fd, int key_fd)
+{
+	struct sbx_err e = {0};
+	char *cert = NULL, *key = NULL;
+	int r = 0;
+
+	if (c->ca_label[0])
+		r = sbx_tls_ca_make_pem(c->ca_label, &cert, &key, &e);
+	if (r == 0)
+		r = write_bundle(c, bundle_fd, cert, &e);
+	close(bundle_fd); /* the jail's init reads to here */
+	if (r == 0 && key)
+		(void)(sbx_write_all(key_fd, "ok\n", 3) < 0 ||
+		       sbx_write_all(key_fd, cert, strlen(cert) + 1) < 0 ||
+		       sbx_write_all(key_fd, key, strlen(key)) < 0);
+	else if (r == 0)
+		(void)sbx_write_all(key_fd, "ok\n", 3);
+	else
+		(void)(sbx_write_all(key_fd, "error\n", 6) < 0 ||
+		       sbx_write_all(key_fd, e.msg, strlen(e.msg)) < 0);
+	if (key)
+		explicit_bzero(key, strlen(key));
+	_exit(0);
+}
+
+/*
+ * A run that injects a secret (or trusts an upstream-ca) gives the jail a
+ * CA bundle.  Loading OpenSSL and making the CA's key pair take several
+ * milliseconds, so a short-lived child does it while the state directory,
+ * the image, the layers and the jail's mounts are set up (a child, not a
+ * thread: the jail is cloned meanwhile, and a clone of a process whose
+ * other thread holds a lock inherits that lock held forever).  The bundle
+ * reaches the jail through a pipe that its init reads last, before the
+ * pivot; the CA's key comes back to this process through another pipe,
+ * once the jail runs, and lives only in its memory.  OpenSSL itself is
+ * loaded here only by the first connection that needs it.
+ */
+void sbx_run_extras_begin(struct sbx_run *c)
+{
+	bool inject = false;
+	int key[2];
+
+	for (size_t i = 0; i < c->cfg->n_secrets; i++)
+		inject |= c->cfg->secrets[i].inject_hosts.n > 0;
+	if (c->cfg->net != SBX_NET_PROXY || (!inject && !c->cfg->upstream_ca))
+		return;
+	if (pipe2(c->ca_pipe, O_CLOEXEC) < 0 || pipe2(key, O_CLOEXEC) < 0) {
+		c->ca_rc = sbx_err_set(&c->ca_err, errno, "cannot make a pipe for the CA bundle");
+		return;
+	}
+	if (inject)
+		snprintf(c->ca_label, sizeof(c->ca_label), "%s", c->sb.id);
+	c->ca_pid = fork();
+	if (c->ca_pid == 0) {
+		close(key[0]);
+		close(c->ca_pipe[0]);
+		ca_helper(c, c->ca_pipe[1], key[1]);
+	}
+	close(key[1]);
+	sbx_closep(&c->ca_pipe[1]);
+	c->ca_key_fd = key[0];
+	if (c->ca_pid < 0)
+		c->ca_rc = sbx_err_set(&c->ca_err, errno, "cannot start the CA helper");
+}
+
+/* Once the jail has read its bundle: the CA from the helper, or why not. */
+static int join_ca(struct sbx_run *c, struct sbx_err *err)
+{
+	_cleanup_free_ char *msg = NULL;
+	size_t len = 0;
+	int st;
+
+	sbx_closep(&c->ca_pipe[0]);
+	if (c->ca_rc == 0 && c->ca_key_fd < 0)
+		return 0; /* no CA, no bundle */
+	if (c->ca_rc == 0 && c->ca_key_fd >= 0 &&
+	    sbx_read_fd_string(c->ca_key_fd, 1 << 20, &msg, &len) < 0)
+		c->ca_rc = sbx_err_set(&c->ca_err, errno, "cannot read the CA from its helper");
+	sbx_closep(&c->ca_key_fd);
+	if (c->ca_pid > 0)
+		while (waitpid(c->ca_pid, &st, 0) < 0 && errno == EINTR)
+			;
+	c->ca_pid = 0;
+	if (c->ca_rc == 0 && msg && strncmp(msg, "ok\n", 3) == 0) {
+		const char *cert = msg + 3;
+
+		if (c->ca_label[0] && strlen(cert) + 4 < len)
+			c->ca_rc = sbx_tls_ca_from_pem(&c->ca, cert, cert + strlen(cert) + 1,
+						       c->cfg->upstream_ca, &c->ca_err);
+	} else if (c->ca_rc == 0) {
+		c->ca_rc = sbx_err_set(&c->ca_err, EIO, "%s",
+				       msg && strncmp(msg, "error\n", 6) == 0
+					   ? msg + 6
+					   : "the CA helper ended without a CA");
+	}
+	if (msg)
+		explicit_bzero(msg, len);
+	if (c->ca_rc < 0)
+		*err = c->ca_err;
+	return c->ca_rc;
+}
+
+/* The jail's bundle file (from the CA helper's pipe) and its variables. */
 static int prepare_tls(struct sbx_run *c, struct sbx_strv *extra, struct sbx_err *err)
 {
 	static const char *const vars[] = {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS",
 					   "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"};
-	_cleanup_free_ char *sys = NULL, *up = NULL;
-	size_t sl = 0, ul = 0, cl = 0;
-	const char *ca = NULL;
-	int r;
 
-	if (sbx_secrets_has_proxy(&c->secrets)) {
-		r = sbx_tls_ca_new(&c->ca, c->sb.id, c->cfg->upstream_ca, err);
-		if (r < 0)
-			return r;
-		ca = sbx_tls_ca_pem(c->ca, &cl);
+	if (c->ca_rc < 0) {
+		*err = c->ca_err;
+		return c->ca_rc;
 	}
-	if (c->cfg->upstream_ca && read_path(c->cfg->upstream_ca, &up, &ul) < 0)
-		return sbx_err_set(err, errno, "[network] upstream-ca '%s' cannot be read",
-				   c->cfg->upstream_ca);
-	if (!ca && !up)
+	if (c->ca_pipe[0] < 0)
 		return 0;
-	sys = host_cas(&sl);
-	c->ca_bundle = sbx_xasprintf("%.*s\n%.*s\n%.*s", (int)sl, sys ? sys : "", (int)ul,
-				     up ? up : "", (int)cl, ca ? ca : "");
-	c->ca_bundle_len = strlen(c->ca_bundle);
-	c->files[c->n_files++] = (struct sbx_jail_file){.dir = CA_DIR,
-							.name = CA_BUNDLE,
-							.data = c->ca_bundle,
-							.len = c->ca_bundle_len,
-							.mode = 0444};
+	c->files[c->n_files++] = (struct sbx_jail_file){
+	    .dir = CA_DIR, .name = CA_BUNDLE, .mode = 0444, .fd = c->ca_pipe[0]};
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(vars); i++)
 		sbx_strv_push_take(extra, sbx_xasprintf("%s=" CA_DIR "/" CA_BUNDLE, vars[i]));
 	return 0;
@@ -238,7 +345,10 @@ int sbx_run_extras_started(struct sbx_run *c, struct sbx_jail_io *io, struct sbx
 		io->log_ctx = c;
 	}
 	if (c->jail.listen_fd >= 0) {
-		int r = start_proxy(c, err);
+		int r = join_ca(c, err);
+
+		if (r == 0)
+			r = start_proxy(c, err);
 
 		if (r < 0)
 			return r;
@@ -325,13 +435,17 @@ void sbx_run_extras_free(struct sbx_run *c)
 	c->auditing = false;
 	free(c->files);
 	c->files = NULL;
+	sbx_closep(&c->ca_pipe[0]); /* a helper still writing gets EPIPE */
+	sbx_closep(&c->ca_pipe[1]);
+	sbx_closep(&c->ca_key_fd);
+	if (c->ca_pid > 0)
+		waitpid(c->ca_pid, NULL, 0);
+	c->ca_pid = 0;
 	free(c->inject);
 	c->inject = NULL;
 	c->n_inject = 0;
 	sbx_tls_ca_free(c->ca);
 	c->ca = NULL;
-	free(c->ca_bundle);
-	c->ca_bundle = NULL;
 	if (c->oom_fd >= 0)
 		close(c->oom_fd);
 	c->oom_fd = -1;

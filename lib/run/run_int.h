@@ -61,8 +61,12 @@ struct sbx_run {
 	struct sbx_proxy_inject *inject; /* one per secret the proxy injects */
 	size_t n_inject;
 	struct sbx_tls_ca *ca; /* the sandbox's CA, when a secret is injected */
-	char *ca_bundle;       /* host CAs + upstream-ca + the sandbox's CA, for the jail */
-	size_t ca_bundle_len;
+	pid_t ca_pid;	       /* the helper making it while the run sets up (run_extras.c) */
+	int ca_key_fd;	       /* from the helper: the CA's certificate and key */
+	int ca_rc;
+	struct sbx_err ca_err;
+	char ca_label[32];
+	int ca_pipe[2]; /* the jail's CA bundle, written by the helper */
 	struct sbx_seccomp_audit audit; /* audit mode: with its notify filter */
 	bool auditing;
 	struct sbx_seccomp_filter filter; /* else the plain filter */
@@ -75,6 +79,9 @@ struct sbx_run {
 	struct sbx_err saver_err;
 	int saver_rc;
 };
+
+/* run_extras.c: start what can be made beside the set-up (the CA). */
+void sbx_run_extras_begin(struct sbx_run *c);
 
 /* A line for the caller to print (opts->say). */
 void sbx_run_say(struct sbx_run *c, const char *msg);

@@ -494,11 +494,11 @@ static void check_event(json_t *ev, json_t *want)
 static json_t *want_event(const char *method, const char *host, int port, const char *addr,
 			  bool allowed, const char *reason, int status, size_t up, size_t down)
 {
-	return json_pack("{s:s?, s:s?, s:o, s:s?, s:b, s:s, s:s, s:i, s:I, s:I}", "method", method,
-			 "host", host, "port", port ? json_integer(port) : json_null(), "address",
-			 addr, "allowed", allowed, "result", allowed ? "ok" : "denied", "reason",
-			 reason, "status", status, "bytes_up", (json_int_t)up, "bytes_down",
-			 (json_int_t)down);
+	return json_pack("{s:s?, s:s?, s:o, s:s?, s:b, s:s, s:s, s:i, s:I, s:I, s:s}", "method",
+			 method, "host", host, "port", port ? json_integer(port) : json_null(),
+			 "address", addr, "allowed", allowed, "result", allowed ? "ok" : "denied",
+			 "reason", reason, "status", status, "bytes_up", (json_int_t)up, "bytes_down",
+			 (json_int_t)down, "via", "proxy");
 }
 
 static void test_live_get_allowed(void **state)
@@ -951,6 +951,96 @@ out:
 	return false;
 }
 
+/* One DNS query for name (type qtype) to the socket at port; the reply's
+ * rcode, and its first A record in *a. */
+static int dns_ask(uint16_t port, const char *name, uint16_t qtype, struct in_addr *a, int *answers)
+{
+	unsigned char q[300] = {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0}, r[600];
+	size_t n = 12;
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = {.tv_sec = 5};
+	ssize_t got;
+
+	for (const char *p = name; *p;) {
+		size_t l = strcspn(p, ".");
+
+		q[n++] = (unsigned char)l;
+		memcpy(q + n, p, l);
+		n += l;
+		p += l + (p[l] == '.');
+	}
+	q[n++] = 0;
+	q[n++] = (unsigned char)(qtype >> 8);
+	q[n++] = (unsigned char)qtype;
+	q[n++] = 0;
+	q[n++] = 1;
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_true(sendto(s, q, n, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)n);
+	got = recv(s, r, sizeof(r), 0);
+	close(s);
+	assert_true(got >= (ssize_t)n);
+	assert_int_equal(r[0] << 8 | r[1], 0x1234);
+	assert_true(r[2] & 0x80); /* a response */
+	*answers = r[6] << 8 | r[7];
+	if (*answers && got >= (ssize_t)n + 16)
+		memcpy(a, r + n + 12, 4);
+	return r[3] & 15;
+}
+
+/* The jail's DNS: listed names answer, others NXDOMAIN, each an event. */
+static void test_live_dns(void **state)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), l;
+	struct sbx_strv allow = {0};
+	struct sbx_proxy *q = NULL;
+	struct sbx_proxy_stats st;
+	struct sbx_err err;
+	struct in_addr a = {0};
+	int n = 0;
+	json_t *evs;
+
+	l = sbx_proxy_listen("127.0.0.1:0", NULL, &err);
+	assert_true(l >= 0 && u >= 0);
+	assert_int_equal(bind(u, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(u, (struct sockaddr *)&sa, &sl), 0);
+	sbx_strv_push(&allow, "localhost:8080");
+	sbx_strv_push(&allow, "*.corp.test");
+	struct sbx_proxy_opts o = {.listen_fds = &l, .n_listen = 1, .dns_fds = &u, .n_dns = 1,
+				   .allow = &allow};
+
+	assert_int_equal(sbx_proxy_start_opts(&q, &o, &err), 0);
+	assert_int_equal(dns_ask(ntohs(sa.sin_port), "nope.test", 1, &a, &n), 3);
+	assert_int_equal(n, 0);
+	assert_int_equal(dns_ask(ntohs(sa.sin_port), "corp.test", 1, &a, &n), 3); /* apex: no */
+	assert_int_equal(dns_ask(ntohs(sa.sin_port), "LocalHost", 1, &a, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ntohl(a.s_addr), INADDR_LOOPBACK);
+	assert_int_equal(dns_ask(ntohs(sa.sin_port), "localhost", 16, &a, &n), 0); /* TXT: none */
+	assert_int_equal(n, 0);
+	sbx_proxy_stop(q);
+	sbx_proxy_get_stats(q, &st);
+	assert_int_equal(st.dns, 4);
+	assert_int_equal(st.denied, 2);
+	evs = sbx_proxy_take_events(q);
+	assert_int_equal(json_array_size(evs), 4);
+	json_t *e0 = json_array_get(evs, 0);
+
+	assert_string_equal(json_string_value(json_object_get(e0, "method")), "DNS");
+	assert_string_equal(json_string_value(json_object_get(e0, "host")), "nope.test");
+	assert_string_equal(json_string_value(json_object_get(e0, "rcode")), "NXDOMAIN");
+	assert_string_equal(json_string_value(json_object_get(e0, "reason")),
+			    "'nope.test' is not in the allowlist");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 2), "address")),
+			    "127.0.0.1");
+	json_decref(evs);
+	sbx_proxy_free(q);
+	sbx_strv_free(&allow);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -971,6 +1061,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_live_failed, live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_live_stop_and_drain, live_setup, live_teardown),
 		cmocka_unit_test_setup_teardown(test_live_idle_flood, live_setup, live_teardown),
+		cmocka_unit_test(test_live_dns),
 	};
 
 	have_test_hosts = enter_test_hosts();

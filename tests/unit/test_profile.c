@@ -233,6 +233,46 @@ static void test_bad_secrets(void **state)
 	expect_err("[secrets]\nTOKEN = file:rel/path\n", 2,
 		   "secret 'TOKEN': secret file 'rel/path' is not an absolute path");
 	expect_err("[secrets]\nA = env:X\nA = env:Y\n", 3, "'A' in [secrets] is already set at line 2");
+	expect_err("[secrets]\nK = env:K inject\n", 2, "secret 'K': 'inject' needs HOST[,HOST...]");
+	expect_err("[secrets]\nK = env:K inject 10.0.0.1\n", 2,
+		   "secret 'K': bad inject host '10.0.0.1' (expected a DNS name or *.domain, no port");
+	expect_err("[secrets]\nK = env:K inject api.x.com:443\n", 2, "secret 'K': bad inject host");
+	expect_err("[secrets]\nK = env:K inject a.com as env\n", 2, "secret 'K': bad value");
+	expect_err("[secrets]\nK = env:K inject a.com inject b.com\n", 2, "secret 'K': bad value");
+	expect_err("[network]\nupstream-ca = rel.pem\n", 2, "key 'upstream-ca': upstream-ca 'rel.pem' is not an absolute path");
+}
+
+/* "inject HOST,...": hosts normalised, kept in order, written back. */
+static void test_secret_inject(void **state)
+{
+	struct sbx_config c;
+	struct sbx_err e;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *ms;
+
+	sbx_config_init(&c);
+	assert_int_equal(sbx_profile_set(&c, "secrets", "K", "env:K? as file inject API.x.com.,*.y.org", &e), 0);
+	assert_int_equal(c.secrets[0].inject, SBX_SECRET_AS_FILE);
+	assert_true(c.secrets[0].optional);
+	assert_int_equal(c.secrets[0].inject_hosts.n, 2);
+	assert_string_equal(c.secrets[0].inject_hosts.v[0], "api.x.com");
+	assert_string_equal(c.secrets[0].inject_hosts.v[1], "*.y.org");
+	assert_int_equal(sbx_profile_set(&c, "secrets", "P", "env:P", &e), 0);
+	assert_int_equal(c.secrets[1].inject_hosts.n, 0);
+	assert_int_equal(sbx_profile_set(&c, "network", "upstream-ca", "/etc/ca.pem", &e), 0);
+	assert_true(c.capture);
+	assert_int_equal(sbx_profile_set(&c, "network", "capture", "no", &e), 0);
+	assert_false(c.capture);
+	ms = open_memstream(&text, &len);
+	assert_int_equal(sbx_profile_write(&c, ms), 0);
+	fclose(ms);
+	assert_non_null(strstr(text, "K = env:K? as file inject api.x.com,*.y.org\n"));
+	assert_non_null(strstr(text, "P = env:P as env\n"));
+	assert_non_null(strstr(text, "upstream-ca = /etc/ca.pem\n"));
+	assert_non_null(strstr(text, "capture = no\n"));
+	free(text);
+	sbx_config_free(&c);
 }
 
 static void test_every_error_reported(void **state)
@@ -812,6 +852,7 @@ int main(void)
 		cmocka_unit_test(test_bad_allow),
 		cmocka_unit_test(test_bad_caps),
 		cmocka_unit_test(test_bad_secrets),
+		cmocka_unit_test(test_secret_inject),
 		cmocka_unit_test(test_every_error_reported),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_extends_errors),
