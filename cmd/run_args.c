@@ -81,14 +81,22 @@ static const struct {
 	int opt;
 	const char *section, *key;
 } key_opts[] = {
-    {O_ROOTFS, "sandbox", "rootfs"},	 {O_WORKDIR, "sandbox", "workdir"},
-    {O_USER, "sandbox", "user"},	 {O_HOSTNAME, "sandbox", "hostname"},
-    {O_TTY, "sandbox", "tty"},		 {O_BIND, "filesystem", "bind"},
-    {O_ROBIND, "filesystem", "ro-bind"}, {O_OVERLAY, "filesystem", "overlay"},
-    {O_TMPFS, "filesystem", "tmpfs"},	 {O_NET, "network", "mode"},
-    {O_ALLOW, "network", "allow"},	 {O_MEMORY, "limits", "memory"},
-    {O_PIDS, "limits", "pids"},		 {O_CPUS, "limits", "cpus"},
-    {O_TIME, "limits", "time"},		 {O_STOP_TIMEOUT, "sandbox", "stop-timeout"},
+    {O_ROOTFS, "sandbox", "rootfs"},
+    {O_WORKDIR, "sandbox", "workdir"},
+    {O_USER, "sandbox", "user"},
+    {O_HOSTNAME, "sandbox", "hostname"},
+    {O_TTY, "sandbox", "tty"},
+    {O_BIND, "filesystem", "bind"},
+    {O_ROBIND, "filesystem", "ro-bind"},
+    {O_OVERLAY, "filesystem", "overlay"},
+    {O_TMPFS, "filesystem", "tmpfs"},
+    {O_NET, "network", "mode"},
+    {O_ALLOW, "network", "allow"},
+    {O_MEMORY, "limits", "memory"},
+    {O_PIDS, "limits", "pids"},
+    {O_CPUS, "limits", "cpus"},
+    {O_TIME, "limits", "time"},
+    {O_STOP_TIMEOUT, "sandbox", "stop-timeout"},
     {O_UPSTREAM_CA, "network", "upstream-ca"},
 };
 

@@ -140,15 +140,16 @@ static void human_net(const json_t *ev)
 		json_t *v;
 
 		n += (size_t)snprintf(extra, sizeof(extra), "; TLS terminated, injected ");
-		json_array_foreach(inj, i, v) n += (size_t)snprintf(
-		    extra + n, n < sizeof(extra) ? sizeof(extra) - n : 0, "%s%s", i ? ", " : "",
-		    json_string_value(v));
+		json_array_foreach(inj, i, v) n +=
+		    (size_t)snprintf(extra + n, n < sizeof(extra) ? sizeof(extra) - n : 0, "%s%s",
+				     i ? ", " : "", json_string_value(v));
 	} else if (!strcmp(jstr(ev, "tls"), "terminated")) {
 		snprintf(extra, sizeof(extra), "; TLS terminated, nothing injected");
 	}
 	sbx_errorf("net: %s %s:%d (%s%s%s)%s", verdict, jstr(ev, "host"),
-		   (int)json_integer_value(json_object_get(ev, "port")), failed ? "allowed, but " : "",
-		   jstr(ev, "reason"), extra, !strcmp(via, "capture") ? " [captured]" : "");
+		   (int)json_integer_value(json_object_get(ev, "port")),
+		   failed ? "allowed, but " : "", jstr(ev, "reason"), extra,
+		   !strcmp(via, "capture") ? " [captured]" : "");
 }
 
 static void human_seccomp(const json_t *ev)

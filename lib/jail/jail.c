@@ -94,8 +94,7 @@ static int write_id_maps(pid_t pid, const struct sbx_jail_ids *ids, struct sbx_e
 }
 
 /* The proxy listener, and with capture the other sockets in the netns. */
-static void take_listeners(struct sbx_jail *j, const struct sbx_jail_msg *m, int *fds,
-			   size_t nfds)
+static void take_listeners(struct sbx_jail *j, const struct sbx_jail_msg *m, int *fds, size_t nfds)
 {
 	size_t k = 0;
 

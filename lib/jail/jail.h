@@ -160,11 +160,11 @@ struct sbx_jail {
 	/* with capture on: the other sockets in the netns ([::1]:PORT TCP,
 	 * port 53 UDP), -1 when absent */
 	int capture_fds[3];
-	bool capture_on;	/* the capture rules are in place */
-	char capture_why[256];	/* why not, when proxy mode has none */
-	int seccomp_fd; /* seccomp notify listener or -1 */
-	int layer_fd;	/* root of the in-memory writable layer (layer_tmpfs) or -1 */
-	pid_t cmd_pid;	/* the command's pid inside the jail */
+	bool capture_on;       /* the capture rules are in place */
+	char capture_why[256]; /* why not, when proxy mode has none */
+	int seccomp_fd;	       /* seccomp notify listener or -1 */
+	int layer_fd;	       /* root of the in-memory writable layer (layer_tmpfs) or -1 */
+	pid_t cmd_pid;	       /* the command's pid inside the jail */
 	/* phase timings, ms */
 	double t_namespaces, t_mounts, t_seccomp, t_exec;
 	bool exec_ok;	  /* the command reached execve */

@@ -310,7 +310,8 @@ char *sbx_proxy_dns_name_of(struct proxy_conn *c, const struct sockaddr *sa)
 
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < DNS_MEMO && !name; i++)
-		if (p->memo[i].name && sbx_netpolicy_addr_equal((struct sockaddr *)&p->memo[i].addr, sa))
+		if (p->memo[i].name &&
+		    sbx_netpolicy_addr_equal((struct sockaddr *)&p->memo[i].addr, sa))
 			name = sbx_xstrdup(p->memo[i].name);
 	pthread_mutex_unlock(&p->lock);
 	return name;

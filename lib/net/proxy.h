@@ -67,11 +67,11 @@ struct sbx_proxy_stats {
 	uint64_t denied;      /* events with allowed = false */
 	uint64_t bytes_up;
 	uint64_t bytes_down;
-	uint64_t active;  /* connections being served now */
-	uint64_t idle;	  /* ended without a whole request (no event) */
-	uint64_t evicted; /* of those with or without one: closed, idle, to
-			   * make room for a new one */
-	uint64_t refused; /* answered 503: every connection busy (no event) */
+	uint64_t active;   /* connections being served now */
+	uint64_t idle;	   /* ended without a whole request (no event) */
+	uint64_t evicted;  /* of those with or without one: closed, idle, to
+			    * make room for a new one */
+	uint64_t refused;  /* answered 503: every connection busy (no event) */
 	uint64_t captured; /* events of connections taken by the capture rules */
 	uint64_t dns;	   /* DNS queries answered (each an event) */
 };
@@ -94,8 +94,7 @@ int sbx_proxy_start(struct sbx_proxy **p, int listen_fd, const struct sbx_strv *
  * allowlist names resolve (on the host), others get NXDOMAIN; every query
  * is an event with method "DNS".
  */
-int sbx_proxy_start_opts(struct sbx_proxy **p, const struct sbx_proxy_opts *o,
-			 struct sbx_err *err);
+int sbx_proxy_start_opts(struct sbx_proxy **p, const struct sbx_proxy_opts *o, struct sbx_err *err);
 /*
  * Stop accepting, close every connection (each still gets its event) and
  * wait for every thread; idempotent.  Stats and queued events stay

@@ -75,7 +75,7 @@ static char *client_hello_sni(const unsigned char *b, size_t n)
 	n = rec;
 	if (n < off + 1 || b[5] != 1) /* handshake type client_hello */
 		return NULL;
-	off += 1 + b[off];				 /* session id */
+	off += 1 + b[off]; /* session id */
 	if (off + 2 > n)
 		return NULL;
 	off += 2 + ((size_t)b[off] << 8 | b[off + 1]); /* cipher suites */
@@ -136,7 +136,8 @@ static bool name_matches(const struct sbx_allow_entry *e, const char *name)
 	size_t nl = strlen(name), hl = strlen(e->host);
 
 	if (e->wildcard)
-		return nl > hl + 1 && name[nl - hl - 1] == '.' && strcmp(name + nl - hl, e->host) == 0;
+		return nl > hl + 1 && name[nl - hl - 1] == '.' &&
+		       strcmp(name + nl - hl, e->host) == 0;
 	return strcmp(name, e->host) == 0;
 }
 
@@ -168,10 +169,10 @@ static const struct sbx_allow_entry *entry_for_address(struct proxy_conn *c,
 		if (e->is_ip ? sbx_netpolicy_addr_equal((struct sockaddr *)&e->addr, dst)
 			     : (asked && name_matches(e, asked)) ||
 				   (!e->wildcard && resolves_to(e->host, dst))) {
-			*name = sbx_xstrdup(e->is_ip || e->wildcard ? (asked ? asked : c->address)
-								    : (asked && name_matches(e, asked)
-									   ? asked
-									   : e->host));
+			*name =
+			    sbx_xstrdup(e->is_ip || e->wildcard
+					    ? (asked ? asked : c->address)
+					    : (asked && name_matches(e, asked) ? asked : e->host));
 			return e;
 		}
 	}
@@ -180,8 +181,8 @@ static const struct sbx_allow_entry *entry_for_address(struct proxy_conn *c,
 
 static void serve_address(struct proxy_conn *c, const struct sockaddr_storage *dst)
 {
-	const struct sbx_allow_entry *e = entry_for_address(c, (const struct sockaddr *)dst,
-							    &c->host);
+	const struct sbx_allow_entry *e =
+	    entry_for_address(c, (const struct sockaddr *)dst, &c->host);
 	char why[256];
 	int r;
 
@@ -192,8 +193,9 @@ static void serve_address(struct proxy_conn *c, const struct sockaddr_storage *d
 			       c->address, c->port, c->port);
 		return;
 	}
-	if (!sbx_netpolicy_addr_allowed(sbx_proxy_conn_allowlist(c), e, (const struct sockaddr *)dst,
-					c->port, c->port, why, sizeof(why))) {
+	if (!sbx_netpolicy_addr_allowed(sbx_proxy_conn_allowlist(c), e,
+					(const struct sockaddr *)dst, c->port, c->port, why,
+					sizeof(why))) {
 		sbx_proxy_deny(c, 403, "Forbidden", "%s", why);
 		return;
 	}
@@ -201,8 +203,8 @@ static void serve_address(struct proxy_conn *c, const struct sockaddr_storage *d
 	r = sbx_proxy_connect_to(c, dst);
 	if (r < 0) {
 		c->failed = true;
-		sbx_proxy_deny(c, 502, "Bad Gateway", "cannot connect to %s port %u: %s", c->address,
-			       c->port, strerror(-r));
+		sbx_proxy_deny(c, 502, "Bad Gateway", "cannot connect to %s port %u: %s",
+			       c->address, c->port, strerror(-r));
 		return;
 	}
 	snprintf(c->reason, sizeof(c->reason), "allowed by '%s'", e->text);
@@ -249,8 +251,8 @@ static void serve_http(struct proxy_conn *c, const struct sockaddr_storage *dst)
 	int r = sbx_proxy_read_head(c, &rq);
 
 	if (r == -2) {
-		sbx_proxy_deny(c, 431, "Request Header Fields Too Large", "request head over %d bytes",
-			       PROXY_HEAD_MAX);
+		sbx_proxy_deny(c, 431, "Request Header Fields Too Large",
+			       "request head over %d bytes", PROXY_HEAD_MAX);
 	} else if (r == 0) {
 		_cleanup_free_ char *raw = sbx_xstrndup(rq.buf, rq.total);
 		size_t total = rq.total;

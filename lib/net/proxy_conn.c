@@ -16,7 +16,6 @@
 #define CONNECT_TIMEOUT_MS 10000
 #define RELAY_BUF	   (4 * 1024 * 1024)
 
-
 /* ---- small I/O ---- */
 
 /* poll fd for ev together with the stop fd: 1 ready, 0 timeout, -ECANCELED
@@ -139,9 +138,9 @@ int sbx_proxy_read_head(struct proxy_conn *c, struct proxy_request *rq)
 			return -1;
 		}
 		uint64_t now = sbx_now_ns();
-		int w = now >= deadline
-			    ? 0
-			    : sbx_proxy_wait(c, c->client, POLLIN, (int)((deadline - now) / 1000000) + 1);
+		int w = now >= deadline ? 0
+					: sbx_proxy_wait(c, c->client, POLLIN,
+							 (int)((deadline - now) / 1000000) + 1);
 
 		if (w <= 0) {
 			if (w == -ECANCELED)
@@ -452,8 +451,8 @@ void sbx_proxy_open_upstream(struct proxy_conn *c, const struct sbx_allow_entry 
 	}
 	c->failed = true;
 	sbx_proxy_deny(c, last == -ETIMEDOUT ? 504 : 502,
-	     last == -ETIMEDOUT ? "Gateway Timeout" : "Bad Gateway",
-	     "cannot connect to %s port %u: %s", c->address, c->port, strerror(-last));
+		       last == -ETIMEDOUT ? "Gateway Timeout" : "Bad Gateway",
+		       "cannot connect to %s port %u: %s", c->address, c->port, strerror(-last));
 }
 
 /* ---- sbx_proxy_relay ---- */
@@ -630,7 +629,8 @@ int sbx_proxy_parse_request(struct proxy_conn *c, char *buf, size_t head_len, ch
 					 : "not a proxy request: expected an absolute http:// URI");
 		return 400;
 	}
-	if (c->is_connect ? !headers_ok(&rq) : !(*head_out = sbx_proxy_rewrite_head(c, &rq, path, 80))) {
+	if (c->is_connect ? !headers_ok(&rq)
+			  : !(*head_out = sbx_proxy_rewrite_head(c, &rq, path, 80))) {
 		snprintf(c->reason, sizeof(c->reason), "malformed header");
 		return 400;
 	}
@@ -650,7 +650,8 @@ static bool decide(struct proxy_conn *c, struct proxy_request *rq, char **head_o
 	e = sbx_netpolicy_match(sbx_proxy_conn_allowlist(c), c->host, c->port,
 				c->is_connect ? 443 : 80);
 	if (!e) {
-		sbx_proxy_deny(c, 403, "Forbidden", "%s port %u is not in the allowlist", c->host, c->port);
+		sbx_proxy_deny(c, 403, "Forbidden", "%s port %u is not in the allowlist", c->host,
+			       c->port);
 		return false;
 	}
 	sbx_proxy_open_upstream(c, e);
@@ -713,8 +714,8 @@ void sbx_proxy_serve_conn(struct proxy_conn *c)
 	}
 	r = sbx_proxy_read_head(c, &rq);
 	if (r == -2)
-		sbx_proxy_deny(c, 431, "Request Header Fields Too Large", "request head over %d bytes",
-			       HEAD_MAX);
+		sbx_proxy_deny(c, 431, "Request Header Fields Too Large",
+			       "request head over %d bytes", HEAD_MAX);
 	else if (r == 0)
 		sbx_proxy_serve_request(c, &rq);
 	free(rq.buf);

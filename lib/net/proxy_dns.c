@@ -126,9 +126,10 @@ static int resolve(struct sbx_proxy *p, const char *name, uint16_t qtype, struct
 		return RC_SERVFAIL;
 	}
 	for (struct addrinfo *ai = res; ai && a->n < DNS_MAX_ANSWER; ai = ai->ai_next) {
-		const void *src = family == AF_INET
-				      ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
-				      : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+		const void *src =
+		    family == AF_INET
+			? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
+			: (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
 		bool dup = false;
 
 		if (ai->ai_family != family)
@@ -176,8 +177,8 @@ static const char *qtype_name(uint16_t t, char *buf, size_t len)
 	static const struct {
 		uint16_t t;
 		const char *n;
-	} names[] = {{1, "A"},	   {28, "AAAA"}, {5, "CNAME"}, {15, "MX"},	{16, "TXT"},
-		     {12, "PTR"}, {33, "SRV"},	 {65, "HTTPS"}, {255, "ANY"}, {2, "NS"}};
+	} names[] = {{1, "A"},	  {28, "AAAA"}, {5, "CNAME"},  {15, "MX"},   {16, "TXT"},
+		     {12, "PTR"}, {33, "SRV"},	{65, "HTTPS"}, {255, "ANY"}, {2, "NS"}};
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(names); i++)
 		if (names[i].t == t)
@@ -206,13 +207,15 @@ static void dns_event(struct sbx_proxy *p, const struct query *q, uint64_t start
 	json_object_set_new(ev, "address", a->first[0] ? json_string(a->first) : json_null());
 	json_object_set_new(ev, "allowed", json_boolean(allow != NULL));
 	json_object_set_new(ev, "result",
-			    json_string(!allow ? "denied" : failed ? "failed" : "ok"));
+			    json_string(!allow	 ? "denied"
+					: failed ? "failed"
+						 : "ok"));
 	json_object_set_new(ev, "reason", json_string(reason));
 	json_object_set_new(ev, "status", json_integer(rcode));
 	json_object_set_new(ev, "bytes_up", json_integer((json_int_t)q->len));
 	json_object_set_new(ev, "bytes_down", json_integer((json_int_t)out_len));
-	json_object_set_new(
-	    ev, "ms", json_real((double)(int64_t)(sbx_ms_since(start) * 1000) / 1000.0));
+	json_object_set_new(ev, "ms",
+			    json_real((double)(int64_t)(sbx_ms_since(start) * 1000) / 1000.0));
 	json_object_set_new(ev, "via", json_string("dns"));
 	json_object_set_new(ev, "query", json_string(qtype_name(q->qtype, tb, sizeof(tb))));
 	json_object_set_new(ev, "rcode", json_string(rcode < 5 ? rc[rcode] : "?"));

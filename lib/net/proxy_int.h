@@ -28,12 +28,12 @@ struct proxy_conn {
 	bool allowed;
 	bool failed; /* allowed, but it could not be resolved or connected */
 	bool is_connect;
-	bool captured; /* taken by the jail's capture rules, not sent to the proxy */
-	bool raw;      /* the client does not speak HTTP to us: no proxy replies */
-	bool tls;      /* TLS terminated here (an injection host) */
-	char injected[128]; /* names of the secrets put into the request, ", " */
+	bool captured;		   /* taken by the jail's capture rules, not sent to the proxy */
+	bool raw;		   /* the client does not speak HTTP to us: no proxy replies */
+	bool tls;		   /* TLS terminated here (an injection host) */
+	char injected[128];	   /* names of the secrets put into the request, ", " */
 	struct ssl_st *client_tls; /* the jail's side once TLS is terminated */
-	int status; /* sent to the client (upstream's for plain HTTP) */
+	int status;		   /* sent to the client (upstream's for plain HTTP) */
 	char reason[256];
 	uint64_t bytes_up;
 	uint64_t bytes_down;

@@ -29,8 +29,8 @@
 #include "proxy_int.h"
 #include "tls.h"
 
-#define TLS_BUF	    (64 * 1024)
-#define INJECT_MAX  16
+#define TLS_BUF	   (64 * 1024)
+#define INJECT_MAX 16
 
 /* After an SSL call returned r: wait for what it wants; 1 retry, 0 EOF,
  * -1 error or timeout. */
@@ -184,8 +184,9 @@ static char *redact_head(const char *head, size_t hl, const struct sbx_proxy_inj
 	*out_len = hl;
 	for (size_t i = 0; i < ni; i++) {
 		bool hit = false;
-		char *n = replace_all(out, *out_len, inj[i]->value, inj[i]->len, inj[i]->placeholder,
-				      strlen(inj[i]->placeholder), out_len, &hit);
+		char *n =
+		    replace_all(out, *out_len, inj[i]->value, inj[i]->len, inj[i]->placeholder,
+				strlen(inj[i]->placeholder), out_len, &hit);
 
 		free(out);
 		out = n;
@@ -241,7 +242,8 @@ static int forward_down(struct proxy_conn *c, struct down *d, const char *buf, s
 	if (!hl)
 		return 0;
 	d->done = true;
-	if (d->fill >= 12 && strncmp(d->head, "HTTP/1.", 7) == 0 && isdigit((unsigned char)d->head[9]))
+	if (d->fill >= 12 && strncmp(d->head, "HTTP/1.", 7) == 0 &&
+	    isdigit((unsigned char)d->head[9]))
 		c->status = atoi(d->head + 9);
 	_cleanup_free_ char *red = redact_head(d->head, hl, inj, ni, &rl);
 
@@ -325,16 +327,16 @@ static void tls_relay(struct proxy_conn *c, SSL *us, const struct sbx_proxy_inje
 	free(d.head);
 }
 
-static void serve_request(struct proxy_conn *c, SSL *us,
-			  const struct sbx_proxy_inject *const *inj, size_t ni)
+static void serve_request(struct proxy_conn *c, SSL *us, const struct sbx_proxy_inject *const *inj,
+			  size_t ni)
 {
 	struct proxy_request rq = {0};
 	char got[256];
 	int r = tls_read_head(c, c->client_tls, &rq);
 
 	if (r == -2) {
-		sbx_proxy_deny(c, 431, "Request Header Fields Too Large", "request head over %d bytes",
-			       PROXY_HEAD_MAX);
+		sbx_proxy_deny(c, 431, "Request Header Fields Too Large",
+			       "request head over %d bytes", PROXY_HEAD_MAX);
 	} else if (r == 0) {
 		size_t extra = rq.total - rq.head_len;
 		_cleanup_free_ char *head = NULL, *full = NULL;
@@ -344,8 +346,8 @@ static void serve_request(struct proxy_conn *c, SSL *us,
 			sbx_proxy_deny(c, 400, "Bad Request", "malformed request over TLS");
 		else if (!host_ok(c, &rq, got, sizeof(got)))
 			sbx_proxy_deny(c, 421, "Misdirected Request",
-				       "HTTP Host '%s' is not the TLS host '%s': nothing injected", got,
-				       c->host);
+				       "HTTP Host '%s' is not the TLS host '%s': nothing injected",
+				       got, c->host);
 		else if (!(head = sbx_proxy_rewrite_head(c, &rq, rq.target, 443)))
 			sbx_proxy_deny(c, 400, "Bad Request", "malformed header");
 		else {
@@ -407,7 +409,8 @@ void sbx_proxy_serve_tls(struct proxy_conn *c)
 		if (us)
 			sbx_tls_why(us, why, sizeof(why));
 		c->failed = true;
-		sbx_proxy_deny(c, 502, "Bad Gateway", "TLS to %s port %u: %s", c->host, c->port, why);
+		sbx_proxy_deny(c, 502, "Bad Gateway", "TLS to %s port %u: %s", c->host, c->port,
+			       why);
 		goto out;
 	}
 	serve_request(c, us, inj, ni);

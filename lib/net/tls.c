@@ -96,8 +96,7 @@ static X509 *make_cert(EVP_PKEY *pub, const char *cn, X509 *issuer, EVP_PKEY *si
 		serial = (uint64_t)sbx_now_ns();
 	serial = (serial >> 1) | 1;
 	n = X509_get_subject_name(x);
-	ok = X509_set_version(x, 2) &&
-	     ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), serial) &&
+	ok = X509_set_version(x, 2) && ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), serial) &&
 	     X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
 	     X509_gmtime_adj(X509_getm_notAfter(x), days * 86400) && X509_set_pubkey(x, pub) &&
 	     X509_NAME_add_entry_by_txt(n, "O", MBSTRING_ASC, (const unsigned char *)"sbx", -1, -1,
@@ -308,8 +307,7 @@ static X509 *leaf_for(struct sbx_tls_ca *ca, const char *host)
 		if (ca->leaves[i].host && strcasecmp(ca->leaves[i].host, host) == 0)
 			x = ca->leaves[i].cert;
 	if (!x) {
-		_cleanup_free_ char *san =
-		    sbx_xasprintf("%s:%s", is_ip(host) ? "IP" : "DNS", host);
+		_cleanup_free_ char *san = sbx_xasprintf("%s:%s", is_ip(host) ? "IP" : "DNS", host);
 		struct leaf *l = &ca->leaves[ca->next_leaf++ % LEAF_CACHE];
 
 		if (!ca->leaf_key)

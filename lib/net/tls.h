@@ -32,8 +32,7 @@ int sbx_tls_available(struct sbx_err *err);
  * A run does this in a short-lived child (lib/run/run_extras.c), so that
  * loading OpenSSL is off its start-up path.
  */
-int sbx_tls_ca_make_pem(const char *label, char **cert_pem, char **key_pem,
-			struct sbx_err *err);
+int sbx_tls_ca_make_pem(const char *label, char **cert_pem, char **key_pem, struct sbx_err *err);
 /*
  * The CA from its PEMs (copied; the key is kept mlock()ed and wiped on
  * free).  Nothing of OpenSSL is loaded until the first sbx_tls_server or

@@ -38,8 +38,8 @@ static void *lib(int which)
 		h = dlopen(sonames[which], RTLD_NOW | RTLD_LOCAL);
 		if (!h)
 			return NULL;
-		if (!__atomic_compare_exchange_n(&handles[which], &none, h, false,
-						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_compare_exchange_n(&handles[which], &none, h, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
 			dlclose(h);
 			h = none;
 		}
@@ -112,8 +112,7 @@ FN(C, int, X509_set_pubkey, 0, (X509 * x, EVP_PKEY *k), (x, k))
 FN(C, X509_NAME *, X509_get_subject_name, NULL, (const X509 *x), (x))
 FN(C, int, X509_set_issuer_name, 0, (X509 * x, const X509_NAME *n), (x, n))
 FN(C, int, X509_NAME_add_entry_by_txt, 0,
-   (X509_NAME * n, const char *field, int type, const unsigned char *b, int len, int loc,
-    int set),
+   (X509_NAME * n, const char *field, int type, const unsigned char *b, int len, int loc, int set),
    (n, field, type, b, len, loc, set))
 VFN(C, X509V3_set_ctx, (X509V3_CTX * c, X509 *i, X509 *s, X509_REQ *r, X509_CRL *crl, int fl),
     (c, i, s, r, crl, fl))

@@ -540,8 +540,8 @@ static int parse_secret_words(const char *name, char *rest, struct sbx_secret *s
 		} else if (strcmp(w, "inject") == 0 && s->inject_hosts.n == 0) {
 			w = strtok_r(NULL, " \t", &save);
 			if (!w)
-				return sbx_err_set(err, 0, "secret '%s': 'inject' needs HOST[,HOST...]",
-						   name);
+				return sbx_err_set(
+				    err, 0, "secret '%s': 'inject' needs HOST[,HOST...]", name);
 			if (parse_inject_hosts(name, w, s, err) < 0)
 				return -EINVAL;
 		} else {

@@ -108,11 +108,12 @@ static int resolve_one(const struct sbx_secret *d, struct sbx_secret_value *v, s
 
 		for (size_t i = 0; i < len; i++)
 			if ((unsigned char)val[i] < 0x20 || (unsigned char)val[i] >= 0x7f)
-				return sbx_err_set(err, 0,
-						   "secret '%s': the value from %s:%s is not one line "
-						   "of printable ASCII: the proxy cannot put it into "
-						   "an HTTP header",
-						   d->name, source_name(d->source), d->ref);
+				return sbx_err_set(
+				    err, 0,
+				    "secret '%s': the value from %s:%s is not one line "
+				    "of printable ASCII: the proxy cannot put it into "
+				    "an HTTP header",
+				    d->name, source_name(d->source), d->ref);
 		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 			return sbx_err_set(err, errno, "secret '%s': no random bytes", d->name);
 		v->hosts = &d->inject_hosts;

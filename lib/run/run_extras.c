@@ -31,7 +31,8 @@ static int read_path(const char *path, char **out, size_t *len)
 static char *host_cas(size_t *len)
 {
 	static const char *const paths[] = {"/etc/ssl/certs/ca-certificates.crt",
-					    "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"};
+					    "/etc/pki/tls/certs/ca-bundle.crt",
+					    "/etc/ssl/cert.pem"};
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(paths); i++) {
 		char *data = NULL;
@@ -200,7 +201,8 @@ static int join_ca(struct sbx_run *c, struct sbx_err *err)
 static int prepare_tls(struct sbx_run *c, struct sbx_strv *extra, struct sbx_err *err)
 {
 	static const char *const vars[] = {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS",
-					   "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"};
+					   "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+					   "GIT_SSL_CAINFO"};
 
 	if (c->ca_rc < 0) {
 		*err = c->ca_err;
@@ -236,12 +238,12 @@ int sbx_run_extras_prepare(struct sbx_run *c, struct sbx_strv *extra, struct sbx
 		const char *data = sbx_secret_jail_value(v, &len);
 
 		if (v->hosts)
-			c->inject[c->n_inject++] = (struct sbx_proxy_inject){
-			    .name = v->name,
-			    .value = v->value,
-			    .len = v->len,
-			    .placeholder = v->placeholder,
-			    .hosts = v->hosts};
+			c->inject[c->n_inject++] =
+			    (struct sbx_proxy_inject){.name = v->name,
+						      .value = v->value,
+						      .len = v->len,
+						      .placeholder = v->placeholder,
+						      .hosts = v->hosts};
 		if (v->inject != SBX_SECRET_AS_FILE)
 			continue;
 		c->files[c->n_files++] = (struct sbx_jail_file){

@@ -66,7 +66,7 @@ struct sbx_run {
 	int ca_rc;
 	struct sbx_err ca_err;
 	char ca_label[32];
-	int ca_pipe[2]; /* the jail's CA bundle, written by the helper */
+	int ca_pipe[2];			/* the jail's CA bundle, written by the helper */
 	struct sbx_seccomp_audit audit; /* audit mode: with its notify filter */
 	bool auditing;
 	struct sbx_seccomp_filter filter; /* else the plain filter */

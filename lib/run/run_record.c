@@ -99,12 +99,13 @@ static void secrets_summary(struct sbx_run *c, char *sum, size_t len)
 			_cleanup_free_ char *hosts = sbx_strv_join(&s->inject_hosts, ", ");
 
 			if (pass == 0 && s->inject_hosts.n)
-				w = snprintf(sum + n, len - n,
-					     "%s%s (injected by the proxy for %s; the jail's %s holds "
-					     "a placeholder)",
-					     n ? ", " : "", s->name, hosts,
-					     s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/"
-									     : "env var");
+				w = snprintf(
+				    sum + n, len - n,
+				    "%s%s (injected by the proxy for %s; the jail's %s holds "
+				    "a placeholder)",
+				    n ? ", " : "", s->name, hosts,
+				    s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/"
+								    : "env var");
 			else if (pass == 0)
 				w = snprintf(sum + n, len - n, "%s%s (%s)", n ? ", " : "", s->name,
 					     s->inject == SBX_SECRET_AS_FILE ? "file /run/secrets/"
