@@ -30,7 +30,7 @@
 # run unpacks ~600 MB four times; about 20 s a run on 2 cores),
 # BENCH_FIRSTUSE_RUNS (BENCH_RUNS),
 # BENCH_PROXY_ROUNDS (21), BENCH_PROXY_MB (1024), BENCH_BATCH (100),
-# BENCH_ONLY (comma list of: startup,host,size,throughput,memory,unpack,
+# BENCH_ONLY (comma list of: startup,host,size,throughput,memory,unpack,tls,
 # firstuse,proxy,diff,user; default all).
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -303,6 +303,27 @@ section_proxy() {
 		">= 0.5" "${c% *} / $d MiB/s" "$cmd"
 }
 
+# Credential injection (root: a test host in its own netns): HTTPS through
+# the injecting proxy against direct, and the CA's start-up cost.
+section_tls() {
+	local out p c d ca
+	echo
+	echo "## tls: bench/tls.sh 256 3"
+	out=$(bench/tls.sh 256 3 2>&1)
+	echo "$out"
+	d=$(awk '$1 == "direct" {print $2}' <<<"$out")
+	p=$(awk '$1 == "injecting" && $2 ~ /^CONNECT/ {print $3 " " $6}' <<<"$out")
+	c=$(awk '$1 == "injecting" && $2 == "capture" {print $3 " " $6}' <<<"$out")
+	ca=$(sed -n 's/^tls ca cost \([0-9.-]*\) ms.*/\1/p' <<<"$out")
+	[ -n "$d" ] && [ -n "$p" ] || { echo "bench: tls.sh gave no figures"; return 0; }
+	result root "HTTPS $((256)) MiB through the injecting proxy (CONNECT)" tls/direct "${p#* }" \
+		">= 0.5" "${p% *} / $d MiB/s" "curl --cacert CA https://TESTHOST/big.bin"
+	result root "HTTPS 256 MiB through the injecting proxy (captured)" tls/direct "${c#* }" \
+		">= 0.5" "${c% *} / $d MiB/s" "curl --cacert CA https://TESTHOST/big.bin"
+	[ -n "$ca" ] && result root "start-up cost of the sandbox's CA (ms added)" "inject-plain" "$ca" \
+		"<= 1" "-" "sbx run --net proxy -- true (no injected secret)"
+}
+
 # sbx diff of a kept sandbox that changed 10 files of a 10,000-file project,
 # against git diff --no-index of the project and a copy with the same 10
 # changes: sbx reads the upper layer and the 10 host files it names.
@@ -359,6 +380,7 @@ want unpack && section_unpack
 want firstuse && section_firstuse
 want proxy && section_proxy
 want diff && section_diff
+want tls && [ "$(id -u)" = 0 ] && section_tls
 
 # The table.
 {
