@@ -113,24 +113,6 @@ static bool looks_http(const char *b, size_t n)
 	return i > 0 && i < n && b[i] == ' ';
 }
 
-/* Connect to host:port as a proxy request would; false if refused. */
-static bool open_named(struct proxy_conn *c, uint16_t defport)
-{
-	const struct sbx_allow_entry *e =
-	    sbx_netpolicy_match(sbx_proxy_conn_allowlist(c), c->host, c->port, defport);
-
-	if (!e) {
-		sbx_proxy_deny(c, 403, "Forbidden", "%s port %u is not in the allowlist", c->host,
-			       c->port);
-		return false;
-	}
-	sbx_proxy_open_upstream(c, e);
-	if (c->upstream < 0)
-		return false;
-	snprintf(c->reason, sizeof(c->reason), "allowed by '%s'", e->text);
-	return true;
-}
-
 static bool name_matches(const struct sbx_allow_entry *e, const char *name)
 {
 	size_t nl = strlen(name), hl = strlen(e->host);
@@ -222,7 +204,7 @@ static void serve_tls(struct proxy_conn *c, const struct sockaddr_storage *dst, 
 		return;
 	}
 	c->host = sni;
-	if (!open_named(c, 443))
+	if (!sbx_proxy_open_named(c, 443))
 		return;
 	if (sbx_proxy_injections(c, c->host, inj, 2) > 0)
 		sbx_proxy_serve_tls(c);
@@ -266,7 +248,7 @@ static void serve_http(struct proxy_conn *c, const struct sockaddr_storage *dst)
 			sbx_proxy_deny(c, 400, "Bad Request", "no Host header");
 		} else if (!(head = sbx_proxy_rewrite_head(c, &rq, rq.target, 80))) {
 			sbx_proxy_deny(c, 400, "Bad Request", "malformed header");
-		} else if (open_named(c, 80)) {
+		} else if (sbx_proxy_open_named(c, 80)) {
 			size_t extra = rq.total - rq.head_len;
 
 			r = sbx_proxy_send_all(c, c->upstream, head, strlen(head));

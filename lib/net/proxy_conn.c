@@ -637,18 +637,11 @@ int sbx_proxy_parse_request(struct proxy_conn *c, char *buf, size_t head_len, ch
 	return 0;
 }
 
-/* Parse and check; true when an upstream connection is open. */
-static bool decide(struct proxy_conn *c, struct proxy_request *rq, char **head_out)
+bool sbx_proxy_open_named(struct proxy_conn *c, uint16_t defport)
 {
-	const struct sbx_allow_entry *e;
-	int status = sbx_proxy_parse_request(c, rq->buf, rq->head_len, head_out);
+	const struct sbx_allow_entry *e =
+	    sbx_netpolicy_match(sbx_proxy_conn_allowlist(c), c->host, c->port, defport);
 
-	if (status) {
-		sbx_proxy_reply(c, status, "Bad Request", c->reason);
-		return false;
-	}
-	e = sbx_netpolicy_match(sbx_proxy_conn_allowlist(c), c->host, c->port,
-				c->is_connect ? 443 : 80);
 	if (!e) {
 		sbx_proxy_deny(c, 403, "Forbidden", "%s port %u is not in the allowlist", c->host,
 			       c->port);
@@ -659,6 +652,18 @@ static bool decide(struct proxy_conn *c, struct proxy_request *rq, char **head_o
 		return false;
 	snprintf(c->reason, sizeof(c->reason), "allowed by '%s'", e->text);
 	return true;
+}
+
+/* Parse and check; true when an upstream connection is open. */
+static bool decide(struct proxy_conn *c, struct proxy_request *rq, char **head_out)
+{
+	int status = sbx_proxy_parse_request(c, rq->buf, rq->head_len, head_out);
+
+	if (status) {
+		sbx_proxy_reply(c, status, "Bad Request", c->reason);
+		return false;
+	}
+	return sbx_proxy_open_named(c, c->is_connect ? 443 : 80);
 }
 
 /* A whole request head has been read from the client: decide and relay. */

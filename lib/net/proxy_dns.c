@@ -116,9 +116,16 @@ static int resolve(struct sbx_proxy *p, const char *name, uint16_t qtype, struct
 	}
 	r = getaddrinfo(name, NULL, &hints, &res);
 	if (r == EAI_NONAME || r == EAI_NODATA || r == EAI_ADDRFAMILY) {
+		struct addrinfo any = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *other;
+		/* No address of this family: NXDOMAIN only if it has none at all
+		 * (an IPv4-only name answers AAAA with no records, NOERROR). */
+		bool exists = getaddrinfo(name, NULL, &any, &other) == 0;
+
+		if (exists)
+			freeaddrinfo(other);
 		snprintf(why, wl, "'%s' has no %s address on the host", name,
 			 qtype == 1 ? "IPv4" : "IPv6");
-		return r == EAI_NONAME ? RC_NXDOMAIN : RC_OK;
+		return exists ? RC_OK : RC_NXDOMAIN;
 	}
 	if (r != 0) {
 		snprintf(why, wl, "cannot resolve '%s': %s", name,

@@ -101,6 +101,8 @@ char *sbx_proxy_rewrite_head(struct proxy_conn *c, struct proxy_request *rq, con
 			     uint16_t defport);
 bool sbx_proxy_is_localhost(const char *h);
 int sbx_proxy_connect_to(struct proxy_conn *c, const struct sockaddr_storage *ss);
+/* Match c->host:port (defport: the protocol's) and connect; false if refused. */
+bool sbx_proxy_open_named(struct proxy_conn *c, uint16_t defport);
 /* Resolve c->host, check each address against entry e, connect (c->upstream). */
 void sbx_proxy_open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e);
 void sbx_proxy_relay(struct proxy_conn *c);

@@ -174,8 +174,9 @@ curl -s -m 5 -o /dev/null -w 'loopback %{http_code}\n' http://127.0.0.1:8765/
 	ms=$(sed -n 's/^dns-nope rc=2 ms=//p' <<<"$out")
 	[ -n "$ms" ] && [ "$ms" -lt 3000 ] && has "dns-allowed 1" &&
 		[ "$(events 'select(.via == "dns" and .host == "nope.sbx.test") | .rcode' | sort -u)" = '"NXDOMAIN"' ] &&
-		[ -n "$(events 'select(.via == "dns" and .host == "api.sbx.test" and .address == "'"$TH_A"'")')" ]
-	ok $? "$mode: DNS: an unlisted name fails fast (${ms:-?} ms) and is logged NXDOMAIN; a listed one resolves"
+		[ -n "$(events 'select(.via == "dns" and .host == "api.sbx.test" and .address == "'"$TH_A"'")')" ] &&
+		[ "$(events 'select(.via == "dns" and .host == "api.sbx.test" and .query == "AAAA") | .rcode' | sort -u)" = '"NOERROR"' ]
+	ok $? "$mode: DNS: an unlisted name fails fast (${ms:-?} ms) and is logged NXDOMAIN; a listed one resolves (AAAA of an IPv4-only name: NOERROR, no records)"
 	has "git test commit"
 	ok $? "$mode: git clone over https from an allowed host:port through capture"
 	has "raw echo SSH-2.0-sbxtest" && grep -qx "raw \(closed\|error .*reset by peer\)" <<<"$out" &&
