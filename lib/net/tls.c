@@ -189,7 +189,7 @@ int sbx_tls_ca_make_pem(const char *label, char **cert_out, char **key_out, stru
 	EVP_PKEY *key;
 	X509 *cert = NULL;
 	size_t len;
-	int r = sbx_tls_available(err);
+	int r = sbx_tls_crypto_available(err);
 
 	*cert_out = *key_out = NULL;
 	if (r < 0)

@@ -25,6 +25,8 @@ typedef struct ssl_st SSL;
 
 /* 0 when libssl and libcrypto can be loaded; else -ENOENT and why. */
 int sbx_tls_available(struct sbx_err *err);
+/* The same for libcrypto alone (all that making a CA needs). */
+int sbx_tls_crypto_available(struct sbx_err *err);
 
 /*
  * Make a CA in this process (label names it: "sbx sandbox CA <label>"): its

@@ -54,6 +54,14 @@ static void *sym(int which, const char *name)
 	return h ? dlsym(h, name) : NULL;
 }
 
+int sbx_tls_crypto_available(struct sbx_err *err)
+{
+	if (!lib(L_CRYPTO))
+		return sbx_err_set(err, ENOENT, "cannot load %s (%s): install OpenSSL 3",
+				   sonames[L_CRYPTO], dlerror());
+	return 0;
+}
+
 int sbx_tls_available(struct sbx_err *err)
 {
 	for (int i = 0; i < 2; i++)
