@@ -66,9 +66,9 @@ capture "$SBX" profile show claude
 printf '%s\n' "$out" | grep -Fqx "allow = api.anthropic.com" &&
 	printf '%s\n' "$out" | grep -Fqx "bind = $W" &&
 	printf '%s\n' "$out" | grep -Fqx "bind = -$HOME/.claude" &&
-	printf '%s\n' "$out" | grep -Fqx "ANTHROPIC_API_KEY = env:ANTHROPIC_API_KEY? as env" &&
+	printf '%s\n' "$out" | grep -Fqx "ANTHROPIC_API_KEY = env:ANTHROPIC_API_KEY? as env inject api.anthropic.com" &&
 	printf '%s\n' "$out" | grep -Fqx "mode = proxy"
-ok $? "show claude: API host allowed, project and ~/.claude writable, key as an optional secret"
+ok $? "show claude: API host allowed, project and ~/.claude writable, key an optional secret the proxy injects for api.anthropic.com"
 
 # Round trip: the shown profile is accepted and shows the same.
 for p in default ci strict claude goose; do
