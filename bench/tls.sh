@@ -24,9 +24,14 @@ RUNS=${BENCH_RUNS:-21}
 tmp=$(mktemp -d)
 chmod 0755 "$tmp"
 spid=
+# (A killed s_server's status must not end the trap early under set -e:
+# the test host would be left behind.)
 cleanup() {
-	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
-	testhost_down
+	if [ -n "$spid" ]; then
+		kill -KILL "$spid" 2>/dev/null || true
+		wait "$spid" 2>/dev/null || true
+	fi
+	testhost_down || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
