@@ -141,6 +141,14 @@ void sbx_run_extras_begin(struct sbx_run *c)
 		inject |= c->cfg->secrets[i].inject_hosts.n > 0;
 	if (c->cfg->net != SBX_NET_PROXY || (!inject && !c->cfg->upstream_ca))
 		return;
+	/* Said before the jail starts, with the reason (the helper's would
+	 * come after). */
+	if (c->cfg->upstream_ca && access(c->cfg->upstream_ca, R_OK) < 0) {
+		c->ca_rc =
+		    sbx_err_set(&c->ca_err, errno, "[network] upstream-ca '%s' cannot be read",
+				c->cfg->upstream_ca);
+		return;
+	}
 	if (pipe2(c->ca_pipe, O_CLOEXEC) < 0 || pipe2(key, O_CLOEXEC) < 0) {
 		c->ca_rc = sbx_err_set(&c->ca_err, errno, "cannot make a pipe for the CA bundle");
 		return;
@@ -185,7 +193,7 @@ static int join_ca(struct sbx_run *c, struct sbx_err *err)
 			c->ca_rc = sbx_tls_ca_from_pem(&c->ca, cert, cert + strlen(cert) + 1,
 						       c->cfg->upstream_ca, &c->ca_err);
 	} else if (c->ca_rc == 0) {
-		c->ca_rc = sbx_err_set(&c->ca_err, EIO, "%s",
+		c->ca_rc = sbx_err_set(&c->ca_err, 0, "%s",
 				       msg && strncmp(msg, "error\n", 6) == 0
 					   ? msg + 6
 					   : "the CA helper ended without a CA");

@@ -214,4 +214,8 @@ ok $? "a value with a newline cannot be injected: exit 125 naming the secret"
 capture in_mode root "$SBX" run -q -p "$BASE/p.ini" --net none -- true
 [ "$rc" = 125 ] && grep -q "secret 'API_KEY' is injected by the proxy for api.sbx.test, but the network mode is 'none': use --net proxy" <<<"$err"
 ok $? "injection without proxy mode: exit 125 saying what to do"
+capture in_mode root "$SBX" run -q -p "$BASE/p.ini" --upstream-ca "$BASE/no-such-ca.pem" -- true
+[ "$rc" = 125 ] && [ "$err" = "sbx: [network] upstream-ca '$BASE/no-such-ca.pem' cannot be read: No such file or directory" ] &&
+	[ -z "$(ls "$BASE/state-root/sandboxes")" ]
+ok $? "a missing upstream-ca: one line naming it and why, exit 125, no sandbox left"
 done_testing
