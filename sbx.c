@@ -45,11 +45,17 @@ static const struct sbx_command commands[] = {
      CMD_HIDDEN | CMD_STATE | CMD_STATE_CREATE, sbx_usage_image},
     {"inspect", cmd_inspect, "show what a sandbox ran, reached, changed and why it ended",
      CMD_STATE, sbx_usage_inspect},
+    {"logs", cmd_logs, "print a sandbox's output, or follow it (-f)", CMD_STATE,
+     sbx_usage_logs},
     {"profile", cmd_profile, "list, show and check isolation profiles", 0, NULL},
     {"proxy", cmd_proxy, "run the allowlist proxy on the host (testing)", CMD_HIDDEN,
      sbx_usage_proxy},
     {"ps", cmd_ps, "list sandboxes", CMD_STATE, sbx_usage_ps},
     {"run", cmd_run, "run a command in a new sandbox", 0, NULL},
+    {"stop", cmd_stop, "end running sandboxes (SIGTERM, a grace time, SIGKILL)", CMD_STATE,
+     sbx_usage_stop},
+    {"wait", cmd_wait, "wait for a sandbox to end; exit with its status", CMD_STATE,
+     sbx_usage_wait},
 };
 
 static const char usage_text[] =

@@ -33,14 +33,18 @@ int cmd_exec(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_export(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_image(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_inspect(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_logs(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_profile(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_proxy(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_ps(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 int cmd_run(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_stop(struct sbx_cmd_ctx *ctx, int argc, char **argv);
+int cmd_wait(struct sbx_cmd_ctx *ctx, int argc, char **argv);
 
 /* Their --help texts, for the commands whose --help sbx.c answers. */
 extern const char sbx_usage_apply[], sbx_usage_destroy[], sbx_usage_diff[], sbx_usage_doctor[],
-    sbx_usage_export[], sbx_usage_image[], sbx_usage_inspect[], sbx_usage_proxy[], sbx_usage_ps[];
+    sbx_usage_export[], sbx_usage_image[], sbx_usage_inspect[], sbx_usage_proxy[], sbx_usage_ps[],
+    sbx_usage_logs[], sbx_usage_stop[], sbx_usage_wait[];
 
 /* The handler's error for sbx.c to print; returns code. */
 int sbx_cmd_fail(struct sbx_cmd_ctx *ctx, const struct sbx_err *err, int code);

@@ -19,7 +19,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <errno.h>
+#include <poll.h>
+#include <unistd.h>
+
 #include "cmd.h"
+#include "control.h"
 #include "exec.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -234,28 +239,97 @@ static void stdio_open(void)
 
 /* ---- into a running sandbox ---- */
 
-static int supervise(struct sbx_jail *j, int out_r, int err_r, struct sbx_err *err)
+/* The output pipes (or pty) an exec's background processes still hold,
+ * when its supervisor cannot take them: relayed here until their end. */
+static void relay_until_eof(int out_r, int err_r, int pty)
+{
+	struct pollfd q[3] = {{.fd = out_r, .events = POLLIN},
+			      {.fd = err_r, .events = POLLIN},
+			      {.fd = pty, .events = POLLIN}};
+	const int to[3] = {STDOUT_FILENO, STDERR_FILENO, STDOUT_FILENO};
+
+	for (int i = 0; i < 3; i++)
+		if (q[i].fd >= 0)
+			fcntl(q[i].fd, F_SETFL, fcntl(q[i].fd, F_GETFL) & ~O_NONBLOCK);
+	while (q[0].fd >= 0 || q[1].fd >= 0 || q[2].fd >= 0) {
+		if (poll(q, 3, -1) < 0 && errno != EINTR)
+			return;
+		for (int i = 0; i < 3; i++) {
+			char buf[65536];
+			ssize_t n;
+
+			if (q[i].fd < 0 || !q[i].revents)
+				continue;
+			n = read(q[i].fd, buf, sizeof(buf));
+			if (n <= 0)
+				q[i].fd = -1;
+			else
+				(void)sbx_write_all(to[i], buf, (size_t)n);
+		}
+	}
+}
+
+/*
+ * The command has ended but processes it started in the background (a dev
+ * server with `&` or setsid) still hold its output: this exec returns, and
+ * the sandbox's supervisor reads that output into output.log from now on
+ * (sbx logs shows it), so they keep a live stdout and stderr.
+ */
+static void hand_over(const struct sbx_sandbox *sb, struct sbx_jail *j, int out_r, int err_r,
+		      const struct sbx_jail_result *res)
+{
+	int fds[3];
+	size_t n = 0;
+	struct sbx_err e = {0};
+	struct sbx_control_reply rep;
+	int fd;
+
+	if (res->out_open)
+		fds[n++] = out_r;
+	if (res->err_open)
+		fds[n++] = err_r;
+	if (res->pty_open)
+		fds[n++] = j->pty_fd;
+	if (n == 0)
+		return;
+	fd = sb ? sbx_control_request(sb, SBX_CONTROL_OUTPUT, 0, fds, n, &e) : -1;
+	if (fd >= 0 && sbx_control_reply(fd, 5000, &rep) == 0 && rep.ok) {
+		close(fd);
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	relay_until_eof(res->out_open ? out_r : -1, res->err_open ? err_r : -1,
+			res->pty_open ? j->pty_fd : -1);
+}
+
+static int supervise(struct sbx_jail *j, int out_r, int err_r, const struct sbx_sandbox *sb,
+		     struct sbx_err *err)
 {
 	struct sbx_jail_io io = {.out_r = out_r,
 				 .err_r = err_r,
 				 .log_fd = -1,
 				 .time_ms = SBX_UNSET,
-				 .stop_ms = SBX_UNSET};
+				 .stop_ms = SBX_UNSET,
+				 .until_exit = sb != NULL};
 	struct sbx_jail_result res;
 	int r = sbx_jail_supervise(j, &io, &res, err);
 
 	if (r < 0)
 		return r;
+	if (sb)
+		hand_over(sb, j, out_r, err_r, &res);
 	return sbx_jail_exit_code(j, &res);
 }
 
-int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], struct sbx_err *err)
+int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], const struct sbx_sandbox *sb,
+			struct sbx_err *err)
 {
 	int r;
 
 	sbx_closep(&out[1]);
 	sbx_closep(&errp[1]);
-	r = supervise(j, out[0], errp[0], err);
+	r = supervise(j, out[0], errp[0], sb, err);
 	sbx_closep(&out[0]);
 	sbx_closep(&errp[0]);
 	return r;
@@ -303,7 +377,7 @@ static int enter_running(struct exec_ctx *x, struct sbx_err *err)
 		return r;
 	}
 	x->mode = "running";
-	return exec_run_supervised(&x->jail, out, errp, err);
+	return exec_run_supervised(&x->jail, out, errp, &x->sb, err);
 }
 
 /* ---- dispatch ---- */

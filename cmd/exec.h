@@ -55,8 +55,11 @@ void exec_build_env(const struct sbx_config *cfg, const struct sbx_record *rec,
 void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg,
 		  const struct sbx_record *rec, const char **workdir, const char **host_cwd);
 /* Close the write ends, proxy output and signals until the command ends;
- * its exit status (sbx(1) EXIT STATUS) or -errno. */
-int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], struct sbx_err *err);
+ * its exit status (sbx(1) EXIT STATUS) or -errno.  sb: a running sandbox
+ * whose supervisor takes the output still held by background processes
+ * once the command ended (NULL: relay it here until its end). */
+int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], const struct sbx_sandbox *sb,
+			struct sbx_err *err);
 void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, const char *mode,
 		    const char *via, int status, pid_t pid, const char *error);
 

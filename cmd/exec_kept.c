@@ -226,7 +226,7 @@ int exec_kept(struct exec_ctx *x, struct sbx_err *err)
 		sbx_closep(&errp[1]);
 	} else {
 		x->mode = "new jail";
-		r = exec_run_supervised(&x->jail, out, errp, err);
+		r = exec_run_supervised(&x->jail, out, errp, NULL, err);
 		keep_memory_layer(x, &o.ids);
 	}
 	if (x->cg.version > 0 && sbx_cgroup_destroy(&x->cg, &e2) < 0)

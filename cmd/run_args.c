@@ -20,6 +20,8 @@ static const char usage[] =
     "  -n, --name NAME           name the sandbox\n"
     "      --keep                keep the sandbox's state after the run\n"
     "      --rm                  always remove it (overrides persist)\n"
+    "  -d, --detach              return once the command has started, printing\n"
+    "                            the sandbox's name or id; see sbx logs, stop, wait\n"
     "  -e, --env NAME[=VAL]      pass NAME from the caller, or set it\n"
     "      --bind SRC[:DST]      bind a host path read-write (nosuid,nodev)\n"
     "      --ro-bind SRC[:DST]   bind a host path read-only\n"
@@ -30,6 +32,10 @@ static const char usage[] =
     "      --secret NAME=SOURCE[ as env|file][ inject HOST,...]  a secret, as\n"
     "                            [secrets] NAME = ... (inject: the proxy adds it)\n"
     "      --upstream-ca FILE    CAs the proxy trusts for upstream TLS\n"
+    "      --publish [ADDR:]HOSTPORT:PORT[:open] | PORT[:open]\n"
+    "                            forward a host port (loopback by default; PORT\n"
+    "                            alone: a free one) to the jail's loopback PORT;\n"
+    "                            a preview that needs its token unless ':open'\n"
     "      --memory SIZE         memory limit (e.g. 512m)\n"
     "      --pids N              process limit\n"
     "      --cpus N              cpu limit (e.g. 1.5)\n"
@@ -56,6 +62,7 @@ enum {
 	O_TTY = 't',
 	O_QUIET = 'q',
 	O_HELP = 'h',
+	O_DETACH = 'd',
 	O_ROOTFS = 256,
 	O_KEEP,
 	O_RM,
@@ -74,6 +81,7 @@ enum {
 	O_STOP_TIMEOUT,
 	O_SECRET,
 	O_UPSTREAM_CA,
+	O_PUBLISH,
 };
 
 /* Options that are profile keys: option -> section, key. */
@@ -98,6 +106,7 @@ static const struct {
     {O_TIME, "limits", "time"},
     {O_STOP_TIMEOUT, "sandbox", "stop-timeout"},
     {O_UPSTREAM_CA, "network", "upstream-ca"},
+    {O_PUBLISH, "network", "publish"},
 };
 
 static const struct option long_opts[] = {
@@ -115,6 +124,8 @@ static const struct option long_opts[] = {
     {"allow", required_argument, NULL, O_ALLOW},
     {"secret", required_argument, NULL, O_SECRET},
     {"upstream-ca", required_argument, NULL, O_UPSTREAM_CA},
+    {"publish", required_argument, NULL, O_PUBLISH},
+    {"detach", no_argument, NULL, O_DETACH},
     {"memory", required_argument, NULL, O_MEMORY},
     {"pids", required_argument, NULL, O_PIDS},
     {"cpus", required_argument, NULL, O_CPUS},
@@ -171,6 +182,9 @@ static int other_opt(struct run_args *a, int opt, const char *arg, struct sbx_er
 	case O_QUIET:
 		a->quiet = true;
 		return 0;
+	case O_DETACH:
+		a->detach = true;
+		return 0;
 	case O_LOGJSON:
 		a->log_json = arg;
 		return 0;
@@ -205,7 +219,7 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 	memset(a, 0, sizeof(*a));
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+p:n:e:w:u:tqh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:n:e:w:u:tqdh", long_opts, NULL)) != -1) {
 		int r;
 
 		if (opt == '?' || opt == ':')
@@ -220,6 +234,7 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 	}
 	if (a->keep && a->rm)
 		return sbx_err_set(err, 0, "run: --keep and --rm contradict each other");
+
 	if (optind >= argc)
 		return sbx_err_set(
 		    err, 0, "run: no command given (usage: sbx run [options] [--] CMD [ARG...])");

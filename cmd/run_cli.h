@@ -23,7 +23,7 @@ struct run_set {
 struct run_args {
 	const char *profile;
 	const char *name;
-	bool keep, rm, quiet;
+	bool keep, rm, quiet, detach;
 	const char *log_json;
 	struct run_set *sets;
 	size_t n_sets;
@@ -48,6 +48,7 @@ struct run_ctx {
 	bool color;		   /* sbx_cmd_ctx's */
 	char phases[256];	   /* human timings line being built */
 	bool stop_said;		   /* the stop timeout was explained once */
+	int detach_fd;		   /* -d: the pipe to the caller, -1 once it returned */
 };
 
 /* run_human.c: a run-log event as the "sbx: ..." lines on stderr. */

@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "proxy.h"
+#include "lifecycle.h"
 #include "run_cli.h"
 
 /* ---- human lines ---- */
@@ -57,6 +58,13 @@ static void human_exit(const json_t *ev)
 		snprintf(what, sizeof(what), "timed out (time limit), exit 124");
 	else if (!strcmp(reason, "oom"))
 		snprintf(what, sizeof(what), "killed by the OOM killer (memory limit), exit 137");
+	else if (!strcmp(reason, "stopped") && !strcmp(jstr(x, "stop"), "sbx-stop"))
+		snprintf(what, sizeof(what), "stopped by 'sbx stop' (SIGTERM), exit %d",
+			 (int)json_integer_value(json_object_get(x, "status")));
+	else if (!strcmp(reason, "stopped") && !strcmp(jstr(x, "stop"), "sbx-stop-kill"))
+		snprintf(what, sizeof(what),
+			 "killed by sbx (SIGKILL) when it outlived 'sbx stop''s grace time, exit %d",
+			 (int)json_integer_value(json_object_get(x, "status")));
 	else if (!strcmp(reason, "stopped"))
 		snprintf(what, sizeof(what), "killed by sbx (SIGKILL) %s, exit %d",
 			 !strcmp(jstr(x, "stop"), "second-signal")
@@ -162,6 +170,43 @@ static void human_seccomp(const json_t *ev)
 		   jstr(ev, "errno"));
 }
 
+/* The published ports: the URL to click, or that a port is open. */
+static void human_publish(const json_t *ev)
+{
+	const json_t *ports = json_object_get(ev, "ports"), *pt;
+	size_t i;
+
+	json_array_foreach(ports, i, pt)
+	{
+		int hp = (int)json_integer_value(json_object_get(pt, "host_port"));
+		int port = (int)json_integer_value(json_object_get(pt, "port"));
+		const json_t *addrs = json_object_get(pt, "addresses");
+		_cleanup_free_ char *where = lc_text(addrs);
+
+		if (!strcmp(jstr(pt, "auth"), "open"))
+			sbx_errorf("publish: %s port %d -> jail port %d: OPEN (no token: anyone who "
+				   "can reach %s:%d connects)",
+				   where, hp, port, where, hp);
+		else
+			sbx_errorf("preview: %s (jail port %d; needs its token)", jstr(pt, "url"),
+				   port);
+	}
+	if (json_array_size(ports))
+		sbx_errorf("publish: %s", jstr(ev, "summary"));
+}
+
+/* A published port's connection: said when it was refused or failed. */
+static void human_connection(const json_t *ev)
+{
+	const char *result = jstr(ev, "result");
+
+	if (strcmp(result, "refused") && strcmp(result, "failed"))
+		return;
+	sbx_errorf("publish: %s from %s to port %d %s (%s)", jstr(ev, "path")[0] ? "request" : "connection",
+		   jstr(ev, "peer"), (int)json_integer_value(json_object_get(ev, "host_port")),
+		   result, jstr(ev, "reason"));
+}
+
 void run_human(const json_t *ev, void *data)
 {
 	struct run_ctx *c = data;
@@ -203,6 +248,13 @@ void run_human(const json_t *ev, void *data)
 			   jstr(ev, "summary"));
 	} else if (!strcmp(type, "seccomp")) {
 		human_seccomp(ev);
+	} else if (!strcmp(type, "publish")) {
+		human_publish(ev);
+	} else if (!strcmp(type, "connection")) {
+		human_connection(ev);
+	} else if (!strcmp(type, "stop")) {
+		sbx_errorf("sbx stop: SIGTERM sent, the jail is killed if it has not ended in %s",
+			   duration_text((uint64_t)json_integer_value(json_object_get(ev, "grace_ms"))));
 	} else if (!strcmp(type, "exit")) {
 		human_exit(ev);
 		if (c->cfg.net == SBX_NET_PROXY)

@@ -234,7 +234,8 @@ void sbx_jail_build_env(const struct sbx_config *cfg, const struct sbx_jail_ids 
 
 /* Supervision: proxy I/O, forward signals, enforce the time limit. */
 /* what: "signal" (forwarded: value), "timeout", "kill" (time limit),
- * "stop-kill" (the stop timeout ran out), "second-signal" (value). */
+ * "stop-kill" (the stop timeout ran out), "second-signal" (value),
+ * "stop-request" (sbx stop: value is its grace time in ms). */
 typedef void (*sbx_jail_event_fn)(const char *what, int value, void *data);
 
 /* A descriptor served while the jail runs (proxy events, seccomp notify):
@@ -244,7 +245,8 @@ struct sbx_jail_watch {
 	int (*fn)(int fd, void *data);
 	void *data;
 };
-#define SBX_JAIL_MAX_WATCH 4
+#define SBX_JAIL_MAX_WATCH 8
+#define SBX_JAIL_MAX_TEE   16
 
 struct sbx_jail_io {
 	int out_r, err_r; /* read ends of the command's stdout/stderr pipes, or -1 */
@@ -264,6 +266,20 @@ struct sbx_jail_io {
 	void *event_data;
 	struct sbx_jail_watch watch[SBX_JAIL_MAX_WATCH];
 	size_t n_watch;
+	/* Output left to the sandbox by a `sbx exec` whose command ended while
+	 * its background processes still hold it: read and written to the log
+	 * only, closed at its end.  A watch's fn may add some (n_tee grows). */
+	int tee[SBX_JAIL_MAX_TEE];
+	size_t n_tee;
+	/* Set by a watch's fn (sbx stop): SIGTERM to the command now, the
+	 * whole jail killed after stop_request_ms. */
+	bool stop_request;
+	uint64_t stop_request_ms;
+	/* `sbx exec`: end when init (the entering helper) has ended and what
+	 * is readable now was read, even if the output pipes are still open
+	 * (background processes); out_open/err_open/pty_open in the result
+	 * say which ones are. */
+	bool until_exit;
 };
 
 enum sbx_jail_stop {
@@ -272,12 +288,27 @@ enum sbx_jail_stop {
 	SBX_STOP_SECOND, /* killed: a second SIGINT/SIGTERM */
 };
 
+/* A socket helper in a running jail's user and network namespaces
+ * (lib/jail/netsock.c): for the published ports. */
+struct sbx_jail_netsock {
+	pid_t pid;
+	int fd;
+};
+int sbx_jail_netsock_start(struct sbx_jail *j, struct sbx_jail_netsock *ns, struct sbx_err *err);
+/* A new TCP socket (AF_INET or AF_INET6) in the jail's network namespace,
+ * or -errno; thread-safe. */
+int sbx_jail_netsock_get(struct sbx_jail_netsock *ns, int family);
+void sbx_jail_netsock_stop(struct sbx_jail_netsock *ns);
+
 struct sbx_jail_result {
 	int status;	  /* the command's wait status */
 	bool have_status; /* false: init died before reporting (killed) */
 	bool timed_out;
 	int stop_signal;	    /* the first terminating signal forwarded, or 0 */
 	enum sbx_jail_stop stopped; /* whether sbx then killed the jail, and why */
+	bool stop_requested;	    /* by sbx stop (io->stop_request) */
+	uint64_t stop_grace_ms;	    /* its grace time */
+	bool out_open, err_open, pty_open; /* until_exit: still open at the end */
 	uint64_t output_bytes;	    /* bytes of output seen */
 	bool output_truncated;	    /* output.log hit the cap */
 	uint64_t cpu_usec;	    /* rusage of the jail's init (includes what it reaped) */
@@ -285,8 +316,8 @@ struct sbx_jail_result {
 	double wall_ms;
 };
 
-int sbx_jail_supervise(struct sbx_jail *j, const struct sbx_jail_io *io,
-		       struct sbx_jail_result *res, struct sbx_err *err);
+int sbx_jail_supervise(struct sbx_jail *j, struct sbx_jail_io *io, struct sbx_jail_result *res,
+		       struct sbx_err *err);
 
 /* Kill the whole jail (init: SIGKILL tears down the pid namespace). */
 void sbx_jail_kill(struct sbx_jail *j);

@@ -32,14 +32,16 @@ enum {
 	S_PTY,
 	S_IN,
 	S_EXTRA,
-	S_N = S_EXTRA + SBX_JAIL_MAX_WATCH
+	S_TEE = S_EXTRA + SBX_JAIL_MAX_WATCH,
+	S_N = S_TEE + SBX_JAIL_MAX_TEE
 };
 
 struct sup {
 	struct sbx_jail *j;
-	const struct sbx_jail_io *io;
+	struct sbx_jail_io *io;
 	struct sbx_jail_result *res;
 	struct pollfd p[S_N];
+	bool watch_off[SBX_JAIL_MAX_WATCH]; /* its fn failed: not watched */
 	bool out_broken, err_broken;
 	bool init_done;
 	int timer_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
@@ -153,6 +155,72 @@ static void stop_signal(struct sup *s, int sig)
 	s->p[S_STOP].fd = -1;
 	if (s->io->event)
 		s->io->event("second-signal", sig, s->io->event_data);
+}
+
+/* sbx stop: SIGTERM to the command now, the jail killed after ms. */
+static void request_stop(struct sup *s, uint64_t ms)
+{
+	struct itimerspec its = {0};
+
+	if (s->init_done)
+		return;
+	s->res->stop_requested = true;
+	s->res->stop_grace_ms = ms;
+	if (s->res->stop_signal == 0) {
+		s->res->stop_signal = SIGTERM;
+		s->stop_ns = sbx_now_ns();
+	}
+	sendsig(s, SIGTERM);
+	if (s->io->event)
+		s->io->event("stop-request", (int)(ms > INT32_MAX ? INT32_MAX : ms),
+			     s->io->event_data);
+	if (s->stop_fd < 0)
+		s->stop_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	its.it_value.tv_sec = (time_t)(ms / 1000);
+	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1;
+	if (s->stop_fd >= 0 && timerfd_settime(s->stop_fd, 0, &its, NULL) == 0)
+		s->p[S_STOP].fd = s->stop_fd;
+}
+
+/* Output an exec left to the sandbox: to the log only; false at its end. */
+static bool pump_tee(struct sup *s, int idx)
+{
+	char buf[65536];
+	ssize_t n = read(s->p[idx].fd, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0)
+		return false;
+	tee_log(s, buf, (size_t)n);
+	return true;
+}
+
+/* until_exit: what is readable on p[idx] now, to out_fd; true if it is
+ * still open (someone else holds its other end). */
+static bool drain_now(struct sup *s, int idx, int out_fd, bool *broken)
+{
+	int fd = s->p[idx].fd;
+
+	if (fd < 0)
+		return false;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	for (;;) {
+		char buf[65536];
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return true;
+		if (n <= 0)
+			return false;
+		tee_log(s, buf, (size_t)n);
+		if (!*broken && sbx_write_all(out_fd, buf, (size_t)n) < 0)
+			*broken = true;
+	}
 }
 
 static void on_stop_timer(struct sup *s)
@@ -368,19 +436,60 @@ static void dispatch(struct sup *s)
 
 		short ev = s->p[S_EXTRA + i].revents;
 
-		if (!ev)
+		if (!ev || s->p[S_EXTRA + i].fd < 0)
 			continue;
 		/* Hung up with nothing to read (e.g. a seccomp listener whose
 		 * tasks are gone): stop watching, or poll would spin. */
-		if (!(ev & POLLIN) || w->fn(w->fd, w->data) < 0)
+		if (!(ev & POLLIN) || w->fn(w->fd, w->data) < 0) {
 			s->p[S_EXTRA + i].fd = -1;
+			s->watch_off[i] = true;
+		}
+	}
+	for (size_t i = 0; i < s->io->n_tee && i < SBX_JAIL_MAX_TEE; i++) {
+		if (s->p[S_TEE + i].fd < 0 || !s->p[S_TEE + i].revents)
+			continue;
+		if (!pump_tee(s, S_TEE + i)) {
+			sbx_closep(&s->io->tee[i]);
+			s->p[S_TEE + i].fd = -1;
+		}
+	}
+	if (s->io->stop_request) {
+		s->io->stop_request = false;
+		request_stop(s, s->io->stop_request_ms);
 	}
 	if (s->p[S_PID].revents)
 		on_init_exit(s);
 }
 
-int sbx_jail_supervise(struct sbx_jail *j, const struct sbx_jail_io *io,
-		       struct sbx_jail_result *res, struct sbx_err *err)
+/* The watches and tees as io has them now (a watch's fn may add some). */
+static void refresh(struct sup *s)
+{
+	for (size_t i = 0; i < s->io->n_watch && i < SBX_JAIL_MAX_WATCH; i++)
+		s->p[S_EXTRA + i].fd = s->watch_off[i] ? -1 : s->io->watch[i].fd;
+	for (size_t i = 0; i < s->io->n_tee && i < SBX_JAIL_MAX_TEE; i++)
+		s->p[S_TEE + i].fd = s->io->tee[i];
+}
+
+static bool tees_open(const struct sup *s)
+{
+	for (size_t i = 0; i < s->io->n_tee && i < SBX_JAIL_MAX_TEE; i++)
+		if (s->io->tee[i] >= 0)
+			return true;
+	return false;
+}
+
+static void close_tees(struct sup *s)
+{
+	for (size_t i = 0; i < s->io->n_tee && i < SBX_JAIL_MAX_TEE; i++)
+		sbx_closep(&s->io->tee[i]);
+}
+
+/* The jail has ended: whoever held the tees is dead, so they end at
+ * once; a second with nothing read and they are closed anyway. */
+#define TEE_LINGER_MS 1000
+
+int sbx_jail_supervise(struct sbx_jail *j, struct sbx_jail_io *io, struct sbx_jail_result *res,
+		       struct sbx_err *err)
 {
 	struct sup s = {
 	    .j = j, .io = io, .res = res, .t0 = sbx_now_ns(), .timer_fd = -1, .stop_fd = -1};
@@ -390,15 +499,28 @@ int sbx_jail_supervise(struct sbx_jail *j, const struct sbx_jail_io *io,
 	memset(res, 0, sizeof(*res));
 	r = setup_fds(&s, &mask, err);
 	sbx_fault_point("during-run");
-	while (r == 0 &&
-	       (!s.init_done || s.p[S_OUT].fd >= 0 || s.p[S_ERR].fd >= 0 || s.p[S_PTY].fd >= 0)) {
-		int n = poll(s.p, S_N, -1);
+	while (r == 0) {
+		bool pipes = s.p[S_OUT].fd >= 0 || s.p[S_ERR].fd >= 0 || s.p[S_PTY].fd >= 0;
+		int n;
 
+		if (s.init_done && io->until_exit) {
+			res->out_open = drain_now(&s, S_OUT, STDOUT_FILENO, &s.out_broken);
+			res->err_open = drain_now(&s, S_ERR, STDERR_FILENO, &s.err_broken);
+			res->pty_open = drain_now(&s, S_PTY, STDOUT_FILENO, &s.out_broken);
+			break;
+		}
+		if (s.init_done && !pipes && !tees_open(&s))
+			break;
+		refresh(&s);
+		n = poll(s.p, S_N, s.init_done && !pipes ? TEE_LINGER_MS : -1);
 		if (n < 0 && errno != EINTR)
 			r = sbx_err_set(err, errno, "poll");
 		else if (n > 0)
 			dispatch(&s);
+		else if (n == 0)
+			close_tees(&s);
 	}
+	close_tees(&s);
 	if (!s.init_done) {
 		sbx_jail_kill(j);
 		on_init_exit(&s);

@@ -47,6 +47,7 @@ void sbx_config_free(struct sbx_config *c)
 	}
 	free(c->secrets);
 	sbx_strv_free(&c->allow);
+	sbx_strv_free(&c->publish);
 	free(c->upstream_ca);
 	free(c->seccomp);
 	memset(c, 0, sizeof(*c));

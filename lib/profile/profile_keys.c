@@ -5,6 +5,7 @@
  * "did you mean" suggestions, and writing the resolved profile as INI.
  */
 #include "netpolicy.h"
+#include "publish.h"
 #include "profile_int.h"
 #include "seccomp.h"
 
@@ -738,6 +739,27 @@ static int set_capture(struct sbx_config *c, const char *key, const char *val,
 	return sbx_parse_bool(val, &c->capture, err);
 }
 
+/* A published port: "[ADDR:]HOSTPORT:PORT[:open]" or "PORT[:open]". */
+static int publish_one(void *ud, const char *tok, struct sbx_err *err)
+{
+	struct sbx_config *c = ud;
+	struct sbx_publish_port pp;
+	char canon[96];
+
+	if (sbx_publish_parse(tok, &pp, err) < 0)
+		return -EINVAL;
+	sbx_publish_format(&pp, canon, sizeof(canon));
+	if (!sbx_strv_contains(&c->publish, canon))
+		sbx_strv_push(&c->publish, canon);
+	return 0;
+}
+
+static int set_publish(struct sbx_config *c, const char *key, const char *val,
+		       const struct sbx_profile_setctx *sc, struct sbx_err *err)
+{
+	return for_each_token(val, publish_one, c, err);
+}
+
 /* A PEM file of CAs the proxy trusts for upstream TLS, besides the host's. */
 static int set_upstream_ca(struct sbx_config *c, const char *key, const char *val,
 			   const struct sbx_profile_setctx *sc, struct sbx_err *err)
@@ -963,6 +985,7 @@ const struct sbx_profile_key sbx_profile_keys[] = {
     K("network", "allow", true, set_allow, NULL, "HOST[:PORT]|*.DOMAIN[:PORT] ..."),
     K("network", "upstream-ca", false, set_upstream_ca, NULL, "FILE"),
     K("network", "capture", false, set_capture, NULL, "BOOL"),
+    K("network", "publish", true, set_publish, NULL, "[ADDR:]HOSTPORT:PORT[:open]|PORT[:open] ..."),
     K("limits", "memory", false, set_limit, sbx_profile_write_limits, "SIZE|unlimited"),
     K("limits", "pids", false, set_limit, NULL, "N|unlimited"),
     K("limits", "cpus", false, set_limit, NULL, "DECIMAL|unlimited"),

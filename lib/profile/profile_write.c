@@ -146,6 +146,8 @@ void sbx_profile_write_network(const struct sbx_config *c, FILE *out)
 	if (c->upstream_ca)
 		put(out, "upstream-ca", c->upstream_ca);
 	put_bool(out, "capture", c->capture);
+	for (size_t i = 0; i < c->publish.n; i++)
+		put(out, "publish", c->publish.v[i]);
 }
 
 void sbx_profile_write_limits(const struct sbx_config *c, FILE *out)

@@ -141,6 +141,12 @@ static int setup(struct sbx_run *c, struct sbx_err *err)
 	if (r < 0)
 		return r;
 	sbx_run_extras_begin(c);
+	r = sbx_run_control_open(c, err);
+	/* Before the jail: a published port in use stops the run here. */
+	if (r == 0)
+		r = sbx_run_publish_listen(c, err);
+	if (r < 0)
+		return r;
 	r = open_logs(c, err);
 	if (r == 0)
 		r = prepare_image(c, err);
@@ -187,7 +193,9 @@ static void after_go(struct sbx_jail *j, void *data)
 	if (sbx_proc_starttime(j->init_pid, &start) == 0)
 		c->sb.rec.init_start = start;
 	sbx_run_record_start(c);
+	c->sb.rec.detached = c->opt->detached;
 	sbx_run_log_policy(c);
+	sbx_run_publish_log(c);
 	sbx_run_record_save_async(c);
 }
 
@@ -268,6 +276,17 @@ static int run_jail(struct sbx_run *c, struct sbx_err *err)
 	io.err_r = errp[0];
 	io.log_fd = c->output_fd;
 	r = sbx_run_extras_started(c, &io, err);
+	if (r == 0)
+		r = sbx_run_publish_start(c, &io, err);
+	if (r == 0 && c->ctl_fd >= 0 && io.n_watch < SBX_JAIL_MAX_WATCH)
+		io.watch[io.n_watch++] =
+		    (struct sbx_jail_watch){c->ctl_fd, sbx_run_control_on_ready, c};
+	c->io = &io;
+	if (r == 0 && c->jail.exec_ok && c->opt->started) {
+		/* sbx ps, exec and stop find it running once the caller returns */
+		sbx_run_record_join(c);
+		c->opt->started(c->sb.id, c->sb.name, c->opt->data);
+	}
 	if (r < 0) {
 		sbx_jail_kill(&c->jail);
 		io.out_r = io.err_r = -1;
@@ -279,6 +298,8 @@ static int run_jail(struct sbx_run *c, struct sbx_err *err)
 		if (r == 0)
 			r = r2;
 	}
+	c->io = NULL;
+	sbx_run_publish_finish(c);
 	sbx_run_extras_finish(c);
 out:
 	sbx_closep(&out[0]);
@@ -298,7 +319,7 @@ static void finish(struct sbx_run *c)
 		c->reason = c->exit_code == SBX_EXIT_NOTFOUND ? "not-found" : "not-executable";
 	else if (c->res.timed_out)
 		c->reason = "timeout";
-	else if (c->res.stopped)
+	else if (c->res.stopped || c->res.stop_requested)
 		c->reason = "stopped";
 	else if (oom && c->exit_code == 128 + SIGKILL)
 		c->reason = "oom";
@@ -376,6 +397,10 @@ static void decide_keep(struct sbx_run *c)
 	} else if (c->cfg->persist == SBX_PERSIST_ALWAYS) {
 		c->kept = true;
 		c->keep_reason = "persist = always";
+	} else if (c->cfg->persist == SBX_PERSIST_ON_FAILURE && c->res.stop_requested) {
+		/* sbx stop is the user's own end of it, not a failure */
+		c->kept = false;
+		c->keep_reason = "persist = on-failure and it was stopped by 'sbx stop'";
 	} else if (c->cfg->persist == SBX_PERSIST_ON_FAILURE && c->jail.exec_errno) {
 		c->kept = false;
 		c->keep_reason = "persist = on-failure and the command never started";
@@ -395,6 +420,7 @@ static void teardown(struct sbx_run *c)
 	struct sbx_err e = {0};
 
 	sbx_run_record_join(c);
+	sbx_run_publish_free(c);
 	sbx_jail_free(&c->jail);
 	sbx_run_extras_free(c);
 	sbx_closep(&c->output_fd);
@@ -418,6 +444,8 @@ static void teardown(struct sbx_run *c)
 		if (!c->kept && sbx_sandbox_remove(&c->st, &c->sb, &e) < 0)
 			sbx_run_say_err(c, &e);
 	}
+	/* sbx wait and stop return now: the sandbox is kept or gone */
+	sbx_run_control_finish(c);
 	sbx_closep(&c->jsonl_fd);
 	sbx_closep(&c->log_json_fd);
 	sbx_log_free(&c->log);
@@ -444,6 +472,8 @@ static void ctx_init(struct sbx_run *c, const struct sbx_run_opts *o, struct sbx
 	c->st.sandboxes_fd = -1;
 	c->jsonl_fd = c->log_json_fd = c->output_fd = c->oom_fd = -1;
 	c->ca_pipe[0] = c->ca_pipe[1] = c->ca_key_fd = -1;
+	c->ctl_fd = -1;
+	c->netsock.fd = c->netsock.pid = -1;
 	c->cwd = o->cwd;
 	c->reason = "error";
 }

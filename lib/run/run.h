@@ -34,6 +34,11 @@ struct sbx_run_opts {
 	char *title;			   /* sbx's own argv strings, for init's title */
 	size_t title_len;
 	const char *cwd; /* the caller's working directory, or NULL */
+	bool detached;	 /* sbx run -d (recorded: the caller forked and returned) */
+
+	/* Once the command has started (exec'd, proxy and published ports
+	 * served, the record saved): `sbx run -d` returns then.  NULL: none. */
+	void (*started)(const char *id, const char *name, void *data);
 
 	/* Every run-log event as it is logged (NULL: none), for human lines. */
 	void (*human)(const json_t *ev, void *data);

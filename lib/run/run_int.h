@@ -10,6 +10,7 @@
 #include "log.h"
 #include "netpolicy.h"
 #include "proxy.h"
+#include "publish.h"
 #include "tls.h"
 #include "record.h"
 #include "run.h"
@@ -72,6 +73,15 @@ struct sbx_run {
 	struct sbx_seccomp_filter filter; /* else the plain filter */
 	int oom_fd;			  /* cgroup v1 OOM eventfd */
 	bool oom_seen;
+	/* run_control.c: the control socket and who waits for the end */
+	int ctl_fd;
+	int *waiters;
+	size_t n_waiters;
+	struct sbx_jail_io *io; /* while supervising: where requests go */
+	bool stop_requested;	/* by sbx stop */
+	/* run_publish.c */
+	struct sbx_publish *pub;
+	struct sbx_jail_netsock netsock;
 	/* the running record, saved by a thread (sbx_run_record_save_async) */
 	pthread_t saver;
 	bool saving;
@@ -97,6 +107,18 @@ int sbx_run_extras_prepare(struct sbx_run *c, struct sbx_strv *extra, struct sbx
 int sbx_run_extras_started(struct sbx_run *c, struct sbx_jail_io *io, struct sbx_err *err);
 void sbx_run_extras_finish(struct sbx_run *c);
 void sbx_run_extras_free(struct sbx_run *c);
+
+/* run_control.c */
+int sbx_run_control_open(struct sbx_run *c, struct sbx_err *err);
+int sbx_run_control_on_ready(int fd, void *data); /* a watch's fn */
+void sbx_run_control_finish(struct sbx_run *c);	  /* answer the waiters */
+
+/* run_publish.c */
+int sbx_run_publish_listen(struct sbx_run *c, struct sbx_err *err);
+void sbx_run_publish_log(struct sbx_run *c); /* the "publish" event of the start */
+int sbx_run_publish_start(struct sbx_run *c, struct sbx_jail_io *io, struct sbx_err *err);
+void sbx_run_publish_finish(struct sbx_run *c);
+void sbx_run_publish_free(struct sbx_run *c);
 
 /* run_record.c */
 void sbx_run_record_start(struct sbx_run *c);

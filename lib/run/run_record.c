@@ -390,6 +390,10 @@ void sbx_run_event_cb(const char *what, int value, void *data)
 					    : json_integer((json_int_t)c->cfg->stop_timeout_ms)));
 	else if (!strcmp(what, "timeout"))
 		sbx_log_event(&c->log, "timeout", json_pack("{s:i}", "grace_ms", 2000));
+	else if (!strcmp(what, "stop-request"))
+		sbx_log_event(&c->log, "stop",
+			      json_pack("{s:s, s:i, s:s, s:i}", "by", "sbx stop", "signal", SIGTERM,
+					"name", "TERM", "grace_ms", value));
 	else
 		sbx_log_event(&c->log, what, json_pack("{s:i}", "signal", value));
 }
@@ -402,9 +406,12 @@ static void exit_record(struct sbx_run *c, struct sbx_record_exit *x)
 	x->set = true;
 	x->status = c->exit_code;
 	x->reason = sbx_xstrdup(c->reason);
-	x->stop = r->stopped == SBX_STOP_GRACE	  ? sbx_xstrdup("stop-timeout")
-		  : r->stopped == SBX_STOP_SECOND ? sbx_xstrdup("second-signal")
-						  : NULL;
+	if (r->stop_requested)
+		x->stop = sbx_xstrdup(r->stopped == SBX_STOP_GRACE ? "sbx-stop-kill" : "sbx-stop");
+	else
+		x->stop = r->stopped == SBX_STOP_GRACE	  ? sbx_xstrdup("stop-timeout")
+			  : r->stopped == SBX_STOP_SECOND ? sbx_xstrdup("second-signal")
+							  : NULL;
 	x->exec_error = c->exec_error ? sbx_xstrdup(c->exec_error) : NULL;
 	x->code = r->have_status && WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
 	if (sig)

@@ -72,6 +72,7 @@ void sbx_record_free(struct sbx_record *r)
 	sbx_strv_free(&r->applied.paths);
 	policy_free(&r->policy);
 	json_decref(r->cgroup);
+	json_decref(r->publish);
 	json_decref(r->network_events);
 	json_decref(r->seccomp_events);
 	sbx_record_init(r);
@@ -267,6 +268,10 @@ json_t *sbx_record_to_json(const struct sbx_record *r)
 			      r->rootfs.cached));
 	if (r->cgroup)
 		set(o, "cgroup", json_incref(r->cgroup));
+	if (r->detached)
+		set(o, "detached", json_true());
+	if (r->publish)
+		set(o, "publish", json_incref(r->publish));
 	if (r->policy.set)
 		set(o, "policy", sbx_record_policy_json(&r->policy));
 	if (r->timings.set)
@@ -527,6 +532,8 @@ static void read_top(struct rd *d, const json_t *j, struct sbx_record *r)
 	r->kept = get_bool(d, j, "kept");
 	r->keep_reason = get_str(d, j, "keep_reason");
 	r->cgroup = get_ref(d, j, "cgroup", JSON_OBJECT);
+	r->detached = get_bool(d, j, "detached");
+	r->publish = get_ref(d, j, "publish", JSON_ARRAY);
 	r->network_events = get_ref(d, j, "network_events", JSON_ARRAY);
 	r->seccomp_events = get_ref(d, j, "seccomp_events", JSON_ARRAY);
 	if ((o = get_obj(d, j, "profile"))) {

@@ -153,6 +153,8 @@ struct sbx_record {
 	bool kept_set, kept;
 	char *keep_reason;
 	json_t *cgroup;		/* sbx_cgroup_json(), or NULL */
+	bool detached;		/* started by sbx run -d */
+	json_t *publish;	/* published ports (lib/net/publish.h's JSON), or NULL */
 	json_t *network_events; /* "net" run-log events, or NULL */
 	json_t *seccomp_events; /* sbx_seccomp_audit_json(), or NULL */
 	struct sbx_record_proxy proxy_stats;
