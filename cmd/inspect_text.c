@@ -69,6 +69,8 @@ static void print_summary(FILE *o, const struct sbx_sandbox *sb)
 	kv_str(o, "created", r->created);
 	kv_str(o, "ended", r->ended);
 	kv_take(o, "command", lc_command_display(&r->command));
+	if (r->detached)
+		kv_str(o, "detached", "yes (sbx run -d: sbx logs, sbx stop, sbx wait)");
 	kv_str(o, "workdir", r->workdir);
 	kv_str(o, "profile", r->profile.name);
 	if (r->profile.set)
@@ -170,6 +172,61 @@ static void print_network(FILE *o, const struct sbx_sandbox *sb, const json_t *e
 	kv_take(o, "connections total",
 		sbx_xasprintf("%zu allowed, %zu failed, %zu denied", allowed, failed, denied));
 	print_unserved(o, &sb->rec.proxy_stats);
+	json_decref(conns);
+}
+
+/* Published ports: the URL to click, and what came in (the log's
+ * "connection" events: counted, and the refused ones listed). */
+static void print_publish(FILE *o, const struct sbx_sandbox *sb, const json_t *events)
+{
+	json_t *conns = lc_events_of(NULL, events, "connection");
+	const json_t *pt, *e;
+	size_t i, k;
+
+	if (!json_array_size(sb->rec.publish))
+		goto out;
+	section(o, "Published ports");
+	json_array_foreach(sb->rec.publish, i, pt)
+	{
+		int hp = (int)json_integer_value(json_object_get(pt, "host_port"));
+		size_t fwd = 0, refused = 0, failed = 0, authorized = 0;
+		_cleanup_free_ char *addrs = lc_text(json_object_get(pt, "addresses"));
+		_cleanup_free_ char *key = sbx_xasprintf("%s port %d", addrs, hp);
+		bool open = !strcmp(json_string_value(json_object_get(pt, "auth")) ?: "", "open");
+
+		kv_take(o, key,
+			sbx_xasprintf("-> jail port %d, %s",
+				      (int)json_integer_value(json_object_get(pt, "port")),
+				      open ? "OPEN (no token)" : "preview (needs its token)"));
+		if (!open)
+			kv_json(o, "url", json_object_get(pt, "url"));
+		json_array_foreach(conns, k, e)
+		{
+			const char *res = json_string_value(json_object_get(e, "result")) ?: "";
+
+			if (json_integer_value(json_object_get(e, "host_port")) != hp)
+				continue;
+			if (!strcmp(res, "refused"))
+				refused++;
+			else if (!strcmp(res, "failed"))
+				failed++;
+			else if (!strcmp(res, "authorized"))
+				authorized++;
+			else
+				fwd++;
+			if (strcmp(res, "refused") && strcmp(res, "failed"))
+				continue;
+			kv_take(o, res,
+				sbx_xasprintf("%s %s (%s)",
+					      json_string_value(json_object_get(e, "ts")) ?: "",
+					      json_string_value(json_object_get(e, "peer")) ?: "",
+					      json_string_value(json_object_get(e, "reason")) ?: ""));
+		}
+		kv_take(o, "connections",
+			sbx_xasprintf("%zu forwarded, %zu token redirects, %zu refused, %zu failed",
+				      fwd, authorized, refused, failed));
+	}
+out:
 	json_decref(conns);
 }
 
@@ -426,6 +483,7 @@ void lc_print_inspect(const struct sbx_sandbox *sb, const json_t *events, FILE *
 	}
 	print_user(o, &r->policy);
 	print_network(o, sb, events);
+	print_publish(o, sb, events);
 	print_secrets(o, r);
 	print_fs(o, r);
 	print_object_rows(o, "Limits", r->policy.limits, NULL);

@@ -20,7 +20,8 @@ const char sbx_usage_ps[] =
     "      --json   one JSON array of objects instead of a table\n"
     "\n"
     "STATE is running, exited N, killed (SIGNAL), timeout, oom, error, or\n"
-    "lost.\n";
+    "lost. A running sandbox's published ports follow its line, each with\n"
+    "the URL to open (with its preview token).\n";
 
 struct ps_opts {
 	bool all, json;
@@ -74,6 +75,8 @@ static json_t *ps_json(const struct sbx_sandbox *sb)
 	json_object_set_new(j, "profile", sbx_json_str(r->profile.name));
 	json_object_set_new(j, "command", sbx_json_strv(&r->command));
 	json_object_set_new(j, "dir", json_string(sb->dir));
+	json_object_set_new(j, "detached", json_boolean(r->detached));
+	json_object_set_new(j, "publish", r->publish ? json_incref(r->publish) : json_array());
 	return j;
 }
 
@@ -90,6 +93,21 @@ static void ps_row(const struct sbx_sandbox *sb, bool tty)
 	printf("%-12s  %-16s  %-18s  %-5s  %-10s  %s\n", sb->id, name,
 	       lc_state_label(sb, state, sizeof(state)), lc_age(sb->rec.created, age, sizeof(age)),
 	       profe, cmd);
+	/* a running sandbox's published ports: the URL to click */
+	if (!strcmp(state, "running")) {
+		const json_t *pt;
+		size_t i;
+
+		json_array_foreach(sb->rec.publish, i, pt)
+		{
+			const char *url = json_string_value(json_object_get(pt, "url"));
+			bool open = !strcmp(json_string_value(json_object_get(pt, "auth")) ?: "", "open");
+
+			printf("%-12s  └ %s %s -> jail port %d%s\n", "", open ? "open" : "preview",
+			       url ? url : "?", (int)json_integer_value(json_object_get(pt, "port")),
+			       open ? " (no token)" : "");
+		}
+	}
 }
 
 int cmd_ps(struct sbx_cmd_ctx *ctx, int argc, char **argv)

@@ -89,7 +89,7 @@ static void started(const char *id, const char *name, void *data)
 			   (int)getpid(), name ? name : id, name ? name : id);
 	fflush(stderr);
 	(void)sbx_write_all(c->detach_fd, line, strlen(line));
-	sbx_closep(&c->detach_fd);
+	sbx_fd_close(&c->detach_fd);
 	nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (nul >= 0) {
 		dup3(nul, STDERR_FILENO, 0);

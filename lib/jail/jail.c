@@ -31,6 +31,7 @@ void sbx_jail_init(struct sbx_jail *j)
 	memset(j, 0, sizeof(*j));
 	j->init_pid = -1;
 	j->pidfd = j->sync_fd = j->pty_fd = j->listen_fd = j->seccomp_fd = j->layer_fd = -1;
+	j->ns_user_fd = j->ns_net_fd = -1;
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(j->capture_fds); i++)
 		j->capture_fds[i] = -1;
 	j->cmd_pid = -1;
@@ -46,6 +47,8 @@ void sbx_jail_free(struct sbx_jail *j)
 		sbx_closep(&j->capture_fds[i]);
 	sbx_closep(&j->layer_fd);
 	sbx_closep(&j->seccomp_fd);
+	sbx_closep(&j->ns_user_fd);
+	sbx_closep(&j->ns_net_fd);
 	free(j->warnings);
 	free(j->exec_msg);
 	free(j->mount_owner);
@@ -379,6 +382,16 @@ static int prepare_child(struct sbx_jail *j, const struct sbx_jail_opts *o, stru
 			return r;
 	}
 	idmap_lowers(j, o, j->init_pid, fds, &n);
+	if (o->keep_ns) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)j->init_pid);
+		j->ns_user_fd = open(p, O_RDONLY | O_CLOEXEC);
+		snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)j->init_pid);
+		j->ns_net_fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (j->ns_user_fd < 0 || j->ns_net_fd < 0)
+			return sbx_err_set(err, errno, "cannot open the jail's namespaces");
+	}
 	r = send_go(j->sync_fd, fds, n, err);
 	for (size_t i = 0; i < n; i++)
 		if (fds[i] >= 0)

@@ -124,6 +124,7 @@ struct sbx_jail_opts {
 	struct winsize ws;     /* its initial size */
 	int proxy_port;	       /* > 0: listen on 127.0.0.1:port in the jail's netns */
 	bool capture;	       /* and capture all TCP and DNS there (lib/jail/capture.c) */
+	bool keep_ns;	       /* open ns_user_fd, ns_net_fd (published ports) */
 	/* The command's filter, prepared on the host before the clone
 	 * (sbx_seccomp_prepare; in audit mode a notify one, whose listener fd
 	 * comes back in sbx_jail.seccomp_fd).  Required. */
@@ -164,6 +165,9 @@ struct sbx_jail {
 	char capture_why[256]; /* why not, when proxy mode has none */
 	int seccomp_fd;	       /* seccomp notify listener or -1 */
 	int layer_fd;	       /* root of the in-memory writable layer (layer_tmpfs) or -1 */
+	/* with opts->keep_ns: init's user and network namespaces, opened
+	 * before init makes itself non-dumpable (then they cannot be) */
+	int ns_user_fd, ns_net_fd;
 	pid_t cmd_pid;	       /* the command's pid inside the jail */
 	/* phase timings, ms */
 	double t_namespaces, t_mounts, t_seccomp, t_exec;

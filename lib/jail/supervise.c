@@ -449,7 +449,7 @@ static void dispatch(struct sup *s)
 		if (s->p[S_TEE + i].fd < 0 || !s->p[S_TEE + i].revents)
 			continue;
 		if (!pump_tee(s, S_TEE + i)) {
-			sbx_closep(&s->io->tee[i]);
+			sbx_fd_close(&s->io->tee[i]);
 			s->p[S_TEE + i].fd = -1;
 		}
 	}
@@ -481,7 +481,7 @@ static bool tees_open(const struct sup *s)
 static void close_tees(struct sup *s)
 {
 	for (size_t i = 0; i < s->io->n_tee && i < SBX_JAIL_MAX_TEE; i++)
-		sbx_closep(&s->io->tee[i]);
+		sbx_fd_close(&s->io->tee[i]);
 }
 
 /* The jail has ended: whoever held the tees is dead, so they end at

@@ -961,7 +961,7 @@ void sbx_publish_stop(struct sbx_publish *p)
 	pthread_mutex_unlock(&p->lock);
 	for (size_t i = 0; i < p->n; i++)
 		for (size_t k = 0; k < p->ports[i].nfds; k++)
-			sbx_closep(&p->ports[i].fds[k]);
+			sbx_fd_close(&p->ports[i].fds[k]);
 }
 
 void sbx_publish_free(struct sbx_publish *p)
@@ -971,9 +971,9 @@ void sbx_publish_free(struct sbx_publish *p)
 	sbx_publish_stop(p);
 	for (size_t i = 0; i < p->n; i++)
 		for (size_t k = 0; k < p->ports[i].nfds; k++)
-			sbx_closep(&p->ports[i].fds[k]);
-	sbx_closep(&p->stop_fd);
-	sbx_closep(&p->event_fd);
+			sbx_fd_close(&p->ports[i].fds[k]);
+	sbx_fd_close(&p->stop_fd);
+	sbx_fd_close(&p->event_fd);
 	json_decref(p->events);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->idle);

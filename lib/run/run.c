@@ -232,6 +232,7 @@ static int start_jail(struct sbx_run *c, int out[2], int errp[2], struct sbx_err
 	o.layer_tmpfs = c->disk_memory ? c->layer_size : 0;
 	o.proxy_port = c->cfg->net == SBX_NET_PROXY ? SBX_PROXY_DEFAULT_PORT : 0;
 	o.capture = c->cfg->capture;
+	o.keep_ns = c->cfg->publish.n > 0;
 	sbx_jail_build_env(c->cfg, &c->ids, c->rootfs_dir == NULL, o.tty, extra.v, &env);
 	o.envp = env.v;
 	for (size_t i = 0; i < env.n; i++)

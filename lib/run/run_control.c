@@ -244,7 +244,7 @@ void sbx_run_control_finish(struct sbx_run *c)
 	c->n_waiters = 0;
 	if (c->kept && c->sb.dirfd >= 0)
 		(void)unlinkat(c->sb.dirfd, SBX_CONTROL_SOCK, 0);
-	sbx_closep(&c->ctl_fd);
+	sbx_fd_close(&c->ctl_fd);
 }
 
 /* ---- the clients ---- */

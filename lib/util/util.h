@@ -54,6 +54,16 @@ static inline void sbx_freep(void *p)
 {
 	free(*(void **)p);
 }
+/* Close *fd if open and mark it closed (-1). */
+static inline void sbx_fd_close(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+		*fd = -1;
+	}
+}
 static inline void sbx_closep(int *fd)
 {
 	if (*fd >= 0) {
