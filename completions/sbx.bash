@@ -59,11 +59,13 @@ _sbx_valued()
 {
 	case $1 in
 	"") echo "--state-dir" ;;
-	run) echo "-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --secret --upstream-ca --memory --pids --cpus --time --stop-timeout -w --workdir -u --user --hostname --log-json" ;;
+	run) echo "-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --secret --upstream-ca --publish --memory --pids --cpus --time --stop-timeout -w --workdir -u --user --hostname --log-json" ;;
 	exec) echo "-e --env -w --workdir" ;;
 	inspect) echo "--html" ;;
+	logs) echo "-n --tail" ;;
+	stop) echo "-t --time" ;;
 	export) echo "-o --output --oci --max-file --max-total" ;;
-	destroy | doctor | ps | profile | help | diff | apply) echo "" ;;
+	destroy | doctor | ps | profile | help | diff | apply | wait) echo "" ;;
 	esac
 }
 
@@ -196,7 +198,7 @@ _sbx()
 			_sbx_payload "$cmd" "$npos" 1
 		fi
 		;;
-	inspect | export)
+	inspect | export | logs | wait)
 		((npos == 0)) && COMPREPLY=($(compgen -W "$(_sbx_sandboxes "$sbx")" -- "$cur"))
 		;;
 	diff | apply)
@@ -208,7 +210,7 @@ _sbx()
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
 		;;
-	destroy)
+	destroy | stop)
 		COMPREPLY=($(compgen -W "$(_sbx_sandboxes "$sbx")" -- "$cur"))
 		;;
 	doctor | ps) ;;

@@ -30,11 +30,15 @@ function __sbx_valued
         case ''
             echo --state-dir
         case run
-            string split ' ' -- '-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --secret --upstream-ca --memory --pids --cpus --time --stop-timeout -w --workdir -u --user --hostname --log-json'
+            string split ' ' -- '-p --profile --rootfs -n --name -e --env --bind --ro-bind --overlay --tmpfs --net --allow --secret --upstream-ca --publish --memory --pids --cpus --time --stop-timeout -w --workdir -u --user --hostname --log-json'
         case exec
             string split ' ' -- '-e --env -w --workdir'
         case inspect
             echo --html
+        case logs
+            string split ' ' -- '-n --tail'
+        case stop
+            string split ' ' -- '-t --time'
         case export
             string split ' ' -- '-o --output --oci --max-file --max-total'
     end
@@ -170,7 +174,7 @@ complete -c sbx -n __sbx_no_command -a '(__sbx_run --list-commands)'
 complete -c sbx -n __sbx_no_command -a help -d 'usage of a command'
 
 # Options of each command, from its --help.
-for c in run exec inspect ps destroy export profile doctor diff apply
+for c in run exec inspect ps destroy export profile doctor diff apply logs stop wait
     complete -c sbx -n "__sbx_at $c; and __sbx_dash" -a "(__sbx_options $c)"
 end
 
@@ -200,6 +204,9 @@ complete -c sbx -n '__sbx_value inspect --html' -F
 complete -c sbx -n '__sbx_at export 0; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
 complete -c sbx -n '__sbx_value export -o --output' -F
 complete -c sbx -n '__sbx_at destroy; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
+complete -c sbx -n '__sbx_at stop; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
+complete -c sbx -n '__sbx_at logs 0; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
+complete -c sbx -n '__sbx_at wait 0; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox
 
 # diff, apply: the sandbox, then host paths
 complete -c sbx -n '__sbx_at diff 0; and not __sbx_dash' -a '(__sbx_sandboxes)' -d sandbox

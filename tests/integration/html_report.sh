@@ -20,34 +20,9 @@ export SBX_STATE_DIR=$TAP_TMP/state SBX_CACHE_DIR=$TAP_TMP/cache
 OUT=$TAP_ROOT/tests/out
 mkdir -p "$OUT"
 
-if ! command -v chromium >/dev/null; then
-	if [ "$(id -u)" != 0 ]; then
-		echo "1..0 # SKIP chromium is not installed and we are not root (apt-get install chromium)"
-		exit 77
-	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
-		>"$TAP_TMP/apt.log" 2>&1 || { apt-get update -qq >/dev/null 2>&1 &&
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
-			>"$TAP_TMP/apt.log" 2>&1; }
-fi
-command -v chromium >/dev/null
-ok $? "chromium is installed ($(chromium --version 2>/dev/null))"
-[ $? = 0 ] || { tail -n 5 "$TAP_TMP/apt.log" | sed 's/^/# /'; done_testing; }
+. "$(dirname "$0")/../lib/chrome.sh"
+chrome_ensure
 
-# chrome ARGS... URL: headless Chromium, no network of its own, every name
-# unresolvable, a fresh profile; stderr to $TAP_TMP/chrome.err.
-chrome() {
-	local ud
-	ud=$(mktemp -d "$TAP_TMP/chrome.XXXXXX")
-	HOME=$ud timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic \
-		--no-first-run --disable-background-networking --disable-component-update \
-		--disable-sync --user-data-dir="$ud" --host-resolver-rules="MAP * ~NOTFOUND" \
-		"$@" 2>"$TAP_TMP/chrome.err"
-}
-
-# page_requests NETLOG: the URLs the page itself asked the network for
-# (requests whose isolation key is the file:// page; Chromium's own
-# background requests have none), one a line.
 page_requests() {
 	python3 - "$1" <<'EOF'
 import json, sys
@@ -62,11 +37,6 @@ EOF
 }
 
 # png_size FILE: "WxH" of a PNG, or nothing.
-png_size() {
-	python3 -c 'import struct,sys
-d = open(sys.argv[1], "rb").read(24)
-if d[:8] == b"\x89PNG\r\n\x1a\n": print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1" 2>/dev/null
-}
 
 "$TAP_ROOT/tests/lib/mkrootfs.sh" "$TAP_TMP/rootfs.tar.gz" >/dev/null 2>&1
 ok $? "busybox rootfs fixture built"
