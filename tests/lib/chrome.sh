@@ -3,9 +3,10 @@
 #   . "$(dirname "$0")/../lib/chrome.sh"
 #   chrome_ensure        installs Debian's chromium when missing (as root),
 #                        or skips the whole file (exit 77) when it cannot
-#   chrome ARGS...       chromium --headless with a private profile, no
-#                        network but loopback IP literals (names resolve to
-#                        nothing); stderr in $TAP_TMP/chrome.err
+#   chrome ARGS...       chromium --headless with a private profile and no
+#                        network (every name resolves to nothing; set
+#                        CHROME_RULES to other --host-resolver-rules, e.g. to
+#                        let it reach 127.0.0.1); stderr in $TAP_TMP/chrome.err
 #   png_size FILE        "WxH" of a PNG
 
 chrome_ensure() {
@@ -29,7 +30,7 @@ chrome() {
 	ud=$(mktemp -d "$TAP_TMP/chrome.XXXXXX")
 	HOME=$ud timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic \
 		--no-first-run --disable-background-networking --disable-component-update \
-		--disable-sync --user-data-dir="$ud" --host-resolver-rules="MAP * ~NOTFOUND" \
+		--disable-sync --user-data-dir="$ud" --host-resolver-rules="${CHROME_RULES:-MAP * ~NOTFOUND}" \
 		"$@" 2>"$TAP_TMP/chrome.err"
 }
 
