@@ -8,7 +8,6 @@
 
 #include "cmd.h"
 #include "proxy.h"
-#include "lifecycle.h"
 #include "run_cli.h"
 
 /* ---- human lines ---- */
@@ -180,8 +179,13 @@ static void human_publish(const json_t *ev)
 	{
 		int hp = (int)json_integer_value(json_object_get(pt, "host_port"));
 		int port = (int)json_integer_value(json_object_get(pt, "port"));
-		const json_t *addrs = json_object_get(pt, "addresses");
-		_cleanup_free_ char *where = lc_text(addrs);
+		const json_t *addrs = json_object_get(pt, "addresses"), *a;
+		char where[128] = "";
+		size_t k, n = 0;
+
+		json_array_foreach(addrs, k, a) n += (size_t)snprintf(
+		    where + n, n < sizeof(where) ? sizeof(where) - n : 0, "%s%s", k ? ", " : "",
+		    json_string_value(a) ? json_string_value(a) : "?");
 
 		if (!strcmp(jstr(pt, "auth"), "open"))
 			sbx_errorf("publish: %s port %d -> jail port %d: OPEN (no token: anyone who "

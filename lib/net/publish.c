@@ -543,6 +543,10 @@ static void relay(struct pub_conn *c, const char *first, size_t first_len)
 		for (int d = 0; d < 2; d++)
 			if (have[d] > off[d])
 				q[1 - d].events |= POLLOUT;
+		/* nothing wanted of an fd: not polled (a hung-up one would spin) */
+		for (int d = 0; d < 2; d++)
+			if (!q[d].events)
+				q[d].fd = -1;
 		q[2] = (struct pollfd){.fd = c->p->stop_fd, .events = POLLIN};
 		n = poll(q, 3, -1);
 		if (n < 0 && errno == EINTR)

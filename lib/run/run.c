@@ -89,8 +89,9 @@ static int open_logs(struct sbx_run *c, struct sbx_err *err)
 			     O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	sbx_log_add_fd(&c->log, c->jsonl_fd);
 	if (c->opt->log_json) {
-		c->log_json_fd =
-		    open(c->opt->log_json, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		/* a preview's token is in the log: a new file is the user's only */
+		c->log_json_fd = open(c->opt->log_json, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+				      c->cfg->publish.n ? 0600 : 0644);
 		if (c->log_json_fd < 0)
 			return sbx_err_set(err, errno, "cannot open '%s'", c->opt->log_json);
 		sbx_log_add_fd(&c->log, c->log_json_fd);

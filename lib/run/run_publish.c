@@ -69,14 +69,19 @@ static int on_events(int fd, void *data)
 {
 	struct sbx_run *c = data;
 	json_t *evs = sbx_publish_take_events(c->pub), *ev;
+	json_t *kept = c->log.events;
 	size_t i;
 
 	(void)fd;
+	/* To the logs only, not into the run's memory: a dev server's
+	 * requests are unbounded (the record keeps their counts). */
+	c->log.events = NULL;
 	json_array_foreach(evs, i, ev)
 	{
 		json_incref(ev);
 		sbx_log_event(&c->log, "connection", ev);
 	}
+	c->log.events = kept;
 	json_decref(evs);
 	return 0;
 }

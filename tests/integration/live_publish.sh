@@ -260,6 +260,21 @@ capture sbx_as_mode root "$SBX" exec noway sh -c 'cat /proc/net/route | wc -l; l
 ok $? "root: with a published port the jail still has only lo and no route ($(echo $out))"
 sbx_as_mode root "$SBX" stop --time 0 noway >/dev/null
 
+# A hang-up of the caller's whole session (a closed terminal) leaves it running.
+setsid bash -c 'cd "$1" && SBX_STATE_DIR="$2" "$3" run -d -q --name hup -- sleep 60 >/dev/null; kill -HUP -- -$$' \
+	sh "$WD" "$BASE/state-root" "$SBX"
+sleep 0.3
+capture sbx_as_mode root "$SBX" ps
+printf '%s\n' "$out" | grep -q "hup  *running" &&
+	[ "$(sbx_as_mode root "$SBX" inspect --json hup | jq -r .detached)" = true ]
+ok $? "root: the caller's session hung up: the detached sandbox runs on (recorded as detached)"
+sbx_as_mode root "$SBX" stop --time 0 hup >/dev/null
+
+# A command that cannot start is said and returned, as by a foreground run.
+capture sbx_as_mode_in "$WD" root "$SBX" run -d -- no-such-command-here
+[ $rc -eq 127 ] && [ -z "$out" ] && printf '%s\n' "$err" | grep -q "no-such-command-here"
+ok $? "run -d of a missing command: exit 127, the reason on stderr, no name on stdout"
+
 # Errors say what to do.
 capture sbx_as_mode_in "$WD" root "$SBX" run --publish 99999 -- true
 [ $rc -eq 125 ] && printf '%s\n' "$err" | grep -q "publish '99999': a port must be 1..65535"
