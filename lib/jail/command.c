@@ -295,6 +295,15 @@ void sbx_jail_exec_command(const struct sbx_jail_cmd *c)
 		r = privileges(c, &err);
 	if (r < 0)
 		sbx_jail_die(c->report_fd, &err, 125);
+	if (c->exec_fence) {
+		int p[2];
+		struct sbx_jail_msg fm = {.type = SBX_MSG_FENCE};
+
+		if (pipe2(p, O_CLOEXEC) == 0) {
+			(void)sbx_jail_send(c->report_fd, &fm, &p[0], 1);
+			close(p[0]); /* p[1] lives until execve (or _exit) */
+		}
+	}
 	/* Every fd but stdio is gone at execve (the report socket too). */
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	if (load_seccomp(c, &m, &err) < 0)

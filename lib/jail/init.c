@@ -184,6 +184,7 @@ static void run_command(struct sbx_jail_child *c)
 	    .ws = o->ws,
 	    .seccomp = o->seccomp,
 	    .report_fd = c->sock,
+	    .exec_fence = o->exec_fence,
 	    .ts_go = c->ts[SBX_TS_GO],
 	    .ts_mounted = c->ts[SBX_TS_MOUNTED],
 	};

@@ -31,7 +31,7 @@ void sbx_jail_init(struct sbx_jail *j)
 	memset(j, 0, sizeof(*j));
 	j->init_pid = -1;
 	j->pidfd = j->sync_fd = j->pty_fd = j->listen_fd = j->seccomp_fd = j->layer_fd = -1;
-	j->ns_user_fd = j->ns_net_fd = -1;
+	j->ns_user_fd = j->ns_net_fd = j->fence_fd = -1;
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(j->capture_fds); i++)
 		j->capture_fds[i] = -1;
 	j->cmd_pid = -1;
@@ -48,6 +48,7 @@ void sbx_jail_free(struct sbx_jail *j)
 	sbx_closep(&j->layer_fd);
 	sbx_closep(&j->seccomp_fd);
 	sbx_closep(&j->ns_user_fd);
+	sbx_closep(&j->fence_fd);
 	sbx_closep(&j->ns_net_fd);
 	free(j->warnings);
 	free(j->exec_msg);
@@ -333,6 +334,13 @@ static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 			if (nfds == 1)
 				j->seccomp_fd = fds[0];
 			break;
+		case SBX_MSG_FENCE:
+			if (nfds == 1 && j->fence_fd < 0)
+				j->fence_fd = fds[0];
+			else
+				for (size_t i = 0; i < nfds; i++)
+					close(fds[i]);
+			break;
 		case SBX_MSG_LAYER:
 			if (nfds == 1 && j->layer_fd < 0)
 				j->layer_fd = fds[0];
@@ -458,6 +466,26 @@ int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx
 		j->init_pid = -1;
 	}
 	return r;
+}
+
+bool sbx_jail_exec_landed(struct sbx_jail *j, int timeout_ms)
+{
+	struct pollfd q = {.fd = j->fence_fd, .events = POLLIN};
+	struct sbx_jail_msg m;
+	int n;
+
+	if (!j->exec_ok || j->exec_errno)
+		return false;
+	if (j->fence_fd < 0)
+		return true;
+	do
+		n = poll(&q, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	close(j->fence_fd);
+	j->fence_fd = -1;
+	/* a failed execve sent EXEC_FAIL before the pipe's end: the next message */
+	return !(recv(j->sync_fd, &m, sizeof(m), MSG_PEEK | MSG_DONTWAIT) > 0 &&
+		 m.type == SBX_MSG_EXEC_FAIL);
 }
 
 int sbx_jail_exit_code(const struct sbx_jail *j, const struct sbx_jail_result *r)

@@ -125,6 +125,7 @@ struct sbx_jail_opts {
 	int proxy_port;	       /* > 0: listen on 127.0.0.1:port in the jail's netns */
 	bool capture;	       /* and capture all TCP and DNS there (lib/jail/capture.c) */
 	bool keep_ns;	       /* open ns_user_fd, ns_net_fd (published ports) */
+	bool exec_fence;       /* sbx_jail_exec_landed() will be asked */
 	/* The command's filter, prepared on the host before the clone
 	 * (sbx_seccomp_prepare; in audit mode a notify one, whose listener fd
 	 * comes back in sbx_jail.seccomp_fd).  Required. */
@@ -168,6 +169,7 @@ struct sbx_jail {
 	/* with opts->keep_ns: init's user and network namespaces, opened
 	 * before init makes itself non-dumpable (then they cannot be) */
 	int ns_user_fd, ns_net_fd;
+	int fence_fd; /* opts->exec_fence: see sbx_jail_exec_landed() */
 	pid_t cmd_pid;	       /* the command's pid inside the jail */
 	/* phase timings, ms */
 	double t_namespaces, t_mounts, t_seccomp, t_exec;
@@ -195,6 +197,14 @@ void sbx_jail_free(struct sbx_jail *j);
  * gone).  The opts' fds may be closed by the caller afterwards.
  */
 int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *opts, struct sbx_err *err);
+
+/*
+ * After sbx_jail_start() with opts->exec_fence and exec_ok: wait (at most
+ * timeout_ms) until the command's execve is done, and say whether it
+ * worked.  A failed execve is also reported as usual (exec_errno, set by
+ * the supervision that follows); nothing is read from the sync socket.
+ */
+bool sbx_jail_exec_landed(struct sbx_jail *j, int timeout_ms);
 
 /*
  * After a jail with volatile_layers has ended, make its writable layers in
@@ -347,6 +357,7 @@ struct sbx_jail_cmd {
 	struct winsize ws;
 	const struct sbx_seccomp_filter *seccomp; /* sbx_jail_opts.seccomp */
 	int report_fd;				  /* SEQPACKET, CLOEXEC */
+	bool exec_fence;			  /* send SBX_MSG_FENCE (opts->exec_fence) */
 	uint64_t ts_go, ts_mounted;		  /* phase timestamps (CLOCK_MONOTONIC ns) or 0 */
 };
 void sbx_jail_exec_command(const struct sbx_jail_cmd *c) __attribute__((noreturn));

@@ -22,6 +22,8 @@ enum sbx_jail_msg_type {
 	SBX_MSG_EXEC_FAIL, /* command: execve failed (errnum, text) */
 	SBX_MSG_STATUS,	   /* init: the command's wait status (value) */
 	SBX_MSG_LAYER,	   /* init: root of the in-memory writable layer (fd) */
+	SBX_MSG_FENCE,	   /* command: a pipe's read end, at its end once execve is
+			    * done (its write end is close-on-exec) or failed */
 };
 
 enum {

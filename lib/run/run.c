@@ -234,6 +234,7 @@ static int start_jail(struct sbx_run *c, int out[2], int errp[2], struct sbx_err
 	o.proxy_port = c->cfg->net == SBX_NET_PROXY ? SBX_PROXY_DEFAULT_PORT : 0;
 	o.capture = c->cfg->capture;
 	o.keep_ns = c->cfg->publish.n > 0;
+	o.exec_fence = c->opt->started != NULL;
 	sbx_jail_build_env(c->cfg, &c->ids, c->rootfs_dir == NULL, o.tty, extra.v, &env);
 	o.envp = env.v;
 	for (size_t i = 0; i < env.n; i++)
@@ -284,7 +285,7 @@ static int run_jail(struct sbx_run *c, struct sbx_err *err)
 		io.watch[io.n_watch++] =
 		    (struct sbx_jail_watch){c->ctl_fd, sbx_run_control_on_ready, c};
 	c->io = &io;
-	if (r == 0 && c->jail.exec_ok && c->opt->started) {
+	if (r == 0 && c->opt->started && sbx_jail_exec_landed(&c->jail, 10000)) {
 		/* sbx ps, exec and stop find it running once the caller returns */
 		sbx_run_record_join(c);
 		c->opt->started(c->sb.id, c->sb.name, c->opt->data);
