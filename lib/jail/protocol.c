@@ -48,30 +48,9 @@ int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
 
 int sbx_jail_send(int sock, const struct sbx_jail_msg *m, const int *fds, size_t nfds)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * SBX_MSG_MAXFDS)];
-	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
 	if (nfds > SBX_MSG_MAXFDS)
 		return -E2BIG;
-	if (nfds > 0) {
-		struct cmsghdr *cm;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	for (;;) {
-		if (sendmsg(sock, &mh, MSG_NOSIGNAL) >= 0)
-			return 0;
-		if (errno != EINTR)
-			return -errno;
-	}
+	return sbx_send_fds(sock, m, sizeof(*m), fds, nfds);
 }
 
 ssize_t sbx_jail_recv(int sock, struct sbx_jail_msg *m, int *fds, size_t maxfds, size_t *nfds)

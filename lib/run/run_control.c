@@ -253,9 +253,6 @@ int sbx_control_request(const struct sbx_sandbox *sb, enum sbx_control_op op, ui
 			const int *fds, size_t nfds, struct sbx_err *err)
 {
 	struct control_req rq = {.magic = CONTROL_MAGIC, .op = (uint32_t)op, .ms = ms};
-	char cbuf[CMSG_SPACE(sizeof(int) * CONTROL_MAXFDS)];
-	struct iovec iov = {.iov_base = &rq, .iov_len = sizeof(rq)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 	struct sockaddr_un sa;
 	socklen_t sl;
 	int fd, e;
@@ -274,20 +271,9 @@ int sbx_control_request(const struct sbx_sandbox *sb, enum sbx_control_op op, ui
 				   e == ENOENT || e == ECONNREFUSED ? "it is not running"
 								    : strerror(e));
 	}
-	if (nfds) {
-		struct cmsghdr *cm;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(rq)) {
-		e = errno;
+	e = sbx_send_fds(fd, &rq, sizeof(rq), fds, nfds);
+	if (e < 0) {
+		e = -e;
 		close(fd);
 		return sbx_err_set(err, e, "cannot ask sandbox '%s''s supervisor", sb->id);
 	}

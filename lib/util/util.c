@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -636,4 +637,32 @@ const char *sbx_size_text(double b, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%.1f %s", b, u[i]);
 	return buf;
+}
+
+int sbx_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 64)];
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (nfds > 64)
+		return -E2BIG;
+	if (nfds > 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	for (;;) {
+		if (sendmsg(sock, &mh, MSG_NOSIGNAL) >= 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
 }

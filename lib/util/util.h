@@ -140,6 +140,9 @@ double sbx_rfc3339_parse(const char *t);
 /* I/O that retries on EINTR and short counts. 0 or -errno. */
 int sbx_write_all(int fd, const void *buf, size_t len);
 ssize_t sbx_read_all(int fd, void *buf, size_t len); /* bytes read or -errno */
+/* One message buf[0..len) on a Unix socket with fds (SCM_RIGHTS, at most
+ * 64), retried on EINTR, never SIGPIPE: 0 or -errno. */
+int sbx_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds);
 /* Read a whole (small) file by fd into a NUL-terminated buffer. */
 int sbx_read_fd_string(int fd, size_t max, char **out, size_t *len);
 /* Write a small string to a path (e.g. /proc/PID/uid_map). */

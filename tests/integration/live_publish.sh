@@ -260,6 +260,29 @@ capture sbx_as_mode root "$SBX" exec noway sh -c 'cat /proc/net/route | wc -l; l
 ok $? "root: with a published port the jail still has only lo and no route ($(echo $out))"
 sbx_as_mode root "$SBX" stop --time 0 noway >/dev/null
 
+# sbx logs redacts secret values as the captured output does.
+sbx_as_mode_in "$WD" root env LIVE_SECRET=s3cr3t-value-for-logs "$SBX" run -d -q --keep --name sec \
+	--secret LIVE=env:LIVE_SECRET -- sh -c 'echo "value=$LIVE"; sleep 60' >/dev/null
+for _ in $(seq 30); do sbx_as_mode root "$SBX" logs sec | grep -q value= && break; sleep 0.1; done
+capture sbx_as_mode root "$SBX" logs sec
+[ "$out" = 'value=[secret LIVE]' ]
+ok $? "root: sbx logs has [secret LIVE] in place of the value ($out)"
+sbx_as_mode root "$SBX" stop --time 0 sec >/dev/null
+sbx_as_mode root "$SBX" destroy sec >/dev/null
+
+# Every network mode: the published port reaches the jail's loopback.
+for net in loopback proxy host; do
+	jp=8000
+	[ $net = host ] && jp=$(free_port) # the host's own loopback: a free port
+	P4=$(free_port)
+	sbx_as_mode_in "$WD" root "$SBX" run -d -q --net $net --name "m-$net" --publish "$P4:$jp" \
+		-- python3 "$WWW/server.py" "$jp" >/dev/null
+	U4=$(url root "m-$net")
+	wait_up "$U4" && [ "$(code "http://127.0.0.1:$P4/")" = 401 ]
+	ok $? "root: --net $net: the preview answers through the token, 401 without"
+	sbx_as_mode root "$SBX" stop --time 0 "m-$net" >/dev/null
+done
+
 # A hang-up of the caller's whole session (a closed terminal) leaves it running.
 setsid bash -c 'cd "$1" && SBX_STATE_DIR="$2" "$3" run -d -q --name hup -- sleep 60 >/dev/null; kill -HUP -- -$$' \
 	sh "$WD" "$BASE/state-root" "$SBX"

@@ -132,23 +132,30 @@ static void start_backend(void)
 	pthread_detach(t);
 }
 
+/* A forwarder of one port to the backend; its JSON (*j) and host port. */
+static int forwarder(struct sbx_publish_port *port, struct sbx_publish **p, json_t **j)
+{
+	struct sbx_err e = {0};
+
+	start_backend();
+	port->port = (uint16_t)backend_port;
+	assert_int_equal(sbx_publish_listen(p, port, 1, &e), 0);
+	assert_int_equal(sbx_publish_start(*p, host_socket, NULL, &e), 0);
+	*j = sbx_publish_json(*p);
+	return (int)json_integer_value(json_object_get(json_array_get(*j, 0), "host_port"));
+}
+
 static void test_preview(void **state)
 {
 	struct sbx_publish_port port = {.port = 0};
 	struct sbx_publish *p = NULL;
-	struct sbx_err e = {0};
 	char req[1024], cookie[80] = "";
 	json_t *j, *evs;
 	int hp;
 	char *r;
 
 	(void)state;
-	start_backend();
-	port.port = (uint16_t)backend_port;
-	assert_int_equal(sbx_publish_listen(&p, &port, 1, &e), 0);
-	assert_int_equal(sbx_publish_start(p, host_socket, NULL, &e), 0);
-	j = sbx_publish_json(p);
-	hp = (int)json_integer_value(json_object_get(json_array_get(j, 0), "host_port"));
+	hp = forwarder(&port, &p, &j);
 	assert_true(hp > 0);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(j, 0), "auth")), "token");
 	{
@@ -223,18 +230,12 @@ static void test_open(void **state)
 {
 	struct sbx_publish_port port = {.open = true};
 	struct sbx_publish *p = NULL;
-	struct sbx_err e = {0};
 	json_t *j;
 	char *r;
 	int hp;
 
 	(void)state;
-	start_backend();
-	port.port = (uint16_t)backend_port;
-	assert_int_equal(sbx_publish_listen(&p, &port, 1, &e), 0);
-	assert_int_equal(sbx_publish_start(p, host_socket, NULL, &e), 0);
-	j = sbx_publish_json(p);
-	hp = (int)json_integer_value(json_object_get(json_array_get(j, 0), "host_port"));
+	hp = forwarder(&port, &p, &j);
 	json_decref(j);
 	r = request(hp, "GET /raw HTTP/1.1\r\nCookie: sbx_preview_1=x\r\n\r\n");
 	/* raw: forwarded as it came, nothing taken out */
