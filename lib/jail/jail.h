@@ -307,6 +307,7 @@ enum sbx_jail_stop {
 struct sbx_jail_netsock {
 	pid_t pid;
 	int fd;
+	bool direct; /* the jail shares our network namespace (host): no helper */
 };
 int sbx_jail_netsock_start(struct sbx_jail *j, struct sbx_jail_netsock *ns, struct sbx_err *err);
 /* A new TCP socket (AF_INET or AF_INET6) in the jail's network namespace,

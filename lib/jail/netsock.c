@@ -104,8 +104,15 @@ int sbx_jail_netsock_start(struct sbx_jail *j, struct sbx_jail_netsock *ns, stru
 
 	ns->fd = -1;
 	ns->pid = -1;
+	ns->direct = false;
 	if (j->ns_user_fd < 0 || j->ns_net_fd < 0)
 		return sbx_err_set(err, ESRCH, "no jail to publish ports of");
+	/* network host: the jail's namespace is ours (and not its user
+	 * namespace's to enter) */
+	if (same_ns(j->ns_net_fd, "net")) {
+		ns->direct = true;
+		return 0;
+	}
 	if (!same_ns(j->ns_user_fd, "user"))
 		flags |= CLONE_NEWUSER;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -160,6 +167,11 @@ int sbx_jail_netsock_get(struct sbx_jail_netsock *ns, int family)
 	size_t nfds = 0;
 	ssize_t n;
 
+	if (ns->direct) {
+		int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		return fd < 0 ? -errno : fd;
+	}
 	if (ns->fd < 0)
 		return -ESRCH;
 	pthread_mutex_lock(&netsock_lock);

@@ -284,8 +284,8 @@ for net in loopback proxy host; do
 done
 
 # A hang-up of the caller's whole session (a closed terminal) leaves it running.
-setsid bash -c 'cd "$1" && SBX_STATE_DIR="$2" "$3" run -d -q --name hup -- sleep 60 >/dev/null; kill -HUP -- -$$' \
-	sh "$WD" "$BASE/state-root" "$SBX"
+{ setsid bash -c 'cd "$1" && SBX_STATE_DIR="$2" "$3" run -d -q --name hup -- sleep 60 >/dev/null; kill -HUP -- -$$' \
+	sh "$WD" "$BASE/state-root" "$SBX"; } 2>/dev/null
 sleep 0.3
 capture sbx_as_mode root "$SBX" ps
 printf '%s\n' "$out" | grep -q "hup  *running" &&
