@@ -141,6 +141,7 @@ static int setup(struct sbx_run *c, struct sbx_err *err)
 		r = sbx_sandbox_create_unsaved(&c->st, c->opt->name, &c->sb, err);
 	if (r < 0)
 		return r;
+	sbx_state_purge_background(&c->st); /* what an interrupted removal left */
 	sbx_run_extras_begin(c);
 	r = sbx_run_control_open(c, err);
 	/* Before the jail: a published port in use stops the run here. */
@@ -442,9 +443,8 @@ static void teardown(struct sbx_run *c)
 		if ((!c->kept || c->disk_loop) && c->disk_mounted &&
 		    sbx_sandbox_unmount_all(&c->sb, NULL, &e) < 0)
 			sbx_run_say_err(c, &e);
-		if (!c->kept)
-			sbx_run_remove_layers(c);
-		if (!c->kept && sbx_sandbox_remove(&c->st, &c->sb, &e) < 0)
+		/* one rename, removed by a detached purger (lib/state/trash.c) */
+		if (!c->kept && sbx_sandbox_trash(&c->st, &c->sb, &e) < 0)
 			sbx_run_say_err(c, &e);
 	}
 	/* sbx wait and stop return now: the sandbox is kept or gone */

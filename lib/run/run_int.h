@@ -100,7 +100,6 @@ void sbx_run_say_err(struct sbx_run *c, const struct sbx_err *e);
 /* run_layers.c */
 int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err);
 void sbx_run_keep_layers(struct sbx_run *c);
-void sbx_run_remove_layers(struct sbx_run *c);
 
 /* run_extras.c */
 int sbx_run_extras_prepare(struct sbx_run *c, struct sbx_strv *extra, struct sbx_err *err);

@@ -162,6 +162,12 @@ static int tmpfs_disk(struct sbx_run *c, struct sbx_err *err)
 	return 0;
 }
 
+/* --rm, or persist = never without --keep: nothing of the run is kept. */
+static bool cannot_be_kept(const struct sbx_run *c)
+{
+	return c->opt->rm || (c->cfg->persist == SBX_PERSIST_NEVER && !c->opt->keep);
+}
+
 static int mount_disk(struct sbx_run *c, struct sbx_err *err)
 {
 	uint64_t asked = c->cfg->disk;
@@ -175,6 +181,30 @@ static int mount_disk(struct sbx_run *c, struct sbx_err *err)
 		return 0; /* [limits] disk = unlimited: on the state filesystem as they are */
 	if (asked == SBX_DISK_NO_CAP)
 		asked = SBX_UNSET; /* in memory all the same: the default cap */
+	/* A run that cannot be kept (--rm, persist = never) needs no layer
+	 * that outlives it: a tmpfs in the jail's mount namespace, capped,
+	 * made in microseconds and gone with the jail. */
+	if (cannot_be_kept(c) && !overlayfs) {
+		r = disk_cap(c, asked, true, err);
+		if (r < 0)
+			return r;
+		c->layer_dir = sbx_xasprintf("%s/disk", c->sb.dir);
+		if (mkdir(c->layer_dir, 0700) < 0)
+			return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
+		/* the limits line says why (and the cap, if it was lowered) */
+		{
+			char why[2 * sizeof(c->cg.disk_why)];
+			size_t n = sizeof(c->cg.disk_why) - 1;
+
+			snprintf(why, sizeof(why), "%s: nothing of the run is kept%s%s",
+				 c->opt->rm ? "--rm" : "persist = never",
+				 c->cg.disk_why[0] ? "; " : "", c->cg.disk_why);
+			memcpy(c->cg.disk_why, why, n);
+			c->cg.disk_why[n] = '\0';
+		}
+		c->disk_memory = true;
+		return 0;
+	}
 	loop = !overlayfs && sbx_disk_loop_usable();
 	r = disk_cap(c, asked, !loop, err);
 	if (r < 0)
@@ -277,89 +307,3 @@ void sbx_run_keep_layers(struct sbx_run *c)
 	}
 }
 
-/*
- * Removing an ephemeral sandbox is one synchronous discard per freed block
- * on a disk mounted -o discard (each directory is one, ~1-2 ms apiece here,
- * ~21 for the default profile: the overlay's work/work/incompat/volatile
- * chains are the longest).  So the trees go in parallel: a thread per
- * overlay (its upper/ in a second thread while it removes work/, then the
- * emptied overlays/N), one for upper/ and the logs, this thread the
- * rootfs's work/; sbx_sandbox_remove() then removes what is left.  Only a
- * speed-up: whatever a step could not remove, the final removal retries.
- */
-struct rm_step {
-	int dirfd;
-	const char *name;
-};
-
-struct rm_job {
-	struct rm_step steps[3];
-	struct rm_job *sub; /* runs alongside, joined before the last step */
-	pthread_t thread;
-	bool started;
-};
-
-static void rm_job_start(struct rm_job *j);
-
-static void *rm_job_run(void *arg)
-{
-	struct rm_job *j = arg;
-	size_t n = 0;
-
-	while (n < SBX_ARRAY_SIZE(j->steps) && j->steps[n].name)
-		n++;
-	if (j->sub)
-		rm_job_start(j->sub);
-	for (size_t i = 0; i < n; i++) {
-		if (j->sub && j->sub->started && i + 1 == n)
-			pthread_join(j->sub->thread, NULL);
-		if (j->steps[i].dirfd >= 0)
-			(void)sbx_rm_rf_at(j->steps[i].dirfd, j->steps[i].name);
-	}
-	return NULL;
-}
-
-/* In a thread, or right here if none can be had. */
-static void rm_job_start(struct rm_job *j)
-{
-	j->started = pthread_create(&j->thread, NULL, rm_job_run, j) == 0;
-	if (!j->started)
-		rm_job_run(j);
-}
-
-void sbx_run_remove_layers(struct sbx_run *c)
-{
-	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	size_t n = c->cfg->n_mounts;
-	_cleanup_free_ struct rm_job *jobs = sbx_xcalloc(2 * n + 1, sizeof(*jobs));
-	_cleanup_free_ int *fds = sbx_xcalloc(n + 1, sizeof(*fds));
-	_cleanup_close_ int ov = -1;
-	_cleanup_free_ char(*names)[24] = sbx_xcalloc(n + 1, sizeof(*names));
-	struct rm_job *top = &jobs[2 * n], root_work = {.steps = {{c->sb.dirfd, "work"}}};
-
-	if (c->disk_mounted)
-		return; /* a tmpfs: nothing to wait for */
-	*top = (struct rm_job){.steps = {{c->sb.dirfd, "upper"},
-					 {c->sb.dirfd, "log.jsonl"},
-					 {c->sb.dirfd, "record.json"}}};
-	rm_job_start(top);
-	ov = openat(c->sb.dirfd, "overlays", dflags);
-	for (size_t i = 0; i < n; i++) {
-		fds[i] = -1;
-		if (ov < 0 || c->cfg->mounts[i].kind != SBX_MNT_OVERLAY)
-			continue;
-		snprintf(names[i], sizeof(names[i]), "%zu", i);
-		fds[i] = openat(ov, names[i], dflags);
-		jobs[n + i] = (struct rm_job){.steps = {{fds[i], "upper"}}};
-		jobs[i] = (struct rm_job){.steps = {{fds[i], "work"}, {ov, names[i]}},
-					  .sub = &jobs[n + i]};
-		rm_job_start(&jobs[i]);
-	}
-	rm_job_run(&root_work);
-	for (size_t i = 0; i <= 2 * n; i++)
-		if (jobs[i].started && (i < n || i == 2 * n))
-			pthread_join(jobs[i].thread, NULL);
-	for (size_t i = 0; i < n; i++)
-		sbx_closep(&fds[i]);
-	(void)sbx_rm_rf_at(c->sb.dirfd, "overlays");
-}

@@ -315,7 +315,7 @@ static int claim_name(struct sbx_state *st, const char *name, const char *id, st
 	return 0;
 }
 
-static void release_name(struct sbx_state *st, const char *name, const char *id)
+void sbx_state_release_name(struct sbx_state *st, const char *name, const char *id)
 {
 	_cleanup_close_ int lk = -1, nfd = -1;
 	char cur[SBX_ID_LEN + 1];
@@ -427,7 +427,7 @@ static int create(struct sbx_state *st, const char *name, struct sbx_sandbox *sb
 	new_record(sb);
 	r = save ? sbx_sandbox_save(sb, err) : 0;
 	if (r < 0) {
-		release_name(st, name, sb->id);
+		sbx_state_release_name(st, name, sb->id);
 		(void)sbx_rm_rf_at(st->sandboxes_fd, sb->id);
 		sbx_sandbox_close(sb);
 	}
@@ -617,7 +617,7 @@ int sbx_sandbox_remove(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_
 
 	if (st->sandboxes_fd < 0)
 		return 0;
-	release_name(st, sb->name, sb->id);
+	sbx_state_release_name(st, sb->name, sb->id);
 	r = sbx_rm_rf_at(st->sandboxes_fd, sb->id);
 	/* What a jail's subordinate id made (an ordinary user's jail mapping
 	 * /etc/subuid): removed from a namespace with the same mapping. */
@@ -811,5 +811,6 @@ int sbx_state_gc(struct sbx_state *st, struct sbx_strv *removed, struct sbx_err 
 		return 0;
 	gc_new_dirs(st, removed);
 	gc_names(st, removed);
+	sbx_state_purge(st, removed);
 	return 0;
 }

@@ -128,6 +128,18 @@ int sbx_sandbox_parse_record(struct sbx_sandbox *sb, struct sbx_err *err);
  */
 int sbx_sandbox_remove(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_err *err);
 void sbx_sandbox_close(struct sbx_sandbox *sb);
+/*
+ * The same, off the caller's path (lib/state/trash.c): the directory moves
+ * to STATE/trash/ in one rename (never seen by ps, inspect or a name again)
+ * and a detached, low-priority purger removes it.  Unmount first.  Falls
+ * back to sbx_sandbox_remove() where the rename cannot be.
+ */
+int sbx_sandbox_trash(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_err *err);
+/* An interrupted removal left in STATE/trash: a purger for it (detached). */
+void sbx_state_purge_background(struct sbx_state *st);
+/* The same, now, waiting for any purger at work (destroy --all/--stale);
+ * what was removed goes to removed (may be NULL). */
+void sbx_state_purge(struct sbx_state *st, struct sbx_strv *removed);
 
 /* Is the sandbox's supervisor alive (lock held by someone)? */
 bool sbx_sandbox_is_running(struct sbx_state *st, const char *id);

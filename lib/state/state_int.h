@@ -9,6 +9,8 @@
 
 /* The id a name points to (STATE/names/NAME); -ENOENT if none. */
 int sbx_state_read_name(struct sbx_state *st, const char *name, char id[SBX_ID_LEN + 1]);
+/* Drop STATE/names/NAME if it still points to id. */
+void sbx_state_release_name(struct sbx_state *st, const char *name, const char *id);
 /* Is STATE/sandboxes/ID a directory? */
 bool sbx_state_sandbox_exists(struct sbx_state *st, const char *id);
 

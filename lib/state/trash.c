@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/state/trash.c - removal off the caller's path.
+ *
+ * A sandbox that is not kept leaves STATE/sandboxes/ in one rename, to
+ * STATE/trash/ID.RANDOM (the same filesystem), once its mounts and cgroup
+ * are gone and its record is final: from then on ps, inspect and name
+ * lookup never see it (they read sandboxes/ and names/ only).  Its files
+ * are removed by a detached purger (nice 19, idle I/O class, its own
+ * session, stdio /dev/null and no other descriptor of the caller, so a
+ * `$(sbx run ...)` or a CI runner never waits for it).  One purger at a
+ * time holds STATE/trash/.lock; after letting go it looks again, so an
+ * entry trashed while it worked is never left.  An interrupted removal
+ * (the purger killed, the machine down) is finished by the next run
+ * (sbx_state_purge_background) or synchronously by `destroy --all` and
+ * `destroy --stale` (sbx_state_purge).
+ */
+#include "state.h"
+#include "state_int.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jail.h"
+#include "rmtree.h"
+
+#define TRASH	   "trash"
+#define TRASH_LOCK ".lock"
+
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_CLASS_IDLE  3
+#define IOPRIO_WHO_PROCESS 1
+
+static int trash_dir(struct sbx_state *st, bool create)
+{
+	int fd = openat(st->state_fd, TRASH, SBX_DIR_FLAGS);
+
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdirat(st->state_fd, TRASH, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		fd = openat(st->state_fd, TRASH, SBX_DIR_FLAGS);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+/* Has STATE/trash any entry (each is a directory: one stat)? */
+static bool trash_has_entries(struct sbx_state *st)
+{
+	struct stat s;
+
+	return st->state_fd >= 0 && fstatat(st->state_fd, TRASH, &s, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(s.st_mode) && s.st_nlink > 2;
+}
+
+static int rm_entry(int tfd, const char *name)
+{
+	int r = sbx_rm_rf_at(tfd, name);
+
+	/* what a jail's subordinate id made: removed with the same mapping */
+	if (r < 0 && geteuid() != 0) {
+		struct sbx_subid sub;
+
+		if (sbx_subid_lookup(geteuid(), getegid(), &sub))
+			r = sbx_subid_rm_rf_at(&sub, tfd, name);
+	}
+	return r;
+}
+
+/* Remove every entry of the trash; the names removed go to removed. */
+static void purge_all(int tfd, struct sbx_strv *removed)
+{
+	int dfd = openat(tfd, ".", SBX_DIR_FLAGS);
+	struct dirent *de;
+	DIR *d;
+
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (rm_entry(tfd, de->d_name) == 0 && removed)
+			sbx_strv_push_take(removed,
+					   sbx_xasprintf("trash/%s (an interrupted removal)", de->d_name));
+	}
+	closedir(d);
+}
+
+static bool empty(int tfd)
+{
+	struct stat s;
+
+	return fstat(tfd, &s) == 0 && s.st_nlink <= 2;
+}
+
+/* Purge under the trash lock; again after letting go if entries came. */
+static void purge_locked(int tfd, bool wait, struct sbx_strv *removed)
+{
+	int lk = openat(tfd, TRASH_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (lk < 0)
+		return;
+	do {
+		if (flock(lk, wait ? LOCK_EX : LOCK_EX | LOCK_NB) < 0)
+			break; /* another purger has it: it looks again when done */
+		purge_all(tfd, removed);
+		(void)flock(lk, LOCK_UN);
+	} while (!empty(tfd));
+	close(lk);
+}
+
+static void __attribute__((noreturn)) purger(int tfd)
+{
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	setsid();
+	if (nul < 0 || dup3(nul, 0, 0) < 0 || dup3(nul, 1, 0) < 0 || dup3(nul, 2, 0) < 0)
+		_exit(1);
+	if (dup3(tfd, 3, O_CLOEXEC) < 0)
+		_exit(1);
+	close_range(4, ~0U, 0);
+	prctl(PR_SET_NAME, "sbx-purge", 0, 0, 0);
+	(void)setpriority(PRIO_PROCESS, 0, 19);
+	(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		      IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
+	signal(SIGHUP, SIG_IGN);
+	purge_locked(3, false, NULL);
+	_exit(0);
+}
+
+/* A detached purger of STATE/trash (the caller does not wait for it). */
+static void spawn_purger(int tfd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		/* a grandchild: the caller never has to reap it */
+		if (fork() == 0)
+			purger(tfd);
+		_exit(0);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
+int sbx_sandbox_trash(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_err *err)
+{
+	unsigned char rnd[4] = {0};
+	char name[SBX_ID_LEN + 16];
+	int tfd;
+
+	if (st->sandboxes_fd < 0 || st->state_fd < 0)
+		return sbx_sandbox_remove(st, sb, err);
+	tfd = trash_dir(st, true);
+	if (tfd < 0)
+		return sbx_sandbox_remove(st, sb, err);
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+		memset(rnd, 0, sizeof(rnd)); /* the id alone is unique enough */
+	snprintf(name, sizeof(name), "%s.%02x%02x%02x%02x", sb->id, rnd[0], rnd[1], rnd[2],
+		 rnd[3]);
+	sbx_state_release_name(st, sb->name, sb->id);
+	if (renameat(st->sandboxes_fd, sb->id, tfd, name) < 0) {
+		close(tfd);
+		/* gone already (destroyed meanwhile), or not movable: at once */
+		return errno == ENOENT ? 0 : sbx_sandbox_remove(st, sb, err);
+	}
+	spawn_purger(tfd);
+	close(tfd);
+	return 0;
+}
+
+void sbx_state_purge_background(struct sbx_state *st)
+{
+	int tfd;
+
+	if (!trash_has_entries(st))
+		return;
+	tfd = trash_dir(st, false);
+	if (tfd >= 0) {
+		spawn_purger(tfd);
+		close(tfd);
+	}
+}
+
+void sbx_state_purge(struct sbx_state *st, struct sbx_strv *removed)
+{
+	int tfd;
+
+	if (st->state_fd < 0 || (tfd = trash_dir(st, false)) < 0)
+		return;
+	purge_locked(tfd, true, removed);
+	close(tfd);
+}
