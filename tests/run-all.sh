@@ -299,8 +299,10 @@ for r in "$SAN_DIR"/*; do
 	fail=$((fail + 1))
 done
 
-# 6. Nothing left behind.
+# 6. Nothing left behind, once the purgers of removed sandboxes (which
+# work in the background, lib/state/trash.c) are done.
 sleep 1
+for _ in $(seq 600); do pgrep -x sbx-purge >/dev/null || break; sleep 0.1; done
 leftovers | sort >"$OUT/leftovers.after"
 left=$(comm -13 "$OUT/leftovers.before" "$OUT/leftovers.after")
 if [ -z "$left" ]; then

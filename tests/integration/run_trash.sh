@@ -1,0 +1,90 @@
+#!/bin/bash
+# tests/integration/run_trash.sh - removal off the caller's path: a sandbox
+# that is not kept leaves STATE/sandboxes/ in one rename when `sbx run`
+# returns (ps and names never see it again) and a detached, low-priority
+# purger removes it; `$(sbx run ...)` never waits for that purger; an
+# interrupted removal is finished by the next run and by `destroy --all`;
+# runs that cannot be kept (--rm, persist = never) have their writable
+# layers in memory and say so; --keep keeps them on disk.  Root and nobody.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+
+sbx_setup_busybox
+
+# trash_empty MODE: STATE/trash has nothing but its lock, within 20 s.
+trash_empty() {
+	local t=$BASE/state-$1/trash
+	for _ in $(seq 200); do
+		[ -z "$(ls -A "$t" 2>/dev/null | grep -v '^\.lock$')" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+for mode in $MODES; do
+	S=$BASE/state-$mode
+	t0=$(date +%s%N)
+	out=$(sbx_as_mode_in "$WD" $mode "$SBX" run -q --name tr-$mode --rootfs "$IMG" -- sh -c 'echo hi; dd if=/dev/zero of=/big bs=1M count=64 2>/dev/null')
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	[ $rc -eq 0 ] && [ "$out" = hi ] && [ -z "$(ls -A "$S/sandboxes")" ] && [ ! -e "$S/names/tr-$mode" ]
+	ok $? "$mode: when run returns the sandbox is out of sandboxes/ and its name free ($ms ms, inside \$(...): the purger holds none of its pipes)"
+	capture sbx_as_mode $mode "$SBX" ps -a
+	! printf '%s\n' "$out" | grep -q "tr-$mode"
+	ok $? "$mode: ps -a does not list it"
+	capture sbx_as_mode_in "$WD" $mode "$SBX" run -q --name tr-$mode --rootfs "$IMG" -- true
+	[ $rc -eq 0 ]
+	ok $? "$mode: its name can be used again at once"
+	trash_empty $mode
+	ok $? "$mode: the purger empties STATE/trash"
+
+	# an interrupted removal: finished by the next run
+	mkdir -p "$S/trash/0123456789ab.dead0001/upper/a/b" && touch "$S/trash/0123456789ab.dead0001/upper/a/b/f"
+	chown -R "$(stat -c %u "$S")" "$S/trash/0123456789ab.dead0001"
+	sbx_as_mode_in "$WD" $mode "$SBX" run -q --rm --rootfs "$IMG" -- true
+	trash_empty $mode
+	ok $? "$mode: the next run finishes an interrupted removal"
+	# ... and destroy --all does it before it returns, saying so
+	mkdir -p "$S/trash/0123456789ab.dead0002/x" && chown -R "$(stat -c %u "$S")" "$S/trash/0123456789ab.dead0002"
+	capture sbx_as_mode $mode "$SBX" destroy --all
+	[ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q 'removed trash/0123456789ab.dead0002 (an interrupted removal)' &&
+		[ ! -e "$S/trash/0123456789ab.dead0002" ]
+	ok $? "$mode: destroy --all removes what an interrupted removal left ($out)"
+
+	# the purger is detached and low-priority
+	mkdir -p "$S/trash/0123456789ab.slow0003"
+	(cd "$S/trash/0123456789ab.slow0003" && seq 1 30000 | xargs touch)
+	chown -R "$(stat -c %u "$S")" "$S/trash/0123456789ab.slow0003"
+	sbx_as_mode_in "$WD" $mode "$SBX" run -q --rm --rootfs "$IMG" -- true
+	# (the run's own purger may come and go first: any one seen counts)
+	seen=""
+	for _ in $(seq 100); do
+		for pid in $(pgrep -x sbx-purge); do
+			[ "$(ps -o ni= -p "$pid" | tr -d ' ')" = 19 ] &&
+				[ "$(ps -o sid= -p "$pid" | tr -d ' ')" = "$pid" ] &&
+				[ "$(readlink /proc/"$pid"/fd/1)" = /dev/null ] && seen=$pid && break
+		done
+		[ -n "$seen" ] && break
+		sleep 0.02
+	done
+	[ -n "$seen" ]
+	ok $? "$mode: the purger runs at nice 19 in a session of its own, stdout /dev/null (pid ${seen:-none seen})"
+	trash_empty $mode
+	ok $? "$mode: and it removes them all"
+
+	# layers in memory when nothing can be kept; on disk with --keep
+	capture sbx_as_mode_in "$WD" $mode "$SBX" run --rm --rootfs "$IMG" -- true
+	printf '%s\n' "$err" | grep -q 'the writable layer is a tmpfs, in memory; --rm: nothing of the run is kept'
+	ok $? "$mode: --rm: the run log says the layers are in memory, and why"
+	printf '[sandbox]\npersist = never\n' >"$BASE/never.ini"
+	capture sbx_as_mode_in "$WD" $mode "$SBX" run -p "$BASE/never.ini" --rootfs "$IMG" -- true
+	printf '%s\n' "$err" | grep -q 'persist = never: nothing of the run is kept'
+	ok $? "$mode: persist = never: the same"
+	capture sbx_as_mode_in "$WD" $mode "$SBX" run --keep --name kp-$mode --rootfs "$IMG" -- sh -c 'echo kept >/k'
+	! printf '%s\n' "$err" | grep -q 'nothing of the run is kept' &&
+		[ "$(sbx_as_mode $mode "$SBX" exec kp-$mode cat /k)" = kept ]
+	ok $? "$mode: --keep: the layers are not the in-memory kind, and its file is kept"
+	sbx_as_mode $mode "$SBX" destroy kp-$mode >/dev/null
+	trash_empty $mode
+done
+done_testing
