@@ -20,6 +20,8 @@
 #             image: bwrap creates its mount points in the bound root)
 #   sbx-min   sbx with bwrap's mounts: a read-only image root, /proc, /dev,
 #             a tmpfs /tmp, no overlay (seccomp, record and run log stay)
+#   sbx-rm    sbx --rm (nothing can be kept: the writable layers are a
+#             tmpfs in the jail), against bwrap-eq
 #
 # Usage: bench/startup.sh [N]
 #
@@ -102,6 +104,8 @@ eq += ["--", "/bin/true"]
 peers = {
     "sbx": [sbx, "run", "-q", "--rootfs", tarball, "--", "/bin/true"],
     "sbx-min": [sbx, "run", "-q", "-p", minini, "--rootfs", tarball, "--", "/bin/true"],
+    # a run that cannot be kept: its writable layers in memory
+    "sbx-rm": [sbx, "run", "-q", "--rm", "--rootfs", tarball, "--", "/bin/true"],
     "bwrap-eq": eq,
     "bwrap": ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
               "--ro-bind", img, "/", "--proc", "/proc", "--dev", "/dev",
@@ -135,5 +139,7 @@ if "bwrap-eq" in med:
     print(f"ratio sbx/bwrap-eq {med['sbx'] / med['bwrap-eq']:.2f}  (both with the default profile's mounts)")
 if "sbx-min" in med:
     print(f"ratio sbx-min/bwrap {med['sbx-min'] / med['bwrap']:.2f}  (both with bwrap's mounts)")
+print(f"ratio sbx-rm/bwrap-eq {med['sbx-rm'] / med.get('bwrap-eq', med['bwrap']):.2f}  (--rm: layers in memory; the default profile's mounts)")
+print(f"ratio sbx-rm/bwrap {med['sbx-rm'] / med['bwrap']:.2f}")
 print(f"of which loading the binary (sbx --version): {med['sbx-load']:.2f} ms")
 PY
