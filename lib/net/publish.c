@@ -111,8 +111,7 @@ int sbx_publish_parse(const char *spec, struct sbx_publish_port *out, struct sbx
 		*rb = '\0';
 		if (inet_pton(AF_INET6, rest + 1, &a6) != 1)
 			return sbx_err_set(err, 0,
-					   "publish '%s': '%s' is not an IPv6 address", spec,
-					   rest + 1);
+					   "'%s' is not an IPv6 address", rest + 1);
 		snprintf(out->addr, sizeof(out->addr), "%s", rest + 1);
 		rest = rb + 2;
 	}
@@ -131,9 +130,9 @@ int sbx_publish_parse(const char *spec, struct sbx_publish_port *out, struct sbx
 
 		if (out->addr[0] || inet_pton(AF_INET, parts[0], &a4) != 1)
 			return sbx_err_set(err, 0,
-					   "publish '%s': '%s' is not an IP address (an IPv6 one "
-					   "goes in brackets: [::1]:8080:80)",
-					   spec, parts[0]);
+					   "'%s' is not an IP address (an IPv6 one goes in "
+					   "brackets: [::1]:8080:80)",
+					   parts[0]);
 		snprintf(out->addr, sizeof(out->addr), "%s", parts[0]);
 		parts[0] = parts[1];
 		parts[1] = parts[2];
@@ -152,14 +151,11 @@ int sbx_publish_parse(const char *spec, struct sbx_publish_port *out, struct sbx
 	return 0;
 badport:
 	return sbx_err_set(err, 0,
-			   "publish '%s': a port must be 1..65535 (the host port may be 0: "
-			   "a free one)",
-			   spec);
+			   "a port must be 1..65535 (the host port may be 0: a free one)");
 bad:
 	return sbx_err_set(err, 0,
-			   "publish '%s': expected PORT, HOSTPORT:PORT or ADDR:HOSTPORT:PORT, "
-			   "each optionally followed by ':open'",
-			   spec);
+			   "expected PORT, HOSTPORT:PORT or ADDR:HOSTPORT:PORT, each optionally "
+			   "followed by ':open'");
 }
 
 void sbx_publish_format(const struct sbx_publish_port *p, char *buf, size_t len)

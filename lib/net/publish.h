@@ -35,7 +35,8 @@ struct sbx_publish_port {
 	bool open;		     /* no token: raw TCP */
 };
 
-/* "[ADDR:]HOSTPORT:PORT[:open]" or "PORT[:open]" (ADDR may be [v6]). */
+/* "[ADDR:]HOSTPORT:PORT[:open]" or "PORT[:open]" (ADDR may be [v6]); the
+ * error says what is wrong, not the spec (the caller names it). */
 int sbx_publish_parse(const char *spec, struct sbx_publish_port *out, struct sbx_err *err);
 /* The canonical text of a port ("8080:80", "0:3000", "[::1]:80:80:open"). */
 void sbx_publish_format(const struct sbx_publish_port *p, char *buf, size_t len);

@@ -754,10 +754,20 @@ static int publish_one(void *ud, const char *tok, struct sbx_err *err)
 	return 0;
 }
 
+/* One of several ports is named in the error; a value of one already is. */
+static int publish_token(void *ud, const char *tok, struct sbx_err *err)
+{
+	int r = publish_one(ud, tok, err);
+
+	return r < 0 ? sbx_err_wrap(err, "'%s'", tok) : r;
+}
+
 static int set_publish(struct sbx_config *c, const char *key, const char *val,
 		       const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
-	return for_each_token(val, publish_one, c, err);
+	bool several = strpbrk(val, " \t,") != NULL;
+
+	return for_each_token(val, several ? publish_token : publish_one, c, err);
 }
 
 /* A PEM file of CAs the proxy trusts for upstream TLS, besides the host's. */

@@ -53,7 +53,8 @@ static void test_parse(void **state)
 		struct sbx_err e = {0};
 
 		assert_true(sbx_publish_parse(bad[i], &p, &e) < 0);
-		assert_non_null(strstr(e.msg, "publish '"));
+		assert_true(strstr(e.msg, "a port must be") || strstr(e.msg, "expected PORT") ||
+			    strstr(e.msg, "is not an IP"));
 	}
 }
 
