@@ -968,10 +968,7 @@ void sbx_publish_free(struct sbx_publish *p)
 {
 	if (!p)
 		return;
-	sbx_publish_stop(p);
-	for (size_t i = 0; i < p->n; i++)
-		for (size_t k = 0; k < p->ports[i].nfds; k++)
-			sbx_fd_close(&p->ports[i].fds[k]);
+	sbx_publish_stop(p); /* closes the listeners */
 	sbx_fd_close(&p->stop_fd);
 	sbx_fd_close(&p->event_fd);
 	json_decref(p->events);

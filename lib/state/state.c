@@ -611,6 +611,21 @@ int sbx_sandbox_save(struct sbx_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
+int sbx_state_rm_tree(int dirfd, const char *name)
+{
+	int r = sbx_rm_rf_at(dirfd, name);
+
+	/* What a jail's subordinate id made (an ordinary user's jail mapping
+	 * /etc/subuid): removed from a namespace with the same mapping. */
+	if (r < 0 && geteuid() != 0) {
+		struct sbx_subid sub;
+
+		if (sbx_subid_lookup(geteuid(), getegid(), &sub))
+			r = sbx_subid_rm_rf_at(&sub, dirfd, name);
+	}
+	return r;
+}
+
 int sbx_sandbox_remove(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_err *err)
 {
 	int r;
@@ -618,15 +633,7 @@ int sbx_sandbox_remove(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_
 	if (st->sandboxes_fd < 0)
 		return 0;
 	sbx_state_release_name(st, sb->name, sb->id);
-	r = sbx_rm_rf_at(st->sandboxes_fd, sb->id);
-	/* What a jail's subordinate id made (an ordinary user's jail mapping
-	 * /etc/subuid): removed from a namespace with the same mapping. */
-	if (r < 0 && geteuid() != 0) {
-		struct sbx_subid sub;
-
-		if (sbx_subid_lookup(geteuid(), getegid(), &sub))
-			r = sbx_subid_rm_rf_at(&sub, st->sandboxes_fd, sb->id);
-	}
+	r = sbx_state_rm_tree(st->sandboxes_fd, sb->id);
 	if (r < 0)
 		return sbx_err_set(err, -r, "cannot remove '%s'", sb->dir ? sb->dir : sb->id);
 	return 0;

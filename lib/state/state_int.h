@@ -11,6 +11,9 @@
 int sbx_state_read_name(struct sbx_state *st, const char *name, char id[SBX_ID_LEN + 1]);
 /* Drop STATE/names/NAME if it still points to id. */
 void sbx_state_release_name(struct sbx_state *st, const char *name, const char *id);
+/* Remove dirfd/name, a sandbox's tree (what a jail's subordinate ids made
+ * too): 0 or -errno. */
+int sbx_state_rm_tree(int dirfd, const char *name);
 /* Is STATE/sandboxes/ID a directory? */
 bool sbx_state_sandbox_exists(struct sbx_state *st, const char *id);
 

@@ -32,8 +32,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "jail.h"
-#include "rmtree.h"
 
 #define TRASH	   "trash"
 #define TRASH_LOCK ".lock"
@@ -63,20 +61,6 @@ static bool trash_has_entries(struct sbx_state *st)
 	       S_ISDIR(s.st_mode) && s.st_nlink > 2;
 }
 
-static int rm_entry(int tfd, const char *name)
-{
-	int r = sbx_rm_rf_at(tfd, name);
-
-	/* what a jail's subordinate id made: removed with the same mapping */
-	if (r < 0 && geteuid() != 0) {
-		struct sbx_subid sub;
-
-		if (sbx_subid_lookup(geteuid(), getegid(), &sub))
-			r = sbx_subid_rm_rf_at(&sub, tfd, name);
-	}
-	return r;
-}
-
 /* Remove every entry of the trash; the names removed go to removed. */
 static void purge_all(int tfd, struct sbx_strv *removed)
 {
@@ -92,7 +76,7 @@ static void purge_all(int tfd, struct sbx_strv *removed)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (rm_entry(tfd, de->d_name) == 0 && removed)
+		if (sbx_state_rm_tree(tfd, de->d_name) == 0 && removed)
 			sbx_strv_push_take(removed,
 					   sbx_xasprintf("trash/%s (an interrupted removal)", de->d_name));
 	}
