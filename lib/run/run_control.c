@@ -63,7 +63,7 @@ int sbx_run_control_open(struct sbx_run *c, struct sbx_err *err)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return sbx_err_set(err, errno, "cannot create the control socket");
-	(void)unlinkat(c->sb.dirfd, SBX_CONTROL_SOCK, 0);
+	/* the sandbox directory is new: nothing is in the way */
 	if (bind(fd, (struct sockaddr *)&sa, sl) < 0 || listen(fd, 16) < 0) {
 		int e = errno;
 
