@@ -47,6 +47,15 @@ ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) $(HARDEN) -D_GNU_SOURCE \
 	-DSBX_VERSION='"$(VERSION)"' $(LIB_INC) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
 
+# make STATIC=1: sbx linked -static-pie against the four libraries' .a
+# files (no loader work at each start: ~0.7 ms less per run, measured by
+# bench/startup.sh); libarchive and libcrypto stay dlopen()ed, and user and
+# group lookups need the NSS libraries of the glibc it was built with.
+ifeq ($(STATIC),1)
+ALL_LDFLAGS := $(subst -pie,-static-pie,$(ALL_LDFLAGS))
+LIBS = -l:libseccomp.a -l:libcap.a -l:libinih.a -l:libjansson.a -ldl
+endif
+
 ifeq ($(WERROR),1)
 ALL_CFLAGS += -Werror
 endif

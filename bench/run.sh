@@ -4,10 +4,16 @@
 # (BENCH_RUNS, default 21) with the peer's exact command printed; absolute
 # numbers are context only.
 #
-#   start-up, cached busybox image, /bin/true   bench/startup.sh: vs bwrap, vs unshare
+#   start-up, cached busybox image, /bin/true   bench/startup.sh: vs bwrap (minimal and
+#                                               with the same mounts), unshare, podman,
+#                                               firejail, systemd-nspawn; default and
+#                                               minimal profile
 #   start-up, host root, /bin/true              vs bwrap --ro-bind / /, vs unshare
 #   start-up vs image size                      cached Debian minbase vs cached busybox
 #   throughput                                  100 runs of /bin/true, 2 at a time, vs bwrap
+#   series                                      1000 runs in series: last 100 / first 100
+#   time to exec                                (in bench/startup.sh) start to the
+#                                               command's first instruction
 #   memory                                      peak RSS (VmHWM) of the sbx supervisor
 #                                               while the jail sleeps, vs bwrap's
 #   unpack of a ~270 MB .tar.gz                 bench/unpack.sh: vs bsdtar -xf (its
@@ -30,7 +36,8 @@
 # run unpacks ~600 MB four times; about 20 s a run on 2 cores),
 # BENCH_FIRSTUSE_RUNS (BENCH_RUNS),
 # BENCH_PROXY_ROUNDS (21), BENCH_PROXY_MB (1024), BENCH_BATCH (100),
-# BENCH_ONLY (comma list of: startup,host,size,throughput,memory,unpack,tls,
+# BENCH_SERIES (1000),
+# BENCH_ONLY (comma list of: startup,host,size,throughput,series,memory,unpack,tls,
 # firstuse,proxy,diff,user; default all).
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -44,6 +51,7 @@ FIRSTUSE_RUNS=${BENCH_FIRSTUSE_RUNS:-$N}
 PROXY_ROUNDS=${BENCH_PROXY_ROUNDS:-21}
 PROXY_MB=${BENCH_PROXY_MB:-1024}
 BATCH=${BENCH_BATCH:-100}
+SERIES=${BENCH_SERIES:-1000}
 ONLY=${BENCH_ONLY:-all}
 OUT=$ROOT/bench/out
 mkdir -p "$OUT"
@@ -127,6 +135,13 @@ ctx() { # ctx WHO: state, cache and working dirs writable by WHO
 }
 
 BWRAP="bwrap --unshare-all --die-with-parent --new-session"
+# firejail runs for root only here (firejail.users); where it is missing
+# its lines are left out (apt-get install firejail systemd-container)
+FIREJAIL=
+[ "$(id -u)" = 0 ] && command -v firejail >/dev/null && FIREJAIL=firejail
+for c in podman firejail systemd-nspawn; do
+	command -v $c >/dev/null || echo "# $c not installed: its lines are left out (apt-get install podman firejail systemd-container)"
+done
 
 section_startup() {
 	local who=$1 out
@@ -162,6 +177,30 @@ section_startup() {
 	rr=$(awk '$1 == "ratio" && $2 == "sbx-rm/bwrap-eq" {print $3}' <<<"$out")
 	[ -n "$rr" ] && result "$who" "start-up, cached busybox image, sbx --rm (layers in memory), bwrap given the default profile's mounts" \
 		sbx-rm/bwrap-eq "$rr" "<= 1.0" "$mr / ${me:-$mb} ms" "${ce:-$cb}"
+	# the other peers, for the default profile (sbx) and a minimal one (sbx-min)
+	local a b r m
+	for b in unshare podman firejail nspawn; do
+		for a in sbx sbx-min; do
+			r=$(awk -v p="$a/$b" '$1 == "ratio" && $2 == p {print $3}' <<<"$out")
+			[ -n "$r" ] || continue
+			m=$(awk -v p="$b" '$1 == p && $2 == "median" {print $3}' <<<"$out")
+			local tg=-
+			case $a/$b in sbx-min/unshare) tg="<= 1.5" ;; */podman) tg="<= 0.1" ;; esac
+			[ "$a/$b" = sbx/unshare ] && continue # already above
+			result "$who" "start-up, cached busybox image, $( [ $a = sbx ] && echo default || echo minimal) profile" \
+				"$a/$b" "$r" "$tg" "$(awk -v p="$a" '$1 == p && $2 == "median" {print $3}' <<<"$out") / $m ms" \
+				"$(sed -n "s/^$b *median .* runs)  //p" <<<"$out")"
+		done
+	done
+	# time to exec: process start to the command's first instruction
+	for p in sbx/bwrap-eq sbx/bwrap sbx-min/bwrap sbx-rm/bwrap-eq sbx/unshare sbx/podman sbx/firejail sbx/nspawn; do
+		r=$(awk -v p="$p" '$1 == "exec-ratio" && $2 == p {print $3}' <<<"$out")
+		[ -n "$r" ] || continue
+		a=${p%/*} b=${p#*/}
+		result "$who" "time to exec (start to the command's first instruction), cached busybox image" "$p" "$r" - \
+			"$(awk -v k="$a" '$1 == k && $2 == "exec" {print $3}' <<<"$out") / $(awk -v k="$b" '$1 == k && $2 == "exec" {print $3}' <<<"$out") ms" \
+			"$(sed -n "s/^$b *exec .* runs)  //p" <<<"$out")"
+	done
 	return 0
 }
 
@@ -174,7 +213,8 @@ section_host() {
 		--label "start-up, host root" --target 'bwrap=<=:1.0' --target 'unshare=<=:1.5' \
 		"sbx=$SBX run -q -- /bin/true" \
 		"bwrap=$BWRAP --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp --tmpfs /var/tmp -- /bin/true" \
-		"unshare=unshare -Urmpfnui true") | keep_results "$who"
+		"unshare=unshare -Urmpfnui true" \
+		${FIREJAIL:+"firejail=firejail --quiet --noprofile --net=none /bin/true"}) | keep_results "$who"
 }
 
 section_size() {
@@ -217,6 +257,42 @@ section_throughput() {
 		"sbx=$SBX run -q --rootfs $BB -- /bin/true" \
 		"bwrap=$BWRAP --ro-bind $img / --proc /proc --dev /dev --tmpfs /tmp -- /bin/true") |
 		keep_results "$who"
+}
+
+# 1000 runs in series, alternating with bwrap: start-up must stay flat
+# (median of the last 100 against the first 100, for each side).
+section_series() {
+	local who=$1 d img out
+	shift
+	d=$(ctx "$who-series")
+	img=$(image_dir "$who" "$@") || { echo "bench: no cached image dir"; return 1; }
+	echo
+	echo "## $SERIES runs in series, alternating with bwrap ($who)"
+	out=$(cd "$d/wd" && "$@" env SBX_STATE_DIR="$d/state" SBX_CACHE_DIR="$d/cache" python3 - "$SERIES" "$SBX" "$BB" "$img" <<'PY'
+import statistics, subprocess, sys, time
+n, sbx, bb, img = int(sys.argv[1]), *sys.argv[2:]
+cmds = {"sbx": [sbx, "run", "-q", "--rootfs", bb, "--", "/bin/true"],
+        "bwrap": ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", img, "/",
+                  "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "/bin/true"]}
+t = {k: [] for k in cmds}
+for i in range(n):
+    for k, c in cmds.items():
+        s = time.perf_counter()
+        if subprocess.run(c, stdout=subprocess.DEVNULL).returncode:
+            sys.exit(f"bench: {k} failed in run {i}")
+        t[k].append((time.perf_counter() - s) * 1000)
+k = max(1, n // 10)
+for name, v in t.items():
+    a, b = statistics.median(v[:k]), statistics.median(v[-k:])
+    print(f"{name} first {k} {a:.2f} ms last {k} {b:.2f} ms ratio {b / a:.2f}")
+PY
+)
+	echo "$out"
+	local f l r
+	read -r _ _ _ f _ _ _ l _ _ r <<<"$(grep '^sbx ' <<<"$out")"
+	[ -n "$r" ] || { echo "bench: the series gave no figures"; return 1; }
+	result "$who" "$SERIES runs in series: median of the last $((SERIES / 10)) / the first $((SERIES / 10))" \
+		"sbx last/first" "$r" "<= 1.1" "$l / $f ms" "(bwrap alongside: $(awk '$1 == "bwrap" {print $NF}' <<<"$out"))"
 }
 
 section_memory() {
@@ -359,6 +435,7 @@ want startup && section_startup "$ME"
 want host && section_host "$ME"
 want size && section_size "$ME"
 want throughput && section_throughput "$ME"
+want series && section_series "$ME"
 want memory && section_memory "$ME"
 # The nobody start-up lines before the unpack ones: unpacking frees
 # hundreds of thousands of inodes, which a journal-less ext4 skips one by
@@ -375,6 +452,7 @@ if want user; then
 			section_host nobody $NOBODY
 			section_size nobody $NOBODY
 			section_throughput nobody $NOBODY
+			want series && section_series nobody $NOBODY
 			section_memory nobody $NOBODY
 		}
 	else

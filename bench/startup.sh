@@ -6,8 +6,12 @@
 #   bwrap --unshare-all --die-with-parent --new-session  (ro image bind,
 #         proc, dev, tmpfs /tmp) -- /bin/true
 #   unshare -Urmpfnui true
+#   podman run --rm --network none --runtime runc (the tarball imported)
+#   firejail --noprofile --net=none (host root), systemd-nspawn -D (a copy
+#         of the image, --register=no --keep-unit): as root, where they run
 #
-# and the ratios sbx/bwrap and sbx/unshare.  sbx does more in that time
+# and the ratios of sbx (default profile) and sbx-min (a minimal one) to
+# each.  sbx does more in that time
 # (user namespace with an id map, overlay writable layer, masked /proc,
 # capabilities dropped, seccomp, run log and record), so it is the ratio
 # that is tracked, never an absolute time.  Two more pairs put equal mounts
@@ -22,6 +26,12 @@
 #             a tmpfs /tmp, no overlay (seccomp, record and run log stay)
 #   sbx-rm    sbx --rm (nothing can be kept: the writable layers are a
 #             tmpfs in the jail), against bwrap-eq
+#
+# Then the same commands once more, alternating, with bench/execstamp (a
+# static binary added to the image) as the command instead of /bin/true:
+# time to exec, from just before the runner is spawned to the realtime
+# clock the command reads as its first work (what removal after the run
+# cannot touch).
 #
 # Usage: bench/startup.sh [N]
 #
@@ -59,10 +69,19 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SBX=${SBX:-$ROOT/sbx}
 command -v bwrap >/dev/null || { echo "bench: bwrap missing (apt-get install bubblewrap)" >&2; exit 1; }
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+chmod 0755 "$TMP"
+PODIMG=sbx-bench-busybox-$$
+trap 'rm -rf "$TMP"; [ "$(id -u)" != 0 ] || podman rmi -f "$PODIMG" >/dev/null 2>&1 || true' EXIT
 export SBX_STATE_DIR=$TMP/state SBX_CACHE_DIR=$TMP/cache
-"$ROOT/tests/lib/mkrootfs.sh" "$TMP/busybox.tar.gz"
+# The busybox rootfs plus /execstamp (the time-to-exec command).
+mkdir "$TMP/rootfs"
+"$ROOT/tests/lib/mkrootfs.sh" "$TMP/busybox0.tar.gz"
+tar -xzf "$TMP/busybox0.tar.gz" -C "$TMP/rootfs"
+gcc -static -O2 -o "$TMP/rootfs/execstamp" "$ROOT/bench/execstamp.c"
+tar -czf "$TMP/busybox.tar.gz" --numeric-owner -C "$TMP/rootfs" .
+chmod 0644 "$TMP/busybox.tar.gz"
 mkdir -p "$TMP/wd"
+chmod 0777 "$TMP/wd"
 cd "$TMP/wd"
 # Unpack once into the cache; the record says where the image is.
 "$SBX" run -q --keep --name bench --rootfs "$TMP/busybox.tar.gz" -- /bin/true
@@ -79,67 +98,129 @@ writable = no
 tmpfs = /tmp
 INI
 cp -a "$IMG" "$TMP/bwimg"
+cp -a "$IMG" "$TMP/nsimg"
+# podman: the same tarball imported (root only: rootless podman needs a
+# subordinate id range and a home for the user)
+PODMAN=
+if [ "$(id -u)" = 0 ] && command -v podman >/dev/null &&
+	podman import "$TMP/busybox.tar.gz" "$PODIMG" >/dev/null 2>"$TMP/podman.err"; then
+	PODMAN=$PODIMG
+fi
 python3 - "$N" "$SBX" "$TMP/busybox.tar.gz" "$IMG" "$TMP/bwimg" "$TMP/min.ini" \
-	"$ROOT/profiles/default.ini" <<'PY'
-import os, statistics, subprocess, sys, time
-n, sbx, tarball, img, bwimg, minini, defini = int(sys.argv[1]), *sys.argv[2:]
+	"$ROOT/profiles/default.ini" "$TMP/nsimg" "$PODMAN" "$TMP/rootfs/execstamp" <<'PY'
+import os, shutil, statistics, subprocess, sys, time
+n, sbx, tarball, img, bwimg, minini, defini, nsimg, podimg, stamp = int(sys.argv[1]), *sys.argv[2:]
 home, cwd = os.environ["HOME"], os.getcwd()
-# bwrap with the default profile's mounts, mount points made in its copy
-eq = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-      "--ro-bind", bwimg, "/", "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys",
-      "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]
-for d in ("/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager"):
-    eq += ["--ro-bind-try", d, d]
-for d in (home, cwd):
-    os.makedirs(bwimg + d, exist_ok=True)
-    eq += ["--bind", d, d]
-for line in open(defini):
-    if line.startswith("mask = ~/"):
-        p = os.path.join(home, line.split("~/", 1)[1].strip())
-        if os.path.isdir(p):
-            eq += ["--tmpfs", p]
-        elif os.path.exists(p):
-            eq += ["--ro-bind", "/dev/null", p]
-eq += ["--", "/bin/true"]
+root = os.geteuid() == 0
+# Each peer is a function of the command to run in it (an absolute path in
+# the image; the host-root peers run the host's copy).
+def eq(c):    # bwrap with the default profile's mounts, mount points made in its copy
+    a = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+         "--ro-bind", bwimg, "/", "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys",
+         "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]
+    for d in ("/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager"):
+        a += ["--ro-bind-try", d, d]
+    for d in (home, cwd):
+        os.makedirs(bwimg + d, exist_ok=True)
+        a += ["--bind", d, d]
+    for line in open(defini):
+        if line.startswith("mask = ~/"):
+            p = os.path.join(home, line.split("~/", 1)[1].strip())
+            if os.path.isdir(p):
+                a += ["--tmpfs", p]
+            elif os.path.exists(p):
+                a += ["--ro-bind", "/dev/null", p]
+    return a + ["--", c]
+hoststamp = stamp  # the host-root peers run the binary where it was built
 peers = {
-    "sbx": [sbx, "run", "-q", "--rootfs", tarball, "--", "/bin/true"],
-    "sbx-min": [sbx, "run", "-q", "-p", minini, "--rootfs", tarball, "--", "/bin/true"],
+    "sbx": lambda c: [sbx, "run", "-q", "--rootfs", tarball, "--", c],
+    "sbx-min": lambda c: [sbx, "run", "-q", "-p", minini, "--rootfs", tarball, "--", c],
     # a run that cannot be kept: its writable layers in memory
-    "sbx-rm": [sbx, "run", "-q", "--rm", "--rootfs", tarball, "--", "/bin/true"],
+    "sbx-rm": lambda c: [sbx, "run", "-q", "--rm", "--rootfs", tarball, "--", c],
     "bwrap-eq": eq,
-    "bwrap": ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-              "--ro-bind", img, "/", "--proc", "/proc", "--dev", "/dev",
-              "--tmpfs", "/tmp", "--", "/bin/true"],
-    "unshare": ["unshare", "-Urmpfnui", "true"],
-    # not a peer: what loading the sbx binary alone costs (its libraries)
-    "sbx-load": [sbx, "--version"],
+    "bwrap": lambda c: ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+                        "--ro-bind", img, "/", "--proc", "/proc", "--dev", "/dev",
+                        "--tmpfs", "/tmp", "--", c],
+    "unshare": lambda c: ["unshare", "-Urmpfnui", "/bin/true" if c == "/bin/true" else hoststamp],
 }
-times = {k: [] for k in peers}
-for k, cmd in list(peers.items()):      # warm-up, and each must work
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+missing = []
+if podimg:
+    # crun refuses this kind of host's hybrid cgroup v1: runc; podman's
+    # default rlimits exceed the hard limits here, so they are set
+    peers["podman"] = lambda c: ["podman", "run", "--rm", "--network", "none", "--runtime", "runc",
+                                 "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+                                 podimg, c]
+else:
+    missing.append("podman (root only, with podman installed)")
+if root and shutil.which("firejail"):
+    peers["firejail"] = lambda c: ["firejail", "--quiet", "--noprofile", "--net=none",
+                                   "/bin/true" if c == "/bin/true" else hoststamp]
+else:
+    missing.append("firejail (root only here: firejail.users; apt-get install firejail)")
+if root and shutil.which("systemd-nspawn"):
+    peers["nspawn"] = lambda c: ["systemd-nspawn", "-q", "--register=no", "--keep-unit",
+                                 "-D", nsimg, c]
+else:
+    missing.append("systemd-nspawn (root only; apt-get install systemd-container)")
+# not a peer: what loading the sbx binary alone costs (its libraries)
+peers["sbx-load"] = lambda c: [sbx, "--version"]
+optional = ("bwrap-eq", "sbx-min", "podman", "firejail", "nspawn")
+for k, f in list(peers.items()):         # warm-up, and each must work
+    r = subprocess.run(f("/bin/true"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode == 0:
         continue
-    if k not in ("bwrap-eq", "sbx-min"):
+    if k not in optional:
         sys.exit(f"bench: {k} failed with {r.returncode}: {r.stderr.strip()}")
-    print(f"bench: {k} left out: it failed with {r.returncode}: {r.stderr.strip()}")
+    print(f"bench: {k} left out: it failed with {r.returncode}: {r.stderr.strip()[-300:]}")
     del peers[k]
-for i in range(n):                       # alternating, so drift hits all
-    for k, cmd in peers.items():
-        t = time.perf_counter()
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL)
-        times[k].append((time.perf_counter() - t) * 1000)
-        if r.returncode != 0:
-            sys.exit(f"bench: {k} failed with {r.returncode}")
-med = {k: statistics.median(v) for k, v in times.items()}
-for k, cmd in peers.items():
-    print(f"{k:8s} median {med[k]:7.2f} ms  ({n} runs)  {' '.join(cmd)}")
-print(f"ratio sbx/bwrap   {med['sbx'] / med['bwrap']:.2f}  (target <= 1.0)")
-print(f"ratio sbx/unshare {med['sbx'] / med['unshare']:.2f}")
-if "bwrap-eq" in med:
-    print(f"ratio sbx/bwrap-eq {med['sbx'] / med['bwrap-eq']:.2f}  (both with the default profile's mounts)")
-if "sbx-min" in med:
-    print(f"ratio sbx-min/bwrap {med['sbx-min'] / med['bwrap']:.2f}  (both with bwrap's mounts)")
-print(f"ratio sbx-rm/bwrap-eq {med['sbx-rm'] / med.get('bwrap-eq', med['bwrap']):.2f}  (--rm: layers in memory; the default profile's mounts)")
-print(f"ratio sbx-rm/bwrap {med['sbx-rm'] / med['bwrap']:.2f}")
+for m in missing:
+    print(f"bench: not measured: {m}")
+
+def rounds(cmd_of, measure):
+    t = {k: [] for k in peers}
+    names = list(peers)
+    for i in range(n):                   # alternating, rotating, so drift hits all
+        for k in names[i % len(names):] + names[:i % len(names)]:
+            t[k].append(measure(k, cmd_of(k)))
+    return {k: statistics.median(v) for k, v in t.items()}
+
+def wall(k, cmd):
+    t = time.perf_counter()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    d = (time.perf_counter() - t) * 1000
+    if r.returncode != 0:
+        sys.exit(f"bench: {k} failed with {r.returncode}")
+    return d
+
+def to_exec(k, cmd):
+    t = time.time_ns()
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if r.returncode != 0 or not r.stdout.strip().isdigit():
+        sys.exit(f"bench: {k} (time to exec) failed with {r.returncode}: {r.stdout!r}")
+    return (int(r.stdout.strip().splitlines()[-1]) - t) / 1e6
+
+med = rounds(lambda k: peers[k]("/bin/true"), wall)
+for k, f in peers.items():
+    print(f"{k:8s} median {med[k]:7.2f} ms  ({n} runs)  {' '.join(f('/bin/true'))}")
+def ratio(a, b, what=""):
+    if a in med and b in med:
+        print(f"ratio {a}/{b} {med[a] / med[b]:.2f}{what}")
+ratio("sbx", "bwrap", "  (sbx's default profile, bwrap minimal)")
+ratio("sbx", "bwrap-eq", "  (both with the default profile's mounts)")
+ratio("sbx-min", "bwrap", "  (both with bwrap's mounts)")
+ratio("sbx-rm", "bwrap-eq", "  (--rm: layers in memory; the default profile's mounts)")
+ratio("sbx-rm", "bwrap")
+for p in ("unshare", "podman", "firejail", "nspawn"):
+    ratio("sbx", p)
+    ratio("sbx-min", p)
 print(f"of which loading the binary (sbx --version): {med['sbx-load']:.2f} ms")
+
+del peers["sbx-load"]
+tx = rounds(lambda k: peers[k]("/execstamp"), to_exec)
+for k, f in peers.items():
+    print(f"{k:8s} exec   {tx[k]:7.2f} ms  ({n} runs)  {' '.join(f('/execstamp'))}")
+for a, b in (("sbx", "bwrap-eq"), ("sbx", "bwrap"), ("sbx-min", "bwrap"), ("sbx-rm", "bwrap-eq"),
+             ("sbx", "unshare"), ("sbx", "podman"), ("sbx", "firejail"), ("sbx", "nspawn")):
+    if a in tx and b in tx:
+        print(f"exec-ratio {a}/{b} {tx[a] / tx[b]:.2f}")
 PY
