@@ -302,7 +302,7 @@ section_memory() {
 	img=$(image_dir "$who" "$@") || { echo "bench: no cached image dir"; return 1; }
 	echo
 	(cd "$d/wd" && "$@" env SBX_STATE_DIR="$d/state" SBX_CACHE_DIR="$d/cache" python3 "$ROOT/bench/compare.py" --runs "$N" --rss 0.5 \
-		--vs bwrap \
+		--vs bwrap --target "sbx=<=:1.2" \
 		--label "memory, peak RSS of the supervisor while the jail sleeps (cached busybox image)" \
 		"sbx=$SBX run -q --rootfs $BB -- /bin/sleep 1" \
 		"sbx-proxy=$SBX run -q --net proxy --rootfs $BB -- /bin/sleep 1" \
@@ -379,9 +379,9 @@ section_proxy() {
 	cmd=$(sed -n 's/.*(peer: \(.*\), direct)$/\1/p' <<<"$out")
 	[ -n "$d" ] && [ -n "$g" ] || { echo "bench: proxy.sh gave no figures"; return 1; }
 	result root "proxy, $PROXY_MB MiB plain HTTP GET through sbx's proxy" proxy/direct "${g#* }" \
-		">= 0.5" "${g% *} / $d MiB/s" "$cmd"
+		">= 0.8" "${g% *} / $d MiB/s" "$cmd"
 	result root "proxy, $PROXY_MB MiB CONNECT tunnel through sbx's proxy" proxy/direct "${c#* }" \
-		">= 0.5" "${c% *} / $d MiB/s" "$cmd"
+		">= 0.8" "${c% *} / $d MiB/s" "$cmd"
 }
 
 # Credential injection (root: a test host in its own netns): HTTPS through
