@@ -1,0 +1,114 @@
+#!/bin/bash
+# tests/integration/net_proxy_splice.sh - the allowlist proxy's relay moves
+# bytes with splice(2), each direction through a pipe of its own: a held
+# connection shows its two pipes in the proxy's descriptors (and none once
+# it ends), and 48 MiB of random bytes come through GET and CONNECT intact,
+# as do a request body going up and a half-closed tunnel.
+. "$(dirname "$0")/../lib/tap.sh"
+
+command -v curl >/dev/null && command -v python3 >/dev/null || {
+	echo "1..0 # SKIP needs curl and python3"
+	exit 77
+}
+
+head -c $((48 << 20)) /dev/urandom >"$TAP_TMP/blob"
+# /blob: the random file; /hold: 1 KiB, then the connection held until
+# TAP_TMP/release exists; POST /echo: the request body sent back.
+cat >"$TAP_TMP/server.py" <<'PY'
+import os, socket, sys, threading, time
+d = sys.argv[1]
+blob = open(d + "/blob", "rb").read()
+def handle(c):
+    req = b""
+    while b"\r\n\r\n" not in req:
+        b = c.recv(65536)
+        if not b:
+            return c.close()
+        req += b
+    head, rest = req.split(b"\r\n\r\n", 1)
+    line = head.split(b"\r\n")[0].split()
+    path = line[1].split(b"/", 3)[-1] if line[1].startswith(b"http") else line[1].lstrip(b"/")
+    if path == b"blob":
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(blob))
+        c.sendall(blob)
+    elif path == b"hold":
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2048\r\nConnection: close\r\n\r\n" + b"x" * 1024)
+        while not os.path.exists(d + "/release"):
+            time.sleep(0.05)
+        c.sendall(b"y" * 1024)
+    elif path == b"echo":
+        n = int([h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")][0])
+        while len(rest) < n:
+            rest += c.recv(1 << 20)
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % n + rest)
+    c.close()
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(d + "/port.tmp", "w").write(str(s.getsockname()[1]))
+os.rename(d + "/port.tmp", d + "/port")
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=handle, args=(c,), daemon=True).start()
+PY
+python3 "$TAP_TMP/server.py" "$TAP_TMP" &
+srv=$!
+prx=
+trap 'kill $srv $prx 2>/dev/null; rm -rf "$TAP_TMP"' EXIT
+for _ in $(seq 50); do [ -s "$TAP_TMP/port" ] && break; sleep 0.1; done
+S=$(cat "$TAP_TMP/port")
+"$SBX" proxy -q --listen 127.0.0.1:0 --allow "127.0.0.1:$S" 2>"$TAP_TMP/proxy.err" &
+prx=$!
+for _ in $(seq 50); do grep -q '^listening on' "$TAP_TMP/proxy.err" && break; sleep 0.1; done
+P=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TAP_TMP/proxy.err")
+[ -n "$P" ]
+ok $? "sbx proxy listens ($P)"
+px=(-s -x "http://127.0.0.1:$P" --max-time 60)
+
+pipes() { ls -l /proc/$prx/fd 2>/dev/null | grep -c 'pipe:\['; }
+idle=$(pipes)
+
+# A held connection: its relay holds two pipes (one per direction).
+for mode in GET CONNECT; do
+	rm -f "$TAP_TMP/release"
+	flag=()
+	[ $mode = CONNECT ] && flag=(-p)
+	curl "${px[@]}" "${flag[@]}" -o "$TAP_TMP/held" "http://127.0.0.1:$S/hold" &
+	c=$!
+	n=0
+	for _ in $(seq 100); do
+		n=$(pipes)
+		[ "$n" -ge $((idle + 4)) ] && break
+		sleep 0.05
+	done
+	[ "$n" -eq $((idle + 4)) ]
+	ok $? "$mode: while the connection is relayed, the proxy holds 2 more pipes (4 fds: $idle -> $n)"
+	touch "$TAP_TMP/release"
+	wait $c
+	[ "$(wc -c <"$TAP_TMP/held")" = 2048 ] && [ "$(tr -d x <"$TAP_TMP/held" | tr -d y)" = "" ]
+	ok $? "$mode: the held response arrives whole once released"
+	for _ in $(seq 50); do [ "$(pipes)" -eq "$idle" ] && break; sleep 0.05; done
+	[ "$(pipes)" -eq "$idle" ]
+	ok $? "$mode: the pipes are closed when the connection ends"
+done
+
+want=$(sha256sum <"$TAP_TMP/blob" | cut -d' ' -f1)
+capture curl "${px[@]}" -o "$TAP_TMP/got" "http://127.0.0.1:$S/blob"
+[ "$rc" = 0 ] && [ "$(sha256sum <"$TAP_TMP/got" | cut -d' ' -f1)" = "$want" ]
+ok $? "48 MiB of random bytes through a plain GET arrive intact"
+rm -f "$TAP_TMP/got"
+capture curl "${px[@]}" -p -o "$TAP_TMP/got" "http://127.0.0.1:$S/blob"
+[ "$rc" = 0 ] && [ "$(sha256sum <"$TAP_TMP/got" | cut -d' ' -f1)" = "$want" ]
+ok $? "48 MiB of random bytes through a CONNECT tunnel arrive intact"
+rm -f "$TAP_TMP/got"
+capture curl "${px[@]}" -p -o "$TAP_TMP/got" --data-binary "@$TAP_TMP/blob" \
+	-H 'Content-Type: application/octet-stream' "http://127.0.0.1:$S/echo"
+[ "$rc" = 0 ] && [ "$(sha256sum <"$TAP_TMP/got" | cut -d' ' -f1)" = "$want" ]
+ok $? "48 MiB going up through a tunnel (POST) come back intact"
+rm -f "$TAP_TMP/got" "$TAP_TMP/blob"
+
+kill -INT $prx
+wait $prx
+ok $? "sbx proxy exits 0 on SIGINT"
+prx=
+done_testing
