@@ -494,6 +494,11 @@ static void half_init(struct half *h, int src, int dst, bool up)
 	if (pipe2(h->pipe, O_CLOEXEC | O_NONBLOCK) == 0) {
 		/* a bigger pipe moves more per call; the default 64 KiB if refused */
 		(void)fcntl(h->pipe[1], F_SETPIPE_SZ, RELAY_PIPE);
+		int sz = fcntl(h->pipe[1], F_GETPIPE_SZ);
+
+		/* what the pipe holds: asking for more while it is full would
+		 * leave the source readable and poll() spinning */
+		h->cap = sz > 0 ? (size_t)sz : 4096;
 		return;
 	}
 	h->pipe[0] = h->pipe[1] = -1;
@@ -516,7 +521,9 @@ static int half_pump(struct proxy_conn *c, struct half *h)
 
 		if (h->pipe[0] >= 0) {
 			if (!h->eof) {
-				n = splice(h->src, NULL, h->pipe[1], NULL, RELAY_PIPE,
+				if (h->fill >= h->cap)
+					goto out;
+				n = splice(h->src, NULL, h->pipe[1], NULL, h->cap - h->fill,
 					   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 				if (n > 0) {
 					h->fill += (size_t)n;
@@ -530,6 +537,7 @@ static int half_pump(struct proxy_conn *c, struct half *h)
 					return -errno;
 				}
 			}
+		out:
 			if (h->fill > 0) {
 				n = splice(h->pipe[0], NULL, h->dst, NULL, h->fill,
 					   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
@@ -578,7 +586,7 @@ static int half_pump(struct proxy_conn *c, struct half *h)
 
 static void half_events(const struct half *h, struct pollfd *src, struct pollfd *dst)
 {
-	if (!h->eof && (h->fill == 0 || (h->pipe[0] >= 0 && h->fill < RELAY_PIPE)))
+	if (!h->eof && (h->fill == 0 || (h->pipe[0] >= 0 && h->fill < h->cap)))
 		src->events |= POLLIN;
 	if (h->fill > 0)
 		dst->events |= POLLOUT;
