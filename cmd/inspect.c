@@ -14,12 +14,20 @@
 
 const char sbx_usage_inspect[] =
     "usage: sbx inspect [--json] [--changes | --output] [--html FILE] SANDBOX\n"
+    "       sbx inspect --json SANDBOX...\n"
+    "       sbx inspect --summary [--json] (SANDBOX... | --all)\n"
     "\n"
     "Show what a sandbox ran, as whom, what it could reach, which secrets went\n"
     "in, what it changed and how it ended. SANDBOX is an id, a unique id\n"
     "prefix or a name.\n"
     "\n"
-    "  --json        the record as JSON (with \"derived\": the state now)\n"
+    "  --json        the record as JSON (with \"derived\": the state now); of\n"
+    "                several sandboxes, one JSON array of their records\n"
+    "  --summary     one row per sandbox: state, wall time, peak memory,\n"
+    "                connections denied and allowed, seccomp denials, then\n"
+    "                the totals; with --json, one report object (see sbx(1))\n"
+    "  --all         with --summary or --json: every sandbox of the state\n"
+    "                directory\n"
     "  --changes     the change set against the image, like docker diff:\n"
     "                A (added), C (changed), D (deleted) per path; with\n"
     "                --json, an array of objects (see sbx(1))\n"
@@ -27,9 +35,10 @@ const char sbx_usage_inspect[] =
     "  --html FILE   write a self-contained HTML report to FILE\n";
 
 struct inspect_opts {
-	bool json, changes, output;
+	bool json, changes, output, summary, all;
 	const char *html;
-	const char *ref;
+	char **refs; /* the SANDBOX arguments */
+	int n_refs;
 };
 
 static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct inspect_opts *o)
@@ -39,6 +48,8 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ins
 	    {"changes", no_argument, NULL, 'C'},
 	    {"output", no_argument, NULL, 'O'},
 	    {"html", required_argument, NULL, 'H'},
+	    {"summary", no_argument, NULL, 'S'},
+	    {"all", no_argument, NULL, 'A'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -59,6 +70,12 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ins
 		case 'H':
 			o->html = optarg;
 			break;
+		case 'S':
+			o->summary = true;
+			break;
+		case 'A':
+			o->all = true;
+			break;
 		case ':':
 			return sbx_cmd_usage_error(ctx, "option '%s' needs a file name",
 						   argv[optind - 1]);
@@ -66,16 +83,22 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ins
 			return sbx_cmd_unknown_option(ctx, "inspect", argv[optind - 1], longopts);
 		}
 	}
-	if (optind + 1 != argc) {
+	o->refs = argv + optind;
+	o->n_refs = argc - optind;
+	if (o->summary && (o->changes || o->output || o->html))
+		return sbx_cmd_usage_error(ctx, "--summary goes with --json only (see 'sbx inspect --help')");
+	if (o->all && !o->summary && !o->json)
+		return sbx_cmd_usage_error(ctx, "--all goes with --summary or --json (see 'sbx inspect --help')");
+	if (o->all && o->n_refs)
+		return sbx_cmd_usage_error(ctx, "--all or sandboxes, not both (see 'sbx inspect --help')");
+	if (!o->all && o->n_refs == 0)
+		return sbx_cmd_usage_error(ctx, "which sandbox? (see 'sbx inspect --help')");
+	if (o->n_refs > 1 && (!(o->json || o->summary) || o->changes || o->output || o->html))
 		return sbx_cmd_usage_error(
-		    ctx, "%s",
-		    optind >= argc ? "which sandbox? (see 'sbx inspect --help')"
-				   : "one sandbox at a time (see 'sbx inspect --help')");
-	}
+		    ctx, "one sandbox at a time, except with --json or --summary (see 'sbx inspect --help')");
 	if (o->changes && o->output) {
 		return sbx_cmd_usage_error(ctx, "--changes and --output do not go together");
 	}
-	o->ref = argv[optind];
 	return 0;
 }
 
@@ -196,7 +219,8 @@ static void print_review(const struct sbx_sandbox *sb)
 	review_view_free(&v);
 }
 
-static int print_json(const struct sbx_sandbox *sb)
+/* The record with "derived" (a new reference). */
+static json_t *record_json(const struct sbx_sandbox *sb)
 {
 	json_t *j = sb->record ? json_deep_copy(sb->record) : json_object();
 
@@ -204,12 +228,87 @@ static int print_json(const struct sbx_sandbox *sb)
 	json_object_set_new(json_object_get(j, "derived"), "dir", json_string(sb->dir));
 	if (reviewable(sb))
 		json_object_set_new(json_object_get(j, "derived"), "review", review_json(sb));
-	json_dumpf(j, stdout,
-		   JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER |
-		       JSON_REAL_PRECISION(9));
+	return j;
+}
+
+static int dump_json(json_t *j)
+{
+	int r = json_dumpf(j, stdout,
+			   JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER |
+			       JSON_REAL_PRECISION(9));
+
 	putchar('\n');
 	json_decref(j);
-	return SBX_EXIT_OK;
+	return r < 0 ? SBX_EXIT_FAIL : SBX_EXIT_OK;
+}
+
+/*
+ * Several sandboxes (--json of more than one, --summary, --all): the
+ * records (or summary rows) in the order named, or the state directory's
+ * order with --all.  A name that resolves to nothing is an error line and
+ * exit 1, the others are still reported: a dashboard of an array job
+ * should not lose nineteen rows to one typo.
+ */
+static int inspect_many(struct sbx_cmd_ctx *ctx, struct sbx_state *st,
+			const struct inspect_opts *o)
+{
+	struct sbx_strv ids = {0};
+	struct sbx_err err = {0};
+	json_t *arr = json_array();
+	int rc = SBX_EXIT_OK;
+	size_t n;
+
+	if (o->all && sbx_sandbox_list(st, &ids, &err) < 0) {
+		json_decref(arr);
+		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
+	}
+	n = o->all ? ids.n : (size_t)o->n_refs;
+	for (size_t i = 0; i < n; i++) {
+		struct sbx_sandbox sb;
+		int r;
+
+		sbx_err_clear(&err);
+		if (o->all)
+			r = sbx_sandbox_open(st, ids.v[i], false, &sb, &err);
+		else
+			r = lc_open(st, o->refs[i], false, &sb, &err);
+		if (r < 0) {
+			/* --all: removed since it was listed; a name: an error. */
+			if (!o->all) {
+				sbx_print_err(&err);
+				rc = SBX_EXIT_FAIL;
+			}
+			sbx_sandbox_close(&sb);
+			continue;
+		}
+		if (o->summary) {
+			json_t *events = lc_read_log(&sb);
+
+			json_array_append_new(arr, lc_summary_json(&sb, events));
+			json_decref(events);
+		} else {
+			json_array_append_new(arr, record_json(&sb));
+		}
+		sbx_sandbox_close(&sb);
+	}
+	sbx_strv_free(&ids);
+	if (o->summary) {
+		json_t *report = lc_summary_report(arr);
+
+		json_decref(arr);
+		if (o->json) {
+			if (dump_json(report) != SBX_EXIT_OK)
+				rc = SBX_EXIT_FAIL;
+		} else {
+			lc_print_summary(report, stdout);
+			json_decref(report);
+		}
+	} else if (dump_json(arr) != SBX_EXIT_OK) {
+		rc = SBX_EXIT_FAIL;
+	}
+	if (fflush(stdout) != 0)
+		rc = SBX_EXIT_FAIL;
+	return rc;
 }
 
 static int write_html(struct sbx_cmd_ctx *ctx, const struct sbx_sandbox *sb, const json_t *events,
@@ -247,7 +346,9 @@ int cmd_inspect(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	st = sbx_cmd_state(ctx, &err);
-	if (!st || lc_open(st, o.ref, false, &sb, &err) < 0)
+	if (st && (o.summary || o.all || o.n_refs > 1))
+		return inspect_many(ctx, st, &o);
+	if (!st || lc_open(st, o.refs[0], false, &sb, &err) < 0)
 		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 	events = lc_read_log(&sb);
 	if (o.html)
@@ -258,7 +359,7 @@ int cmd_inspect(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 		else if (o.changes)
 			rc = print_changes(ctx, &sb, o.json);
 		else if (o.json)
-			rc = print_json(&sb);
+			rc = dump_json(record_json(&sb));
 		else if (!o.html) {
 			lc_print_inspect(&sb, events, stdout);
 			if (reviewable(&sb))

@@ -36,4 +36,12 @@ void lc_print_inspect(const struct sbx_sandbox *sb, const json_t *events, FILE *
  * seccomp_events), else the log's events of that type ("net", "seccomp"). */
 json_t *lc_events_of(const json_t *rec, const json_t *events, const char *event_type);
 
+/* `sbx inspect --summary` (cmd/inspect_summary.c): one row per sandbox
+ * (exit, wall, peak memory, connections allowed/denied, ...); the report
+ * of many rows with their totals ({"sandboxes": N, ..., "rows": [...]},
+ * a new reference; rows is borrowed), and that report as a table. */
+json_t *lc_summary_json(const struct sbx_sandbox *sb, const json_t *events);
+json_t *lc_summary_report(json_t *rows);
+void lc_print_summary(const json_t *report, FILE *out);
+
 #endif

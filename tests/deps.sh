@@ -14,8 +14,9 @@ BUILD="build-essential pkg-config libseccomp-dev libcap-dev libinih-dev libarchi
 # Tests: cmocka, a static busybox for rootfs fixtures, peers for the benches
 # (bwrap, bsdtar), man page lint, unprivileged runs (setpriv is in util-linux),
 # net tools, python3 for small test servers, clang for the fuzzers, git and
-# patch for the tests that apply `sbx diff`.
-TEST="libcmocka-dev git patch busybox-static bubblewrap uidmap debootstrap libpython3.11-testsuite podman runc libarchive-tools mandoc util-linux iproute2 python3 curl clang clang-format libclang-rt-14-dev zstd xz-utils bzip2 gzip valgrind bash-completion zsh fish jq tmux nodejs openssl"
+# patch for the tests that apply `sbx diff`; Slurm and munge for the
+# batch-engine test (a one-node cluster in a scratch directory).
+TEST="libcmocka-dev git patch busybox-static bubblewrap uidmap debootstrap libpython3.11-testsuite podman runc libarchive-tools mandoc util-linux iproute2 python3 curl clang clang-format libclang-rt-14-dev zstd xz-utils bzip2 gzip valgrind bash-completion zsh fish jq tmux nodejs openssl slurmctld slurmd slurm-client munge"
 
 PKGS="$BUILD $TEST"
 

@@ -517,8 +517,9 @@ static enum sbx_enforce restored(uint64_t want, const char *dir, const char *fil
 	return e;
 }
 
-int sbx_cgroup_from_json(struct sbx_cgroup *cg, const char *id, const json_t *j,
-			 const struct sbx_config *cfg, struct sbx_err *err)
+/* The paths of the record's "cgroup" object into cg (version 0: none). */
+static int restore_all(struct sbx_cgroup *cg, const char *id, const json_t *j,
+		       struct sbx_err *err)
 {
 	struct sbx_cgroup_sys s;
 	json_t *paths = json_object_get(j, "paths"), *p;
@@ -531,7 +532,6 @@ int sbx_cgroup_from_json(struct sbx_cgroup *cg, const char *id, const json_t *j,
 	cg->version = (int)json_integer_value(json_object_get(j, "version"));
 	if (cg->version != 1 && cg->version != 2) {
 		cg->version = 0;
-		fallbacks(cg, cfg);
 		return 0;
 	}
 	r = sbx_cgroup_probe(&s, err);
@@ -556,6 +556,62 @@ int sbx_cgroup_from_json(struct sbx_cgroup *cg, const char *id, const json_t *j,
 		sbx_cgroup_free(cg);
 		return sbx_err_set(err, EINVAL, "the record of sandbox '%s' names no cgroup path",
 				   id);
+	}
+	return 0;
+}
+
+int sbx_cgroup_remove_empty(const char *id, const json_t *j, struct sbx_err *err)
+{
+	struct sbx_cgroup cg;
+	const char *dirs[SBX_CG_NCTRL + 1];
+	_cleanup_free_ char *sup = NULL;
+	int n = 0, removed = 0, r = restore_all(&cg, id, j, err);
+
+	if (r < 0 || cg.version == 0)
+		return r;
+	if (cg.version == 2) {
+		/* and the supervisor's own sbx-sup-ID beside it, if it made one */
+		const char *slash = strrchr(cg.path2, '/');
+
+		dirs[n++] = cg.path2;
+		sup = sbx_xasprintf("%.*s/sbx-sup-%s", (int)(slash - cg.path2), cg.path2, id);
+		dirs[n++] = sup;
+	} else {
+		const char *v1[SBX_CG_NCTRL] = {cg.mem1, cg.pids1, cg.cpu1, cg.cpuacct1,
+						cg.freezer1};
+
+		for (int c = 0; c < SBX_CG_NCTRL; c++) {
+			bool dup = false;
+
+			for (int o = 0; o < n && v1[c]; o++)
+				dup |= !strcmp(dirs[o], v1[c]);
+			if (v1[c] && !dup)
+				dirs[n++] = v1[c];
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		bool fake = !sbx_cg_is_cgroupfs(dirs[i]);
+
+		if (lstat(dirs[i], &st) < 0 || !sbx_cg_tree_empty(dirs[i]))
+			continue;
+		if (sbx_cg_rmtree(dirs[i], fake) == 0)
+			removed++;
+	}
+	sbx_cgroup_free(&cg);
+	return removed;
+}
+
+int sbx_cgroup_from_json(struct sbx_cgroup *cg, const char *id, const json_t *j,
+			 const struct sbx_config *cfg, struct sbx_err *err)
+{
+	int r = restore_all(cg, id, j, err);
+
+	if (r < 0)
+		return r;
+	if (cg->version == 0) {
+		fallbacks(cg, cfg);
+		return 0;
 	}
 	if (cg->version == 2) {
 		cg->fake = !sbx_cg_is_cgroupfs(cg->path2);

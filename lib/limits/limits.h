@@ -157,6 +157,14 @@ int sbx_cgroup_destroy(struct sbx_cgroup *cg, struct sbx_err *err);
 int sbx_cgroup_remove_stale(const char *id, struct sbx_err *err);
 void sbx_cgroup_free(struct sbx_cgroup *cg);
 /*
+ * Remove the cgroup directories a record's "cgroup" object names (the
+ * same checks as sbx_cgroup_from_json) that hold no process: what a run
+ * whose supervisor was SIGKILLed leaves once its jail died with it.  A
+ * directory still in use is left alone (nothing is killed).  Returns the
+ * number removed or -errno.
+ */
+int sbx_cgroup_remove_empty(const char *id, const json_t *j, struct sbx_err *err);
+/*
  * Rebuild the handle of a running sandbox's cgroup from its record's
  * "cgroup" object (sbx_cgroup_json), e.g. for `sbx exec` to attach its
  * process and apply the same rlimit fallbacks (sbx_rlimits_apply with the

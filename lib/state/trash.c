@@ -13,10 +13,12 @@
  * entry trashed while it worked is never left.  An interrupted removal
  * (the purger killed, the machine down) is finished by the next run
  * (sbx_state_purge_background) or synchronously by `destroy --all` and
- * `destroy --stale` (sbx_state_purge).
+ * `destroy --stale` (sbx_state_purge).  The purger also removes the empty
+ * cgroups of lost sandboxes (sweep_lost).
  */
 #include "state.h"
 #include "state_int.h"
+#include "limits.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -106,34 +108,71 @@ static void purge_locked(int tfd, bool wait, struct sbx_strv *removed)
 	close(lk);
 }
 
-static void __attribute__((noreturn)) purger(int tfd)
+/*
+ * The cgroups of lost sandboxes: a supervisor SIGKILLed by a batch engine
+ * (its SIGTERM-to-SIGKILL gap shorter than the stop timeout) takes its
+ * jail with it (the init dies of PDEATHSIG, the mounts with their
+ * namespace), but the empty cgroup directories it made stay.  The record
+ * stays too (ps says lost; destroy --stale removes it): it is what a
+ * postmortem reads.
+ */
+static void sweep_lost(struct sbx_state *st)
+{
+	struct sbx_strv ids = {0};
+
+	if (sbx_sandbox_list(st, &ids, NULL) < 0)
+		return;
+	for (size_t i = 0; i < ids.n; i++) {
+		struct sbx_sandbox sb;
+		int code;
+
+		if (sbx_sandbox_open(st, ids.v[i], false, &sb, NULL) == 0 && sb.record &&
+		    sb.rec.cgroup && !strcmp(sbx_sandbox_state(&sb, &code), "lost"))
+			(void)sbx_cgroup_remove_empty(sb.id, sb.rec.cgroup, NULL);
+		sbx_sandbox_close(&sb);
+	}
+	sbx_strv_free(&ids);
+}
+
+static void __attribute__((noreturn)) purger(int tfd, const struct sbx_state *st)
 {
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	/* out of the way of 3 and 4 first, whatever numbers they have now */
+	int t = fcntl(tfd, F_DUPFD_CLOEXEC, 64);
+	int s = st && st->sandboxes_fd >= 0 ? fcntl(st->sandboxes_fd, F_DUPFD_CLOEXEC, 64) : -1;
+	struct sbx_state lost = {.state_dir = st ? st->state_dir : NULL,
+				 .cache_dir = st ? st->cache_dir : NULL,
+				 .state_fd = -1,
+				 .sandboxes_fd = -1};
 
 	setsid();
 	if (nul < 0 || dup3(nul, 0, 0) < 0 || dup3(nul, 1, 0) < 0 || dup3(nul, 2, 0) < 0)
 		_exit(1);
-	if (dup3(tfd, 3, O_CLOEXEC) < 0)
+	if (t < 0 || dup3(t, 3, O_CLOEXEC) < 0)
 		_exit(1);
-	close_range(4, ~0U, 0);
+	if (s >= 0 && dup3(s, 4, O_CLOEXEC) == 4)
+		lost.sandboxes_fd = 4;
+	close_range(5, ~0U, 0);
 	prctl(PR_SET_NAME, "sbx-purge", 0, 0, 0);
 	(void)setpriority(PRIO_PROCESS, 0, 19);
 	(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
 		      IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
 	signal(SIGHUP, SIG_IGN);
 	purge_locked(3, false, NULL);
+	if (lost.sandboxes_fd >= 0 && lost.state_dir)
+		sweep_lost(&lost);
 	_exit(0);
 }
 
 /* A detached purger of STATE/trash (the caller does not wait for it). */
-static void spawn_purger(int tfd)
+static void spawn_purger(int tfd, const struct sbx_state *st)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		/* a grandchild: the caller never has to reap it */
 		if (fork() == 0)
-			purger(tfd);
+			purger(tfd, st);
 		_exit(0);
 	}
 	if (pid > 0)
@@ -162,7 +201,7 @@ int sbx_sandbox_trash(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_e
 		/* gone already (destroyed meanwhile), or not movable: at once */
 		return errno == ENOENT ? 0 : sbx_sandbox_remove(st, sb, err);
 	}
-	spawn_purger(tfd);
+	spawn_purger(tfd, st);
 	close(tfd);
 	return 0;
 }
@@ -175,7 +214,7 @@ void sbx_state_purge_background(struct sbx_state *st)
 		return;
 	tfd = trash_dir(st, false);
 	if (tfd >= 0) {
-		spawn_purger(tfd);
+		spawn_purger(tfd, st);
 		close(tfd);
 	}
 }
