@@ -87,4 +87,45 @@ for mode in $MODES; do
 	sbx_as_mode $mode "$SBX" destroy kp-$mode >/dev/null
 	trash_empty $mode
 done
+# A supervisor SIGKILLed mid-run (a batch engine's KillWait shorter than
+# the stop timeout): its jail dies with it, the record says lost, and the
+# empty cgroup directories it made are removed by the next run's purger
+# (the record stays for destroy --stale).
+for mode in $MODES; do
+	S=$BASE/state-$mode
+	sbx_as_mode_in "$WD" $mode "$SBX" run -q --name lost-$mode --memory 256m --pids 64 --rootfs "$IMG" -- sleep 600 &
+	bg=$!
+	for _ in $(seq 100); do
+		sbx_as_mode $mode "$SBX" ps --json | jq -e --arg n lost-$mode 'any(.[]; .name == $n and .state == "running")' >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	rec=$(sbx_as_mode $mode "$SBX" inspect --json lost-$mode)
+	sup=$(printf '%s' "$rec" | jq -r '.supervisor_pid')
+	cgs=$(printf '%s' "$rec" | jq -r '.cgroup.paths // [] | .[]')
+	kill -9 "$sup"
+	wait $bg 2>/dev/null
+	for _ in $(seq 100); do
+		[ "$(sbx_as_mode $mode "$SBX" ps --json | jq -r --arg n lost-$mode '.[] | select(.name == $n) | .state')" = lost ] && break
+		sleep 0.1
+	done
+	st=$(sbx_as_mode $mode "$SBX" ps --json | jq -r --arg n lost-$mode '.[] | select(.name == $n) | .state')
+	ok $([ "$st" = lost ] && ! pgrep -f '^sleep 600$' >/dev/null; echo $?) "$mode: a SIGKILLed supervisor's jail dies with it; ps says lost ($st)"
+	if [ -z "$cgs" ]; then
+		skip "$mode: the next run removes the lost run's empty cgroups" "this run had no cgroup (limits fell back to rlimits)"
+	else
+		left=$(for d in $cgs; do [ -d "$d" ] && echo "$d"; done)
+		ok $([ -n "$left" ]; echo $?) "$mode: the lost run's cgroup directories are there after the SIGKILL"
+		sbx_as_mode_in "$WD" $mode "$SBX" run -q --rm --rootfs "$IMG" -- true
+		for _ in $(seq 100); do
+			left=$(for d in $cgs; do [ -d "$d" ] && echo "$d"; done)
+			[ -z "$left" ] && break
+			sleep 0.1
+		done
+		ok $([ -z "$left" ]; echo $?) "$mode: the next run's purger removes the lost run's empty cgroups ($left)"
+	fi
+	st=$(sbx_as_mode $mode "$SBX" ps --json | jq -r --arg n lost-$mode '.[] | select(.name == $n) | .state')
+	ok $([ "$st" = lost ]; echo $?) "$mode: its record stays for a postmortem ($st)"
+	sbx_as_mode $mode "$SBX" destroy --stale >/dev/null
+	trash_empty $mode
+done
 done_testing
