@@ -14,8 +14,7 @@
 
 const char sbx_usage_inspect[] =
     "usage: sbx inspect [--json] [--changes | --output] [--html FILE] SANDBOX\n"
-    "       sbx inspect --json SANDBOX...\n"
-    "       sbx inspect --summary [--json] (SANDBOX... | --all)\n"
+    "       sbx inspect (--json | --summary [--json]) (SANDBOX... | --all)\n"
     "\n"
     "Show what a sandbox ran, as whom, what it could reach, which secrets went\n"
     "in, what it changed and how it ended. SANDBOX is an id, a unique id\n"
