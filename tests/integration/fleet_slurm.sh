@@ -3,17 +3,17 @@
 # tests/integration/fleet_slurm.sh - sbx as the job step of a batch engine:
 # a one-node Slurm cluster (munged, slurmctld, slurmd from Debian's
 # slurm-wlm and munge, configured in a scratch directory, on loopback in a
-# network namespace of their own, stopped at the end) runs two array jobs
-# at once whose every task is one `sbx run -p ci --name job-N --log-json
-# FILE -- CMD` on a busybox tarball, with one cold image cache per array:
+# network namespace of their own, stopped at the end) runs the README's
+# sbatch script (its paths moved into the scratch directory) as two array
+# jobs at once, each task one `sbx run -p ci --name job-N --log-json FILE
+# -- ./run-task N` on a busybox tarball, one cold image cache per user:
 #
-#   root's 20 tasks  1-10 succeed, 11-14 fail (exit N), 15-17 run into the
-#                    job's time limit (17 ignores SIGTERM: sbx's stop timeout
-#                    kills its jail before Slurm's KillWait), 18-20 are
-#                    cancelled with scancel (19 ignores SIGTERM; 20 ignores it
-#                    with a stop timeout longer than KillWait, so Slurm's
-#                    SIGKILL reaches sbx itself);
-#   nobody's 6 tasks (sbatch --uid) the same cases, unprivileged.
+#   task  1-10 succeed, 11-14 fail (exit N), 15-17 run into the job's time
+#         limit (17 ignores SIGTERM: sbx's stop timeout kills its jail
+#         before Slurm's KillWait), 18-20 are cancelled with scancel (19
+#         ignores SIGTERM; 20 ignores it and gets SIGTERM and then SIGKILL
+#         before the stop timeout is up, so the SIGKILL reaches sbx);
+#   root runs all 20, nobody (sbatch --uid) tasks 1, 2, 11, 15, 19 and 20.
 #
 # Then: every task's end reached Slurm (its job completion records: state
 # and exit code), every task's run log parses and says how it ended, the
@@ -61,10 +61,11 @@ NENTRIES=$(tar tzf "$IMG" | sed 's,/$,,; s,^\./,,' | grep -vc '^\.\?$')
 SL=$BASE/slurm
 mkdir -p "$SL"/munge "$SL"/ctld "$SL"/spool "$SL"/log
 chmod 0755 "$SL" "$SL"/munge
-for m in root user; do
-	mkdir -p "$BASE/rec-$m" "$BASE/out-$m"
-	chmod 0777 "$BASE/rec-$m" "$BASE/out-$m"
-done
+# The README script's /var/tmp and /shared, here.
+mkdir -p "$BASE/var-tmp" "$BASE/shared/records" "$BASE/shared/images" "$BASE/logs"
+chmod 1777 "$BASE/var-tmp" "$BASE/shared/records" "$BASE/logs"
+cp "$IMG" "$BASE/shared/images/build.tar.gz"
+chmod 0644 "$BASE/shared/images/build.tar.gz"
 
 # ---- the cluster ----------------------------------------------------------
 
@@ -172,63 +173,84 @@ ok $([ -z "$(printf '%s' "$routes" | grep -v '^10\.254\.0\.1 \|^local ')" ]; ech
 
 # ---- the array jobs -------------------------------------------------------
 
-# The batch script: one sbx run per task, exec'd so the engine's signals
-# reach sbx itself, its exit status being the task's.
-cat >"$SL/task.sh" <<'EOF'
-#!/bin/sh
-n=$SLURM_ARRAY_TASK_ID
-stop=
-case $SBX_FLEET_KIND in
-root)
-	case $n in
-	1|2|3|4|5|6|7|8|9|10) kind=ok ;;
-	11|12|13|14) kind=fail ;;
-	15|16) kind=sleep ;;
-	17) kind=deaf stop=3s ;;
-	18) kind=sleep ;;
-	19) kind=deaf stop=3s ;;
-	20) kind=deaf stop=90s ;;
-	esac ;;
-user)
-	case $n in
-	1|2) kind=ok ;;
-	3) kind=fail ;;
-	4) kind=sleep ;;
-	5) kind=deaf stop=3s ;;
-	6) kind=deaf stop=90s ;;
-	esac ;;
-esac
-case $kind in
-ok) cmd='seq 1 20000 > numbers && sort -rn numbers | head -n 1 > top && test "$(cat top)" = 20000 && echo done' ;;
-fail) cmd="echo failing on purpose >&2; exit $n" ;;
-sleep) cmd='echo waiting; sleep 600' ;;
-deaf) cmd='trap "echo ignoring TERM" TERM; echo waiting; while :; do sleep 1; done' ;;
-esac
-exec "$SBX" run -p ci --rootfs "$SBX_FLEET_IMG" --name "job-$n" ${stop:+--stop-timeout "$stop"} \
-	--log-json "$SBX_FLEET_REC/job-$n.jsonl" -- sh -c "$cmd"
-EOF
+# The README's batch script, its paths moved here, sbx the binary under test.
+awk '/^<!-- fleet-sbatch -->/ {f = 1; next} f && /^```/ {if (s) exit; s = 1; next} f && s' \
+	"$TAP_ROOT/README.md" >"$SL/readme.sh"
+sed -e "s|/var/tmp/|$BASE/var-tmp/|g; s|/shared/|$BASE/shared/|g" \
+	-e "s|^exec sbx |exec $SBX |" "$SL/readme.sh" >"$SL/task.sh"
 chmod 0755 "$SL/task.sh"
+grep -q "^exec $SBX run -p ci " "$SL/task.sh" && grep -q '^#SBATCH --array=1-20' "$SL/task.sh"
+ok $? "the README's sbatch script is the tasks' script"
 
-# submit MODE RANGE: the array job's id.
+# What each task does, by its number (the script runs it as ./run-task N
+# in the job's working directory, copy-on-write in the jail).
+kinds="ok:1-10 fail:11-14 timeout:15-16 timeout-deaf:17 cancel:18 cancel-deaf:19 cancel-killed:20"
+kind_of() { # kind_of N
+	local k r lo hi
+	for k in $kinds; do
+		r=${k#*:}
+		lo=${r%-*}
+		hi=${r#*-}
+		[ "$1" -ge "$lo" ] && [ "$1" -le "$hi" ] && { echo "${k%%:*}"; return; }
+	done
+}
+{
+	echo '#!/bin/sh'
+	echo 'case $1 in'
+	for n in $(seq 20); do echo "$n) kind=$(kind_of "$n") ;;"; done
+	echo 'esac'
+	cat <<'EOF'
+case $kind in
+ok) seq 1 20000 > numbers && sort -rn numbers | head -n 1 > top && test "$(cat top)" = 20000 && echo done ;;
+fail) echo failing on purpose >&2; exit "$1" ;;
+timeout | cancel) echo waiting; exec sleep 600 ;;
+*) trap 'echo ignoring TERM' TERM; echo waiting; while :; do sleep 1; done ;;
+esac
+EOF
+} >"$WD/run-task"
+chmod 0755 "$WD/run-task"
+TASKS_root=$(seq 20)
+TASKS_user="1 2 11 15 19 20"
+
+# as_node MODE CMD...: CMD as the tasks' user (root, or nobody), with the
+# node-local state and cache the script gives its sbx.
+as_node() {
+	local m=$1 u=0 S
+	shift
+	[ "$m" = user ] && u=65534
+	S=$BASE/var-tmp/sbx-$u
+	if [ "$m" = root ]; then
+		env SBX_STATE_DIR="$S/state" SBX_CACHE_DIR="$S/cache" "$@"
+	else
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
+			SBX_STATE_DIR="$S/state" SBX_CACHE_DIR="$S/cache" "$@"
+	fi
+}
+
+# submit MODE: the array job's id (the script's #SBATCH lines, with the
+# array, a 1-minute time limit and the output files set here).
 submit() {
-	local mode=$1 range=$2 uid=0
-	[ "$mode" = user ] && uid=65534
-	sbatch --parsable --uid=$uid --gid=$uid --array="$range" --time=1 \
-		--job-name="sbx-$mode" --chdir="$WD" --output="$BASE/out-$mode/%a.out" \
-		--export="NONE,PATH=/usr/sbin:/usr/bin:/sbin:/bin,HOME=$BASE,SBX=$SBX,SBX_FLEET_KIND=$mode,SBX_FLEET_IMG=$IMG,SBX_FLEET_REC=$BASE/rec-$mode,SBX_STATE_DIR=$BASE/state-$mode,SBX_CACHE_DIR=$BASE/cache-$mode,SBX_TEST_MARK=${SBX_TEST_MARK:-}" \
+	local mode=$1 uid=0 tasks=1-20
+	[ "$mode" = user ] && uid=65534 tasks=$(echo $TASKS_user | tr ' ' ,)
+	sbatch --parsable --uid=$uid --gid=$uid --array="$tasks" --time=1 \
+		--job-name="sbx-$mode" --chdir="$WD" --output="$BASE/logs/%A_%a.out" \
+		--export="NONE,PATH=/usr/sbin:/usr/bin:/sbin:/bin,HOME=$BASE,SBX_TEST_MARK=${SBX_TEST_MARK:-}" \
 		"$SL/task.sh"
 }
 T0=$(date +%s)
-JR=$(submit root 1-20)
-JU=$(submit user 1-6)
+JR=$(submit root)
+JU=$(submit user)
 ok $([ -n "$JR" ] && [ -n "$JU" ]; echo $?) "sbatch takes a 20-task and a 6-task array job ($JR, $JU)"
+REC_root=$BASE/shared/records/$JR
+REC_user=$BASE/shared/records/$JU
 
 # running MODE N: task N's sandbox runs (its jail is up).
 running() {
-	sbx_as_mode "$1" "$SBX" ps --json 2>/dev/null |
+	as_node "$1" "$SBX" ps --json 2>/dev/null |
 		jq -e --arg n "job-$2" 'any(.[]; .name == $n and .state == "running")' >/dev/null
 }
-# wait_running MODE N...: up to 60 s.
+# wait_running MODE N...: up to 60 s each.
 wait_running() {
 	local mode=$1 n
 	shift
@@ -240,13 +262,18 @@ wait_running() {
 		running "$mode" "$n" || return 1
 	done
 }
-wait_running root 18 19 20 && wait_running user 5 6
-ok $? "the tasks to cancel (root's 18-20, nobody's 5-6) have their jails up"
-scancel "${JR}_18" "${JR}_19" "${JR}_20" "${JU}_5" "${JU}_6"
-ok $? "scancel of root's tasks 18-20 and nobody's 5-6"
+wait_running root 18 19 20 && wait_running user 19 20
+ok $? "the tasks to cancel (root's 18-20, nobody's 19-20) have their jails up"
+# 18, 19: scancel (SIGTERM, SIGKILL KillWait later).  20: SIGTERM to the
+# batch step (sbx), and SIGKILL 2 s later, well before sbx's stop timeout
+# (10 s): the SIGKILL reaches sbx while its jail still runs.
+scancel "${JR}_18" "${JR}_19" "${JU}_19" &&
+	scancel --batch --signal=TERM "${JR}_20" "${JU}_20" && sleep 2 &&
+	scancel --batch --signal=KILL "${JR}_20" "${JU}_20"
+ok $? "scancel of tasks 18 and 19; SIGTERM and then SIGKILL of task 20"
 
 # Everything ends: the time limit (1 minute, checked every 30 s by
-# slurmctld), then KillWait.
+# slurmctld), then the stop timeout or KillWait.
 for _ in $(seq 200); do
 	[ -z "$(timeout 10 squeue -h -j "$JR,$JU" 2>/dev/null)" ] && break
 	sleep 1
@@ -260,28 +287,16 @@ slurm_end() {
 	grep -E "ArrayJobId=$1 ArrayTaskId=$2 " "$SL/jobcomp.txt" |
 		sed -n 's/.* JobState=\([A-Z_]*\) .* ExitCode=\([0-9]*:[0-9]*\).*/\1 \2/p' | tail -n 1
 }
-# expect MODE TASK...: what each task's kind must look like, as "KIND TASK".
-kinds_root="ok:1-10 fail:11-14 timeout:15-16 timeout-deaf:17 cancel:18 cancel-deaf:19 cancel-killed:20"
-kinds_user="ok:1-2 fail:3 timeout:4 cancel-deaf:5 cancel-killed:6"
-kind_of() { # kind_of MODE N
-	local spec k r lo hi
-	if [ "$1" = root ]; then spec=$kinds_root; else spec=$kinds_user; fi
-	for k in $spec; do
-		r=${k#*:}
-		lo=${r%-*}
-		hi=${r#*-}
-		[ "$2" -ge "$lo" ] && [ "$2" -le "$hi" ] && { echo "${k%%:*}"; return; }
-	done
-}
 for mode in root user; do
-	if [ $mode = root ]; then J=$JR N=20; else J=$JU N=6; fi
+	if [ $mode = root ]; then J=$JR T=$TASKS_root; else J=$JU T=$TASKS_user; fi
 	bad= ends=
-	for n in $(seq "$N"); do
+	for n in $T; do
 		got=$(slurm_end "$J" "$n")
-		case $(kind_of $mode "$n") in
+		case $(kind_of "$n") in
 		ok) want="COMPLETED 0:0" ;;
 		fail) want="FAILED $n:0" ;;
 		timeout*) want="TIMEOUT" ;;
+		cancel-killed) want="FAILED 0:9" ;;
 		cancel*) want="CANCELLED" ;;
 		esac
 		ends="$ends $n:${got// /=}"
@@ -292,46 +307,41 @@ for mode in root user; do
 	done
 	diag "$mode, Slurm's JobState=ExitCode of each task:$ends"
 	[ -z "$bad" ] || diag "$bad"
-	ok $([ -z "$bad" ]; echo $?) "$mode: each of the $N tasks' end reached Slurm (exit codes of the failed, TIMEOUT, CANCELLED)"
+	ok $([ -z "$bad" ]; echo $?) "$mode: each task's end reached Slurm (exit codes of the failed, TIMEOUT, CANCELLED, killed by signal 9)"
 done
 
 # ---- the run logs ---------------------------------------------------------
 
-# log_end MODE N: "STATUS REASON STOP" of the task's run log, or "none".
-log_end() {
-	jq -r 'select(.event == "exit") | "\(.exit.status) \(.exit.reason) \(.exit.stop)"' \
-		"$BASE/rec-$1/job-$2.jsonl" 2>/dev/null | tail -n 1 | grep . || echo none
-}
 for mode in root user; do
-	if [ $mode = root ]; then N=20; else N=6; fi
+	if [ $mode = root ]; then R=$REC_root T=$TASKS_root; else R=$REC_user T=$TASKS_user; fi
 	bad=
-	for n in $(seq "$N"); do
-		f=$BASE/rec-$mode/job-$n.jsonl
+	for n in $T; do
+		f=$R/job-$n.jsonl
 		if ! jq -e -s 'length > 0 and all(.[]; type == "object" and has("event"))' "$f" >/dev/null 2>&1; then
 			bad="$bad job-$n.jsonl does not parse;"
 			continue
 		fi
 		name=$(jq -r 'select(.event == "start") | .name' "$f")
 		[ "$name" = "job-$n" ] || bad="$bad job-$n.jsonl names '$name';"
-		got=$(log_end $mode "$n")
-		case $(kind_of $mode "$n") in
+		got=$(jq -r 'select(.event == "exit") | "\(.exit.status) \(.exit.reason) \(.exit.stop)"' "$f" | tail -n 1)
+		case $(kind_of "$n") in
 		ok) want="0 exited null" ;;
 		fail) want="$n exited null" ;;
 		timeout | cancel) want="143 signaled null" ;;
 		timeout-deaf | cancel-deaf) want="137 stopped stop-timeout" ;;
-		cancel-killed) want=none ;;
+		cancel-killed) want= ;;
 		esac
 		[ "$got" = "$want" ] || bad="$bad job-$n: '$got', want '$want';"
 	done
 	[ -z "$bad" ] || diag "$bad"
-	ok $([ -z "$bad" ]; echo $?) "$mode: all $N run logs parse, name their task and say how it ended"
+	ok $([ -z "$bad" ]; echo $?) "$mode: all $(echo $T | wc -w) run logs parse, name their task and say how it ended"
 done
 
 # ---- kept and removed sandboxes -------------------------------------------
 
 for mode in root user; do
-	ps=$(sbx_as_mode $mode "$SBX" ps -a --json)
-	if [ $mode = root ]; then fails="11 12 13 14" oks=$(seq 10); else fails=3 oks="1 2"; fi
+	ps=$(as_node $mode "$SBX" ps -a --json)
+	if [ $mode = root ]; then fails="11 12 13 14" oks=$(seq 10); else fails=11 oks="1 2"; fi
 	bad=
 	for n in $oks; do
 		printf '%s' "$ps" | jq -e --arg n "job-$n" 'any(.[]; .name == $n)' >/dev/null &&
@@ -340,26 +350,26 @@ for mode in root user; do
 	names=
 	for n in $fails; do names="$names job-$n"; done
 	# shellcheck disable=SC2086
-	recs=$(sbx_as_mode $mode "$SBX" inspect --json $names)
+	recs=$(as_node $mode "$SBX" inspect --json $names)
 	for n in $fails; do
 		# one SANDBOX: its record; several: an array of them
 		st=$(printf '%s' "$recs" | jq -r --arg n "job-$n" '(if type == "array" then .[] else . end) | select(.name == $n) | "\(.kept) \(.exit.status)"')
 		[ "$st" = "true $n" ] || bad="$bad job-$n: kept/exit '$st';"
 	done
 	[ -z "$bad" ] || diag "$bad"
-	ok $([ -z "$bad" ]; echo $?) "$mode: failed tasks kept with their records (inspect --json of many), successful ones removed"
+	ok $([ -z "$bad" ]; echo $?) "$mode: failed tasks kept with their records (inspect --json), successful ones removed"
 done
 
 # ---- nothing left behind ----------------------------------------------------
 
-ids_of() { # ids_of MODE: the sandbox ids in MODE's run logs
-	cat "$BASE"/rec-"$1"/*.jsonl 2>/dev/null | jq -r 'select(.event == "start") | .id'
+ids_of() { # ids_of DIR: the sandbox ids in the run logs in DIR
+	cat "$1"/*.jsonl 2>/dev/null | jq -r 'select(.event == "start") | .id'
 }
-IDS="$(ids_of root) $(ids_of user)"
+IDS="$(ids_of "$REC_root") $(ids_of "$REC_user")"
 procs=$(for p in /proc/[0-9]*; do
 	[ "${p#/proc/}" = $$ ] && continue
 	case "$(readlink "$p/exe" 2>/dev/null)" in "$SBX") echo "sbx ${p#/proc/}" ;; esac
-	{ tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -q "^SBX_FLEET_KIND=" && echo "task ${p#/proc/}"
+	{ tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -q "^SLURM_ARRAY_JOB_ID=" && echo "task ${p#/proc/}"
 done)
 # The jails' own processes have a clear environment: find them by the
 # commands only they run.
@@ -376,21 +386,17 @@ cgroups_of() { # cgroups_of IDS...: their cgroup directories
 		find /sys/fs/cgroup -maxdepth 6 -type d \( -name "sbx-$id" -o -name "sbx-sup-$id" \) 2>/dev/null
 	done
 }
-killed_ids=$(for m in root user; do
-	if [ $m = root ]; then n=20; else n=6; fi
-	jq -r 'select(.event == "start") | .id' "$BASE/rec-$m/job-$n.jsonl" 2>/dev/null
-done)
+killed_ids=$(cat "$REC_root/job-20.jsonl" "$REC_user/job-20.jsonl" 2>/dev/null | jq -r 'select(.event == "start") | .id')
 other_ids=$(for id in $IDS; do printf '%s\n' "$killed_ids" | grep -qx "$id" || echo "$id"; done)
 # shellcheck disable=SC2086
 left=$(cgroups_of $other_ids)
 ok $([ -z "$left" ]; echo $?) "tasks that sbx ended (time limit, scancel, stop timeout) left no cgroup"
 [ -z "$left" ] || diag "$left"
 for m in root user; do
-	if [ $m = root ]; then n=20; else n=6; fi
-	st=$(sbx_as_mode $m "$SBX" ps -a --json | jq -r --arg n "job-$n" '.[] | select(.name == $n) | .state')
-	ok $([ "$st" = lost ]; echo $?) "$m: the task whose sbx Slurm SIGKILLed is 'lost' in sbx ps ($st)"
+	st=$(as_node $m "$SBX" ps -a --json | jq -r '.[] | select(.name == "job-20") | .state')
+	ok $([ "$st" = lost ]; echo $?) "$m: task 20, whose sbx got the SIGKILL, is 'lost' in sbx ps ($st)"
 	# The node's next run sweeps the empty cgroups such a run leaves.
-	sbx_as_mode $m "$SBX" run --rm -- true >/dev/null 2>&1
+	(cd "$WD" && as_node $m "$SBX" run -q --rm -- true)
 done
 for _ in $(seq 50); do
 	# shellcheck disable=SC2086
@@ -405,13 +411,13 @@ ok $([ -z "$left" ]; echo $?) "the next run on the node removes the SIGKILLed su
 # ---- one cold image cache, many starts --------------------------------------
 
 for m in root user; do
-	C=$BASE/cache-$m
+	if [ $m = root ]; then R=$REC_root C=$BASE/var-tmp/sbx-0/cache; else R=$REC_user C=$BASE/var-tmp/sbx-65534/cache; fi
 	imgs=$(find "$C/images" -mindepth 1 -maxdepth 1 -type d ! -name by-stat ! -name '.tmp-*' | wc -l)
 	tmps=$(find "$C/images" -mindepth 1 -maxdepth 1 -name '.tmp-*' | wc -l)
 	d=$(find "$C/images" -mindepth 1 -maxdepth 1 -type d ! -name by-stat ! -name '.tmp-*' | head -n 1)
 	n=$(cd "$d" 2>/dev/null && find . -mindepth 1 | wc -l)
-	shas=$(cat "$BASE"/rec-$m/*.jsonl | jq -r 'select(.event == "start") | .rootfs.sha256' | sort -u)
-	cold=$(cat "$BASE"/rec-$m/*.jsonl | jq -r 'select(.event == "start") | .rootfs.cached' | grep -c false)
+	shas=$(cat "$R"/*.jsonl | jq -r 'select(.event == "start") | .rootfs.sha256' | sort -u)
+	cold=$(cat "$R"/*.jsonl | jq -r 'select(.event == "start") | .rootfs.cached' | grep -c false)
 	ok $([ "$imgs" -eq 1 ] && [ "$tmps" -eq 0 ] && [ "$n" -eq "$NENTRIES" ] && [ "$(lines "$shas")" -eq 1 ]; echo $?) \
 		"$m: the tasks shared one complete image from one cold cache ($imgs image, $tmps half, $n/$NENTRIES entries, $cold of them unpacked it)"
 done
@@ -422,17 +428,17 @@ done
 JQ=$(awk '/^<!-- fleet-report -->/ {f = 1; next} f && /^```/ {if (s) exit; s = 1; next} f && s' "$TAP_ROOT/README.md" |
 	sed -n '/^jq /,$p')
 ok $([ -n "$JQ" ]; echo $?) "the README has the fleet report's jq line"
-report=$(cd "$BASE/rec-root" && eval "${JQ/records\//}" 2>&1)
+report=$(cd "$REC_root" && eval "${JQ/records\//}" 2>&1)
 got=$(printf '%s' "$report" | jq -c '[.sandboxes, .failed, ([.rows[] | select(.exit == 0)] | length)]' 2>&1)
 ok $([ "$got" = "[20,10,10]" ]; echo $?) "the jq report of the 20 run logs: 20 rows, 10 failed, 10 exit 0 ($got)"
 got=$(printf '%s' "$report" | jq -r '.rows[] | select(.name == "job-12") | "\(.exit) \(.wall_ms > 0) \(.mem_peak > 0) \(.connections_denied)"')
 ok $([ "$got" = "12 true true 0" ]; echo $?) "a row has exit, wall, peak memory and connections denied ($got)"
 
-summary=$(sbx_as_mode root "$SBX" inspect --summary --json --all)
+summary=$(as_node root "$SBX" inspect --summary --json --all)
 got=$(printf '%s' "$summary" | jq -c '[.sandboxes, ([.rows[] | select(.name | startswith("job-"))] | length), ([.rows[] | .exit] | map(select(. != null)) | sort)]')
 ok $([ "$got" = "[10,10,[11,12,13,14,137,137,143,143,143]]" ]; echo $?) \
 	"sbx inspect --summary --json --all: the node's kept sandboxes in one report ($got)"
-text=$(sbx_as_mode root "$SBX" inspect --summary --all)
+text=$(as_node root "$SBX" inspect --summary --all)
 printf '%s\n' "$text" | tail -n 1 | grep -q '^10 sandboxes: 0 exited 0, 9 failed, 1 running or lost; 0 connections denied'
 ok $? "sbx inspect --summary: a table and the totals ($(printf '%s\n' "$text" | tail -n 1))"
 
@@ -441,5 +447,5 @@ ok $? "sbx inspect --summary: a table and the totals ($(printf '%s\n' "$text" | 
 fleet_stop
 left=$(fleet_daemons)
 ok $([ -z "$left" ]; echo $?) "munged, slurmctld and slurmd stop"
-for m in root user; do sbx_as_mode $m "$SBX" destroy --all >/dev/null 2>&1; done
+for m in root user; do as_node $m "$SBX" destroy --all >/dev/null 2>&1; done
 done_testing
