@@ -379,7 +379,7 @@ PY
 	wait
 	sleep 0.3
 	capture as_mode $mode "$SBX" exec "lost-$mode" true
-	[ $rc -eq 125 ] && [[ $err == *lost* ]] && ! pgrep -f 'sleep 8765' >/dev/null
+	[ $rc -eq 125 ] && [[ $err == *lost* ]] && ! pgrep -f '^sleep 8765' >/dev/null
 	ok $? "$mode: lost sandbox: 125 ($err)"
 
 	as_mode $mode "$SBX" destroy --all >/dev/null 2>&1

@@ -366,11 +366,21 @@ ids_of() { # ids_of DIR: the sandbox ids in the run logs in DIR
 	cat "$1"/*.jsonl 2>/dev/null | jq -r 'select(.event == "start") | .id'
 }
 IDS="$(ids_of "$REC_root") $(ids_of "$REC_user")"
-procs=$(for p in /proc/[0-9]*; do
-	[ "${p#/proc/}" = $$ ] && continue
-	case "$(readlink "$p/exe" 2>/dev/null)" in "$SBX") echo "sbx ${p#/proc/}" ;; esac
-	{ tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -q "^SLURM_ARRAY_JOB_ID=" && echo "task ${p#/proc/}"
-done)
+# procs: sbx processes (a purger of the trash may still be at work: it is
+# given 10 s) and the tasks' own.
+procs() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" = $$ ] && continue
+		case "$(readlink "$p/exe" 2>/dev/null)" in "$SBX") echo "sbx ${p#/proc/} $(cat "$p/comm" 2>/dev/null)" ;; esac
+		{ tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -q "^SLURM_ARRAY_JOB_ID=" && echo "task ${p#/proc/}"
+	done
+}
+for _ in $(seq 50); do
+	[ -z "$(procs)" ] && break
+	sleep 0.2
+done
+procs=$(procs)
 # The jails' own processes have a clear environment: find them by the
 # commands only they run.
 jailprocs=$(pgrep -af -- 'sleep 600|do sleep 1' || true)

@@ -213,7 +213,7 @@ assert len(a) == 10 and all(x["state"] == "exited" and x["exit_code"] == 4 for x
 	wait $pid
 	runrc=$?
 	[ $rc -eq 0 ] && [[ $out == "removed $id (running, jail killed"* ]] && [ $runrc -eq 137 ] &&
-		! pgrep -f 'sleep 9123' >/dev/null && [ ! -e "$BASE/state-$mode/sandboxes/$id" ]
+		! pgrep -f '^sleep 9123' >/dev/null && [ ! -e "$BASE/state-$mode/sandboxes/$id" ]
 	ok $? "$mode: destroy of a running sandbox kills it (run exits $runrc) and removes it ($out)"
 	grep -q "^sbx: removed sandbox $id (destroyed by 'sbx destroy' while it ran)$" "$TAP_TMP/destroyed.err" &&
 		! grep -q "kept sandbox" "$TAP_TMP/destroyed.err"
