@@ -85,16 +85,19 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ins
 	o->refs = argv + optind;
 	o->n_refs = argc - optind;
 	if (o->summary && (o->changes || o->output || o->html))
-		return sbx_cmd_usage_error(ctx, "--summary goes with --json only (see 'sbx inspect --help')");
+		return sbx_cmd_usage_error(
+		    ctx, "--summary goes with --json only (see 'sbx inspect --help')");
 	if (o->all && !o->summary && !o->json)
-		return sbx_cmd_usage_error(ctx, "--all goes with --summary or --json (see 'sbx inspect --help')");
+		return sbx_cmd_usage_error(
+		    ctx, "--all goes with --summary or --json (see 'sbx inspect --help')");
 	if (o->all && o->n_refs)
-		return sbx_cmd_usage_error(ctx, "--all or sandboxes, not both (see 'sbx inspect --help')");
+		return sbx_cmd_usage_error(
+		    ctx, "--all or sandboxes, not both (see 'sbx inspect --help')");
 	if (!o->all && o->n_refs == 0)
 		return sbx_cmd_usage_error(ctx, "which sandbox? (see 'sbx inspect --help')");
 	if (o->n_refs > 1 && (!(o->json || o->summary) || o->changes || o->output || o->html))
-		return sbx_cmd_usage_error(
-		    ctx, "one sandbox at a time, except with --json or --summary (see 'sbx inspect --help')");
+		return sbx_cmd_usage_error(ctx, "one sandbox at a time, except with --json or "
+						"--summary (see 'sbx inspect --help')");
 	if (o->changes && o->output) {
 		return sbx_cmd_usage_error(ctx, "--changes and --output do not go together");
 	}
@@ -248,8 +251,7 @@ static int dump_json(json_t *j)
  * exit 1, the others are still reported: a dashboard of an array job
  * should not lose nineteen rows to one typo.
  */
-static int inspect_many(struct sbx_cmd_ctx *ctx, struct sbx_state *st,
-			const struct inspect_opts *o)
+static int inspect_many(struct sbx_cmd_ctx *ctx, struct sbx_state *st, const struct inspect_opts *o)
 {
 	struct sbx_strv ids = {0};
 	struct sbx_err err = {0};

@@ -70,9 +70,8 @@ json_t *lc_summary_json(const struct sbx_sandbox *sb, const json_t *events)
 	json_object_set_new(o, "name", r->name ? json_string(r->name) : json_null());
 	json_object_set_new(o, "state", json_string(lc_state_label(sb, label, sizeof(label))));
 	json_object_set_new(o, "exit", r->exit.set ? json_integer(r->exit.status) : json_null());
-	json_object_set_new(o, "reason",
-			    r->exit.set && r->exit.reason ? json_string(r->exit.reason)
-							  : json_null());
+	json_object_set_new(
+	    o, "reason", r->exit.set && r->exit.reason ? json_string(r->exit.reason) : json_null());
 	json_object_set_new(o, "signal",
 			    r->exit.set && r->exit.signal > 0 ? json_integer(r->exit.signal)
 							      : json_null());
@@ -83,13 +82,13 @@ json_t *lc_summary_json(const struct sbx_sandbox *sb, const json_t *events)
 	json_object_set_new(o, "pids_peak",
 			    res->set ? json_integer((json_int_t)res->pids_peak) : json_null());
 	json_object_set_new(o, "startup_ms", num_or_null(r->timings.set, r->timings.total));
-	json_object_set_new(o, "connections",
-			    json_pack("{s:I, s:I, s:I}", "allowed", allowed, "denied", denied,
-				      "failed", failed));
+	json_object_set_new(
+	    o, "connections",
+	    json_pack("{s:I, s:I, s:I}", "allowed", allowed, "denied", denied, "failed", failed));
 	json_object_set_new(o, "seccomp_denied", json_integer(count_seccomp(sb, events)));
 	json_object_set_new(o, "kept", json_boolean(r->kept_set && r->kept));
-	json_object_set_new(o, "profile", r->profile.name ? json_string(r->profile.name)
-							  : json_null());
+	json_object_set_new(o, "profile",
+			    r->profile.name ? json_string(r->profile.name) : json_null());
 	json_object_set_new(o, "created", r->created ? json_string(r->created) : json_null());
 	json_object_set_new(o, "ended", r->ended ? json_string(r->ended) : json_null());
 	return o;
@@ -147,14 +146,16 @@ void lc_print_summary(const json_t *report, FILE *out)
 			snprintf(w, sizeof(w), "-");
 		fprintf(out, "%-12s  %-16s  %-18s  %9s  %10s  %6lld  %7lld  %lld\n",
 			json_string_value(json_object_get(row, "id")), name, state, w,
-			json_is_integer(m) ? lc_size((double)json_integer_value(m), mem, sizeof(mem))
-					   : "-",
+			json_is_integer(m)
+			    ? lc_size((double)json_integer_value(m), mem, sizeof(mem))
+			    : "-",
 			(long long)json_integer_value(json_object_get(c, "denied")),
 			(long long)json_integer_value(json_object_get(c, "allowed")),
 			(long long)json_integer_value(json_object_get(row, "seccomp_denied")));
 	}
-	fprintf(out, "%lld sandboxes: %lld exited 0, %lld failed, %lld running or lost; %lld "
-		     "connections denied; longest %.0f ms, most memory %s\n",
+	fprintf(out,
+		"%lld sandboxes: %lld exited 0, %lld failed, %lld running or lost; %lld "
+		"connections denied; longest %.0f ms, most memory %s\n",
 		(long long)json_integer_value(json_object_get(report, "sandboxes")),
 		(long long)json_integer_value(json_object_get(report, "ok")),
 		(long long)json_integer_value(json_object_get(report, "failed")),

@@ -26,7 +26,8 @@
  * (a .tmp- directory is never used as one, and a later unpack removes it
  * once it is older than STALE_TMP_SEC and no longer locked), and when two
  * callers unpack the same tarball at once, the loser of the rename race
- * discards its copy and both use the winner's.  Images, index entries and
+ * discards its copy and both use the winner's (runs of one cache unpack a
+ * tarball one at a time: by-stat/.unpack-SKEY, unpack_lock()).  Images, index entries and
  * the image root must belong to the caller's euid to be used, so a shared
  * cache directory cannot hand one user's image to another.
  */
@@ -143,6 +144,41 @@ static void bystat_put(const struct cache *c, const char *skey, const char *sha)
 	if (sbx_write_all(fd, line, 65) < 0 || close(steal_fd(&fd)) < 0 ||
 	    renameat(c->bystat_fd, tmp, c->bystat_fd, skey) < 0)
 		(void)unlinkat(c->bystat_fd, tmp, 0);
+}
+
+/*
+ * by-stat/.unpack-SKEY, flock()ed by the one run that unpacks the tarball
+ * whose stat key it names; a run that finds it held waits, then finds the
+ * image in the index.  The holder unlinks it when done, whether the unpack
+ * worked or not (a run that opened it before still gets the lock on the
+ * unlinked inode and looks in the index: the image, or its own unpack).  -1: no lock (the
+ * unpack goes ahead unserialised, which is still correct).
+ */
+static int unpack_lock(const struct cache *c, const char *skey)
+{
+	char name[NAME_MAX + 1];
+	int fd;
+
+	snprintf(name, sizeof(name), ".unpack-%.200s", skey);
+	fd = openat(c->bystat_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static void unpack_unlock(const struct cache *c, const char *skey, int fd)
+{
+	char name[NAME_MAX + 1];
+
+	snprintf(name, sizeof(name), ".unpack-%.200s", skey);
+	(void)unlinkat(c->bystat_fd, name, 0);
+	(void)flock(fd, LOCK_UN);
 }
 
 /* Remove .tmp- directories of dead unpacks (old and not locked). */
@@ -369,6 +405,7 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, cha
 	const struct sbx_image_opts *o = opts ? opts : &none;
 	struct sbx_image_stats local;
 	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int lk = -1;
 	struct cache c;
 	char skey[160], key[80], sha[65];
 	struct stat sb;
@@ -403,6 +440,22 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, cha
 		}
 	}
 	clean_stale(&c);
+	/* One unpack of a tarball at a time: the others wait for it and use
+	 * its image (twenty tasks of an array job on a cold cache unpack it
+	 * once, not twenty times over in temporary directories). */
+	if (!o->no_cache)
+		lk = unpack_lock(&c, skey);
+	if (lk >= 0 && bystat_get(&c, skey, sha)) {
+		image_key(sha, o, key, sizeof(key));
+		if (image_ok(&c, key)) {
+			memcpy(st->sha256, sha, sizeof(sha));
+			st->cached = true;
+			r = o->no_verify ? 0 : verify_image(&c, key, err);
+			if (r < 0)
+				goto out;
+			goto done;
+		}
+	}
 	r = unpack_publish(&c, fd, o, key, sizeof(key), st, err);
 	if (r < 0) {
 		sbx_err_wrap(err, "cannot unpack '%s'", rootfs);
@@ -412,6 +465,8 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, cha
 done:
 	*out_dir = sbx_xasprintf("%s/%s", c.images, key);
 out:
+	if (lk >= 0)
+		unpack_unlock(&c, skey, lk);
 	cache_close(&c);
 	return r;
 }

@@ -518,8 +518,7 @@ static enum sbx_enforce restored(uint64_t want, const char *dir, const char *fil
 }
 
 /* The paths of the record's "cgroup" object into cg (version 0: none). */
-static int restore_all(struct sbx_cgroup *cg, const char *id, const json_t *j,
-		       struct sbx_err *err)
+static int restore_all(struct sbx_cgroup *cg, const char *id, const json_t *j, struct sbx_err *err)
 {
 	struct sbx_cgroup_sys s;
 	json_t *paths = json_object_get(j, "paths"), *p;

@@ -290,8 +290,8 @@ void sbx_run_record_start(struct sbx_run *c)
 	r->network_events = json_array();
 	r->seccomp_events = json_array();
 	sbx_log_event(&c->log, "start",
-		      json_pack("{s:s, s:s?, s:o, s:s?, s:{s:s, s:s?, s:b}}", "id", c->sb.id, "name",
-				r->name, "command", argv_json(c->opt->argv), "profile",
+		      json_pack("{s:s, s:s?, s:o, s:s?, s:{s:s, s:s?, s:b}}", "id", c->sb.id,
+				"name", r->name, "command", argv_json(c->opt->argv), "profile",
 				c->cfg->profile_name, "rootfs", "spec", r->rootfs.spec, "sha256",
 				r->rootfs.sha256, "cached", r->rootfs.cached));
 }

@@ -34,7 +34,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
 #define TRASH	   "trash"
 #define TRASH_LOCK ".lock"
 
@@ -79,8 +78,9 @@ static void purge_all(int tfd, struct sbx_strv *removed)
 		if (de->d_name[0] == '.')
 			continue;
 		if (sbx_state_rm_tree(tfd, de->d_name) == 0 && removed)
-			sbx_strv_push_take(removed,
-					   sbx_xasprintf("trash/%s (an interrupted removal)", de->d_name));
+			sbx_strv_push_take(
+			    removed,
+			    sbx_xasprintf("trash/%s (an interrupted removal)", de->d_name));
 	}
 	closedir(d);
 }
@@ -193,8 +193,7 @@ int sbx_sandbox_trash(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_e
 		return sbx_sandbox_remove(st, sb, err);
 	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
 		memset(rnd, 0, sizeof(rnd)); /* the id alone is unique enough */
-	snprintf(name, sizeof(name), "%s.%02x%02x%02x%02x", sb->id, rnd[0], rnd[1], rnd[2],
-		 rnd[3]);
+	snprintf(name, sizeof(name), "%s.%02x%02x%02x%02x", sb->id, rnd[0], rnd[1], rnd[2], rnd[3]);
 	sbx_state_release_name(st, sb->name, sb->id);
 	if (renameat(st->sandboxes_fd, sb->id, tfd, name) < 0) {
 		close(tfd);
