@@ -301,7 +301,9 @@ static void hand_over(const struct sbx_sandbox *sb, struct sbx_jail *j, int out_
 		close(fd);
 	sbx_errorf("the command left processes holding its output, and the sandbox's supervisor "
 		   "cannot take it (%s): relaying it here until they end",
-		   fd < 0 ? e.msg : rep.message[0] ? rep.message : "no answer");
+		   fd < 0	    ? e.msg
+		   : rep.message[0] ? rep.message
+				    : "no answer");
 	relay_until_eof(res->out_open ? out_r : -1, res->err_open ? err_r : -1,
 			res->pty_open ? j->pty_fd : -1);
 }

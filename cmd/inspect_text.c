@@ -217,10 +217,10 @@ static void print_publish(FILE *o, const struct sbx_sandbox *sb, const json_t *e
 			if (strcmp(res, "refused") && strcmp(res, "failed"))
 				continue;
 			kv_take(o, res,
-				sbx_xasprintf("%s %s (%s)",
-					      json_string_value(json_object_get(e, "ts")) ?: "",
-					      json_string_value(json_object_get(e, "peer")) ?: "",
-					      json_string_value(json_object_get(e, "reason")) ?: ""));
+				sbx_xasprintf(
+				    "%s %s (%s)", json_string_value(json_object_get(e, "ts")) ?: "",
+				    json_string_value(json_object_get(e, "peer")) ?: "",
+				    json_string_value(json_object_get(e, "reason")) ?: ""));
 		}
 		kv_take(o, "connections",
 			sbx_xasprintf("%zu forwarded, %zu token redirects, %zu refused, %zu failed",

@@ -128,8 +128,9 @@ int cmd_logs(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 			follow_it = true;
 		} else if (opt == 'n') {
 			if (sbx_parse_u64(optarg, &tail, &err) < 0)
-				return sbx_cmd_usage_error(ctx, "logs: --tail '%s': expected a number "
-								"of lines",
+				return sbx_cmd_usage_error(ctx,
+							   "logs: --tail '%s': expected a number "
+							   "of lines",
 							   optarg);
 			have_tail = true;
 		} else {
@@ -145,7 +146,8 @@ int cmd_logs(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	if (lc_open(st, argv[optind], false, &sb, &err) < 0) {
 		sbx_sandbox_close(&sb);
 		if (err.errnum == ENOENT || !err.msg[0])
-			sbx_err_set(&err, ENOENT, "no sandbox '%s' (see 'sbx ps -a')", argv[optind]);
+			sbx_err_set(&err, ENOENT, "no sandbox '%s' (see 'sbx ps -a')",
+				    argv[optind]);
 		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 	}
 	state = sbx_sandbox_state(&sb, &code);

@@ -101,10 +101,12 @@ static void ps_row(const struct sbx_sandbox *sb, bool tty)
 		json_array_foreach(sb->rec.publish, i, pt)
 		{
 			const char *url = json_string_value(json_object_get(pt, "url"));
-			bool open = !strcmp(json_string_value(json_object_get(pt, "auth")) ?: "", "open");
+			bool open =
+			    !strcmp(json_string_value(json_object_get(pt, "auth")) ?: "", "open");
 
 			printf("%-12s  └ %s %s -> jail port %d%s\n", "", open ? "open" : "preview",
-			       url ? url : "?", (int)json_integer_value(json_object_get(pt, "port")),
+			       url ? url : "?",
+			       (int)json_integer_value(json_object_get(pt, "port")),
 			       open ? " (no token)" : "");
 		}
 	}

@@ -229,9 +229,10 @@ int cmd_run(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	if (r == 0)
 		r = load_config(&c, &err);
 	if (r == 0 && c.args.detach && c.cfg.tty)
-		r = sbx_err_set(&err, 0,
-				"run: --detach and a terminal (-t, or tty = yes in the profile): a "
-				"detached sandbox has none (use 'sbx exec -t SANDBOX CMD' for one)");
+		r = sbx_err_set(
+		    &err, 0,
+		    "run: --detach and a terminal (-t, or tty = yes in the profile): a "
+		    "detached sandbox has none (use 'sbx exec -t SANDBOX CMD' for one)");
 	if (r == 0 && c.args.detach)
 		r = detach(&c, &err);
 	if (r == 0) {

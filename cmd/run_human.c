@@ -61,9 +61,10 @@ static void human_exit(const json_t *ev)
 		snprintf(what, sizeof(what), "stopped by 'sbx stop' (SIGTERM), exit %d",
 			 (int)json_integer_value(json_object_get(x, "status")));
 	else if (!strcmp(reason, "stopped") && !strcmp(jstr(x, "stop"), "sbx-stop-kill"))
-		snprintf(what, sizeof(what),
-			 "killed by sbx (SIGKILL) when it outlived 'sbx stop''s grace time, exit %d",
-			 (int)json_integer_value(json_object_get(x, "status")));
+		snprintf(
+		    what, sizeof(what),
+		    "killed by sbx (SIGKILL) when it outlived 'sbx stop''s grace time, exit %d",
+		    (int)json_integer_value(json_object_get(x, "status")));
 	else if (!strcmp(reason, "stopped"))
 		snprintf(what, sizeof(what), "killed by sbx (SIGKILL) %s, exit %d",
 			 !strcmp(jstr(x, "stop"), "second-signal")
@@ -188,9 +189,10 @@ static void human_publish(const json_t *ev)
 		    json_string_value(a) ? json_string_value(a) : "?");
 
 		if (!strcmp(jstr(pt, "auth"), "open"))
-			sbx_errorf("publish: %s port %d -> jail port %d: OPEN (no token: anyone who "
-				   "can reach %s:%d connects)",
-				   where, hp, port, where, hp);
+			sbx_errorf(
+			    "publish: %s port %d -> jail port %d: OPEN (no token: anyone who "
+			    "can reach %s:%d connects)",
+			    where, hp, port, where, hp);
 		else
 			sbx_errorf("preview: %s (jail port %d; needs its token)", jstr(pt, "url"),
 				   port);
@@ -206,9 +208,10 @@ static void human_connection(const json_t *ev)
 
 	if (strcmp(result, "refused") && strcmp(result, "failed"))
 		return;
-	sbx_errorf("publish: %s from %s to port %d %s (%s)", jstr(ev, "path")[0] ? "request" : "connection",
-		   jstr(ev, "peer"), (int)json_integer_value(json_object_get(ev, "host_port")),
-		   result, jstr(ev, "reason"));
+	sbx_errorf("publish: %s from %s to port %d %s (%s)",
+		   jstr(ev, "path")[0] ? "request" : "connection", jstr(ev, "peer"),
+		   (int)json_integer_value(json_object_get(ev, "host_port")), result,
+		   jstr(ev, "reason"));
 }
 
 void run_human(const json_t *ev, void *data)
@@ -257,8 +260,9 @@ void run_human(const json_t *ev, void *data)
 	} else if (!strcmp(type, "connection")) {
 		human_connection(ev);
 	} else if (!strcmp(type, "stop")) {
-		sbx_errorf("sbx stop: SIGTERM sent, the jail is killed if it has not ended in %s",
-			   duration_text((uint64_t)json_integer_value(json_object_get(ev, "grace_ms"))));
+		sbx_errorf(
+		    "sbx stop: SIGTERM sent, the jail is killed if it has not ended in %s",
+		    duration_text((uint64_t)json_integer_value(json_object_get(ev, "grace_ms"))));
 	} else if (!strcmp(type, "exit")) {
 		human_exit(ev);
 		if (c->cfg.net == SBX_NET_PROXY)

@@ -78,7 +78,8 @@ int cmd_stop(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "t:", longopts, NULL)) != -1) {
 		if (opt == 't') {
-			if (sbx_parse_duration(optarg, &grace, &err) < 0 && strcmp(optarg, "0") != 0)
+			if (sbx_parse_duration(optarg, &grace, &err) < 0 &&
+			    strcmp(optarg, "0") != 0)
 				return sbx_cmd_usage_error(ctx, "stop: --time '%s': %s", optarg,
 							   err.msg);
 			if (!strcmp(optarg, "0"))
@@ -109,10 +110,12 @@ int cmd_stop(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 		if (strcmp(state, "running") && strcmp(state, "created")) {
 			char label[64];
 
-			printf("%s: not running (%s)\n", ref, lc_state_label(&sb, label, sizeof(label)));
+			printf("%s: not running (%s)\n", ref,
+			       lc_state_label(&sb, label, sizeof(label)));
 			if (!strcmp(state, "lost")) {
-				sbx_errorf("%s: lost (its supervisor died): 'sbx destroy %s' removes it",
-					   ref, ref);
+				sbx_errorf(
+				    "%s: lost (its supervisor died): 'sbx destroy %s' removes it",
+				    ref, ref);
 				rc = SBX_EXIT_FAIL;
 			}
 			sbx_sandbox_close(&sb);
@@ -137,7 +140,8 @@ int cmd_stop(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 		if (fds[i] < 0)
 			continue;
 		if (sbx_control_reply(fds[i], -1, &rep) == 0 && rep.ok) {
-			printf("%s: stopped (%s)\n", argv[optind + i], end_text(&rep, buf, sizeof(buf)));
+			printf("%s: stopped (%s)\n", argv[optind + i],
+			       end_text(&rep, buf, sizeof(buf)));
 		} else if (rep.message[0]) {
 			sbx_errorf("%s: %s", argv[optind + i], rep.message);
 			rc = SBX_EXIT_FAIL;
@@ -204,8 +208,7 @@ int cmd_wait(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	if (fd < 0 || sbx_control_reply(fd, -1, &rep) < 0 || !rep.ok) {
 		if (fd >= 0)
 			close(fd);
-		sbx_errorf("%s: ended before its exit status could be read (see 'sbx ps -a')",
-			   ref);
+		sbx_errorf("%s: ended before its exit status could be read (see 'sbx ps -a')", ref);
 		return SBX_EXIT_SBX;
 	}
 	close(fd);

@@ -169,8 +169,8 @@ struct sbx_jail {
 	/* with opts->keep_ns: init's user and network namespaces, opened
 	 * before init makes itself non-dumpable (then they cannot be) */
 	int ns_user_fd, ns_net_fd;
-	int fence_fd; /* opts->exec_fence: see sbx_jail_exec_landed() */
-	pid_t cmd_pid;	       /* the command's pid inside the jail */
+	int fence_fd;  /* opts->exec_fence: see sbx_jail_exec_landed() */
+	pid_t cmd_pid; /* the command's pid inside the jail */
 	/* phase timings, ms */
 	double t_namespaces, t_mounts, t_seccomp, t_exec;
 	bool exec_ok;	  /* the command reached execve */
@@ -319,15 +319,15 @@ struct sbx_jail_result {
 	int status;	  /* the command's wait status */
 	bool have_status; /* false: init died before reporting (killed) */
 	bool timed_out;
-	int stop_signal;	    /* the first terminating signal forwarded, or 0 */
-	enum sbx_jail_stop stopped; /* whether sbx then killed the jail, and why */
-	bool stop_requested;	    /* by sbx stop (io->stop_request) */
-	uint64_t stop_grace_ms;	    /* its grace time */
+	int stop_signal;		   /* the first terminating signal forwarded, or 0 */
+	enum sbx_jail_stop stopped;	   /* whether sbx then killed the jail, and why */
+	bool stop_requested;		   /* by sbx stop (io->stop_request) */
+	uint64_t stop_grace_ms;		   /* its grace time */
 	bool out_open, err_open, pty_open; /* until_exit: still open at the end */
-	uint64_t output_bytes;	    /* bytes of output seen */
-	bool output_truncated;	    /* output.log hit the cap */
-	uint64_t cpu_usec;	    /* rusage of the jail's init (includes what it reaped) */
-	uint64_t maxrss;	    /* bytes, largest process */
+	uint64_t output_bytes;		   /* bytes of output seen */
+	bool output_truncated;		   /* output.log hit the cap */
+	uint64_t cpu_usec;		   /* rusage of the jail's init (includes what it reaped) */
+	uint64_t maxrss;		   /* bytes, largest process */
 	double wall_ms;
 };
 

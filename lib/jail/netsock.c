@@ -10,11 +10,10 @@
  * the jail's user namespace, which an unprivileged supervisor has only by
  * joining that user namespace, which a threaded process cannot.  So a
  * forked helper joins the jail's user and network namespaces (opened by
- * the supervisor before init made itself non-dumpable) and answers each request with a new socket over a
- * SEQPACKET pair.  The helper stays in the host's pid and mount
- * namespaces, out of the jail's sight (it has no pid there), holds no
- * host fd but its end of the pair, is not dumpable, drops every
- * capability once joined, and dies with the supervisor.
+ * the supervisor before init made itself non-dumpable) and answers each request with a new socket
+ * over a SEQPACKET pair.  The helper stays in the host's pid and mount namespaces, out of the
+ * jail's sight (it has no pid there), holds no host fd but its end of the pair, is not dumpable,
+ * drops every capability once joined, and dies with the supervisor.
  */
 #include "jail_int.h"
 
@@ -43,8 +42,8 @@ static bool same_ns(int fd, const char *ns)
 	return stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
 }
 
-static void __attribute__((noreturn)) helper(int sock, int userfd, int netfd, int flags,
-					     pid_t parent)
+static void __attribute__((noreturn))
+helper(int sock, int userfd, int netfd, int flags, pid_t parent)
 {
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct none[2];
@@ -151,9 +150,9 @@ int sbx_jail_netsock_start(struct sbx_jail *j, struct sbx_jail_netsock *ns, stru
 			int e = n <= 0 ? EPIPE : m.errnum;
 
 			sbx_jail_netsock_stop(ns);
-			return sbx_err_set(err, e,
-					   "cannot make sockets in the jail's network namespace (%s)",
-					   n <= 0 ? "the helper died" : m.text);
+			return sbx_err_set(
+			    err, e, "cannot make sockets in the jail's network namespace (%s)",
+			    n <= 0 ? "the helper died" : m.text);
 		}
 	}
 	return 0;
@@ -194,7 +193,8 @@ int sbx_jail_netsock_get(struct sbx_jail_netsock *ns, int family)
 		struct stat st;
 
 		if (fstat(fds[0], &st) < 0 || !S_ISSOCK(st.st_mode) ||
-		    getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM ||
+		    getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
+		    type != SOCK_STREAM ||
 		    getsockopt(fds[0], SOL_SOCKET, SO_DOMAIN, &dom, &dl) < 0 || dom != family) {
 			close(fds[0]);
 			return -EPROTO;

@@ -110,8 +110,7 @@ int sbx_publish_parse(const char *spec, struct sbx_publish_port *out, struct sbx
 			goto bad;
 		*rb = '\0';
 		if (inet_pton(AF_INET6, rest + 1, &a6) != 1)
-			return sbx_err_set(err, 0,
-					   "'%s' is not an IPv6 address", rest + 1);
+			return sbx_err_set(err, 0, "'%s' is not an IPv6 address", rest + 1);
 		snprintf(out->addr, sizeof(out->addr), "%s", rest + 1);
 		rest = rb + 2;
 	}
@@ -150,8 +149,7 @@ int sbx_publish_parse(const char *spec, struct sbx_publish_port *out, struct sbx
 		goto badport;
 	return 0;
 badport:
-	return sbx_err_set(err, 0,
-			   "a port must be 1..65535 (the host port may be 0: a free one)");
+	return sbx_err_set(err, 0, "a port must be 1..65535 (the host port may be 0: a free one)");
 bad:
 	return sbx_err_set(err, 0,
 			   "expected PORT, HOSTPORT:PORT or ADDR:HOSTPORT:PORT, each optionally "
@@ -281,7 +279,8 @@ int sbx_publish_listen(struct sbx_publish **pp, const struct sbx_publish_port *p
 		for (size_t k = 0; k < i; k++)
 			if (ports[k].host_port && ports[k].host_port == ports[i].host_port &&
 			    !strcmp(ports[k].addr, ports[i].addr))
-				r = sbx_err_set(err, 0, "publish '%s': host port %u is published twice",
+				r = sbx_err_set(err, 0,
+						"publish '%s': host port %u is published twice",
 						spec, ports[i].host_port);
 		if (r < 0)
 			break;
@@ -301,14 +300,16 @@ int sbx_publish_listen(struct sbx_publish **pp, const struct sbx_publish_port *p
 		}
 		if (r < 0) {
 			if (err->errnum == EADDRINUSE)
-				sbx_err_wrap(err, "publish '%s': the host port is in use (pick another, "
-						  "or publish %u alone for a free one)",
+				sbx_err_wrap(err,
+					     "publish '%s': the host port is in use (pick another, "
+					     "or publish %u alone for a free one)",
 					     spec, q->spec.port);
 			else
 				sbx_err_wrap(err, "publish '%s'", spec);
 			break;
 		}
-		snprintf(q->cookie_name, sizeof(q->cookie_name), "sbx_preview_%u", q->spec.host_port);
+		snprintf(q->cookie_name, sizeof(q->cookie_name), "sbx_preview_%u",
+			 q->spec.host_port);
 		if (random_hex(q->cookie, 16) < 0)
 			r = sbx_err_set(err, errno, "cannot make a preview cookie");
 	}
@@ -337,7 +338,8 @@ static void url_of(const struct sbx_publish *p, const struct pub_port *q, const 
 		v6 = false;
 	}
 	snprintf(buf, len, "http://%s%s%s:%u/%s%s", v6 ? "[" : "", host, v6 ? "]" : "",
-		 q->spec.host_port, q->spec.open ? "" : "?sbx_token=", q->spec.open ? "" : p->token);
+		 q->spec.host_port,
+		 q->spec.open ? "" : "?sbx_token=", q->spec.open ? "" : p->token);
 }
 
 json_t *sbx_publish_json(struct sbx_publish *p)
@@ -358,11 +360,12 @@ json_t *sbx_publish_json(struct sbx_publish *p)
 		sbx_publish_format(&q->spec, spec, sizeof(spec));
 		url_of(p, q, q->nfds ? q->addrs[0] : "127.0.0.1", url, sizeof(url));
 		json_array_append_new(
-		    arr, json_pack("{s:s, s:o, s:i, s:i, s:s, s:s, s:o, s:I, s:I, s:I}", "spec", spec,
-				   "addresses", addrs, "host_port", q->spec.host_port, "port",
-				   q->spec.port, "auth", q->spec.open ? "open" : "token", "url", url,
-				   "urls", urls, "forwarded", (json_int_t)q->forwarded, "refused",
-				   (json_int_t)q->refused, "failed", (json_int_t)q->failed));
+		    arr,
+		    json_pack("{s:s, s:o, s:i, s:i, s:s, s:s, s:o, s:I, s:I, s:I}", "spec", spec,
+			      "addresses", addrs, "host_port", q->spec.host_port, "port",
+			      q->spec.port, "auth", q->spec.open ? "open" : "token", "url", url,
+			      "urls", urls, "forwarded", (json_int_t)q->forwarded, "refused",
+			      (json_int_t)q->refused, "failed", (json_int_t)q->failed));
 	}
 	pthread_mutex_unlock(&p->lock);
 	return arr;
@@ -374,12 +377,12 @@ static void conn_event(struct pub_conn *c, const char *result, const char *reaso
 {
 	struct sbx_publish *p = c->p;
 	uint64_t one = 1;
-	json_t *ev = json_pack(
-	    "{s:i, s:i, s:s, s:s, s:s*, s:s*, s:s*, s:I, s:I, s:f}", "host_port",
-	    c->port->spec.host_port, "port", c->port->spec.port, "peer", c->peer, "result", result,
-	    "reason", reason, "method", c->method[0] ? c->method : NULL, "path",
-	    c->path[0] ? c->path : NULL, "bytes_in", (json_int_t)c->bytes_in, "bytes_out",
-	    (json_int_t)c->bytes_out, "ms", sbx_ms_since(c->t0));
+	json_t *ev =
+	    json_pack("{s:i, s:i, s:s, s:s, s:s*, s:s*, s:s*, s:I, s:I, s:f}", "host_port",
+		      c->port->spec.host_port, "port", c->port->spec.port, "peer", c->peer,
+		      "result", result, "reason", reason, "method", c->method[0] ? c->method : NULL,
+		      "path", c->path[0] ? c->path : NULL, "bytes_in", (json_int_t)c->bytes_in,
+		      "bytes_out", (json_int_t)c->bytes_out, "ms", sbx_ms_since(c->t0));
 
 	pthread_mutex_lock(&p->lock);
 	if (!strcmp(result, "refused"))
@@ -552,7 +555,8 @@ static void relay(struct pub_conn *c, const char *first, size_t first_len)
 		for (int d = 0; d < 2; d++) {
 			int src = fd[d], dst = fd[1 - d];
 
-			if (have[d] == 0 && !eof[d] && (q[d].revents & (POLLIN | POLLHUP | POLLERR))) {
+			if (have[d] == 0 && !eof[d] &&
+			    (q[d].revents & (POLLIN | POLLHUP | POLLERR))) {
 				ssize_t r = recv(src, buf[d], sizeof(buf[d]), 0);
 
 				if (r > 0) {
@@ -563,7 +567,8 @@ static void relay(struct pub_conn *c, const char *first, size_t first_len)
 				}
 			}
 			if (have[d] > off[d]) {
-				ssize_t w = send(dst, buf[d] + off[d], have[d] - off[d], MSG_NOSIGNAL);
+				ssize_t w =
+				    send(dst, buf[d] + off[d], have[d] - off[d], MSG_NOSIGNAL);
 
 				if (w > 0) {
 					off[d] += (size_t)w;
@@ -589,7 +594,8 @@ static void relay(struct pub_conn *c, const char *first, size_t first_len)
 static size_t head_end(const char *buf, size_t n)
 {
 	for (size_t i = 3; i < n; i++)
-		if (buf[i - 3] == '\r' && buf[i - 2] == '\n' && buf[i - 1] == '\r' && buf[i] == '\n')
+		if (buf[i - 3] == '\r' && buf[i - 2] == '\n' && buf[i - 1] == '\r' &&
+		    buf[i] == '\n')
 			return i + 1;
 	return 0;
 }
@@ -624,8 +630,8 @@ static int find_token(const struct sbx_publish *p, const char *target, char *cle
 		if (l > 10 && strncmp(s, "sbx_token=", 10) == 0) {
 			found = (l - 10 == 32 && const_eq(s + 10, p->token, 32)) ? 1 : -1;
 		} else if (l > 0) {
-			n += (size_t)snprintf(clean + n, len - n, "%c%.*s", first ? '?' : '&', (int)l,
-					      s);
+			n += (size_t)snprintf(clean + n, len - n, "%c%.*s", first ? '?' : '&',
+					      (int)l, s);
 			first = false;
 		}
 		s += l + (amp ? 1 : 0);
@@ -688,18 +694,21 @@ static char *rewrite_head(const struct pub_port *q, const char *head, size_t len
 				while (*t == ' ' || *t == '\t')
 					t++;
 				eq = strchr(t, '=');
-				if (eq && (size_t)(eq - t) == nl && !strncmp(t, q->cookie_name, nl) &&
-				    strlen(eq + 1) == 32 && const_eq(eq + 1, q->cookie, 32))
+				if (eq && (size_t)(eq - t) == nl &&
+				    !strncmp(t, q->cookie_name, nl) && strlen(eq + 1) == 32 &&
+				    const_eq(eq + 1, q->cookie, 32))
 					*ok = true;
 				if (!*t || strncmp(t, "sbx_preview_", 12) == 0)
 					continue;
 				cn += (size_t)sprintf(cookies + cn, "%s%s", cn ? "; " : "", t);
 			}
-		} else if (is_header(l, body, "Keep-Alive") || is_header(l, body, "Proxy-Connection")) {
+		} else if (is_header(l, body, "Keep-Alive") ||
+			   is_header(l, body, "Proxy-Connection")) {
 			keep = false;
 		} else if (is_header(l, body, "Connection")) {
 			/* an upgrade (WebSocket) keeps it; else Connection: close */
-			keep = strcasestr(l, "upgrade") != NULL && (size_t)(strcasestr(l, "upgrade") - l) < body;
+			keep = strcasestr(l, "upgrade") != NULL &&
+			       (size_t)(strcasestr(l, "upgrade") - l) < body;
 			upgrade = upgrade || keep;
 		}
 		if (keep) {

@@ -117,9 +117,9 @@ struct sbx_config {
 
 	/* [network] */
 	enum sbx_net_mode net;
-	struct sbx_strv allow; /* host, host:port, *.domain[:port] */
-	char *upstream_ca;     /* PEM file of extra CAs for upstream TLS, or NULL */
-	bool capture;	       /* proxy mode: capture all TCP and DNS (default yes) */
+	struct sbx_strv allow;	 /* host, host:port, *.domain[:port] */
+	char *upstream_ca;	 /* PEM file of extra CAs for upstream TLS, or NULL */
+	bool capture;		 /* proxy mode: capture all TCP and DNS (default yes) */
 	struct sbx_strv publish; /* published ports, canonical (lib/net/publish.h) */
 
 	/* [limits]; SBX_UNSET when not set */

@@ -17,7 +17,7 @@
 #include "control.h"
 #include "run_int.h"
 
-#define CONTROL_MAGIC 0x73627863u /* "sbxc" */
+#define CONTROL_MAGIC  0x73627863u /* "sbxc" */
 #define CONTROL_MAXFDS 4
 
 struct control_req {

@@ -306,4 +306,3 @@ void sbx_run_keep_layers(struct sbx_run *c)
 		sbx_run_log_warn(c, e.msg);
 	}
 }
-

@@ -41,7 +41,8 @@ static const char *mode_note(const struct sbx_run *c)
 		return "network none: the jail reaches nothing; the host reaches the published "
 		       "ports";
 	default:
-		return "the host reaches the published ports; the jail gets no way out through them";
+		return "the host reaches the published ports; the jail gets no way out through "
+		       "them";
 	}
 }
 
