@@ -161,7 +161,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	timeout 10 sinfo -h -N -o '%T' 2>/dev/null | grep -qx idle && { up=0; break; }
 	sleep 0.5
 done
-ok $up "slurmctld and slurmd come up on 127.0.0.1 (node idle)"
+ok $up "slurmctld and slurmd come up (node idle)"
 if [ $up -ne 0 ]; then
 	tail -n 20 "$SL"/log/*.log | sed 's/^/# /'
 	echo "Bail out! the one-node cluster did not start"
@@ -428,7 +428,7 @@ for m in root user; do
 	n=$(cd "$d" 2>/dev/null && find . -mindepth 1 | wc -l)
 	shas=$(cat "$R"/*.jsonl | jq -r 'select(.event == "start") | .rootfs.sha256' | sort -u)
 	cold=$(cat "$R"/*.jsonl | jq -r 'select(.event == "start") | .rootfs.cached' | grep -c false)
-	ok $([ "$imgs" -eq 1 ] && [ "$tmps" -eq 0 ] && [ "$n" -eq "$NENTRIES" ] && [ "$(lines "$shas")" -eq 1 ]; echo $?) \
+	ok $([ "$imgs" -eq 1 ] && [ "$tmps" -eq 0 ] && [ "$n" -eq "$NENTRIES" ] && [ "$(lines "$shas")" -eq 1 ] && [ "$cold" -eq 1 ]; echo $?) \
 		"$m: the tasks shared one complete image from one cold cache ($imgs image, $tmps half, $n/$NENTRIES entries, $cold of them unpacked it)"
 done
 
