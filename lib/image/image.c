@@ -27,7 +27,7 @@
  * once it is older than STALE_TMP_SEC and no longer locked), and when two
  * callers unpack the same tarball at once, the loser of the rename race
  * discards its copy and both use the winner's (runs of one cache unpack a
- * tarball one at a time: by-stat/.unpack-SKEY, unpack_lock()).  Images, index entries and
+ * tarball one at a time: .unpack-SKEY, unpack_lock()).  Images, index entries and
  * the image root must belong to the caller's euid to be used, so a shared
  * cache directory cannot hand one user's image to another.
  */
@@ -147,7 +147,7 @@ static void bystat_put(const struct cache *c, const char *skey, const char *sha)
 }
 
 /*
- * by-stat/.unpack-SKEY, flock()ed by the one run that unpacks the tarball
+ * CACHE/images/.unpack-SKEY, flock()ed by the one run that unpacks the tarball
  * whose stat key it names; a run that finds it held waits, then finds the
  * image in the index.  The holder unlinks it when done, whether the unpack
  * worked or not (a run that opened it before still gets the lock on the
@@ -160,7 +160,7 @@ static int unpack_lock(const struct cache *c, const char *skey)
 	int fd;
 
 	snprintf(name, sizeof(name), ".unpack-%.200s", skey);
-	fd = openat(c->bystat_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = openat(c->images_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
 	while (flock(fd, LOCK_EX) < 0) {
@@ -177,11 +177,12 @@ static void unpack_unlock(const struct cache *c, const char *skey, int fd)
 	char name[NAME_MAX + 1];
 
 	snprintf(name, sizeof(name), ".unpack-%.200s", skey);
-	(void)unlinkat(c->bystat_fd, name, 0);
+	(void)unlinkat(c->images_fd, name, 0);
 	(void)flock(fd, LOCK_UN);
 }
 
-/* Remove .tmp- directories of dead unpacks (old and not locked). */
+/* Remove .tmp- directories of dead unpacks (old and not locked), and
+ * their .unpack- lock files (not locked). */
 static void clean_stale(const struct cache *c)
 {
 	int fd = openat(c->images_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -200,6 +201,15 @@ static void clean_stale(const struct cache *c)
 		_cleanup_close_ int tfd = -1;
 		struct stat sb;
 
+		/* the lock of an unpack whose run was killed: nobody holds it */
+		if (strncmp(de->d_name, ".unpack-", 8) == 0) {
+			tfd = openat(c->images_fd, de->d_name,
+				     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			if (tfd >= 0 && fstat(tfd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+			    flock(tfd, LOCK_EX | LOCK_NB) == 0)
+				(void)unlinkat(c->images_fd, de->d_name, 0);
+			continue;
+		}
 		if (strncmp(de->d_name, ".tmp-", 5) != 0 ||
 		    fstatat(c->images_fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(sb.st_mode) || now - sb.st_mtim.tv_sec < STALE_TMP_SEC)

@@ -115,6 +115,8 @@ one_kill() {
 	if [ "$point" = during-unpack ]; then
 		tmps=$(find "$C/images" -mindepth 1 -maxdepth 1 -name '.tmp-*' | wc -l)
 		[ "$tmps" -eq 0 ] || { echo "$tmps .tmp- directories remain after the next unpack"; return 1; }
+		locks=$(find "$C/images" -name '.unpack-*' | wc -l)
+		[ "$locks" -eq 0 ] || { echo "$locks .unpack- lock files remain after the next unpack"; return 1; }
 		image_complete "$mode" || return 1
 	fi
 	out=$(leftovers "$mode" "$mark" "$ids")
