@@ -408,6 +408,25 @@ int sbx_image_verify(const char *cache_dir, const char *image_dir, struct sbx_er
 	return r;
 }
 
+/* The image the index names for skey, if it is there: 1 (*r: what
+ * verifying it gave), 0 when the index has no entry or its image is gone. */
+static int indexed(const struct cache *c, const char *skey, const struct sbx_image_opts *o,
+		   char *key, size_t keylen, struct sbx_image_stats *st, int *r,
+		   struct sbx_err *err)
+{
+	char sha[65];
+
+	if (!bystat_get(c, skey, sha))
+		return 0;
+	image_key(sha, o, key, keylen);
+	if (!image_ok(c, key))
+		return 0;
+	memcpy(st->sha256, sha, sizeof(sha));
+	st->cached = true;
+	*r = o->no_verify ? 0 : verify_image(c, key, err);
+	return 1;
+}
+
 int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, char **out_dir,
 		      struct sbx_image_stats *st, struct sbx_err *err)
 {
@@ -417,7 +436,7 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, cha
 	_cleanup_close_ int fd = -1;
 	_cleanup_close_ int lk = -1;
 	struct cache c;
-	char skey[160], key[80], sha[65];
+	char skey[160], key[80];
 	struct stat sb;
 	int r;
 
@@ -438,16 +457,10 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, cha
 	if (r < 0)
 		goto out;
 	stat_key(&sb, skey, sizeof(skey));
-	if (!o->no_cache && bystat_get(&c, skey, sha)) {
-		image_key(sha, o, key, sizeof(key));
-		if (image_ok(&c, key)) {
-			memcpy(st->sha256, sha, sizeof(sha));
-			st->cached = true;
-			r = o->no_verify ? 0 : verify_image(&c, key, err);
-			if (r < 0)
-				goto out;
-			goto done;
-		}
+	if (!o->no_cache && indexed(&c, skey, o, key, sizeof(key), st, &r, err)) {
+		if (r < 0)
+			goto out;
+		goto done;
 	}
 	clean_stale(&c);
 	/* One unpack of a tarball at a time: the others wait for it and use
@@ -455,16 +468,10 @@ int sbx_image_prepare(const char *rootfs, const struct sbx_image_opts *opts, cha
 	 * once, not twenty times over in temporary directories). */
 	if (!o->no_cache)
 		lk = unpack_lock(&c, skey);
-	if (lk >= 0 && bystat_get(&c, skey, sha)) {
-		image_key(sha, o, key, sizeof(key));
-		if (image_ok(&c, key)) {
-			memcpy(st->sha256, sha, sizeof(sha));
-			st->cached = true;
-			r = o->no_verify ? 0 : verify_image(&c, key, err);
-			if (r < 0)
-				goto out;
-			goto done;
-		}
+	if (lk >= 0 && indexed(&c, skey, o, key, sizeof(key), st, &r, err)) {
+		if (r < 0)
+			goto out;
+		goto done;
 	}
 	r = unpack_publish(&c, fd, o, key, sizeof(key), st, err);
 	if (r < 0) {

@@ -12,6 +12,7 @@
 # exit 125, or (a cache it can repair) the run is correct; never a command
 # that ran without its record, and every record.json left parses.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root (mounts tmpfs; the unprivileged half runs through setpriv)"
@@ -41,17 +42,7 @@ cleanup() {
 trap cleanup EXIT
 
 # in_mode MODE STATE CACHE CMD...: run CMD as MODE with those directories.
-in_mode() {
-	local mode=$1 state=$2 cache=$3
-	shift 3
-	if [ "$mode" = root ]; then
-		env SBX_STATE_DIR="$state" SBX_CACHE_DIR="$cache" "$@"
-	else
-		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
-			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
-			SBX_STATE_DIR="$state" SBX_CACHE_DIR="$cache" "$@"
-	fi
-}
+in_mode() { sbx_as_dirs "$@"; }
 
 # mkdir_for MODE DIR...: directories the user of MODE owns.
 mkdir_for() {

@@ -215,17 +215,10 @@ TASKS_user="1 2 11 15 19 20"
 # as_node MODE CMD...: CMD as the tasks' user (root, or nobody), with the
 # node-local state and cache the script gives its sbx.
 as_node() {
-	local m=$1 u=0 S
+	local m=$1 u=0
 	shift
 	[ "$m" = user ] && u=65534
-	S=$BASE/var-tmp/sbx-$u
-	if [ "$m" = root ]; then
-		env SBX_STATE_DIR="$S/state" SBX_CACHE_DIR="$S/cache" "$@"
-	else
-		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
-			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
-			SBX_STATE_DIR="$S/state" SBX_CACHE_DIR="$S/cache" "$@"
-	fi
+	sbx_as_dirs "$m" "$BASE/var-tmp/sbx-$u/state" "$BASE/var-tmp/sbx-$u/cache" "$@"
 }
 
 # submit MODE: the array job's id (the script's #SBATCH lines, with the

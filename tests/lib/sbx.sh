@@ -17,6 +17,8 @@
 #                            setpriv (as the caller when not root), with a
 #                            clean environment, each with private state and
 #                            cache dirs under $BASE
+#   sbx_as_dirs MODE STATE CACHE CMD...
+#                            the same with those state and cache dirs
 #   sbx_as_mode_in DIR MODE CMD...
 #                            the same in a subshell whose cwd is DIR
 #   sbx_host_base            HOST_BASE: as root, the host uid of a jail's
@@ -57,16 +59,22 @@ sbx_wd() {
 sbx_as_mode() {
 	local mode=$1
 	shift
+	sbx_as_dirs "$mode" "$BASE/state-$mode" "$BASE/cache-$mode" "$@"
+}
+
+sbx_as_dirs() {
+	local mode=$1 state=$2 cache=$3
+	shift 3
 	if [ "$mode" = root ]; then
-		env SBX_STATE_DIR="$BASE/state-root" SBX_CACHE_DIR="$BASE/cache-root" "$@"
+		env SBX_STATE_DIR="$state" SBX_CACHE_DIR="$cache" "$@"
 	elif [ "$(id -u)" -ne 0 ]; then
 		# Not root: the unprivileged half is the caller itself.
 		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
-			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@"
+			SBX_STATE_DIR="$state" SBX_CACHE_DIR="$cache" "$@"
 	else
 		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
 			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" \
-			SBX_STATE_DIR="$BASE/state-user" SBX_CACHE_DIR="$BASE/cache-user" "$@"
+			SBX_STATE_DIR="$state" SBX_CACHE_DIR="$cache" "$@"
 	fi
 }
 
