@@ -123,13 +123,27 @@ json_t *lc_summary_report(json_t *rows)
 			 "rows", json_incref(rows));
 }
 
+/* "0.04 ms", "3.7 ms", "37 ms", "95.1 s": a wall time as a table cell. */
+static const char *wall_text(double ms, char *buf, size_t len)
+{
+	if (ms >= 10000)
+		snprintf(buf, len, "%.1f s", ms / 1000);
+	else if (ms < 1)
+		snprintf(buf, len, "%.2f ms", ms);
+	else if (ms < 10)
+		snprintf(buf, len, "%.1f ms", ms);
+	else
+		snprintf(buf, len, "%.0f ms", ms);
+	return buf;
+}
+
 void lc_print_summary(const json_t *report, FILE *out)
 {
 	const json_t *rows = json_object_get(report, "rows"), *row;
 	size_t i;
-	char mem[32];
+	char mem[32], w[32];
 
-	fprintf(out, "%-12s  %-16s  %-18s  %9s  %10s  %6s  %6s  %s\n", "ID", "NAME", "STATE",
+	fprintf(out, "%-12s  %-16s  %-18s  %9s  %10s  %6s  %7s  %s\n", "ID", "NAME", "STATE",
 		"WALL", "PEAK MEM", "DENIED", "ALLOWED", "SECCOMP");
 	json_array_foreach(rows, i, row)
 	{
@@ -138,10 +152,9 @@ void lc_print_summary(const json_t *report, FILE *out)
 		const json_t *m = json_object_get(row, "mem_peak");
 		_cleanup_free_ char *name = lc_text(json_object_get(row, "name"));
 		_cleanup_free_ char *state = lc_text(json_object_get(row, "state"));
-		char w[32];
 
 		if (json_is_number(wall))
-			snprintf(w, sizeof(w), "%.0f ms", json_number_value(wall));
+			wall_text(json_number_value(wall), w, sizeof(w));
 		else
 			snprintf(w, sizeof(w), "-");
 		fprintf(out, "%-12s  %-16s  %-18s  %9s  %10s  %6lld  %7lld  %lld\n",
@@ -154,14 +167,16 @@ void lc_print_summary(const json_t *report, FILE *out)
 			(long long)json_integer_value(json_object_get(row, "seccomp_denied")));
 	}
 	fprintf(out,
-		"%lld sandboxes: %lld exited 0, %lld failed, %lld running or lost; %lld "
-		"connections denied; longest %.0f ms, most memory %s\n",
+		"%lld %s: %lld exited 0, %lld failed, %lld running or lost; %lld "
+		"connections denied; longest %s, most memory %s\n",
 		(long long)json_integer_value(json_object_get(report, "sandboxes")),
+		json_integer_value(json_object_get(report, "sandboxes")) == 1 ? "sandbox"
+									      : "sandboxes",
 		(long long)json_integer_value(json_object_get(report, "ok")),
 		(long long)json_integer_value(json_object_get(report, "failed")),
 		(long long)json_integer_value(json_object_get(report, "running")),
 		(long long)json_integer_value(json_object_get(report, "connections_denied")),
-		json_number_value(json_object_get(report, "wall_ms_max")),
+		wall_text(json_number_value(json_object_get(report, "wall_ms_max")), w, sizeof(w)),
 		lc_size((double)json_integer_value(json_object_get(report, "mem_peak_max")), mem,
 			sizeof(mem)));
 }

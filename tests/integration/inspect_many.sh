@@ -41,6 +41,11 @@ for mode in $MODES; do
 		"$mode: --summary --all: a table of the state directory's sandboxes and the totals"
 	[ $rc = 0 ] || diag "$out $err"
 
+	capture as "$SBX" inspect --summary ok-c
+	ok $([ $rc = 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -q '^1 sandbox: 1 exited 0, 0 failed' &&
+		printf '%s\n' "$out" | sed -n 2p | grep -q ' [0-9][0-9.]* m\?s  '; echo $?) \
+		"$mode: --summary of one: 'sandbox', and its wall time as a number ($(printf '%s' "$out" | tail -n 1))"
+
 	capture as "$SBX" inspect --summary --json ok-a nosuch
 	ok $([ $rc = 1 ] && printf '%s' "$err" | grep -q "nosuch" &&
 		[ "$(printf '%s' "$out" | jq -c '[.sandboxes, .rows[0].name]')" = '[1,"ok-a"]' ]; echo $?) \
