@@ -2,10 +2,12 @@
 /* lib/jail/disk.c - the writable layers' cap and its filesystem (see disk.h). */
 #include "disk.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/loop.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -111,8 +113,8 @@ bool sbx_disk_loop_usable(void)
 	       sbx_disk_mke2fs() != NULL;
 }
 
-/* mke2fs on IMAGE; its messages (the last line) in err. */
-static int make_fs(const char *image, uint64_t inodes, struct sbx_err *err)
+/* mke2fs on IMAGE from LAYOUT; its messages (the last line) in err. */
+static int make_fs_in(const char *image, uint64_t inodes, const char *layout, struct sbx_err *err)
 {
 	const char *mke2fs = sbx_disk_mke2fs();
 	char n[32], out[512] = "";
@@ -140,7 +142,7 @@ static int make_fs(const char *image, uint64_t inodes, struct sbx_err *err)
 					    /* the loop device's logical block size */
 					    "-b", "4096", "-O", "^has_journal,^resize_inode", "-E",
 					    "lazy_itable_init=1,nodiscard,packed_meta_blocks=1",
-					    "-m", "0", "-N", n, image, NULL};
+					    "-m", "0", "-N", n, "-d", layout, image, NULL};
 		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 		if (nul >= 0)
@@ -171,6 +173,45 @@ static int make_fs(const char *image, uint64_t inodes, struct sbx_err *err)
 				   out[0] ? ": " : "", nl ? nl + 1 : out);
 	}
 	return 0;
+}
+
+/* The directories every layout starts with (lib/run/run_layers.c). */
+static const char *const layout_dirs[] = {"upper", "work", "overlays"};
+
+/* DIR and the layout's directories in it (mke2fs -d copies them), or gone. */
+static int layout_make(const char *dir, bool make)
+{
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(layout_dirs); i++) {
+		_cleanup_free_ char *d = sbx_xasprintf("%s/%s", dir, layout_dirs[i]);
+
+		if (make && i == 0 && mkdir(dir, 0700) < 0)
+			return -errno;
+		if (make ? mkdir(d, 0700) < 0 : rmdir(d) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	return make || rmdir(dir) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+/*
+ * mke2fs on IMAGE, with the layout's top directories made by mke2fs itself:
+ * it puts them in the first group, next to the root, where the kernel
+ * would spread each to a group of its own (reading that group's bitmaps
+ * through the loop device at the run's first mkdir there).
+ */
+static int make_fs(const char *image, uint64_t inodes, struct sbx_err *err)
+{
+	_cleanup_free_ char *layout = sbx_xasprintf("%s.layout", image);
+	int r;
+
+	(void)layout_make(layout, false);
+	r = layout_make(layout, true);
+	if (r < 0) {
+		(void)layout_make(layout, false);
+		return sbx_err_set(err, -r, "cannot make '%s'", layout);
+	}
+	r = make_fs_in(image, inodes, layout, err);
+	(void)layout_make(layout, false);
+	return r;
 }
 
 /* A free loop device bound to fd, detaching at its last close or unmount
@@ -227,9 +268,132 @@ static int copy_sparse(int src, int dst, off_t size)
 	return 0;
 }
 
+static char *template_path(const char *templates, const struct sbx_disk_cap *cap)
+{
+	return sbx_xasprintf("%s/ext4-4k-dirs-%llu-%llu.img", templates,
+			     (unsigned long long)cap->size, (unsigned long long)cap->inodes);
+}
+
+static char *ready_path(const char *templates, const struct sbx_disk_cap *cap, int slot)
+{
+	return sbx_xasprintf("%s/ext4-4k-dirs-%llu-%llu.ready-%d.img", templates,
+			     (unsigned long long)cap->size, (unsigned long long)cap->inodes, slot);
+}
+
+/* A file of the templates directory sbx itself wrote: regular, this user's,
+ * no one else's to read, of the cap's size. */
+static bool own_image(int fd, const struct sbx_disk_cap *cap)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	       st.st_nlink == 1 && !(st.st_mode & 077) && (uint64_t)st.st_size == cap->size;
+}
+
+/* A temporary file in the templates directory, flock()ed while it is
+ * written (so that sweep_tmp knows a killed writer's from a live one's). */
+static int tmp_create(const char *tmp)
+{
+	int t = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (t >= 0 && flock(t, LOCK_EX | LOCK_NB) < 0) {
+		(void)unlink(tmp);
+		sbx_closep(&t);
+	}
+	return t;
+}
+
+/* The temporary files that killed writers left (nobody holds their lock). */
+static void sweep_tmp(const char *templates)
+{
+	int dfd = open(templates, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		int f;
+
+		if (strncmp(de->d_name, ".tmp-", 5))
+			continue;
+		f = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (f >= 0 && flock(f, LOCK_EX | LOCK_NB) == 0)
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+		if (f >= 0)
+			close(f);
+	}
+	closedir(d);
+}
+
+/*
+ * A ready image: a copy of the template made after an earlier run, off that
+ * run's path, its data and its name synced.  It is attached to a loop
+ * device where it is (the loop device syncs its backing file, which then
+ * has nothing to write: a file renamed into a new directory would have
+ * that directory synced, and its parent) and then renamed to IMAGE.  The
+ * loop device's fd, or -1 when there is none.
+ */
+static int attach_ready(const char *image, const char *templates, const struct sbx_disk_cap *cap,
+			char *dev, size_t len)
+{
+	for (int i = 0; i < SBX_DISK_READY; i++) {
+		_cleanup_free_ char *r = ready_path(templates, cap, i);
+		_cleanup_close_ int fd = open(r, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		struct sbx_err e = {0};
+		struct stat a, b;
+		int loop;
+
+		/* Another run's while it holds the lock; still under that name
+		 * once locked, or another run took it meanwhile. */
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || !own_image(fd, cap) ||
+		    fstat(fd, &a) < 0 || stat(r, &b) < 0 || a.st_ino != b.st_ino ||
+		    a.st_dev != b.st_dev)
+			continue;
+		loop = loop_attach(fd, false, dev, len, &e);
+		if (loop < 0)
+			return -1;
+		if (renameat2(AT_FDCWD, r, AT_FDCWD, image, RENAME_NOREPLACE) == 0)
+			return loop;
+		close(loop);
+	}
+	return -1;
+}
+
+void sbx_disk_ready_fill(const char *templates, const struct sbx_disk_cap *cap)
+{
+	_cleanup_free_ char *tpl = template_path(templates, cap);
+	_cleanup_close_ int src = open(tpl, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (src < 0 || !own_image(src, cap))
+		return;
+	sweep_tmp(templates);
+	for (int i = 0; i < SBX_DISK_READY; i++) {
+		_cleanup_free_ char *r = ready_path(templates, cap, i);
+		_cleanup_free_ char *tmp = NULL;
+		_cleanup_close_ int t = -1;
+
+		if (faccessat(AT_FDCWD, r, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		tmp = sbx_xasprintf("%s/.tmp-%d-ready-%d.img", templates, (int)getpid(), i);
+		t = tmp_create(tmp);
+		if (t < 0)
+			return;
+		/* synced again once renamed: the name too (attach_ready) */
+		if (ftruncate(t, (off_t)cap->size) < 0 || copy_sparse(src, t, (off_t)cap->size) < 0 ||
+		    fsync(t) < 0 || renameat2(AT_FDCWD, tmp, AT_FDCWD, r, RENAME_NOREPLACE) < 0)
+			(void)unlink(tmp); /* a full disk, or another run filled it first */
+		else
+			(void)fsync(t);
+	}
+}
+
 /*
  * The filesystem of a given size and inode count is made once, as a
- * template (TEMPLATES/ext4-4k-SIZE-INODES.img, a few hundred KiB of data in a
+ * template (TEMPLATES/ext4-4k-dirs-SIZE-INODES.img, a few hundred KiB of data in a
  * sparse file), and each image is a copy of its data: a run pays a copy of
  * that, not mke2fs.  Without a template directory, or when it cannot be
  * written, mke2fs makes the image itself.
@@ -240,15 +404,12 @@ static int fill_image(int fd, const char *image, const struct sbx_disk_cap *cap,
 	_cleanup_free_ char *tpl = NULL;
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int t = -1;
-	struct stat st;
 	int r;
 
 	if (templates) {
-		tpl = sbx_xasprintf("%s/ext4-4k-%llu-%llu.img", templates,
-				    (unsigned long long)cap->size, (unsigned long long)cap->inodes);
+		tpl = template_path(templates, cap);
 		t = open(tpl, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (t >= 0 && fstat(t, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-		    (uint64_t)st.st_size == cap->size && copy_sparse(t, fd, st.st_size) == 0)
+		if (t >= 0 && own_image(t, cap) && copy_sparse(t, fd, (off_t)cap->size) == 0)
 			return 0;
 		sbx_closep(&t);
 	}
@@ -260,7 +421,7 @@ static int fill_image(int fd, const char *image, const struct sbx_disk_cap *cap,
 	tmp = sbx_xasprintf("%s/.tmp-%d.img", templates, (int)getpid());
 	if (mkdir(templates, 0700) < 0 && errno != EEXIST)
 		return 0;
-	t = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	t = tmp_create(tmp);
 	if (t < 0)
 		return 0;
 	if (ftruncate(t, (off_t)cap->size) < 0 || copy_sparse(fd, t, (off_t)cap->size) < 0 ||
@@ -277,23 +438,43 @@ int sbx_disk_loop_mount(const char *image, const char *target, const struct sbx_
 	char dev[32];
 	int r;
 
-	fd = open(image, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return sbx_err_set(err, errno, "cannot create '%s'", image);
-	if (ftruncate(fd, (off_t)cap->size) < 0)
-		return sbx_err_set(err, errno, "cannot size '%s'", image);
-	r = fill_image(fd, image, cap, templates, err);
-	if (r < 0)
-		return r;
-	loop = loop_attach(fd, false, dev, sizeof(dev), err);
-	if (loop < 0)
-		return loop;
+	loop = templates ? attach_ready(image, templates, cap, dev, sizeof(dev)) : -1;
+	if (loop < 0) {
+		fd = open(image, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return sbx_err_set(err, errno, "cannot create '%s'", image);
+		if (ftruncate(fd, (off_t)cap->size) < 0)
+			return sbx_err_set(err, errno, "cannot size '%s'", image);
+		r = fill_image(fd, image, cap, templates, err);
+		if (r < 0)
+			return r;
+		loop = loop_attach(fd, false, dev, sizeof(dev), err);
+		if (loop < 0)
+			return loop;
+	}
 	/* noinit_itable: no background zeroing of inode tables, which would
-	 * write a quarter GiB of zeros per sandbox into the state filesystem. */
+	 * write a quarter GiB of zeros per sandbox into the state filesystem.
+	 * nobarrier: no cache flush of the state filesystem's disk at mount and
+	 * unmount (each a sync of the backing file): a layer that is thrown
+	 * away needs none, and a kept one is synced, file and all, before its
+	 * record says kept (sbx_disk_settle). */
 	if (mount(dev, target, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,
-		  "errors=remount-ro,noinit_itable") < 0)
+		  "errors=remount-ro,noinit_itable,nobarrier") < 0)
 		return sbx_err_set(err, errno, "cannot mount '%s' (%s) on '%s'", image, dev,
 				   target);
+	return 0;
+}
+
+int sbx_disk_settle(const char *layer_dir, int sbfd, struct sbx_err *err)
+{
+	_cleanup_close_ int l = open(layer_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int f = openat(sbfd, "disk.img", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (l < 0 || syncfs(l) < 0)
+		return sbx_err_set(err, errno, "cannot sync the writable layer in '%s'", layer_dir);
+	if (f < 0 || fsync(f) < 0)
+		return sbx_err_set(err, errno, "cannot sync the writable layer's image of '%s'",
+				   layer_dir);
 	return 0;
 }
 

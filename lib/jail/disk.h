@@ -27,9 +27,13 @@
  *     is also held to SBX_DISK_MEMORY_SHARE of the machine's memory.
  *
  * mke2fs runs once per size and inode count: its result is kept as a
- * template (TEMPLATES/ext4-4k-SIZE-INODES.img, a sparse file with a few hundred
+ * template (TEMPLATES/ext4-4k-dirs-SIZE-INODES.img, a sparse file with a few hundred
  * KiB of data, in the state directory's disk-templates/) and each sandbox's
- * image is a copy of that data.
+ * image is a copy of that data.  A detached child of an earlier run
+ * (sbx_disk_ready_fill, called by the trash purger) keeps SBX_DISK_READY
+ * copies of it made and synced (TEMPLATES/ext4-4k-dirs-SIZE-INODES.ready-N.img):
+ * a run takes one in a rename, and makes its own copy only when none is
+ * there.
  *
  * The run log's limits line says which, and why the cap is what it is.
  */
@@ -50,6 +54,7 @@
 #define SBX_DISK_BYTES_PER_INODE (8ULL << 10)
 #define SBX_DISK_MIN_INODES	 1024
 #define SBX_DISK_MEMORY_SHARE	 4 /* an in-memory cap is at most memory / 4 */
+#define SBX_DISK_READY		 2 /* ready copies of each template (2 runs at once) */
 
 struct sbx_disk_cap {
 	uint64_t size; /* bytes */
@@ -77,13 +82,30 @@ int sbx_disk_cap_of(const char *state_dir, uint64_t total, uint64_t avail, uint6
 const char *sbx_disk_mke2fs(void);
 
 /*
- * As root: make IMAGE (created, must not exist) an ext4 filesystem of
+ * As root: make IMAGE (which must not exist) an ext4 filesystem of
  * cap->size bytes and cap->inodes inodes, and mount it on TARGET through a
- * loop device that goes away with the mount.  On failure nothing is left
- * mounted or attached (IMAGE may remain, for the caller to remove).
+ * loop device that goes away with the mount.  With TEMPLATES (not NULL) a
+ * ready copy becomes IMAGE, or else the template is copied (made first
+ * when there is none); without, mke2fs makes IMAGE.  On failure nothing is
+ * left mounted or attached (IMAGE may remain, for the caller to remove).
  */
 int sbx_disk_loop_mount(const char *image, const char *target, const struct sbx_disk_cap *cap,
 			const char *templates, struct sbx_err *err);
+
+/*
+ * Make the ready copies of the template of cap's size and inode count that
+ * are missing (nothing when there is no template yet), and remove the
+ * temporary files killed writers left in TEMPLATES.  Slow (it syncs):
+ * for a detached child, never a run's path.
+ */
+void sbx_disk_ready_fill(const char *templates, const struct sbx_disk_cap *cap);
+
+/*
+ * A kept sandbox's image mounted on LAYER_DIR (SBFD/disk.img): its
+ * filesystem synced, then the image file (the mount has no barriers: a
+ * sync of the filesystem reaches the file, not the disk).
+ */
+int sbx_disk_settle(const char *layer_dir, int sbfd, struct sbx_err *err);
 
 /*
  * As root, before the layers' image is mounted: a mount namespace of this

@@ -434,8 +434,9 @@ static void teardown(struct sbx_run *c)
 	if (c->sb.dirfd >= 0 && c->sb.record) {
 		/* The layers are on disk before a record says they were kept. */
 		if (c->kept && c->layer_dir &&
-		    sbx_jail_layers_settle(c->layer_dir, c->cfg,
-					   c->rootfs_dir && c->cfg->rootfs_writable, &e) < 0)
+		    (sbx_jail_layers_settle(c->layer_dir, c->cfg,
+					    c->rootfs_dir && c->cfg->rootfs_writable, &e) < 0 ||
+		     (c->disk_loop && sbx_disk_settle(c->layer_dir, c->sb.dirfd, &e) < 0)))
 			sbx_run_say_err(c, &e);
 		sbx_run_record_finish(c);
 		/* An image stays a file when kept (sbx_disk_attach_kept mounts it

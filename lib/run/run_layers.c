@@ -18,6 +18,14 @@
 #include "rmtree.h"
 #include "run_int.h"
 
+/* mkdir failed: EEXIST for a directory (not a symlink)? */
+static bool made_dir(const char *path)
+{
+	struct stat st;
+
+	return errno == EEXIST && lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* An overlay upper must look like its lower's root: same mode, owned by the
  * lower's owner as the jail sees it. */
 static int make_layer(struct sbx_run *c, const char *dir, const char *lower, struct sbx_err *err)
@@ -39,7 +47,8 @@ static int make_layer(struct sbx_run *c, const char *dir, const char *lower, str
 		uid = c->ids.host_uid;
 		gid = c->ids.host_gid;
 	}
-	if (sbx_mkdir_p(up, 0700) < 0 || mkdir(wk, 0700) < 0)
+	/* an image's layout has them already (lib/jail/disk.c) */
+	if (sbx_mkdir_p(up, 0700) < 0 || (mkdir(wk, 0700) < 0 && !made_dir(wk)))
 		return sbx_err_set(err, errno, "cannot create the writable layer in '%s'", dir);
 	if (chmod(up, st.st_mode & 07777) < 0 ||
 	    (c->ids.range && (chown(up, uid, gid) < 0 || chown(wk, uid, gid) < 0)))
@@ -57,15 +66,19 @@ static int make_layer(struct sbx_run *c, const char *dir, const char *lower, str
  * (o.layer_tmpfs), and when the sandbox is kept its upper directories are
  * copied to disk/ (keep_layers).
  */
-/* Does this run have a writable layer at all? */
-static bool has_layers(const struct sbx_run *c)
+/* Does this run have an overlay entry? */
+static bool has_overlays(const struct sbx_run *c)
 {
-	if (c->rootfs_dir && c->cfg->rootfs_writable)
-		return true;
 	for (size_t i = 0; i < c->cfg->n_mounts; i++)
 		if (c->cfg->mounts[i].kind == SBX_MNT_OVERLAY)
 			return true;
 	return false;
+}
+
+/* Does this run have a writable layer at all? */
+static bool has_layers(const struct sbx_run *c)
+{
+	return (c->rootfs_dir && c->cfg->rootfs_writable) || has_overlays(c);
 }
 
 /*
@@ -102,6 +115,35 @@ static int disk_cap(struct sbx_run *c, uint64_t asked, bool in_memory, struct sb
 	return 0;
 }
 
+/* The image's layout directories this run has no use for (an image root's
+ * upper and work, overlays/), gone: the layers are what the record says. */
+static void unused_layout(struct sbx_run *c)
+{
+	if (!(c->rootfs_dir && c->cfg->rootfs_writable)) {
+		_cleanup_free_ char *up = sbx_xasprintf("%s/upper", c->layer_dir);
+		_cleanup_free_ char *wk = sbx_xasprintf("%s/work", c->layer_dir);
+
+		(void)rmdir(up);
+		(void)rmdir(wk);
+	}
+	if (!has_overlays(c)) {
+		_cleanup_free_ char *ov = sbx_xasprintf("%s/overlays", c->layer_dir);
+
+		(void)rmdir(ov);
+	}
+}
+
+/* The trash purger's idle work after a run whose image was a template's
+ * copy: the ready copies for the next runs. */
+static void refill_ready(void *arg)
+{
+	struct sbx_run *c = arg;
+	_cleanup_free_ char *tpl = sbx_xasprintf("%s/disk-templates", c->st.state_dir);
+	struct sbx_disk_cap cap = {.size = c->ready_size, .inodes = c->ready_inodes};
+
+	sbx_disk_ready_fill(tpl, &cap);
+}
+
 /*
  * As root: the layers in an ext4 image of the cap's size (disk.img),
  * loop-mounted on disk/, in a mount namespace of the run's own when it can
@@ -125,7 +167,14 @@ static int loop_disk(struct sbx_run *c, uint64_t asked, bool *private_ns, struct
 		if (chmod(c->layer_dir, 0700) < 0)
 			return sbx_err_set(err, errno, "cannot prepare '%s'", c->layer_dir);
 		(void)rmdir(lf);
+		unused_layout(c);
 		c->disk_mounted = c->disk_loop = true;
+		if (!c->cg.disk_why[0]) {
+			c->ready_size = cap.size;
+			c->ready_inodes = cap.inodes;
+			c->st.idle_work = refill_ready;
+			c->st.idle_arg = c;
+		}
 		return 1;
 	}
 	(void)unlink(img);

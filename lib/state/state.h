@@ -41,6 +41,10 @@ struct sbx_state {
 	char *cache_dir;  /* CACHE */
 	int state_fd;	  /* O_DIRECTORY fd of STATE, -1 if it does not exist */
 	int sandboxes_fd; /* O_DIRECTORY fd of STATE/sandboxes, -1 if none */
+	/* work for the trash purger once it has removed what it was started
+	 * for (detached, nice 19, idle I/O class: never on a caller's path) */
+	void (*idle_work)(void *arg);
+	void *idle_arg;
 };
 
 /*

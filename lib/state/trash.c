@@ -14,7 +14,8 @@
  * (the purger killed, the machine down) is finished by the next run
  * (sbx_state_purge_background) or synchronously by `destroy --all` and
  * `destroy --stale` (sbx_state_purge).  The purger also removes the empty
- * cgroups of lost sandboxes (sweep_lost).
+ * cgroups of lost sandboxes (sweep_lost), then does the caller's idle
+ * work (a run's: the ready copies of its disk image, lib/jail/disk.h).
  */
 #include "state.h"
 #include "state_int.h"
@@ -161,6 +162,8 @@ static void __attribute__((noreturn)) purger(int tfd, const struct sbx_state *st
 	purge_locked(3, false, NULL);
 	if (lost.sandboxes_fd >= 0 && lost.state_dir)
 		sweep_lost(&lost);
+	if (st && st->idle_work)
+		st->idle_work(st->idle_arg);
 	_exit(0);
 }
 
