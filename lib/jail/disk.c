@@ -363,6 +363,16 @@ static int attach_ready(const char *image, const char *templates, const struct s
 	return -1;
 }
 
+/* Is R a ready copy (for cap), or being taken by a run (locked)? */
+static bool ready_ok(const char *r, const struct sbx_disk_cap *cap)
+{
+	_cleanup_close_ int fd = open(r, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno != ENOENT && errno != ELOOP;
+	return own_image(fd, cap) || flock(fd, LOCK_EX | LOCK_NB) < 0;
+}
+
 void sbx_disk_ready_fill(const char *templates, const struct sbx_disk_cap *cap)
 {
 	_cleanup_free_ char *tpl = template_path(templates, cap);
@@ -376,8 +386,9 @@ void sbx_disk_ready_fill(const char *templates, const struct sbx_disk_cap *cap)
 		_cleanup_free_ char *tmp = NULL;
 		_cleanup_close_ int t = -1;
 
-		if (faccessat(AT_FDCWD, r, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		if (ready_ok(r, cap))
 			continue;
+		(void)unlink(r); /* anything else by that name: not an image of ours */
 		tmp = sbx_xasprintf("%s/.tmp-%d-ready-%d.img", templates, (int)getpid(), i);
 		t = tmp_create(tmp);
 		if (t < 0)

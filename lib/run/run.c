@@ -444,9 +444,12 @@ static void teardown(struct sbx_run *c)
 		if ((!c->kept || c->disk_loop) && c->disk_mounted &&
 		    sbx_sandbox_unmount_all(&c->sb, NULL, &e) < 0)
 			sbx_run_say_err(c, &e);
-		/* one rename, removed by a detached purger (lib/state/trash.c) */
+		/* one rename, removed by a detached purger (lib/state/trash.c);
+		 * kept, the purger only does the idle work (a ready image) */
 		if (!c->kept && sbx_sandbox_trash(&c->st, &c->sb, &e) < 0)
 			sbx_run_say_err(c, &e);
+		else if (c->kept)
+			sbx_state_purge_background(&c->st);
 	}
 	/* sbx wait and stop return now: the sandbox is kept or gone */
 	sbx_run_control_finish(c);

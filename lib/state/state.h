@@ -139,7 +139,8 @@ void sbx_sandbox_close(struct sbx_sandbox *sb);
  * back to sbx_sandbox_remove() where the rename cannot be.
  */
 int sbx_sandbox_trash(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_err *err);
-/* An interrupted removal left in STATE/trash: a purger for it (detached). */
+/* An interrupted removal left in STATE/trash, or idle work set: a purger
+ * for it (detached). */
 void sbx_state_purge_background(struct sbx_state *st);
 /* The same, now, waiting for any purger at work (destroy --all/--stale);
  * what was removed goes to removed (may be NULL). */

@@ -212,9 +212,9 @@ void sbx_state_purge_background(struct sbx_state *st)
 {
 	int tfd;
 
-	if (!trash_has_entries(st))
+	if (!trash_has_entries(st) && !st->idle_work)
 		return;
-	tfd = trash_dir(st, false);
+	tfd = trash_dir(st, st->idle_work != NULL);
 	if (tfd >= 0) {
 		spawn_purger(tfd, st);
 		close(tfd);

@@ -1,0 +1,153 @@
+#!/bin/bash
+# tests/integration/disk_ready.sh - as root, the writable layers' ext4 image
+# (the default [limits] disk cap) comes from a ready copy of the template
+# that the previous run's purger made and synced: a run takes one in a
+# rename (never one another run holds, never a file that is not sbx's own),
+# the purger refills the slots (after a kept run too) and replaces what
+# is not an image of its own, killed writers' temporary files go, the
+# template has the layout's top directories in the first inodes (made by
+# mke2fs, not spread by the kernel), and the mount has no barriers (the
+# kept image is synced before the record says kept).  As nobody the layers
+# are a tmpfs: no image, no template.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+
+sbx_setup_busybox
+
+# ready_slots DIR: the ready copies there, once both exist (20 s at most).
+ready_slots() {
+	for _ in $(seq 200); do
+		[ "$(find "$1" -maxdepth 1 -name '*.ready-[0-9].img' -type f | wc -l)" -ge 2 ] &&
+			! pgrep -x sbx-purge >/dev/null && break
+		sleep 0.1
+	done
+	find "$1" -maxdepth 1 -name '*.ready-[0-9].img' -type f | sort
+}
+inodes() { stat -c %i "$@" 2>/dev/null | sort | tr '\n' ' '; }
+kept_image() { # kept_image NAME: the inode of its disk.img
+	local id
+	id=$(sbx_as_mode root "$SBX" inspect --json "$1" | jq -r .id)
+	stat -c %i "$BASE/state-root/sandboxes/$id/disk.img"
+}
+
+if ! sbx_as_mode root sh -c '[ -w /dev/loop-control ] && command -v mke2fs' >/dev/null; then
+	skip "ready images" "no loop devices or mke2fs here: the layers are a tmpfs"
+	done_testing
+	exit 0
+fi
+T=$BASE/state-root/disk-templates
+capture sbx_as_mode_in "$WD" root "$SBX" run -q --rootfs "$IMG" -- true
+slots=$(ready_slots "$T")
+tpl=$(find "$T" -maxdepth 1 -name 'ext4-4k-dirs-*-*[0-9].img' ! -name '*.ready-*' | head -1)
+[ $rc -eq 0 ] && [ -n "$tpl" ] && [ "$(printf '%s\n' "$slots" | grep -c .)" = 2 ]
+ok $? "root: after a run, its purger leaves the template and 2 ready copies ($(ls "$T" | tr '\n' ' '))"
+
+ls_tpl=$(debugfs -R 'ls -l /' "$tpl" 2>/dev/null)
+for d in upper work overlays; do
+	ino=$(awk -v d="$d" '$NF == d {print $1}' <<<"$ls_tpl")
+	[ -n "$ino" ] && [ "$ino" -le 16 ] || { ino=bad; break; }
+done
+[ "$ino" != bad ]
+ok $? "root: the template has upper, work and overlays in the root's inode table block (mke2fs -d)"
+
+# A kept run takes a ready copy (its disk.img is one of them), and the
+# layer holds what it wrote.
+before=$(inodes $slots)
+capture sbx_as_mode_in "$WD" root "$SBX" run -q --name dr-kept --rootfs "$IMG" -- sh -c 'echo x >/etc/f; exit 3'
+ino=$(kept_image dr-kept)
+[ $rc -eq 3 ] && [[ " $before" == *" $ino "* ]] &&
+	sbx_as_mode root "$SBX" inspect --changes dr-kept | grep -qx 'A /etc/f'
+ok $? "root: a run takes a ready copy in a rename (disk.img inode $ino of $before), its changes kept"
+layer_ls() { # layer_ls NAME: the top of its image
+	debugfs -R 'ls /' "$BASE/state-root/sandboxes/$(sbx_as_mode root "$SBX" inspect --json "$1" | jq -r .id)/disk.img" 2>/dev/null | tr -s ' \n' ' '
+}
+dfs=$(layer_ls dr-kept)
+[[ "$dfs" != *lost+found* ]] && [[ " $dfs " == *" upper "* ]] && [[ " $dfs " == *" overlays "* ]]
+ok $? "root: an image root's layer: upper, work, overlays, no lost+found ($dfs)"
+capture sbx_as_mode_in "$WD" root "$SBX" run -q --name dr-host -- sh -c 'exit 6'
+dfs=$(layer_ls dr-host)
+[ $rc -eq 6 ] && [[ "$dfs" != *lost+found* ]] && [[ " $dfs " != *" upper "* ]] &&
+	[[ " $dfs " != *" work "* ]] && [[ " $dfs " == *" overlays "* ]]
+ok $? "root: the host root's layer: only overlays, none of the layout it does not use ($dfs)"
+sbx_as_mode root "$SBX" destroy dr-host >/dev/null
+slots=$(ready_slots "$T")
+[ "$(printf '%s\n' "$slots" | grep -c .)" = 2 ] && [ "$(inodes $slots)" != "$before" ]
+ok $? "root: after a kept run the purger refills the slot it took"
+sbx_as_mode root "$SBX" destroy dr-kept >/dev/null
+
+# Ready copies another run holds (locked) are never taken.
+slots=$(ready_slots "$T")
+before=$(inodes $slots)
+fifo=$BASE/lockfifo
+mkfifo "$fifo"
+set -- $slots
+flock -x "$1" flock -x "$2" sh -c "echo locked >$fifo; sleep 60" &
+holder=$!
+read -r _ <"$fifo"
+capture sbx_as_mode_in "$WD" root "$SBX" run -q --name dr-locked --rootfs "$IMG" -- sh -c 'exit 4'
+ino=$(kept_image dr-locked)
+[ $rc -eq 4 ] && [[ " $before" != *" $ino "* ]] && [ "$(inodes "$1" "$2")" = "$before" ]
+ok $? "root: ready copies another run holds are not taken (its own image $ino; $before still there)"
+kill "$holder" 2>/dev/null
+pkill -f "sh -c echo locked >$fifo" 2>/dev/null
+wait "$holder" 2>/dev/null
+sbx_as_mode root "$SBX" destroy dr-locked >/dev/null
+
+# What is not sbx's own under a ready name is never attached, and the
+# purger replaces it; a killed writer's temporary file goes, a live
+# writer's (locked) stays.
+slots=$(ready_slots "$T")
+set -- $slots
+echo secret >"$BASE/target"
+rm -f "$1" "$2"
+ln -s "$BASE/target" "$1"
+truncate -s 1M "$2" && chmod 0600 "$2"
+touch "$T/.tmp-999999-ready-0.img"
+touch "$T/.tmp-999998-ready-0.img"
+flock -x "$T/.tmp-999998-ready-0.img" sh -c "echo locked >$fifo; sleep 60" &
+holder=$!
+read -r _ <"$fifo"
+capture sbx_as_mode_in "$WD" root "$SBX" run -q --name dr-junk --rootfs "$IMG" -- sh -c 'echo y >/etc/g; exit 5'
+ino=$(kept_image dr-junk)
+[ $rc -eq 5 ] && [ "$(cat "$BASE/target")" = secret ] && [ "$ino" != "$(stat -c %i "$2")" ] &&
+	sbx_as_mode root "$SBX" inspect --changes dr-junk | grep -qx 'A /etc/g'
+ok $? "root: a symlink or a file of the wrong size under a ready name is never used (rc $rc)"
+slots=$(ready_slots "$T")
+[ ! -L "$1" ] && [ "$(stat -c %s "$1" "$2" | sort -u)" = "$(stat -c %s "$tpl")" ] &&
+	[ "$(cat "$BASE/target")" = secret ]
+ok $? "root: the purger replaces them with ready copies of the template"
+[ ! -e "$T/.tmp-999999-ready-0.img" ] && [ -e "$T/.tmp-999998-ready-0.img" ]
+ok $? "root: a killed writer's temporary file is removed, a locked one stays"
+kill "$holder" 2>/dev/null
+pkill -f "sh -c echo locked >$fifo" 2>/dev/null
+wait "$holder" 2>/dev/null
+rm -f "$T/.tmp-999998-ready-0.img"
+sbx_as_mode root "$SBX" destroy dr-junk >/dev/null
+
+# No barriers on the layer's mount (it lives in the supervisor's mount
+# namespace); a kept layer's image is synced all the same.
+sbx_as_mode_in "$WD" root "$SBX" run -q --name dr-live --rootfs "$IMG" -- sleep 30 >/dev/null 2>&1 &
+bg=$!
+for _ in $(seq 100); do
+	sbx_as_mode root "$SBX" ps --json | jq -e 'any(.[]; .name == "dr-live" and .state == "running")' >/dev/null 2>&1 && break
+	sleep 0.1
+done
+rec=$(sbx_as_mode root "$SBX" inspect --json dr-live)
+sup=$(jq -r .supervisor_pid <<<"$rec")
+id=$(jq -r .id <<<"$rec")
+mi=$(grep " $BASE/state-root/sandboxes/$id/disk " "/proc/$sup/mountinfo")
+grep -q ' ext4 /dev/loop' <<<"$mi" && grep -q nobarrier <<<"$mi"
+ok $? "root: the layer's ext4 is mounted without barriers, in the supervisor's namespace only ($(awk '{print $NF}' <<<"$mi"))"
+! grep -q "$BASE/state-root/sandboxes/$id/disk" /proc/self/mountinfo
+ok $? "root: the host's mount table never has it"
+sbx_as_mode root "$SBX" stop dr-live >/dev/null 2>&1
+wait $bg 2>/dev/null
+sbx_as_mode root "$SBX" destroy --all >/dev/null 2>&1
+ready_slots "$T" >/dev/null
+
+if [[ " $MODES " == *" user "* ]]; then
+	capture sbx_as_mode_in "$WD" user "$SBX" run -q --rootfs "$IMG" -- sh -c 'echo z >/z; cat /z'
+	[ $rc -eq 0 ] && [ "$out" = z ] && [ ! -e "$BASE/state-user/disk-templates" ]
+	ok $? "user: the layers are a tmpfs: no image and no template in its state"
+fi
+done_testing
