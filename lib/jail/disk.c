@@ -330,6 +330,28 @@ static void sweep_tmp(const char *templates)
 }
 
 /*
+ * What the mount and the layer's first directories read (the superblock,
+ * the group descriptors, the bitmaps, the root's inode table block and
+ * directory blocks: the image's data in its first group), read ahead on
+ * the loop device in as many requests as it has pieces there, while the
+ * mount waits for its first.  Else each is a read of its own through the
+ * loop device's worker, one after the other.
+ */
+static void read_ahead(int loop, int image)
+{
+	off_t pos = 0, end = SBX_DISK_GROUP;
+
+	while (pos < end) {
+		off_t d = lseek(image, pos, SEEK_DATA), h;
+
+		if (d < 0 || d >= end || (h = lseek(image, d, SEEK_HOLE)) < 0)
+			return;
+		(void)readahead(loop, d, (size_t)((h < end ? h : end) - d));
+		pos = h;
+	}
+}
+
+/*
  * A ready image: a copy of the template made after an earlier run, off that
  * run's path, its data and its name synced.  It is attached to a loop
  * device where it is (the loop device syncs its backing file, which then
@@ -356,8 +378,10 @@ static int attach_ready(const char *image, const char *templates, const struct s
 		loop = loop_attach(fd, false, dev, len, &e);
 		if (loop < 0)
 			return -1;
-		if (renameat2(AT_FDCWD, r, AT_FDCWD, image, RENAME_NOREPLACE) == 0)
+		if (renameat2(AT_FDCWD, r, AT_FDCWD, image, RENAME_NOREPLACE) == 0) {
+			read_ahead(loop, fd);
 			return loop;
+		}
 		close(loop);
 	}
 	return -1;
@@ -462,6 +486,7 @@ int sbx_disk_loop_mount(const char *image, const char *target, const struct sbx_
 		loop = loop_attach(fd, false, dev, sizeof(dev), err);
 		if (loop < 0)
 			return loop;
+		read_ahead(loop, fd);
 	}
 	/* noinit_itable: no background zeroing of inode tables, which would
 	 * write a quarter GiB of zeros per sandbox into the state filesystem.

@@ -55,6 +55,7 @@
 #define SBX_DISK_MIN_INODES	 1024
 #define SBX_DISK_MEMORY_SHARE	 4 /* an in-memory cap is at most memory / 4 */
 #define SBX_DISK_READY		 2 /* ready copies of each template (2 runs at once) */
+#define SBX_DISK_GROUP		 (128LL << 20) /* an ext4 block group of 4 KiB blocks */
 
 struct sbx_disk_cap {
 	uint64_t size; /* bytes */
