@@ -193,6 +193,8 @@ int cmd_destroy(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 		else if (r == 0)
 			removed++;
 	}
+	if (o.all)
+		sbx_state_ready_clear(st);
 	if (o.all || o.stale) {
 		sbx_state_gc(st, &gone, &err);
 		for (size_t i = 0; i < gone.n; i++) {

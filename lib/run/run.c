@@ -444,6 +444,7 @@ static void teardown(struct sbx_run *c)
 		if ((!c->kept || c->disk_loop) && c->disk_mounted &&
 		    sbx_sandbox_unmount_all(&c->sb, NULL, &e) < 0)
 			sbx_run_say_err(c, &e);
+		c->st.exiting = true; /* sbx run returns next */
 		/* one rename, removed by a detached purger (lib/state/trash.c);
 		 * kept, the purger only does the idle work (a ready image) */
 		if (!c->kept && sbx_sandbox_trash(&c->st, &c->sb, &e) < 0)

@@ -357,9 +357,153 @@ static void new_record(struct sbx_sandbox *sb)
 	sb->record = sbx_record_to_json(&sb->rec);
 }
 
-/* Make STATE/sandboxes/.new-ID, lock it, rename it to ID (never replacing). */
+/*
+ * Sandbox directories made ahead of time: STATE/sandboxes/.ready-N, each
+ * with its lock file, made by the trash purger after a run
+ * (sbx_state_ready_fill), taken by the next run in one rename.  A new
+ * directory there costs a run most of a millisecond: sandboxes/ has ext4's
+ * top-directory flag (lib/state/RECORD.md), so each lands in a block group
+ * of its own, whose bitmaps are read from the disk.
+ */
+#define READY_DIRS 2
+
+static void ready_name(char *buf, size_t len, int i)
+{
+	snprintf(buf, len, ".ready-%d", i);
+}
+
+/* A ready directory of ours: this user's, no one else's, nothing in it but
+ * a lock file (no subdirectory; the lock is checked by the caller). */
+static bool ready_dir_ok(int dfd)
+{
+	struct stat s;
+
+	return fstat(dfd, &s) == 0 && S_ISDIR(s.st_mode) && s.st_uid == geteuid() &&
+	       !(s.st_mode & 077) && s.st_nlink == 2;
+}
+
+/* Is .ready-I still the directory dfd is (no other run took it)? */
+static bool ready_still(struct sbx_state *st, const char *r, int dfd)
+{
+	struct stat a, b;
+
+	return fstat(dfd, &a) == 0 && fstatat(st->sandboxes_fd, r, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/* A ready directory as sandbox ID (new ids until one is free), locked. */
+static bool take_ready_dir(struct sbx_state *st, struct sbx_sandbox *sb)
+{
+	for (int i = 0; i < READY_DIRS; i++) {
+		char r[16];
+		int dfd, lk = -1;
+
+		ready_name(r, sizeof(r), i);
+		dfd = openat(st->sandboxes_fd, r, DIR_FLAGS);
+		if (dfd < 0)
+			continue;
+		/* the lock first: another run holds it while it has the directory */
+		if (ready_dir_ok(dfd) &&
+		    (lk = openat(dfd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) >= 0 &&
+		    flock(lk, LOCK_EX | LOCK_NB) == 0 && ready_still(st, r, dfd)) {
+			for (int tries = 0; tries < 16; tries++) {
+				new_id(sb->id);
+				if (sbx_state_sandbox_exists(st, sb->id))
+					continue;
+				if (renameat2(st->sandboxes_fd, r, st->sandboxes_fd, sb->id,
+					      RENAME_NOREPLACE) == 0) {
+					sb->dirfd = dfd;
+					sb->lockfd = lk;
+					return true;
+				}
+				if (errno != EEXIST)
+					break;
+			}
+		}
+		if (lk >= 0)
+			close(lk);
+		close(dfd);
+	}
+	return false;
+}
+
+void sbx_state_ready_fill(struct sbx_state *st)
+{
+	for (int i = 0; st->sandboxes_fd >= 0 && i < READY_DIRS; i++) {
+		char r[16], tmp[48];
+		int dfd, lk;
+
+		ready_name(r, sizeof(r), i);
+		dfd = openat(st->sandboxes_fd, r, DIR_FLAGS);
+		if (dfd >= 0) {
+			bool ok = ready_dir_ok(dfd);
+
+			close(dfd);
+			if (ok)
+				continue;
+			(void)sbx_rm_rf_at(st->sandboxes_fd, r); /* not one of ours */
+		} else if (errno != ENOENT) {
+			(void)sbx_rm_rf_at(st->sandboxes_fd, r);
+		}
+		/* .new-: what a killed filler leaves, gc_new_dirs removes */
+		snprintf(tmp, sizeof(tmp), ".new-ready-%d-%d", (int)getpid(), i);
+		if (mkdirat(st->sandboxes_fd, tmp, 0700) < 0)
+			return;
+		dfd = openat(st->sandboxes_fd, tmp, DIR_FLAGS);
+		lk = dfd >= 0 ? open_lockfile(dfd) : -1;
+		if (lk < 0 || renameat2(st->sandboxes_fd, tmp, st->sandboxes_fd, r, RENAME_NOREPLACE) < 0)
+			(void)sbx_rm_rf_at(st->sandboxes_fd, tmp);
+		if (lk >= 0)
+			close(lk);
+		if (dfd >= 0)
+			close(dfd);
+	}
+}
+
+void sbx_state_ready_clear(struct sbx_state *st)
+{
+	for (int i = 0; st->sandboxes_fd >= 0 && i < READY_DIRS; i++) {
+		char r[16];
+		int dfd, lk = -1;
+
+		ready_name(r, sizeof(r), i);
+		dfd = openat(st->sandboxes_fd, r, DIR_FLAGS);
+		if (dfd < 0)
+			continue;
+		/* never one a run is taking */
+		lk = openat(dfd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (lk < 0 || flock(lk, LOCK_EX | LOCK_NB) == 0)
+			(void)sbx_rm_rf_at(st->sandboxes_fd, r);
+		if (lk >= 0)
+			close(lk);
+		close(dfd);
+	}
+}
+
+bool sbx_state_ready_missing(struct sbx_state *st)
+{
+	for (int i = 0; st->sandboxes_fd >= 0 && i < READY_DIRS; i++) {
+		char r[16];
+		int dfd;
+		bool ok;
+
+		ready_name(r, sizeof(r), i);
+		dfd = openat(st->sandboxes_fd, r, DIR_FLAGS);
+		ok = dfd >= 0 && ready_dir_ok(dfd);
+		if (dfd >= 0)
+			close(dfd);
+		if (!ok)
+			return true;
+	}
+	return false;
+}
+
+/* A ready directory, or make STATE/sandboxes/.new-ID, lock it, rename it to
+ * ID (never replacing). */
 static int make_sandbox_dir(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_err *err)
 {
+	if (take_ready_dir(st, sb))
+		return 0;
 	for (int tries = 0; tries < 16; tries++) {
 		char tmp[SBX_ID_LEN + 8];
 		int r;

@@ -45,6 +45,7 @@ struct sbx_state {
 	 * for (detached, nice 19, idle I/O class: never on a caller's path) */
 	void (*idle_work)(void *arg);
 	void *idle_arg;
+	bool exiting; /* the caller exits next: a purger may be its child */
 };
 
 /*
@@ -139,8 +140,14 @@ void sbx_sandbox_close(struct sbx_sandbox *sb);
  * back to sbx_sandbox_remove() where the rename cannot be.
  */
 int sbx_sandbox_trash(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_err *err);
-/* An interrupted removal left in STATE/trash, or idle work set: a purger
- * for it (detached). */
+/* Make the ready sandbox directories that are missing or not sbx's own
+ * (the trash purger does, after a run), and is one? */
+void sbx_state_ready_fill(struct sbx_state *st);
+bool sbx_state_ready_missing(struct sbx_state *st);
+/* Remove them (destroy --all: sandboxes/ is empty after it). */
+void sbx_state_ready_clear(struct sbx_state *st);
+/* An interrupted removal left in STATE/trash, or idle work set, or (the
+ * caller exiting) a ready directory missing: a purger for it (detached). */
 void sbx_state_purge_background(struct sbx_state *st);
 /* The same, now, waiting for any purger at work (destroy --all/--stale);
  * what was removed goes to removed (may be NULL). */

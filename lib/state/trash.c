@@ -14,8 +14,9 @@
  * (the purger killed, the machine down) is finished by the next run
  * (sbx_state_purge_background) or synchronously by `destroy --all` and
  * `destroy --stale` (sbx_state_purge).  The purger also removes the empty
- * cgroups of lost sandboxes (sweep_lost), then does the caller's idle
- * work (a run's: the ready copies of its disk image, lib/jail/disk.h).
+ * cgroups of lost sandboxes (sweep_lost), makes the ready sandbox
+ * directories that are missing (lib/state/state.c), then does the caller's
+ * idle work (a run's: the ready copies of its disk image, lib/jail/disk.h).
  */
 #include "state.h"
 #include "state_int.h"
@@ -162,6 +163,7 @@ static void __attribute__((noreturn)) purger(int tfd, const struct sbx_state *st
 	purge_locked(3, false, NULL);
 	if (lost.sandboxes_fd >= 0 && lost.state_dir)
 		sweep_lost(&lost);
+	sbx_state_ready_fill(&lost);
 	if (st && st->idle_work)
 		st->idle_work(st->idle_arg);
 	_exit(0);
@@ -173,11 +175,15 @@ static void spawn_purger(int tfd, const struct sbx_state *st)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		/* a grandchild: the caller never has to reap it */
-		if (fork() == 0)
+		/* a grandchild, so that the caller never has to reap it; a
+		 * caller about to exit has it as its child (its reaper takes it
+		 * over), and waits for no intermediate process */
+		if (st->exiting || fork() == 0)
 			purger(tfd, st);
 		_exit(0);
 	}
+	if (st->exiting)
+		return;
 	if (pid > 0)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
@@ -212,7 +218,8 @@ void sbx_state_purge_background(struct sbx_state *st)
 {
 	int tfd;
 
-	if (!trash_has_entries(st) && !st->idle_work)
+	if (!trash_has_entries(st) && !st->idle_work &&
+	    !(st->exiting && sbx_state_ready_missing(st)))
 		return;
 	tfd = trash_dir(st, st->idle_work != NULL);
 	if (tfd >= 0) {

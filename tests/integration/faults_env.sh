@@ -110,7 +110,7 @@ for mode in root user; do
 		mkdir -p "$S/sandboxes"
 		mount --bind "$S" "$S" && MOUNTS+=("$S") && mount -o remount,bind,ro "$S"
 		capture in_mode "$mode" "$S" "$CACHE" "$SBX" run -q --rootfs "$TARBALL" -- echo RAN
-		failed_cleanly && [ -z "$(ls -A "$S/sandboxes")" ]
+		failed_cleanly && [ -z "$(sbx_sandbox_entries "$S/sandboxes")" ]
 		ok $? "as root: a read-only state directory: exit $rc, '$err'"
 		umount "$S" && unset 'MOUNTS[-1]' # no mount left under the other cases' HOME
 		S=$M/ro-sandboxes
@@ -118,7 +118,7 @@ for mode in root user; do
 		mount --bind "$S/sandboxes" "$S/sandboxes" && MOUNTS+=("$S/sandboxes") &&
 			mount -o remount,bind,ro "$S/sandboxes"
 		capture in_mode "$mode" "$S" "$CACHE" "$SBX" run -q --rootfs "$TARBALL" -- echo RAN
-		failed_cleanly && [ -z "$(ls -A "$S/sandboxes")" ]
+		failed_cleanly && [ -z "$(sbx_sandbox_entries "$S/sandboxes")" ]
 		ok $? "as root: a read-only STATE/sandboxes: exit $rc, '$err'"
 		umount "$S/sandboxes" && unset 'MOUNTS[-1]'
 	else
@@ -135,7 +135,7 @@ for mode in root user; do
 		S=$M/state-sb0500
 		mkdir_for user "$S" "$S/sandboxes" && chmod 0500 "$S/sandboxes"
 		capture in_mode "$mode" "$S" "$CACHE" "$SBX" run -q --rootfs "$TARBALL" -- echo RAN
-		failed_cleanly && [ -z "$(ls -A "$S/sandboxes")" ]
+		failed_cleanly && [ -z "$(sbx_sandbox_entries "$S/sandboxes")" ]
 		ok $? "as nobody: STATE/sandboxes of mode 0500: exit $rc, '$err'"
 	fi
 

@@ -56,7 +56,7 @@ leftovers() {
 	for id in $ids; do
 		find /sys/fs/cgroup -maxdepth 4 -type d -name "sbx-$id*" 2>/dev/null | sed 's/^/cgroup /'
 	done
-	[ -d "$S/sandboxes" ] && find "$S/sandboxes" -mindepth 1 -maxdepth 1 | sed 's/^/sandbox dir /'
+	[ -d "$S/sandboxes" ] && find "$S/sandboxes" -mindepth 1 -maxdepth 1 ! -name '.ready-[0-9]' | sed 's/^/sandbox dir /'
 	true
 }
 

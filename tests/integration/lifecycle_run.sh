@@ -28,8 +28,8 @@ leftovers() {
 	local S=$BASE/state-$1 left=""
 	pgrep -f "$2" >/dev/null && left="$left processes($(pgrep -f "$2" | tr '\n' ' '))"
 	grep -q "$S/" /proc/self/mountinfo && left="$left mounts"
-	if [ -d "$S/sandboxes" ] && [ -n "$(ls -A "$S/sandboxes")" ]; then
-		left="$left dirs($(ls -A "$S/sandboxes" | tr '\n' ' '))"
+	if [ -d "$S/sandboxes" ] && [ -n "$(sbx_sandbox_entries "$S/sandboxes")" ]; then
+		left="$left dirs($(sbx_sandbox_entries "$S/sandboxes" | tr '\n' ' '))"
 	fi
 	for id in $KILLED_IDS; do
 		[ -n "$(find /sys/fs/cgroup -maxdepth 4 -type d -name "sbx-$id" 2>/dev/null)" ] &&

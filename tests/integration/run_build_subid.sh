@@ -88,11 +88,11 @@ capture sbx_as_mode_in "$WD" user "$SBX" exec aptjob hello
 [ "$rc" -eq 0 ] && [ "$out" = "Hello, world!" ]
 ok $? "nobody with a range: exec into the kept sandbox runs what it installed ($rc: $err)"
 capture sbx_as_mode_in "$WD" user "$SBX" destroy aptjob
-left=$(ls -A "$BASE/state-user/sandboxes" 2>/dev/null)
+left=$(sbx_sandbox_entries "$BASE/state-user/sandboxes")
 [ "$rc" -eq 0 ] && [ -z "$left" ]
 ok $? "nobody with a range: destroy removes what the range's ids made ($rc: $out $err; left: $left)"
 capture sbx_as_mode_in "$WD" user "$SBX" run -q -p build --rootfs "$IMG" -- sh -c "$apt_job; exit 0"
-[ "$rc" -eq 0 ] && [ -z "$(ls -A "$BASE/state-user/sandboxes" 2>/dev/null)" ]
+[ "$rc" -eq 0 ] && [ -z "$(sbx_sandbox_entries "$BASE/state-user/sandboxes")" ]
 ok $? "nobody with a range: an ephemeral sandbox leaves nothing behind ($rc: $err)"
 # A user whose range is the one root's jails would use (Debian's useradd
 # gives the first user 100000-165535): root's jails move above it, so that

@@ -56,6 +56,12 @@ sbx_wd() {
 	mkdir -p "$WD" && chmod 0777 "$WD"
 }
 
+# sbx_sandbox_entries DIR: what STATE/sandboxes (DIR) holds but the ready
+# directories sbx keeps made for the next runs (.ready-N).
+sbx_sandbox_entries() {
+	ls -A "$1" 2>/dev/null | grep -v '^\.ready-[0-9]$'
+}
+
 sbx_as_mode() {
 	local mode=$1
 	shift

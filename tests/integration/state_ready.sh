@@ -1,0 +1,84 @@
+#!/bin/bash
+# tests/integration/state_ready.sh - sandbox directories made ahead of
+# time: after a run its purger leaves STATE/sandboxes/.ready-0 and -1
+# (0700, a lock file in each); the next run takes one in a rename (its
+# sandbox directory is that inode), never one another run holds (locked),
+# never one that is not sbx's own (the purger replaces it); ps and inspect
+# never list them; destroy --all removes them.  Root and nobody.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+
+sbx_setup_busybox
+
+# ready MODE: the ready directories' inodes, once both exist (20 s at most).
+ready() {
+	local S=$BASE/state-$1/sandboxes
+	for _ in $(seq 200); do
+		[ -d "$S/.ready-0" ] && [ -d "$S/.ready-1" ] && ! pgrep -x sbx-purge >/dev/null && break
+		sleep 0.1
+	done
+	stat -c %i "$S/.ready-0" "$S/.ready-1" 2>/dev/null | sort | tr '\n' ' '
+}
+dir_of() { # dir_of MODE NAME: the inode of its sandbox directory
+	stat -c %i "$BASE/state-$1/sandboxes/$(sbx_as_mode "$1" "$SBX" inspect --json "$2" | jq -r .id)"
+}
+fifo=$BASE/lockfifo
+mkfifo "$fifo"
+
+for mode in $MODES; do
+	S=$BASE/state-$mode/sandboxes
+	capture sbx_as_mode_in "$WD" $mode "$SBX" run -q --rootfs "$IMG" -- true
+	before=$(ready $mode)
+	[ $rc -eq 0 ] && [ "$(wc -w <<<"$before")" = 2 ] &&
+		[ "$(stat -c %a "$S/.ready-0" "$S/.ready-1" | sort -u)" = 700 ] &&
+		[ -f "$S/.ready-0/lock" ] && [ -f "$S/.ready-1/lock" ]
+	ok $? "$mode: after a run, its purger leaves two ready sandbox directories ($before)"
+
+	capture sbx_as_mode_in "$WD" $mode "$SBX" run -q --name rd-$mode --rootfs "$IMG" -- sh -c 'echo x >/f; exit 3'
+	ino=$(dir_of $mode rd-$mode)
+	[ $rc -eq 3 ] && [[ " $before" == *" $ino "* ]] &&
+		[ "$(sbx_as_mode $mode "$SBX" exec rd-$mode cat /f)" = x ]
+	ok $? "$mode: the next run's sandbox directory is one of them, taken in a rename ($ino)"
+	after=$(ready $mode)
+	[ "$(wc -w <<<"$after")" = 2 ] && [ "$after" != "$before" ]
+	ok $? "$mode: the purger of that (kept) run makes the one it took again"
+	capture sbx_as_mode $mode "$SBX" ps -a --json
+	[ "$(jq length <<<"$out")" = 1 ] && ! grep -q ready <<<"$out"
+	ok $? "$mode: ps lists the sandbox, never a ready directory"
+	capture sbx_as_mode $mode "$SBX" inspect .ready-0
+	[ $rc -ne 0 ]
+	ok $? "$mode: inspect .ready-0 finds no such sandbox ($err)"
+
+	# Locked ones (another run taking them) are not taken.
+	flock -x "$S/.ready-0/lock" flock -x "$S/.ready-1/lock" sh -c "echo locked >$fifo; sleep 60" &
+	holder=$!
+	read -r _ <"$fifo"
+	before=$(ready $mode)
+	capture sbx_as_mode_in "$WD" $mode "$SBX" run -q --name rl-$mode --rootfs "$IMG" -- sh -c 'exit 4'
+	ino=$(dir_of $mode rl-$mode)
+	[ $rc -eq 4 ] && [[ " $before" != *" $ino "* ]] &&
+		[ "$(stat -c %i "$S/.ready-0" "$S/.ready-1" | sort | tr '\n' ' ')" = "$before" ]
+	ok $? "$mode: ready directories another run holds are not taken"
+	pkill -f "sh -c echo locked >$fifo" 2>/dev/null
+	wait "$holder" 2>/dev/null
+
+	# Not ours (a subdirectory in it, a symlink in its place): never
+	# taken, replaced by the purger.
+	ready $mode >/dev/null
+	mkdir "$S/.ready-0/sub"
+	rm -rf "$S/.ready-1" && mkdir -p "$BASE/elsewhere-$mode" && ln -s "$BASE/elsewhere-$mode" "$S/.ready-1"
+	chown -h "$(stat -c %u "$S")" "$S/.ready-1" "$S/.ready-0/sub"
+	j0=$(stat -c %i "$S/.ready-0")
+	capture sbx_as_mode_in "$WD" $mode "$SBX" run -q --name rj-$mode --rootfs "$IMG" -- sh -c 'exit 5'
+	ino=$(dir_of $mode rj-$mode)
+	[ $rc -eq 5 ] && [ "$ino" != "$j0" ] && [ -d "$BASE/elsewhere-$mode" ]
+	ok $? "$mode: a ready directory with something in it, or a symlink, is not taken"
+	ready $mode >/dev/null
+	[ ! -L "$S/.ready-1" ] && [ ! -e "$S/.ready-0/sub" ] && [ -d "$BASE/elsewhere-$mode" ]
+	ok $? "$mode: the purger replaces them with ready directories of its own"
+
+	capture sbx_as_mode $mode "$SBX" destroy --all
+	[ $rc -eq 0 ] && [ -z "$(ls -A "$S")" ] && ! grep -q ready <<<"$out"
+	ok $? "$mode: destroy --all leaves sandboxes/ empty, ready directories too ($out)"
+done
+done_testing
