@@ -418,8 +418,9 @@ void sbx_disk_ready_fill(const char *templates, const struct sbx_disk_cap *cap)
 		if (t < 0)
 			return;
 		/* synced again once renamed: the name too (attach_ready) */
-		if (ftruncate(t, (off_t)cap->size) < 0 || copy_sparse(src, t, (off_t)cap->size) < 0 ||
-		    fsync(t) < 0 || renameat2(AT_FDCWD, tmp, AT_FDCWD, r, RENAME_NOREPLACE) < 0)
+		if (ftruncate(t, (off_t)cap->size) < 0 ||
+		    copy_sparse(src, t, (off_t)cap->size) < 0 || fsync(t) < 0 ||
+		    renameat2(AT_FDCWD, tmp, AT_FDCWD, r, RENAME_NOREPLACE) < 0)
 			(void)unlink(tmp); /* a full disk, or another run filled it first */
 		else
 			(void)fsync(t);

@@ -451,7 +451,8 @@ void sbx_state_ready_fill(struct sbx_state *st)
 			return;
 		dfd = openat(st->sandboxes_fd, tmp, DIR_FLAGS);
 		lk = dfd >= 0 ? open_lockfile(dfd) : -1;
-		if (lk < 0 || renameat2(st->sandboxes_fd, tmp, st->sandboxes_fd, r, RENAME_NOREPLACE) < 0)
+		if (lk < 0 ||
+		    renameat2(st->sandboxes_fd, tmp, st->sandboxes_fd, r, RENAME_NOREPLACE) < 0)
 			(void)sbx_rm_rf_at(st->sandboxes_fd, tmp);
 		if (lk >= 0)
 			close(lk);
