@@ -306,15 +306,11 @@ static int tmp_create(const char *tmp)
 /* The temporary files that killed writers left (nobody holds their lock). */
 static void sweep_tmp(const char *templates)
 {
-	int dfd = open(templates, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = sbx_opendir_at(AT_FDCWD, templates);
 	struct dirent *de;
-	DIR *d;
 
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!d)
 		return;
-	}
 	while ((de = readdir(d))) {
 		int f;
 

@@ -367,9 +367,11 @@ static void new_record(struct sbx_sandbox *sb)
  */
 #define READY_DIRS 2
 
-static void ready_name(char *buf, size_t len, int i)
+/* Open .ready-I (its name in r), or -1. */
+static int open_ready(struct sbx_state *st, int i, char r[16])
 {
-	snprintf(buf, len, ".ready-%d", i);
+	snprintf(r, 16, ".ready-%d", i);
+	return openat(st->sandboxes_fd, r, DIR_FLAGS);
 }
 
 /* A ready directory of ours: this user's, no one else's, nothing in it but
@@ -398,8 +400,7 @@ static bool take_ready_dir(struct sbx_state *st, struct sbx_sandbox *sb)
 		char r[16];
 		int dfd, lk = -1;
 
-		ready_name(r, sizeof(r), i);
-		dfd = openat(st->sandboxes_fd, r, DIR_FLAGS);
+		dfd = open_ready(st, i, r);
 		if (dfd < 0)
 			continue;
 		/* the lock first: another run holds it while it has the directory */
@@ -433,8 +434,7 @@ void sbx_state_ready_fill(struct sbx_state *st)
 		char r[16], tmp[48];
 		int dfd, lk;
 
-		ready_name(r, sizeof(r), i);
-		dfd = openat(st->sandboxes_fd, r, DIR_FLAGS);
+		dfd = open_ready(st, i, r);
 		if (dfd >= 0) {
 			bool ok = ready_dir_ok(dfd);
 
@@ -467,8 +467,7 @@ void sbx_state_ready_clear(struct sbx_state *st)
 		char r[16];
 		int dfd, lk = -1;
 
-		ready_name(r, sizeof(r), i);
-		dfd = openat(st->sandboxes_fd, r, DIR_FLAGS);
+		dfd = open_ready(st, i, r);
 		if (dfd < 0)
 			continue;
 		/* never one a run is taking */
@@ -488,8 +487,7 @@ bool sbx_state_ready_missing(struct sbx_state *st)
 		int dfd;
 		bool ok;
 
-		ready_name(r, sizeof(r), i);
-		dfd = openat(st->sandboxes_fd, r, DIR_FLAGS);
+		dfd = open_ready(st, i, r);
 		ok = dfd >= 0 && ready_dir_ok(dfd);
 		if (dfd >= 0)
 			close(dfd);
@@ -896,15 +894,11 @@ const char *sbx_sandbox_state(const struct sbx_sandbox *sb, int *code)
 
 static void gc_new_dirs(struct sbx_state *st, struct sbx_strv *removed)
 {
-	int fd = openat(st->sandboxes_fd, ".", DIR_FLAGS);
+	DIR *d = sbx_opendir_at(st->sandboxes_fd, ".");
 	struct dirent *de;
-	DIR *d;
 
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return;
-	}
 	while ((de = readdir(d))) {
 		_cleanup_close_ int dfd = -1;
 
@@ -927,15 +921,11 @@ static void gc_new_dirs(struct sbx_state *st, struct sbx_strv *removed)
 static void gc_names(struct sbx_state *st, struct sbx_strv *removed)
 {
 	_cleanup_close_ int lk = -1;
-	int fd = openat(st->state_fd, "names", DIR_FLAGS);
+	DIR *d = sbx_opendir_at(st->state_fd, "names");
 	struct dirent *de;
-	DIR *d;
 
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return;
-	}
 	lk = openat(st->state_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lk >= 0)
 		(void)flock(lk, LOCK_EX);

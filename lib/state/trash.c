@@ -67,15 +67,11 @@ static bool trash_has_entries(struct sbx_state *st)
 /* Remove every entry of the trash; the names removed go to removed. */
 static void purge_all(int tfd, struct sbx_strv *removed)
 {
-	int dfd = openat(tfd, ".", SBX_DIR_FLAGS);
+	DIR *d = sbx_opendir_at(tfd, ".");
 	struct dirent *de;
-	DIR *d;
 
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!d)
 		return;
-	}
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;

@@ -493,6 +493,20 @@ int sbx_write_file(const char *path, const char *data, size_t len)
 	return sbx_write_all(fd, data, len);
 }
 
+DIR *sbx_opendir_at(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (fd >= 0 && !d) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+	return d;
+}
+
 int sbx_mkdir_p(const char *path, mode_t mode)
 {
 	_cleanup_free_ char *p = sbx_xstrdup(path);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -150,6 +151,9 @@ int sbx_write_file(const char *path, const char *data, size_t len);
 
 /* Make a directory path (like mkdir -p) with mode; 0 or -errno. */
 int sbx_mkdir_p(const char *path, mode_t mode);
+/* The directory NAME in DIRFD (no symlink followed) for readdir, or NULL
+ * (errno set). */
+DIR *sbx_opendir_at(int dirfd, const char *name);
 
 /* Escape a string for a single-line terminal display: control characters
  * and invalid UTF-8 become \n, \xNN...  Returns a malloc'd string. */
