@@ -175,6 +175,7 @@ demo: deps-test .deps-ok sbx
 	@tests/demo.sh
 
 bench: .deps-ok sbx
+	@tests/deps.sh --ensure-bench
 	@bench/run.sh
 
 # Man pages (mandoc -Tlint, as make check), shell syntax of the scripts,

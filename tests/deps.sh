@@ -6,6 +6,8 @@
 #   tests/deps.sh --ensure-build   what `make` needs: as root, install everything
 #                                  missing; otherwise fail only when a build
 #                                  package is missing (test packages: a note)
+#   tests/deps.sh --ensure-bench   make bench: all of them and its other peers
+#                                  (firejail, systemd-nspawn); as a user, a note
 #   tests/deps.sh --list           print the package names
 set -eu
 
@@ -17,6 +19,10 @@ BUILD="build-essential pkg-config libseccomp-dev libcap-dev libinih-dev libarchi
 # patch for the tests that apply `sbx diff`; Slurm and munge for the
 # batch-engine test (a one-node cluster in a scratch directory).
 TEST="libcmocka-dev git patch busybox-static bubblewrap uidmap debootstrap libpython3.11-testsuite podman runc libarchive-tools mandoc util-linux iproute2 python3 curl clang clang-format libclang-rt-14-dev zstd xz-utils bzip2 gzip valgrind bash-completion zsh fish jq tmux nodejs openssl slurmctld slurmd slurm-client munge"
+
+# Bench peers that nothing else needs (make bench measures sbx against them
+# where they run).
+BENCH="firejail systemd-container"
 
 PKGS="$BUILD $TEST"
 
@@ -61,5 +67,15 @@ case "${1:---install}" in
 		[ -z "$m" ] || echo "sbx: note: make check needs these too: apt-get install -y $m" >&2
 	fi
 	;;
-*) echo "usage: $0 [--install|--ensure|--ensure-build|--list]" >&2; exit 2 ;;
+--ensure-bench)
+	if [ "$(id -u)" = 0 ]; then
+		# shellcheck disable=SC2086
+		install_pkgs $PKGS $BENCH
+	else
+		# shellcheck disable=SC2086
+		m=$(missing $PKGS $BENCH)
+		[ -z "$m" ] || echo "sbx: note: make bench leaves out the peers of these: apt-get install -y $m" >&2
+	fi
+	;;
+*) echo "usage: $0 [--install|--ensure|--ensure-build|--ensure-bench|--list]" >&2; exit 2 ;;
 esac
