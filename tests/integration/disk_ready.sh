@@ -81,15 +81,14 @@ before=$(inodes $slots)
 fifo=$BASE/lockfifo
 mkfifo "$fifo"
 set -- $slots
-flock -x "$1" flock -x "$2" sh -c "echo locked >$fifo; sleep 60" &
+flock -x "$1" flock -x "$2" sh -c "echo \$\$ >$fifo; exec sleep 60" &
 holder=$!
-read -r _ <"$fifo"
+read -r leaf <"$fifo"
 capture sbx_as_mode_in "$WD" root "$SBX" run -q --name dr-locked --rootfs "$IMG" -- sh -c 'exit 4'
 ino=$(kept_image dr-locked)
 [ $rc -eq 4 ] && [[ " $before" != *" $ino "* ]] && [ "$(inodes "$1" "$2")" = "$before" ]
 ok $? "root: ready copies another run holds are not taken (its own image $ino; $before still there)"
-kill "$holder" 2>/dev/null
-pkill -f "sh -c echo locked >$fifo" 2>/dev/null
+kill "$leaf" 2>/dev/null
 wait "$holder" 2>/dev/null
 sbx_as_mode root "$SBX" destroy dr-locked >/dev/null
 
@@ -104,9 +103,9 @@ ln -s "$BASE/target" "$1"
 truncate -s 1M "$2" && chmod 0600 "$2"
 touch "$T/.tmp-999999-ready-0.img"
 touch "$T/.tmp-999998-ready-0.img"
-flock -x "$T/.tmp-999998-ready-0.img" sh -c "echo locked >$fifo; sleep 60" &
+flock -x "$T/.tmp-999998-ready-0.img" sh -c "echo \$\$ >$fifo; exec sleep 60" &
 holder=$!
-read -r _ <"$fifo"
+read -r leaf <"$fifo"
 capture sbx_as_mode_in "$WD" root "$SBX" run -q --name dr-junk --rootfs "$IMG" -- sh -c 'echo y >/etc/g; exit 5'
 ino=$(kept_image dr-junk)
 [ $rc -eq 5 ] && [ "$(cat "$BASE/target")" = secret ] && [ "$ino" != "$(stat -c %i "$2")" ] &&
@@ -118,8 +117,7 @@ slots=$(ready_slots "$T")
 ok $? "root: the purger replaces them with ready copies of the template"
 [ ! -e "$T/.tmp-999999-ready-0.img" ] && [ -e "$T/.tmp-999998-ready-0.img" ]
 ok $? "root: a killed writer's temporary file is removed, a locked one stays"
-kill "$holder" 2>/dev/null
-pkill -f "sh -c echo locked >$fifo" 2>/dev/null
+kill "$leaf" 2>/dev/null
 wait "$holder" 2>/dev/null
 rm -f "$T/.tmp-999998-ready-0.img"
 sbx_as_mode root "$SBX" destroy dr-junk >/dev/null

@@ -50,16 +50,16 @@ for mode in $MODES; do
 	ok $? "$mode: inspect .ready-0 finds no such sandbox ($err)"
 
 	# Locked ones (another run taking them) are not taken.
-	flock -x "$S/.ready-0/lock" flock -x "$S/.ready-1/lock" sh -c "echo locked >$fifo; sleep 60" &
+	flock -x "$S/.ready-0/lock" flock -x "$S/.ready-1/lock" sh -c "echo \$\$ >$fifo; exec sleep 60" &
 	holder=$!
-	read -r _ <"$fifo"
+	read -r leaf <"$fifo"
 	before=$(ready $mode)
 	capture sbx_as_mode_in "$WD" $mode "$SBX" run -q --name rl-$mode --rootfs "$IMG" -- sh -c 'exit 4'
 	ino=$(dir_of $mode rl-$mode)
 	[ $rc -eq 4 ] && [[ " $before" != *" $ino "* ]] &&
 		[ "$(stat -c %i "$S/.ready-0" "$S/.ready-1" | sort | tr '\n' ' ')" = "$before" ]
 	ok $? "$mode: ready directories another run holds are not taken"
-	pkill -f "sh -c echo locked >$fifo" 2>/dev/null
+	kill "$leaf" 2>/dev/null
 	wait "$holder" 2>/dev/null
 
 	# Not ours (a subdirectory in it, a symlink in its place): never
