@@ -217,7 +217,7 @@ void sbx_state_purge_background(struct sbx_state *st)
 	if (!trash_has_entries(st) && !st->idle_work &&
 	    !(st->exiting && sbx_state_ready_missing(st)))
 		return;
-	tfd = trash_dir(st, st->idle_work != NULL);
+	tfd = trash_dir(st, true); /* the first run's purger may have no trash yet */
 	if (tfd >= 0) {
 		spawn_purger(tfd, st);
 		close(tfd);

@@ -26,6 +26,19 @@ fifo=$BASE/lockfifo
 mkfifo "$fifo"
 
 for mode in $MODES; do
+	# A first run that is kept (no trash directory yet): its purger
+	# makes them all the same.
+	F=$BASE/fresh-$mode
+	mkdir -p "$F"
+	[ "$mode" = user ] && [ "$(id -u)" = 0 ] && chown 65534:65534 "$F"
+	capture sbx_as_dirs $mode "$F/state" "$F/cache" sh -c "cd '$WD' && exec '$SBX' run -q --rootfs '$IMG' -- sh -c 'exit 2'"
+	for _ in $(seq 200); do
+		[ -d "$F/state/sandboxes/.ready-1" ] && [ -d "$F/state/sandboxes/.ready-0" ] && break
+		sleep 0.1
+	done
+	[ $rc -eq 2 ] && [ -d "$F/state/sandboxes/.ready-0" ] && [ -d "$F/state/sandboxes/.ready-1" ]
+	ok $? "$mode: a first run that is kept leaves the ready directories too (rc $rc: $(ls -A "$F/state/sandboxes" | tr '\n' ' ') $err)"
+
 	S=$BASE/state-$mode/sandboxes
 	capture sbx_as_mode_in "$WD" $mode "$SBX" run -q --rootfs "$IMG" -- true
 	before=$(ready $mode)
