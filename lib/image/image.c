@@ -150,26 +150,41 @@ static void bystat_put(const struct cache *c, const char *skey, const char *sha)
  * CACHE/images/.unpack-SKEY, flock()ed by the one run that unpacks the tarball
  * whose stat key it names; a run that finds it held waits, then finds the
  * image in the index.  The holder unlinks it when done, whether the unpack
- * worked or not (a run that opened it before still gets the lock on the
- * unlinked inode and looks in the index: the image, or its own unpack).  -1: no lock (the
+ * worked or not (a run that opened it before gets the lock on the unlinked
+ * inode, sees that the name is another file's or none, and locks again,
+ * then looks in the index: the image, or its own unpack).  -1: no lock (the
  * unpack goes ahead unserialised, which is still correct).
  */
 static int unpack_lock(const struct cache *c, const char *skey)
 {
 	char name[NAME_MAX + 1];
-	int fd;
 
 	snprintf(name, sizeof(name), ".unpack-%.200s", skey);
-	fd = openat(c->images_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			close(fd);
+	/* Locked, and still the file of that name: another run's clean_stale
+	 * may unlink it between our open and our lock (it was not locked
+	 * yet), and a lock on that inode would serialise nobody. */
+	for (int tries = 0; tries < 16; tries++) {
+		struct stat a, b;
+		int fd =
+		    openat(c->images_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		if (fd < 0)
 			return -1;
+		while (flock(fd, LOCK_EX) < 0) {
+			if (errno != EINTR) {
+				close(fd);
+				return -1;
+			}
 		}
+		if (fstat(fd, &a) == 0 &&
+		    fstatat(c->images_fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+			return fd;
+		/* unlinked meanwhile: by its holder when done (the index has
+		 * the image now) or by clean_stale; either way, again */
+		close(fd);
 	}
-	return fd;
+	return -1;
 }
 
 static void unpack_unlock(const struct cache *c, const char *skey, int fd)
