@@ -164,7 +164,6 @@ static int unpack_lock(const struct cache *c, const char *skey)
 	 * may unlink it between our open and our lock (it was not locked
 	 * yet), and a lock on that inode would serialise nobody. */
 	for (int tries = 0; tries < 16; tries++) {
-		struct stat a, b;
 		int fd =
 		    openat(c->images_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 
@@ -176,9 +175,7 @@ static int unpack_lock(const struct cache *c, const char *skey)
 				return -1;
 			}
 		}
-		if (fstat(fd, &a) == 0 &&
-		    fstatat(c->images_fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+		if (sbx_fd_is_named(fd, c->images_fd, name))
 			return fd;
 		/* unlinked meanwhile: by its holder when done (the index has
 		 * the image now) or by clean_stale; either way, again */

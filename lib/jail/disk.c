@@ -362,14 +362,12 @@ static int attach_ready(const char *image, const char *templates, const struct s
 		_cleanup_free_ char *r = ready_path(templates, cap, i);
 		_cleanup_close_ int fd = open(r, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 		struct sbx_err e = {0};
-		struct stat a, b;
 		int loop;
 
 		/* Another run's while it holds the lock; still under that name
 		 * once locked, or another run took it meanwhile. */
 		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || !own_image(fd, cap) ||
-		    fstat(fd, &a) < 0 || stat(r, &b) < 0 || a.st_ino != b.st_ino ||
-		    a.st_dev != b.st_dev)
+		    !sbx_fd_is_named(fd, AT_FDCWD, r))
 			continue;
 		loop = loop_attach(fd, false, dev, len, &e);
 		if (loop < 0)

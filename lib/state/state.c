@@ -384,15 +384,6 @@ static bool ready_dir_ok(int dfd)
 	       !(s.st_mode & 077) && s.st_nlink == 2;
 }
 
-/* Is .ready-I still the directory dfd is (no other run took it)? */
-static bool ready_still(struct sbx_state *st, const char *r, int dfd)
-{
-	struct stat a, b;
-
-	return fstat(dfd, &a) == 0 && fstatat(st->sandboxes_fd, r, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
-}
-
 /* A ready directory as sandbox ID (new ids until one is free), locked. */
 static bool take_ready_dir(struct sbx_state *st, struct sbx_sandbox *sb)
 {
@@ -406,7 +397,8 @@ static bool take_ready_dir(struct sbx_state *st, struct sbx_sandbox *sb)
 		/* the lock first: another run holds it while it has the directory */
 		if (ready_dir_ok(dfd) &&
 		    (lk = openat(dfd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) >= 0 &&
-		    flock(lk, LOCK_EX | LOCK_NB) == 0 && ready_still(st, r, dfd)) {
+		    flock(lk, LOCK_EX | LOCK_NB) == 0 &&
+		    sbx_fd_is_named(dfd, st->sandboxes_fd, r)) {
 			for (int tries = 0; tries < 16; tries++) {
 				new_id(sb->id);
 				if (sbx_state_sandbox_exists(st, sb->id))

@@ -507,6 +507,14 @@ DIR *sbx_opendir_at(int dirfd, const char *name)
 	return d;
 }
 
+bool sbx_fd_is_named(int fd, int dirfd, const char *name)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
 int sbx_mkdir_p(const char *path, mode_t mode)
 {
 	_cleanup_free_ char *p = sbx_xstrdup(path);

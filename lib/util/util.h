@@ -154,6 +154,10 @@ int sbx_mkdir_p(const char *path, mode_t mode);
 /* The directory NAME in DIRFD (no symlink followed) for readdir, or NULL
  * (errno set). */
 DIR *sbx_opendir_at(int dirfd, const char *name);
+/* Is NAME in DIRFD (no symlink followed) still the file fd is?  What a
+ * lock taken on an open file needs before it means anything: another
+ * process may have renamed or unlinked that name meanwhile. */
+bool sbx_fd_is_named(int fd, int dirfd, const char *name);
 
 /* Escape a string for a single-line terminal display: control characters
  * and invalid UTF-8 become \n, \xNN...  Returns a malloc'd string. */
