@@ -55,10 +55,10 @@ static bool start_matches(pid_t pid, uint64_t start)
 static bool init_by_parent(const struct sbx_enter_record *rec, int dirfd, pid_t pid)
 {
 	pid_t sup = rec->supervisor_pid;
-	long last, ppid;
+	long ppid;
 	struct stat lock;
 
-	if (sbx_proc_status_nums(pid, "NSpid", &last) < 2 || last != 1)
+	if (!sbx_proc_is_ns_init(pid))
 		return false;
 	if (sup <= 1 || sup > (1 << 30) || sbx_proc_status_nums(pid, "PPid", &ppid) != 1 ||
 	    ppid != sup)
@@ -363,7 +363,8 @@ int sbx_enter_find_init(const struct sbx_enter_record *record, int sandbox_dirfd
 				   errno == ESRCH ? ": it is gone" : "");
 	/* Verify what /proc/PID is, then that the pidfd's process is still
 	 * alive: then it still owns PID, so it is the process verified. */
-	if (start ? !start_matches(pid, start) : !init_by_parent(record, sandbox_dirfd, (pid_t)pid))
+	if (start ? !start_matches(pid, start) || !sbx_proc_is_ns_init((pid_t)pid)
+		  : !init_by_parent(record, sandbox_dirfd, (pid_t)pid))
 		return sbx_err_set(err, 0,
 				   "pid %lld is not the jail's init any more (the jail is gone)",
 				   (long long)pid);

@@ -74,10 +74,11 @@ static long status_last(pid_t pid, const char *key)
 }
 
 /*
- * Is pid still the process the record describes?  With a recorded start
- * time: it must match.  Without one (older records): only the jail's init
- * is recognisable - pid 1 of its own pid namespace, child of the recorded
- * supervisor.
+ * Is pid still the process the record describes?  A recorded start time
+ * must match, but it counts 10 ms ticks, so it is not enough alone: the
+ * jail's init must also be pid 1 of a pid namespace below ours, and the
+ * supervisor must hold this sandbox's lock file open.  Without a start
+ * time (older records), the init must hold the lock file too.
  */
 static bool same_process(pid_t pid, uint64_t start, bool init, const struct stat *lock, pid_t *out)
 {
@@ -87,14 +88,11 @@ static bool same_process(pid_t pid, uint64_t start, bool init, const struct stat
 	if (pid <= 1 || pid > 1 << 30 || sbx_proc_starttime(pid, &now) < 0)
 		return false;
 	*out = pid;
-	if (start)
-		return start == now;
-	/* No start time recorded: it must hold this sandbox's lock file open. */
-	if (!sbx_proc_holds_file(pid, lock))
+	if (start && start != now)
 		return false;
-	if (init)
-		return status_last(pid, "NSpid") == 1; /* a pid namespace's init */
-	return true;
+	if (init && !sbx_proc_is_ns_init(pid))
+		return false;
+	return (start && init) || sbx_proc_holds_file(pid, lock);
 }
 
 /* The jail's init (init) or the supervisor, as the record names them. */
@@ -150,7 +148,7 @@ static bool kill_lock_holding_inits(const struct sbx_sandbox *sb)
 
 		if (*end || pid <= 1 || pid == getpid())
 			continue;
-		if (status_last((pid_t)pid, "NSpid") != 1)
+		if (!sbx_proc_is_ns_init((pid_t)pid))
 			continue;
 		if (!(sup > 0 && status_last((pid_t)pid, "PPid") == sup) &&
 		    !sbx_proc_holds_file((pid_t)pid, &lock))

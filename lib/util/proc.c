@@ -49,6 +49,13 @@ int sbx_proc_status_nums(pid_t pid, const char *key, long *last)
 	return count;
 }
 
+bool sbx_proc_is_ns_init(pid_t pid)
+{
+	long last;
+
+	return sbx_proc_status_nums(pid, "NSpid", &last) >= 2 && last == 1;
+}
+
 bool sbx_proc_holds_file(pid_t pid, const struct stat *f)
 {
 	char path[64];

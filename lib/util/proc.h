@@ -23,6 +23,9 @@
  */
 int sbx_proc_status_nums(pid_t pid, const char *key, long *last);
 
+/* Is pid the init of a pid namespace below its own (NSpid "... 1")? */
+bool sbx_proc_is_ns_init(pid_t pid);
+
 /* Does pid hold an fd open on the file *f (same st_dev and st_ino)? */
 bool sbx_proc_holds_file(pid_t pid, const struct stat *f);
 
@@ -33,7 +36,10 @@ int sbx_proc_mounts_under(const char *dir, struct sbx_strv *out);
 /*
  * Process identity, so a recorded pid is only signalled while it is still
  * the same process: start time in clock ticks since boot (/proc/PID/stat
- * field 22).  The run records it as init_start / supervisor_start.
+ * field 22).  The run records it as init_start / supervisor_start.  It
+ * counts 10 ms ticks: a pid reused within one tick has the same start
+ * time, so a match is checked together with what the process must be (a
+ * pid namespace's init, the holder of the sandbox's lock).
  */
 int sbx_proc_starttime(pid_t pid, uint64_t *out);
 

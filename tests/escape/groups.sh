@@ -538,20 +538,27 @@ PY
 	as_mode "$MODE" "$SBX" destroy "esc-sp-$MODE" >/dev/null 2>&1
 
 	# Pid reuse: a kept sandbox's record now names a live host process.
-	local victim_uid=0 sp n drec
+	local victim_uid=0 sp sp2 n drec
 	[ "$MODE" = user ] && victim_uid=65534
 	sp=$(sentinel "$victim_uid")
-	PIDS_TO_KILL+=("$sp")
-	for n in d e; do
+	sp2=$(sentinel "$victim_uid")
+	PIDS_TO_KILL+=("$sp" "$sp2")
+	# d, e: start times stale (as after pid reuse); r: a second sentinel's
+	# own start time, as when a pid comes back within the same clock tick (the
+	# start time counts 10 ms ticks) or the record was forged.
+	for n in d e r; do
 		jailrun --keep -n "esc-$n-$MODE" --rootfs "$IMG" -- /bin/sh -c 'exit 3'
 		drec=$(grep -l "\"esc-$n-$MODE\"" "$st"/sandboxes/*/record.json 2>/dev/null | head -n 1)
-		[ -n "$drec" ] && $PY - "$drec" "$sp" <<'PY'
+		[ -n "$drec" ] && $PY - "$drec" "$([ $n = r ] && echo "$sp2" || echo "$sp")" "$n" <<'PY'
 import json, os, sys
-p, pid = sys.argv[1], int(sys.argv[2])
+p, pid, n = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 st = os.stat(p)
 r = json.load(open(p))
 for k in ("init_pid", "supervisor_pid"):
     r[k] = pid
+if n == "r":
+    start = int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19])
+    r["init_start"] = r["supervisor_start"] = start
 r["state"] = "running"
 open(p, "w").write(json.dumps(r, indent=2))
 os.chown(p, st.st_uid, st.st_gid)
@@ -563,12 +570,18 @@ PY
 	sleep 0.2
 	grep -q sbxsentinel "/proc/$sp/cmdline" 2>/dev/null && [ "$r" -ne 124 ]
 	verdict state/pid-reuse-destroy $? "host pid $sp (uid $victim_uid) alive after destroy (rc=$r${derr:+: ${derr:0:120}})"
+	derr=$(as_mode "$MODE" timeout -k 2 30 "$SBX" destroy "esc-r-$MODE" 2>&1 >/dev/null)
+	r=$?
+	sleep 0.2
+	grep -q sbxsentinel "/proc/$sp2/cmdline" 2>/dev/null && [ "$r" -ne 124 ]
+	verdict state/pid-reuse-same-start $? "host pid $sp2, recorded with its own start time, alive after destroy (rc=$r${derr:+: ${derr:0:120}})"
 	derr=$(as_mode "$MODE" timeout -k 2 30 "$SBX" destroy --stale 2>&1 >/dev/null)
 	r=$?
 	sleep 0.2
-	grep -q sbxsentinel "/proc/$sp/cmdline" 2>/dev/null && [ "$r" -ne 124 ]
-	verdict state/pid-reuse-destroy-stale $? "host pid $sp alive after destroy --stale (rc=$r${derr:+: ${derr:0:120}})"
-	kill "$sp" 2>/dev/null
+	grep -q sbxsentinel "/proc/$sp/cmdline" 2>/dev/null && grep -q sbxsentinel "/proc/$sp2/cmdline" 2>/dev/null && [ "$r" -ne 124 ]
+	verdict state/pid-reuse-destroy-stale $? "host pids $sp and $sp2 alive after destroy --stale (rc=$r${derr:+: ${derr:0:120}})"
+	kill "$sp" "$sp2" 2>/dev/null
+	as_mode "$MODE" "$SBX" destroy "esc-r-$MODE" >/dev/null 2>&1
 }
 
 # Terminal: TIOCSTI, TIOCLINUX, the controlling tty, with sbx run in a pty
