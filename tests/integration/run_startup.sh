@@ -55,7 +55,10 @@ for mode in $modes; do
 	maps=""
 	for i in $(seq 60); do
 		sup=$(pgrep -f "run -q --name maps-$mode-$$ " | head -n 1)
-		if [ -n "$sup" ] && grep -q 'libjansson' /proc/$sup/maps 2>/dev/null; then
+		# sbx itself (not the setpriv before it), with its jail started;
+		# a static-pie sbx maps no shared library until it dlopen()s one
+		if [ -n "$sup" ] && pgrep -P "$sup" >/dev/null &&
+			grep -q " $SBX\$" /proc/$sup/maps 2>/dev/null; then
 			maps=$(cat /proc/$sup/maps)
 			break
 		fi
