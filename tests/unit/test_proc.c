@@ -6,15 +6,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "proc.h"
 
 static void test_status_nums(void **unused)
@@ -55,46 +54,23 @@ static void test_holds_file(void **unused)
  * time: what destroy and exec check besides the recorded start. */
 static void test_is_ns_init(void **unused)
 {
-	int go[2], ready[2];
-	char c;
-	pid_t mid, init = 0;
+	pid_t mid, init;
+	int status;
 
 	assert_false(sbx_proc_is_ns_init(getpid()));
 	assert_false(sbx_proc_is_ns_init(1 << 30));
-	assert_int_equal(pipe(go), 0);
-	assert_int_equal(pipe(ready), 0);
-	mid = fork();
-	assert_true(mid >= 0);
-	if (mid == 0) {
-		/* a user namespace too, so that it works without root */
-		if (unshare(CLONE_NEWPID) < 0 && unshare(CLONE_NEWUSER | CLONE_NEWPID) < 0)
-			_exit(77);
-		pid_t p = fork();
-
-		if (p == 0) {
-			(void)!read(go[0], &c, 1); /* until the parent has looked */
-			_exit(0);
-		}
-		(void)!write(ready[1], &p, sizeof(p));
-		waitpid(p, NULL, 0);
-		_exit(0);
-	}
-	close(ready[1]);
-	close(go[0]);
-	if (read(ready[0], &init, sizeof(init)) != (ssize_t)sizeof(init)) {
-		int st;
-
-		waitpid(mid, &st, 0);
-		if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+	init = test_fork_ns_init(&mid);
+	if (init <= 0) {
+		waitpid(mid, &status, 0);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
 			skip(); /* no pid namespace here */
 		fail_msg("the child in a new pid namespace did not start");
 	}
 	/* init is its pid in our namespace, as a host process sees it */
 	assert_true(sbx_proc_is_ns_init(init));
 	assert_false(sbx_proc_is_ns_init(mid));
-	(void)!write(go[1], "x", 1);
-	close(go[1]);
-	waitpid(mid, NULL, 0);
+	kill(init, SIGKILL);
+	assert_int_equal(waitpid(mid, &status, 0), mid);
 }
 
 int main(void)

@@ -12,7 +12,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/file.h>
@@ -651,40 +650,6 @@ static void destroy_with_init(struct sbx_state *st, pid_t child, uint64_t start,
 	sbx_sandbox_close(&sb);
 }
 
-/* A pid namespace's init, as the jail's is, seen from here: *mid is the
- * process that made the namespace and exits with init's signal. */
-static pid_t fork_ns_init(pid_t *mid)
-{
-	int p[2];
-	pid_t init = 0;
-
-	assert_int_equal(pipe(p), 0);
-	*mid = fork();
-	assert_true(*mid >= 0);
-	if (*mid == 0) {
-		int status;
-
-		close(p[0]);
-		/* a user namespace too, so that it works without root */
-		if (unshare(CLONE_NEWPID) < 0 && unshare(CLONE_NEWUSER | CLONE_NEWPID) < 0)
-			_exit(77);
-		pid_t c = fork();
-
-		if (c == 0) {
-			pause();
-			_exit(0);
-		}
-		(void)!write(p[1], &c, sizeof(c));
-		waitpid(c, &status, 0);
-		_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 0);
-	}
-	close(p[1]);
-	if (read(p[0], &init, sizeof(init)) != (ssize_t)sizeof(init))
-		init = 0;
-	close(p[0]);
-	return init;
-}
-
 static void test_destroy_verifies_pid(void **state)
 {
 	struct sbx_state st;
@@ -712,7 +677,7 @@ static void test_destroy_verifies_pid(void **state)
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
 	/* the right one: a pid namespace's init of that start time, killed */
-	init = fork_ns_init(&mid);
+	init = test_fork_ns_init(&mid);
 	if (init <= 0) {
 		waitpid(mid, &status, 0);
 		sbx_state_close(&st);
