@@ -106,9 +106,15 @@ int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cach
 						: default_dir("SBX_CACHE_DIR", "/var/cache/sbx",
 							      "XDG_CACHE_HOME", ".cache");
 	if (!st->state_dir || !st->cache_dir) {
+		bool state = !st->state_dir;
+
 		sbx_state_close(st);
-		return sbx_err_set(
-		    err, 0, "cannot find a state directory ($HOME is not set; use --state-dir)");
+		return state ? sbx_err_set(err, 0,
+					   "cannot find a state directory ($HOME is not set): "
+					   "use --state-dir DIR or set SBX_STATE_DIR")
+			     : sbx_err_set(err, 0,
+					   "cannot find a cache directory ($HOME is not set): "
+					   "set SBX_CACHE_DIR");
 	}
 	if (create) {
 		r = make_private_dir(st->state_dir);

@@ -270,4 +270,18 @@ for mode in root user; do
 	[ "$rc" -eq 0 ] && [ "$out" = RAN ] && image_complete "$CACHE"
 	ok $? "as $who: a half image (.tmp-) in the cache is ignored (exit $rc$err)"
 done
+# No $HOME: the error names the directory it cannot find and how to give
+# it (SBX_STATE_DIR given, the cache's not; then neither).
+mkdir -p "$TAP_TMP/nohome-state"
+capture env -u HOME -u SBX_CACHE_DIR -u XDG_CACHE_HOME -u XDG_STATE_HOME \
+	SBX_STATE_DIR="$TAP_TMP/nohome-state" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	--inh-caps=-all "$SBX" ps
+[ "$rc" -ne 0 ] && grep -q 'cache directory' <<<"$err" && grep -q 'SBX_CACHE_DIR' <<<"$err" &&
+	! grep -q 'state directory' <<<"$err"
+ok $? "no \$HOME, SBX_STATE_DIR set: the error names the cache directory and SBX_CACHE_DIR (rc=$rc: $err)"
+capture env -u HOME -u SBX_CACHE_DIR -u SBX_STATE_DIR -u XDG_CACHE_HOME -u XDG_STATE_HOME \
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$SBX" ps
+[ "$rc" -ne 0 ] && grep -q 'state directory' <<<"$err" && grep -q -- '--state-dir' <<<"$err" &&
+	grep -q 'SBX_STATE_DIR' <<<"$err"
+ok $? "no \$HOME and nothing set: the error names the state directory, --state-dir and SBX_STATE_DIR (rc=$rc: $err)"
 done_testing
