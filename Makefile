@@ -1,6 +1,6 @@
 # sbx - a sandbox runner.  See README.md.
 #
-#   make            build ./sbx
+#   make            build ./sbx (-static-pie where it can; STATIC=0: dynamic)
 #   make check      install missing build deps (as root), build, run all tests
 #   make demo       build sbx and a busybox rootfs, run a real sandbox
 #   make install    PREFIX=/usr/local DESTDIR=
