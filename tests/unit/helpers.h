@@ -20,8 +20,8 @@
  * "BASE/REL", REL printf-formatted.  The result is a static buffer of four
  * in turn: it stays valid for the next three calls.
  */
-static inline __attribute__((format(printf, 2, 3))) char *test_path(const char *base,
-								    const char *fmt, ...)
+static inline __attribute__((format(printf, 2, 3))) char *
+test_path(const char *base, const char *fmt, ...)
 {
 	static char buf[4][1400];
 	static int i;

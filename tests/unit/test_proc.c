@@ -76,9 +76,9 @@ static void test_is_ns_init(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_status_nums),
-	    cmocka_unit_test(test_holds_file),
-	    cmocka_unit_test(test_is_ns_init),
+		cmocka_unit_test(test_status_nums),
+		cmocka_unit_test(test_holds_file),
+		cmocka_unit_test(test_is_ns_init),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

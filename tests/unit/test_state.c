@@ -50,7 +50,7 @@ static int teardown(void **state)
 
 static void open_state(struct sbx_state *st)
 {
-	struct sbx_err e = {0};
+	struct sbx_err e = { 0 };
 
 	if (sbx_state_open(st, path("state"), path("cache"), true, &e) < 0)
 		fail_msg("state open: %s", e.msg);
@@ -98,7 +98,7 @@ static void fixture(const char *id, const char *record_json)
 static void test_open_creates_private_dirs(void **state)
 {
 	struct sbx_state st;
-	struct sbx_err e = {0};
+	struct sbx_err e = { 0 };
 	struct stat s;
 
 	open_state(&st);
@@ -113,7 +113,7 @@ static void test_open_creates_private_dirs(void **state)
 	/* Not creating a missing dir: success, nothing there. */
 	assert_int_equal(sbx_state_open(&st, path("nope"), path("nope2"), false, &e), 0);
 	assert_int_equal(st.sandboxes_fd, -1);
-	struct sbx_strv ids = {0};
+	struct sbx_strv ids = { 0 };
 	assert_int_equal(sbx_sandbox_list(&st, &ids, &e), 0);
 	assert_int_equal(ids.n, 0);
 	char id[SBX_ID_LEN + 1];
@@ -125,7 +125,7 @@ static void test_open_creates_private_dirs(void **state)
 static void test_dir_resolution(void **state)
 {
 	struct sbx_state st;
-	struct sbx_err e = {0};
+	struct sbx_err e = { 0 };
 
 	setenv("SBX_STATE_DIR", "/x/state", 1);
 	setenv("SBX_CACHE_DIR", "/x/cache", 1);
@@ -165,7 +165,7 @@ static void test_create_ids_and_record(void **state)
 {
 	struct sbx_state st;
 	struct sbx_sandbox a, b;
-	struct sbx_err e = {0};
+	struct sbx_err e = { 0 };
 	struct stat s;
 
 	open_state(&st);
@@ -210,9 +210,9 @@ static void test_id_validity(void **state)
 
 static void test_names(void **state)
 {
-	static const char *const bad[] = {"",	  "-x",	    ".x",	"a b",	 "a/b",
-					  "a\nb", "abc123", "deadbeef", "x\xff", "0123456789ab"};
-	struct sbx_err e = {0};
+	static const char *const bad[] = { "", "-x", ".x", "a b", "a/b", "a\nb", "abc123",
+					   "deadbeef", "x\xff", "0123456789ab" };
+	struct sbx_err e = { 0 };
 	struct sbx_state st;
 	struct sbx_sandbox a, b;
 	char id[SBX_ID_LEN + 1];
@@ -251,7 +251,7 @@ static void test_names(void **state)
 static void test_find_prefix(void **state)
 {
 	struct sbx_state st;
-	struct sbx_err e = {0};
+	struct sbx_err e = { 0 };
 	char id[SBX_ID_LEN + 1];
 
 	fixture("abcabc000001", "{\"version\":1,\"state\":\"exited\"}");
@@ -284,8 +284,8 @@ static void test_find_prefix(void **state)
 static void test_list_sorted(void **state)
 {
 	struct sbx_state st;
-	struct sbx_err e = {0};
-	struct sbx_strv ids = {0};
+	struct sbx_err e = { 0 };
+	struct sbx_strv ids = { 0 };
 	char first[SBX_ID_LEN + 1];
 	struct sbx_sandbox sb;
 
@@ -309,7 +309,7 @@ static void test_save_atomic_no_follow(void **state)
 {
 	struct sbx_state st;
 	struct sbx_sandbox sb, again;
-	struct sbx_err e = {0};
+	struct sbx_err e = { 0 };
 	struct stat s;
 	char buf[64] = "";
 
@@ -355,7 +355,7 @@ static void test_lock_and_lost(void **state)
 {
 	struct sbx_state st;
 	struct sbx_sandbox sb, other;
-	struct sbx_err e = {0};
+	struct sbx_err e = { 0 };
 	int code = -1;
 
 	open_state(&st);
@@ -374,9 +374,8 @@ static void test_lock_and_lost(void **state)
 	/* now we hold it: our own view says running */
 	assert_string_equal(sbx_sandbox_state(&other, &code), "running");
 	json_object_set_new(other.record, "state", json_string("exited"));
-	json_object_set_new(
-	    other.record, "exit",
-	    json_pack("{s:s, s:i, s:i}", "reason", "exited", "code", 3, "status", 3));
+	json_object_set_new(other.record, "exit",
+			    json_pack("{s:s, s:i, s:i}", "reason", "exited", "code", 3, "status", 3));
 	sbx_sandbox_parse_record(&other, &e);
 	assert_string_equal(sbx_sandbox_state(&other, &code), "exited");
 	assert_int_equal(code, 3);
@@ -399,8 +398,8 @@ static void test_lock_and_lost(void **state)
 static void test_concurrent_creates(void **state)
 {
 	struct sbx_state st;
-	struct sbx_strv ids = {0};
-	struct sbx_err e = {0};
+	struct sbx_strv ids = { 0 };
+	struct sbx_err e = { 0 };
 	int won = 0;
 
 	open_state(&st);
@@ -425,8 +424,7 @@ static void test_concurrent_creates(void **state)
 	assert_int_equal(sbx_sandbox_list(&st, &ids, &e), 0);
 	assert_int_equal(ids.n, 21);
 	for (size_t i = 0; i < ids.n; i++) {
-		json_t *r =
-		    json_load_file(path("state/sandboxes/%s/record.json", ids.v[i]), 0, NULL);
+		json_t *r = json_load_file(path("state/sandboxes/%s/record.json", ids.v[i]), 0, NULL);
 
 		assert_non_null(r);
 		assert_string_equal(json_string_value(json_object_get(r, "id")), ids.v[i]);
@@ -442,7 +440,7 @@ static void hostile_tree(const char *root_arg, int depth)
 	char p[1300], root[1200];
 	int fd;
 
-	snprintf(root, sizeof(root), "%s", root_arg); /* path() buffers rotate */
+	snprintf(root, sizeof(root), "%s", root_arg);	/* path() buffers rotate */
 
 	assert_int_equal(sbx_mkdir_p(root, 0755), 0);
 	write_text(path("victim"), "keep me");
@@ -470,7 +468,7 @@ static void hostile_tree(const char *root_arg, int depth)
 		assert_int_equal(mkdirat(fd, "d", 0755) == 0 || errno == EEXIST, 1);
 		int n = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-		if (n < 0) { /* "d" is the symlink at the top: use another name */
+		if (n < 0) {	/* "d" is the symlink at the top: use another name */
 			assert_int_equal(mkdirat(fd, "deep", 0755), 0);
 			n = openat(fd, "deep", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
@@ -485,8 +483,8 @@ static void test_remove_hostile(void **state)
 {
 	struct sbx_state st;
 	struct sbx_sandbox sb;
-	struct sbx_err e = {0};
-	struct rlimit old, low = {64, 64};
+	struct sbx_err e = { 0 };
+	struct rlimit old, low = { 64, 64 };
 	struct stat s;
 	char buf[32] = "";
 
@@ -496,7 +494,7 @@ static void test_remove_hostile(void **state)
 	getrlimit(RLIMIT_NOFILE, &old);
 	low.rlim_max = old.rlim_max;
 	setrlimit(RLIMIT_NOFILE, &low);
-	alarm(60); /* never hang (fifo) */
+	alarm(60);	/* never hang (fifo) */
 	assert_int_equal(sbx_sandbox_remove(&st, &sb, &e), 0);
 	alarm(0);
 	setrlimit(RLIMIT_NOFILE, &old);
@@ -518,7 +516,7 @@ static void test_rm_rf_mount_point(void **state)
 	int fd;
 
 	if (geteuid() != 0) {
-		skip(); /* mounting needs root; the unprivileged pass covers the rest */
+		skip();	/* mounting needs root; the unprivileged pass covers the rest */
 		return;
 	}
 	assert_int_equal(sbx_mkdir_p(path("tree/a/m"), 0755), 0);
@@ -526,7 +524,7 @@ static void test_rm_rf_mount_point(void **state)
 	write_text(path("tree/a/m/inside"), "x");
 	fd = open(base, O_RDONLY | O_DIRECTORY);
 	assert_int_equal(sbx_rm_rf_at(fd, "tree"), -EBUSY);
-	assert_int_equal(stat(path("tree/a/m/inside"), &s), 0); /* not crossed */
+	assert_int_equal(stat(path("tree/a/m/inside"), &s), 0);	/* not crossed */
 	assert_int_equal(umount2(path("tree/a/m"), MNT_DETACH), 0);
 	assert_int_equal(sbx_rm_rf_at(fd, "tree"), 0);
 	assert_int_equal(stat(path("tree"), &s), -1);
@@ -551,7 +549,7 @@ static void test_unmount_all(void **state)
 {
 	struct sbx_state st;
 	struct sbx_sandbox sb;
-	struct sbx_err e = {0};
+	struct sbx_err e = { 0 };
 	size_t n = 0;
 
 	if (geteuid() != 0) {
@@ -561,17 +559,14 @@ static void test_unmount_all(void **state)
 	open_state(&st);
 	assert_int_equal(sbx_sandbox_create(&st, NULL, &sb, &e), 0);
 	assert_int_equal(sbx_mkdir_p(path("state/sandboxes/%s/upper/with space", sb.id), 0755), 0);
-	assert_int_equal(
-	    mount("tmpfs", path("state/sandboxes/%s/upper/with space", sb.id), "tmpfs", 0, NULL),
-	    0);
+	assert_int_equal(mount("tmpfs", path("state/sandboxes/%s/upper/with space", sb.id), "tmpfs",
+			       0, NULL), 0);
 	assert_int_equal(sbx_mkdir_p(path("state/sandboxes/%s/upper/with space/m2", sb.id), 0755),
 			 0);
-	assert_int_equal(
-	    mount("tmpfs", path("state/sandboxes/%s/upper/with space/m2", sb.id), "tmpfs", 0, NULL),
-	    0);
-	assert_int_equal(
-	    mount("tmpfs", path("state/sandboxes/%s/upper/with space/m2", sb.id), "tmpfs", 0, NULL),
-	    0); /* stacked */
+	assert_int_equal(mount("tmpfs", path("state/sandboxes/%s/upper/with space/m2", sb.id),
+			       "tmpfs", 0, NULL), 0);
+	assert_int_equal(mount("tmpfs", path("state/sandboxes/%s/upper/with space/m2", sb.id),
+			       "tmpfs", 0, NULL), 0);	/* stacked */
 	assert_true(mounted_under(sb.id));
 	assert_int_equal(sbx_sandbox_unmount_all(&sb, &n, &e), 0);
 	assert_int_equal(n, 3);
@@ -584,8 +579,8 @@ static void test_unmount_all(void **state)
 static void test_gc(void **state)
 {
 	struct sbx_state st;
-	struct sbx_err e = {0};
-	struct sbx_strv removed = {0};
+	struct sbx_err e = { 0 };
+	struct sbx_strv removed = { 0 };
 	struct sbx_sandbox sb;
 	struct stat s;
 	int held;
@@ -594,12 +589,12 @@ static void test_gc(void **state)
 	assert_int_equal(sbx_mkdir_p(path("state/sandboxes/.new-0123456789ab/upper"), 0700), 0);
 	assert_int_equal(sbx_mkdir_p(path("state/sandboxes/.new-222222222222"), 0700), 0);
 	/* an abandoned one is old; a fresh one may not have its lock yet: kept */
-	struct timespec old[2] = {{1000, 0}, {1000, 0}};
+	struct timespec old[2] = { { 1000, 0 }, { 1000, 0 } };
 	assert_int_equal(utimensat(AT_FDCWD, path("state/sandboxes/.new-0123456789ab"), old, 0), 0);
 	assert_int_equal(sbx_mkdir_p(path("state/sandboxes/.new-111111111111"), 0700), 0);
 	held = open(path("state/sandboxes/.new-111111111111/lock"), O_RDWR | O_CREAT | O_CLOEXEC,
 		    0600);
-	assert_int_equal(flock(held, LOCK_EX), 0); /* being created: keep */
+	assert_int_equal(flock(held, LOCK_EX), 0);	/* being created: keep */
 	write_text(path("state/names/dangling"), "aaaaaaaaaaaa\n");
 	assert_int_equal(sbx_sandbox_create(&st, "alive", &sb, &e), 0);
 	assert_int_equal(sbx_state_gc(&st, &removed, &e), 0);
@@ -632,7 +627,7 @@ static void destroy_with_init(struct sbx_state *st, pid_t child, uint64_t start,
 			      struct sbx_teardown *t)
 {
 	struct sbx_sandbox sb;
-	struct sbx_err e = {0};
+	struct sbx_err e = { 0 };
 	char id[SBX_ID_LEN + 1];
 	struct stat s;
 
@@ -642,7 +637,7 @@ static void destroy_with_init(struct sbx_state *st, pid_t child, uint64_t start,
 	json_object_set_new(sb.record, "init_pid", json_integer(child));
 	json_object_set_new(sb.record, "init_start", json_integer((json_int_t)start));
 	assert_int_equal(sbx_sandbox_save(&sb, &e), 0);
-	sbx_sandbox_close(&sb); /* the "supervisor" is gone: lost */
+	sbx_sandbox_close(&sb);	/* the "supervisor" is gone: lost */
 	assert_int_equal(sbx_sandbox_open(st, id, false, &sb, &e), 0);
 	if (sbx_sandbox_destroy(st, &sb, t, &e) < 0)
 		fail_msg("destroy: %s", e.msg);
@@ -697,23 +692,23 @@ static void test_destroy_verifies_pid(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_open_creates_private_dirs, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_sandboxes_topdir, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_dir_resolution, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_create_ids_and_record, setup, teardown),
-	    cmocka_unit_test(test_id_validity),
-	    cmocka_unit_test_setup_teardown(test_names, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_find_prefix, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_list_sorted, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_save_atomic_no_follow, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_lock_and_lost, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_concurrent_creates, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_remove_hostile, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_rm_rf_mount_point, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unmount_all, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
-	    cmocka_unit_test(test_starttime),
-	    cmocka_unit_test_setup_teardown(test_destroy_verifies_pid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_creates_private_dirs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sandboxes_topdir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_resolution, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_ids_and_record, setup, teardown),
+		cmocka_unit_test(test_id_validity),
+		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_find_prefix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_sorted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_save_atomic_no_follow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_and_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_creates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_hostile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rm_rf_mount_point, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unmount_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
+		cmocka_unit_test(test_starttime),
+		cmocka_unit_test_setup_teardown(test_destroy_verifies_pid, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
