@@ -50,16 +50,14 @@ static bool start_matches(pid_t pid, uint64_t start)
 	return start && sbx_proc_starttime(pid, &now) == 0 && start == now;
 }
 
-/* Without init_start: pid 1 of a child pid namespace, child of the verified
- * supervisor (its start time, or it holds the sandbox's lock file). */
+/* Without init_start: a child of the verified supervisor (its start time,
+ * or it holds the sandbox's lock file). */
 static bool init_by_parent(const struct sbx_enter_record *rec, int dirfd, pid_t pid)
 {
 	pid_t sup = rec->supervisor_pid;
 	long ppid;
 	struct stat lock;
 
-	if (!sbx_proc_is_ns_init(pid))
-		return false;
 	if (sup <= 1 || sup > (1 << 30) || sbx_proc_status_nums(pid, "PPid", &ppid) != 1 ||
 	    ppid != sup)
 		return false;
@@ -362,9 +360,12 @@ int sbx_enter_find_init(const struct sbx_enter_record *record, int sandbox_dirfd
 				   "cannot open the jail's init (pid %lld)%s", (long long)pid,
 				   errno == ESRCH ? ": it is gone" : "");
 	/* Verify what /proc/PID is, then that the pidfd's process is still
-	 * alive: then it still owns PID, so it is the process verified. */
-	if (start ? !start_matches(pid, start) || !sbx_proc_is_ns_init((pid_t)pid)
-		  : !init_by_parent(record, sandbox_dirfd, (pid_t)pid))
+	 * alive: then it still owns PID, so it is the process verified.  A
+	 * start time counts 10 ms ticks: the jail's init must also be pid 1 of
+	 * a pid namespace below ours. */
+	if (!sbx_proc_is_ns_init((pid_t)pid) ||
+	    (start ? !start_matches(pid, start)
+		   : !init_by_parent(record, sandbox_dirfd, (pid_t)pid)))
 		return sbx_err_set(err, 0,
 				   "pid %lld is not the jail's init any more (the jail is gone)",
 				   (long long)pid);

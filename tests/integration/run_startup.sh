@@ -58,7 +58,7 @@ for mode in $modes; do
 		# sbx itself (not the setpriv before it), with its jail started;
 		# a static-pie sbx maps no shared library until it dlopen()s one
 		if [ -n "$sup" ] && pgrep -P "$sup" >/dev/null &&
-			grep -q " $SBX\$" /proc/$sup/maps 2>/dev/null; then
+			grep -q " $(readlink -f "$SBX")\$" /proc/$sup/maps 2>/dev/null; then
 			maps=$(cat /proc/$sup/maps)
 			break
 		fi

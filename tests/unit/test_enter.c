@@ -115,14 +115,14 @@ static void test_no_init_pid(void **state)
 }
 
 /* A live process that is no pid namespace's init: refused with or
- * without a recorded start time (a wrong one).  (Under valgrind, which
+ * without a recorded start time (a wrong one, or its own).  (Under valgrind, which
  * does not know pidfd_open, the refusal comes earlier: any error will do.) */
 static void test_other_process_refused(void **state)
 {
-	struct sbx_err e1 = {0}, e2 = {0}, e3 = {0};
+	struct sbx_err e1 = {0}, e2 = {0}, e3 = {0}, e4 = {0};
 	pid_t child = fork();
 	uint64_t start = 0;
-	int r1, r2, r3, rs;
+	int r1, r2, r3, r4, rs;
 	bool pidfds = syscall(SYS_pidfd_open, getpid(), 0) >= 0 || errno != ENOSYS;
 
 	if (child == 0) {
@@ -136,16 +136,21 @@ static void test_other_process_refused(void **state)
 	r2 = find(
 	    json_pack("{s:i, s:I}", "init_pid", (int)child, "init_start", (json_int_t)start + 1),
 	    &e2);
+	/* its own start time, as a pid reused within one 10 ms tick: still
+	 * no pid namespace's init */
+	r4 = find(json_pack("{s:i, s:I}", "init_pid", (int)child, "init_start", (json_int_t)start),
+		  &e4);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	/* Gone: the pid names nothing (or something else) now. */
 	r3 = find(json_pack("{s:i, s:I}", "init_pid", (int)child, "init_start", (json_int_t)start),
 		  &e3);
 	assert_int_equal(rs, 0);
-	assert_true(r1 < 0 && r2 < 0 && r3 < 0);
+	assert_true(r1 < 0 && r2 < 0 && r3 < 0 && r4 < 0);
 	if (pidfds) {
 		assert_non_null(strstr(e1.msg, "not the jail's init"));
 		assert_non_null(strstr(e2.msg, "not the jail's init"));
+		assert_non_null(strstr(e4.msg, "not the jail's init"));
 	}
 }
 
