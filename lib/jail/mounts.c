@@ -647,7 +647,8 @@ static int mount_ids(struct build *b, struct sbx_err *err)
 		/* A symlink (dbus's to /etc's) is covered by its target. */
 		if (m < 0 || fstat(m, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
-		r = bind_text(b, i ? "dbus-machine-id" : "machine-id", text, m, machine_ids[i], err);
+		r = bind_text(b, i ? "dbus-machine-id" : "machine-id", text, m, machine_ids[i],
+			      err);
 		if (r < 0)
 			return r;
 	}

@@ -439,6 +439,13 @@ static void teardown(struct sbx_run *c)
 		     (c->disk_loop && sbx_disk_settle(c->layer_dir, c->sb.dirfd, &e) < 0)))
 			sbx_run_say_err(c, &e);
 		sbx_run_record_finish(c);
+		/* Thrown away, the image's filesystem is detached here but torn
+		 * down by the purger (lib/state/trash.c): an fd of it goes there. */
+		if (!c->kept && c->disk_loop && c->disk_mounted && c->layer_dir) {
+			c->st.hold_fd =
+			    open(c->layer_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			c->st.holding = c->st.hold_fd >= 0;
+		}
 		/* An image stays a file when kept (sbx_disk_attach_kept mounts it
 		 * for inspect, export and exec): no mount or loop device left. */
 		if ((!c->kept || c->disk_loop) && c->disk_mounted &&

@@ -46,6 +46,12 @@ struct sbx_state {
 	void (*idle_work)(void *arg);
 	void *idle_arg;
 	bool exiting; /* the caller exits next: a purger may be its child */
+	/* with holding, hold_fd is an O_PATH fd of a detached mount (a thrown
+	 * away layer's filesystem): the purger closes the last one, so the
+	 * filesystem's teardown (sync, loop device release) is never on the
+	 * caller's path (lib/state/trash.c) */
+	bool holding;
+	int hold_fd;
 };
 
 /*

@@ -17,6 +17,15 @@
  * cgroups of lost sandboxes (sweep_lost), makes the ready sandbox
  * directories that are missing (lib/state/state.c), then does the caller's
  * idle work (a run's: the ready copies of its disk image, lib/jail/disk.h).
+ *
+ * A run's thrown-away layers on a loop-mounted image are detached from
+ * every mount namespace before `sbx run` returns, but their filesystem
+ * lives on while an fd refers to it: the caller hands one to the purger
+ * (sbx_state.hold_fd), closes its own, and the purger closes the last one
+ * once the caller has let go (a pipe tells it), after its other work.  The
+ * filesystem's teardown (writing back what the jail left dirty, releasing
+ * the loop device; ~1-2 ms) thus runs in the purger.  The image itself
+ * is in the trash by then: nothing mounts it again.
  */
 #include "state.h"
 #include "state_int.h"
@@ -132,12 +141,15 @@ static void sweep_lost(struct sbx_state *st)
 	sbx_strv_free(&ids);
 }
 
-static void __attribute__((noreturn)) purger(int tfd, const struct sbx_state *st)
+static void __attribute__((noreturn)) purger(int tfd, const struct sbx_state *st, int gone)
 {
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-	/* out of the way of 3 and 4 first, whatever numbers they have now */
+	/* out of the way of 3 to 6 first, whatever numbers they have now */
 	int t = fcntl(tfd, F_DUPFD_CLOEXEC, 64);
 	int s = st && st->sandboxes_fd >= 0 ? fcntl(st->sandboxes_fd, F_DUPFD_CLOEXEC, 64) : -1;
+	int h = st && st->holding ? fcntl(st->hold_fd, F_DUPFD_CLOEXEC, 64) : -1;
+	int g = gone >= 0 ? fcntl(gone, F_DUPFD_CLOEXEC, 64) : -1;
+	char c;
 	struct sbx_state lost = {.state_dir = st ? st->state_dir : NULL,
 				 .cache_dir = st ? st->cache_dir : NULL,
 				 .state_fd = -1,
@@ -150,8 +162,19 @@ static void __attribute__((noreturn)) purger(int tfd, const struct sbx_state *st
 		_exit(1);
 	if (s >= 0 && dup3(s, 4, O_CLOEXEC) == 4)
 		lost.sandboxes_fd = 4;
-	close_range(5, ~0U, 0);
+	h = h >= 0 && g >= 0 && dup3(h, 5, O_CLOEXEC) == 5 && dup3(g, 6, O_CLOEXEC) == 6 ? 5 : -1;
+	close_range(h >= 0 ? 7 : 5, ~0U, 0);
 	prctl(PR_SET_NAME, "sbx-purge", 0, 0, 0);
+	if (h >= 0) {
+		/* First, at the caller's priority: the teardown takes locks
+		 * that the next run's mount and loop device need.  Once the
+		 * caller has closed its copy (end of file), this one is the
+		 * last, and the filesystem goes here. */
+		while (read(6, &c, 1) < 0 && errno == EINTR)
+			;
+		close(5);
+		close(6);
+	}
 	(void)setpriority(PRIO_PROCESS, 0, 19);
 	(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
 		      IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
@@ -165,18 +188,39 @@ static void __attribute__((noreturn)) purger(int tfd, const struct sbx_state *st
 	_exit(0);
 }
 
-/* A detached purger of STATE/trash (the caller does not wait for it). */
-static void spawn_purger(int tfd, const struct sbx_state *st)
+/* Close the caller's hold on a detached mount (see the top). */
+static void let_go(struct sbx_state *st)
 {
-	pid_t pid = fork();
+	if (st->holding)
+		close(st->hold_fd);
+	st->holding = false;
+}
 
+/* A detached purger of STATE/trash (the caller does not wait for it). */
+static void spawn_purger(int tfd, struct sbx_state *st)
+{
+	int go[2] = {-1, -1};
+	pid_t pid;
+
+	if (st->holding && pipe2(go, O_CLOEXEC) < 0)
+		let_go(st); /* the teardown here, then */
+	pid = fork();
 	if (pid == 0) {
 		/* a grandchild, so that the caller never has to reap it; a
 		 * caller about to exit has it as its child (its reaper takes it
 		 * over), and waits for no intermediate process */
+		if (go[1] >= 0)
+			close(go[1]);
 		if (st->exiting || fork() == 0)
-			purger(tfd, st);
+			purger(tfd, st, go[0]);
 		_exit(0);
+	}
+	/* the purger has its own copy now (or there is none): this one goes
+	 * first, then the pipe says so */
+	let_go(st);
+	if (go[0] >= 0) {
+		close(go[0]);
+		close(go[1]);
 	}
 	if (st->exiting)
 		return;

@@ -5,7 +5,9 @@
 # purger removes it; `$(sbx run ...)` never waits for that purger; an
 # interrupted removal is finished by the next run and by `destroy --all`;
 # runs that cannot be kept (--rm, persist = never) have their writable
-# layers in memory and say so; --keep keeps them on disk.  Root and nobody.
+# layers in memory and say so; --keep keeps them on disk; a thrown-away
+# image's filesystem is detached when run returns and released by the
+# purger.  Root and nobody.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
@@ -87,6 +89,28 @@ for mode in $MODES; do
 	sbx_as_mode $mode "$SBX" destroy kp-$mode >/dev/null
 	trash_empty $mode
 done
+# As root the layers are an ext4 image on a loop device.  Thrown away, its
+# filesystem is detached before run returns (no mount of it anywhere) but
+# torn down by the purger: writing back what the jail left dirty (here
+# 512 MiB) and releasing the loop device are not on the caller's path.
+if sbx_as_mode root sh -c '[ -w /dev/loop-control ] && command -v mke2fs' >/dev/null; then
+	S=$BASE/state-root
+	sbx_as_mode_in "$WD" root "$SBX" run -q --rootfs "$IMG" -- \
+		sh -c 'dd if=/dev/zero of=/big bs=1M count=512 2>/dev/null'
+	rc=$?
+	loops=$(losetup -a | grep -cF "$S/")
+	mnts=$(cat /proc/[0-9]*/mountinfo 2>/dev/null | grep -cF "$S/")
+	for _ in $(seq 200); do
+		losetup -a | grep -qF "$S/" || break
+		sleep 0.1
+	done
+	left=$(losetup -a | grep -cF "$S/")
+	[ $rc -eq 0 ] && [ "$loops" -ge 1 ] && [ "$mnts" -eq 0 ] && [ "$left" -eq 0 ]
+	ok $? "root: a thrown-away image is unmounted when run returns ($mnts mounts of it in any namespace) and released by the purger ($loops loop device(s) at the return, $left after)"
+	trash_empty root
+else
+	skip "root: a thrown-away image is released by the purger" "no loop devices or mke2fs here: the layers are a tmpfs"
+fi
 # A supervisor SIGKILLed mid-run (a batch engine's KillWait shorter than
 # the stop timeout): its jail dies with it, the record says lost, and the
 # empty cgroup directories it made are removed by the next run's purger
