@@ -23,7 +23,8 @@
 #             0.8 has no overlay), the masks that exist (on a copy of the
 #             image: bwrap creates its mount points in the bound root)
 #   sbx-min   sbx with bwrap's mounts: a read-only image root, /proc, /dev,
-#             a tmpfs /tmp, no overlay (seccomp, record and run log stay)
+#             a tmpfs /tmp, no overlay, no sysfs (sysfs = none: an empty
+#             read-only /sys); seccomp, record and run log stay
 #   sbx-rm    sbx --rm (nothing can be kept: the writable layers are a
 #             tmpfs in the jail), against bwrap-eq
 #
@@ -108,11 +109,13 @@ IMG=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rootfs"][
 [ -d "$IMG" ] || { echo "bench: no cached image" >&2; exit 1; }
 
 cat >"$TMP/min.ini" <<'INI'
-# bwrap's mounts: a read-only image root, /proc, /dev, a tmpfs /tmp
+# bwrap's mounts: a read-only image root, /proc, /dev, a tmpfs /tmp, no
+# sysfs (bwrap minimal mounts none: /sys is the image's empty directory)
 [sandbox]
 writable = no
 [filesystem]
 tmpfs = /tmp
+sysfs = none
 INI
 cp -a "$IMG" "$TMP/bwimg"
 cp -a "$IMG" "$TMP/nsimg"
