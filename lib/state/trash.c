@@ -22,9 +22,10 @@
  * every mount namespace before `sbx run` returns, but their filesystem
  * lives on while an fd refers to it: the caller hands one to the purger
  * (sbx_state.hold_fd), closes its own, and the purger closes the last one
- * once the caller has let go (a pipe tells it), after its other work.  The
- * filesystem's teardown (writing back what the jail left dirty, releasing
- * the loop device; ~1-2 ms) thus runs in the purger.  The image itself
+ * once the caller has let go (a pipe tells it), before its other work and
+ * at the caller's priority.  The filesystem's teardown (writing back what
+ * the jail left dirty, releasing the loop device; ~1-2 ms) thus runs in
+ * the purger.  The image itself
  * is in the trash by then: nothing mounts it again.
  */
 #include "state.h"

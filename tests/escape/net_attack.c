@@ -331,11 +331,11 @@ static void proxyflood(const char *name, const char *port_s, const char *target,
 	waited = now_ms() - t0;
 	for (int i = 0; i < 60; i++)
 		ok += connect_once(proxy, target);
+	/* unread reports must not hold a holder in write(): it ends on EPIPE */
+	close(rep[0]);
 	close(go[1]);
 	while (wait(NULL) > 0)
 		;
-	while (read(rep[0], &m, sizeof(m)) == sizeof(m))
-		closed += m.closed;
 	verdict(ok == 60, full,
 		"%d idle connections opened, %d closed by the proxy within %lld ms, then %d of 60 "
 		"CONNECT requests answered 200",

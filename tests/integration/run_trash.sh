@@ -57,7 +57,7 @@ for mode in $MODES; do
 	# (made aside and moved in whole: a purger still at work from an
 	# earlier run would otherwise remove it as it is made)
 	mkdir -p "$S/slow0003"
-	(cd "$S/slow0003" && seq 1 30000 | xargs touch)
+	(cd "$S/slow0003" && seq 1 200000 | xargs touch)
 	chown -R "$(stat -c %u "$S")" "$S/slow0003"
 	mv "$S/slow0003" "$S/trash/0123456789ab.slow0003"
 	sbx_as_mode_in "$WD" $mode "$SBX" run -q --rm --rootfs "$IMG" -- true
