@@ -194,6 +194,10 @@ int sbx_tls_ca_make_pem(const char *label, char **cert_out, char **key_out, stru
 	*cert_out = *key_out = NULL;
 	if (r < 0)
 		return r;
+	/* A key pair and a self-signed certificate need nothing of the host's
+	 * openssl.cnf (reading it is 0.3 ms of the jail's wait for its bundle);
+	 * the proxy's TLS contexts, made elsewhere, load it. */
+	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
 	key = ec_key();
 	cert = key ? make_cert(key, cn, NULL, key, NULL, CA_DAYS) : NULL;
 	*cert_out = cert ? cert_pem(cert, &len) : NULL;
@@ -263,15 +267,19 @@ void sbx_tls_ca_free(struct sbx_tls_ca *ca)
 {
 	if (!ca)
 		return;
-	for (size_t i = 0; i < LEAF_CACHE; i++) {
+	for (size_t i = 0; i < LEAF_CACHE; i++)
 		free(ca->leaves[i].host);
-		X509_free(ca->leaves[i].cert);
+	/* OpenSSL's objects exist only once loaded (each call would load the
+	 * libraries first: a run that made no TLS connection must not) */
+	if (ca->load_tried) {
+		for (size_t i = 0; i < LEAF_CACHE; i++)
+			X509_free(ca->leaves[i].cert);
+		EVP_PKEY_free(ca->leaf_key);
+		EVP_PKEY_free(ca->key);
+		X509_free(ca->cert);
+		SSL_CTX_free(ca->server);
+		SSL_CTX_free(ca->client);
 	}
-	EVP_PKEY_free(ca->leaf_key);
-	EVP_PKEY_free(ca->key);
-	X509_free(ca->cert);
-	SSL_CTX_free(ca->server);
-	SSL_CTX_free(ca->client);
 	free(ca->pem);
 	free(ca->upstream_ca);
 	if (ca->key_pem) {

@@ -32,7 +32,9 @@ int sbx_tls_crypto_available(struct sbx_err *err);
  * Make a CA in this process (label names it: "sbx sandbox CA <label>"): its
  * certificate and private key as PEM (malloc'ed; wipe and free the key).
  * A run does this in a short-lived child (lib/run/run_extras.c), so that
- * loading OpenSSL is off its start-up path.
+ * loading OpenSSL is off its start-up path.  It initialises OpenSSL
+ * without the host's openssl.cnf: a process that makes TLS contexts
+ * afterwards would not get the configuration either.
  */
 int sbx_tls_ca_make_pem(const char *label, char **cert_pem, char **key_pem, struct sbx_err *err);
 /*

@@ -147,6 +147,8 @@ FN(C, EVP_PKEY *, PEM_read_bio_PrivateKey, NULL,
 FN(C, BIO *, BIO_new_mem_buf, NULL, (const void *buf, int len), (buf, len))
 FN(C, unsigned long, ERR_get_error, 0, (void), ())
 VFN(C, ERR_clear_error, (void), ())
+FN(C, int, OPENSSL_init_crypto, 0, (uint64_t opts, const OPENSSL_INIT_SETTINGS *settings),
+   (opts, settings))
 VFN(C, ERR_error_string_n, (unsigned long e, char *buf, size_t len), (e, buf, len))
 
 /* libssl */

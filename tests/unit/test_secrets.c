@@ -6,12 +6,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "config.h"
 #include "secrets.h"
+#include "tls.h"
 
 static void add_secret(struct sbx_config *c, const char *name, enum sbx_secret_source src,
 		       const char *ref, enum sbx_secret_inject inj, bool optional)
@@ -258,6 +260,24 @@ static void test_redact_random_streams(void **state)
 	sbx_secrets_free(&s);
 }
 
+/* A run's CA that served no TLS connection is freed without OpenSSL: the
+ * libraries are loaded by the first use, never by the supervisor's exit. */
+static void test_unused_ca_loads_no_openssl(void **state)
+{
+	struct sbx_tls_ca *ca = NULL;
+	struct sbx_err err = {0};
+	size_t len;
+
+	(void)state;
+	assert_null(dlopen("libcrypto.so.3", RTLD_NOW | RTLD_NOLOAD));
+	assert_int_equal(sbx_tls_ca_from_pem(&ca, "CERT", "KEY", "/nonexistent", &err), 0);
+	assert_string_equal(sbx_tls_ca_pem(ca, &len), "CERT");
+	assert_int_equal(len, 4);
+	sbx_tls_ca_free(ca);
+	assert_null(dlopen("libcrypto.so.3", RTLD_NOW | RTLD_NOLOAD));
+	assert_null(dlopen("libssl.so.3", RTLD_NOW | RTLD_NOLOAD));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_redact_overlaps),
 		cmocka_unit_test(test_redact_nothing),
 		cmocka_unit_test(test_redact_random_streams),
+		cmocka_unit_test(test_unused_ca_loads_no_openssl),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
