@@ -106,7 +106,7 @@ FN(C, int, EVP_PKEY_CTX_set_ec_paramgen_curve_nid, 0, (EVP_PKEY_CTX * c, int nid
 FN(C, int, EVP_PKEY_keygen, 0, (EVP_PKEY_CTX * c, EVP_PKEY **k), (c, k))
 VFN(C, EVP_PKEY_CTX_free, (EVP_PKEY_CTX * c), (c))
 VFN(C, EVP_PKEY_free, (EVP_PKEY * k), (k))
-FN(C, const EVP_MD *, EVP_get_digestbyname, NULL, (const char *n), (n))
+/* EVP_sha256: lib/image/archive_dl.c (the same libcrypto) */
 FN(C, X509 *, X509_new, NULL, (void), ())
 VFN(C, X509_free, (X509 * x), (x))
 FN(C, int, X509_up_ref, 0, (X509 * x), (x))
