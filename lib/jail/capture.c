@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/jail/capture.c - egress capture in the jail's own network namespace
- * (proxy mode), set up by init before the root is built.
+ * (proxy mode), set up by a child of init from the clone on, while the
+ * supervisor writes the id maps and init builds the root (joined before
+ * the pivot).
  *
  * The namespace has only lo.  Capture adds a default route through lo (IPv4
  * and IPv6) so that a connect() to any address does not fail with
@@ -25,13 +27,17 @@
  * CAP_NET_ADMIN cannot change them (the command runs without it).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <signal.h>
 #include <nftables/libnftables.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "jail_int.h"
 
@@ -160,4 +166,87 @@ int sbx_jail_capture(int port, bool *v6, char *why, size_t len)
 	}
 	*v6 = route_via_lo(AF_INET6) == 0; /* IPv6 may be off in this kernel */
 	return 0;
+}
+
+/*
+ * Loading libnftables (with its own copy of libc) and applying the rules
+ * take ~1.5 ms, as long as init's building of the root: a child of init
+ * does it meanwhile, in the same network namespace and with the same
+ * capabilities, and reports through a pipe.
+ */
+struct capture_result {
+	int ok;
+	int v6;
+	char why[256];
+};
+
+void sbx_jail_capture_start(struct sbx_jail_child *c, int port)
+{
+	struct sbx_jail_capture *cap = &c->capture;
+	int p[2];
+
+	cap->pid = 0;
+	cap->fd = -1;
+	if (pipe2(p, O_CLOEXEC) == 0) {
+		cap->pid = fork();
+		if (cap->pid == 0) {
+			struct capture_result res = {0};
+			bool v6 = false;
+
+			/* only the result pipe: not the supervisor's socket,
+			 * whose end tells it when the jail is gone */
+			if (dup3(p[1], 3, O_CLOEXEC) < 0)
+				_exit(1);
+			close_range(4, ~0U, 0);
+			prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+			if (getppid() != 1)
+				_exit(1); /* init died before the prctl */
+			res.ok = sbx_jail_capture(port, &v6, res.why, sizeof(res.why)) == 0;
+			res.v6 = v6;
+			(void)sbx_write_all(3, &res, sizeof(res));
+			_exit(0);
+		}
+		close(p[1]);
+		if (cap->pid > 0) {
+			cap->fd = p[0];
+			return;
+		}
+		close(p[0]);
+		cap->pid = 0;
+	}
+	/* no child: here and now */
+	cap->on = sbx_jail_capture(port, &cap->v6, cap->why, sizeof(cap->why)) == 0;
+}
+
+void sbx_jail_capture_join(struct sbx_jail_child *c)
+{
+	struct sbx_jail_capture *cap = &c->capture;
+	struct capture_result res = {0};
+	size_t got = 0;
+
+	if (cap->pid <= 0)
+		return;
+	while (got < sizeof(res)) {
+		ssize_t n = read(cap->fd, (char *)&res + got, sizeof(res) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(cap->fd);
+	cap->fd = -1;
+	while (waitpid(cap->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	cap->pid = 0;
+	if (got < sizeof(res)) {
+		cap->on = cap->v6 = false;
+		snprintf(cap->why, sizeof(cap->why), "the capture helper ended without a result");
+		return;
+	}
+	res.why[sizeof(res.why) - 1] = '\0';
+	cap->on = res.ok != 0;
+	cap->v6 = res.v6 != 0;
+	snprintf(cap->why, sizeof(cap->why), "%s", res.why);
 }

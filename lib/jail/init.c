@@ -110,42 +110,60 @@ static int proxy_listener(struct sbx_jail_child *c, bool capture, bool v6, const
 }
 
 /* lo up (every mode but host), and in proxy mode the capture rules, while
- * the host's files are still visible (libnftables is loaded from them). */
-static int net_setup(struct sbx_jail_child *c, bool *capture, bool *v6, char *why, size_t wl,
-		     struct sbx_err *err)
+ * the host's files are still visible (libnftables is loaded from them): in
+ * a child, joined before the pivot (sbx_jail_capture_join in mounts.c). */
+static int net_setup(struct sbx_jail_child *c, struct sbx_err *err)
 {
 	const struct sbx_config *cfg = c->o->cfg;
 	int r;
 
-	*capture = *v6 = false;
 	/* Every mode but host has its own namespace, and its lo up: "none"
 	 * means nothing outside, not even the jail itself unreachable (test
 	 * servers, asyncio, multiprocessing talk to themselves). */
-	if (cfg->net == SBX_NET_HOST)
-		return 0;
+	if (cfg->net == SBX_NET_HOST || c->capture.pid > 0)
+		return 0; /* the capture child's lo is up already (early_capture) */
 	r = sbx_jail_lo_up(err);
 	if (r < 0)
 		return r;
-	if (cfg->net == SBX_NET_PROXY && c->o->proxy_port > 0 && c->o->capture)
-		*capture = sbx_jail_capture(c->o->proxy_port, v6, why, wl) == 0;
-	else if (cfg->net == SBX_NET_PROXY)
-		snprintf(why, wl, "turned off ([network] capture = no)");
+	if (cfg->net == SBX_NET_PROXY && !c->o->capture)
+		snprintf(c->capture.why, sizeof(c->capture.why),
+			 "turned off ([network] capture = no)");
+	else if (cfg->net == SBX_NET_PROXY && c->o->proxy_port > 0)
+		sbx_jail_capture_start(c, c->o->proxy_port); /* no child: at once */
 	return 0;
+}
+
+/*
+ * Proxy mode's capture starts before GO: the jail's init holds every
+ * capability in its namespaces from the clone on, and libnftables and its
+ * files are world-readable, so the child can load them and set up the
+ * rules while the supervisor writes the id maps and init builds the root.
+ * lo first (the routes need it up); if that fails, net_setup says why
+ * after GO.
+ */
+static void early_capture(struct sbx_jail_child *c)
+{
+	struct sbx_err e = {0};
+
+	c->capture = (struct sbx_jail_capture){.fd = -1};
+	if (c->o->cfg->net == SBX_NET_PROXY && c->o->capture && c->o->proxy_port > 0 &&
+	    sbx_jail_lo_up(&e) == 0)
+		sbx_jail_capture_start(c, c->o->proxy_port);
 }
 
 static int setup(struct sbx_jail_child *c, struct sbx_err *err)
 {
 	const struct sbx_config *cfg = c->o->cfg;
-	char host[64], why[SBX_MSG_TEXT] = "";
-	bool capture, v6;
+	char host[64];
 	int r;
 
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		return sbx_err_set(err, errno, "cannot create the cgroup namespace");
-	r = net_setup(c, &capture, &v6, why, sizeof(why), err);
+	r = net_setup(c, err);
 	if (r < 0)
 		return r;
 	r = sbx_jail_build_root(c, err);
+	sbx_jail_capture_join(c); /* done before the pivot; here on an error */
 	if (r < 0)
 		return r;
 	if (cfg->hostname)
@@ -163,7 +181,7 @@ static int setup(struct sbx_jail_child *c, struct sbx_err *err)
 				"sethostname (the jail's UTS namespace is still its own)");
 	}
 	if (cfg->net == SBX_NET_PROXY && c->o->proxy_port > 0)
-		return proxy_listener(c, capture, v6, why, err);
+		return proxy_listener(c, c->capture.on, c->capture.v6, c->capture.why, err);
 	return 0;
 }
 
@@ -265,6 +283,7 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	close_inherited(c);
+	early_capture(c);
 	wait_go(c);
 	/* The supervisor may have died before the prctl above took effect
 	 * (nothing re-checks it otherwise for an unprivileged run). */
