@@ -177,7 +177,7 @@ int sbx_jail_capture(int port, bool *v6, char *why, size_t len)
 struct capture_result {
 	int ok;
 	int v6;
-	char why[256];
+	char why[SBX_MSG_TEXT];
 };
 
 void sbx_jail_capture_start(struct sbx_jail_child *c, int port)
@@ -185,6 +185,7 @@ void sbx_jail_capture_start(struct sbx_jail_child *c, int port)
 	struct sbx_jail_capture *cap = &c->capture;
 	int p[2];
 
+	cap->started = true;
 	cap->pid = 0;
 	cap->fd = -1;
 	if (pipe2(p, O_CLOEXEC) == 0) {

@@ -120,8 +120,8 @@ static int net_setup(struct sbx_jail_child *c, struct sbx_err *err)
 	/* Every mode but host has its own namespace, and its lo up: "none"
 	 * means nothing outside, not even the jail itself unreachable (test
 	 * servers, asyncio, multiprocessing talk to themselves). */
-	if (cfg->net == SBX_NET_HOST || c->capture.pid > 0)
-		return 0; /* the capture child's lo is up already (early_capture) */
+	if (cfg->net == SBX_NET_HOST || c->capture.started)
+		return 0; /* lo is up already, and capture set up (early_capture) */
 	r = sbx_jail_lo_up(err);
 	if (r < 0)
 		return r;

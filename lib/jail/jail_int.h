@@ -61,10 +61,11 @@ void sbx_jail_die(int sock, const struct sbx_err *err, int code) __attribute__((
 /* What init needs, filled by sbx_jail_start before clone. */
 /* Capture set up by a child of init while init builds the root (capture.c). */
 struct sbx_jail_capture {
-	pid_t pid;     /* the child, 0 when none runs */
-	int fd;	       /* its result: struct capture_result (capture.c) */
-	bool on, v6;   /* the result */
-	char why[256]; /* why not on */
+	bool started;		/* sbx_jail_capture_start() was called */
+	pid_t pid;		/* the child, 0 when none runs */
+	int fd;			/* its result: struct capture_result (capture.c) */
+	bool on, v6;		/* the result */
+	char why[SBX_MSG_TEXT]; /* why not on */
 };
 
 struct sbx_jail_child {
