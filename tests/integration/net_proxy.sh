@@ -6,6 +6,7 @@
 # Names come from a private /etc/hosts bind-mounted in a private mount
 # namespace (`unshare -rm`, which works as root and as a plain user).
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 command -v curl >/dev/null && command -v python3 >/dev/null && command -v jq >/dev/null || {
 	echo "1..0 # SKIP needs curl, python3 and jq"
@@ -72,8 +73,7 @@ fi
 	--allow "localhost:$A" --allow "loop.test:$B" --allow metadata.test --allow hostaddr.test \
 	--log-json "$TAP_TMP/events.jsonl" >"$TAP_TMP/stdout.jsonl" 2>"$TAP_TMP/proxy.err" &
 prx=$!
-for _ in $(seq 50); do grep -q '^listening on' "$TAP_TMP/proxy.err" && break; sleep 0.1; done
-P=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TAP_TMP/proxy.err")
+P=$(sbx_proxy_port "$TAP_TMP/proxy.err")
 [ -n "$P" ]
 ok $? "sbx proxy listens on 127.0.0.1 port 0 and prints the port it got ($P)"
 

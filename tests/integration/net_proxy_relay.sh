@@ -6,6 +6,7 @@
 # going up, and once the transfers are over the proxy's resident memory is
 # back where it was (the buffers are unmapped, not kept).
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
 
 command -v curl >/dev/null && command -v python3 >/dev/null || {
 	echo "1..0 # SKIP needs curl and python3"
@@ -60,8 +61,7 @@ for _ in $(seq 50); do [ -s "$TAP_TMP/port" ] && break; sleep 0.1; done
 S=$(cat "$TAP_TMP/port")
 "$SBX" proxy -q --listen 127.0.0.1:0 --allow "127.0.0.1:$S" 2>"$TAP_TMP/proxy.err" &
 prx=$!
-for _ in $(seq 50); do grep -q '^listening on' "$TAP_TMP/proxy.err" && break; sleep 0.1; done
-P=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TAP_TMP/proxy.err")
+P=$(sbx_proxy_port "$TAP_TMP/proxy.err")
 [ -n "$P" ]
 ok $? "sbx proxy listens ($P)"
 px=(-s -x "http://127.0.0.1:$P" --max-time 60)

@@ -25,6 +25,9 @@
 #                            root (100000, or above every /etc/subuid range)
 #   sbx_setup_busybox        sbx_modes, sbx_base, IMG=$BASE/busybox.tar.gz
 #                            (sbx_rootfs) and sbx_wd: what most tests start with
+#   sbx_proxy_port ERRFILE   the port an `sbx proxy --listen 127.0.0.1:0`
+#                            printed to ERRFILE ("listening on ..."), waiting
+#                            up to 5 s for it; empty if none
 
 sbx_modes() {
 	if [ "$(id -u)" -eq 0 ]; then
@@ -101,4 +104,9 @@ sbx_setup_busybox() {
 sbx_host_base() {
 	HOST_BASE=$("$SBX" doctor --json 2>/dev/null | jq -r '.host_base // empty')
 	[ -n "$HOST_BASE" ] || HOST_BASE=100000
+}
+
+sbx_proxy_port() {
+	for _ in $(seq 50); do grep -q '^listening on' "$1" && break; sleep 0.1; done
+	sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$1"
 }
