@@ -106,6 +106,8 @@ bool sbx_proxy_open_named(struct proxy_conn *c, uint16_t defport);
 /* Resolve c->host, check each address against entry e, connect (c->upstream). */
 void sbx_proxy_open_upstream(struct proxy_conn *c, const struct sbx_allow_entry *e);
 void sbx_proxy_relay(struct proxy_conn *c);
+/* A loopback client's send buffer fixed for bulk transfers (proxy_conn.c). */
+void sbx_proxy_client_sndbuf(int fd);
 /* A whole request head is in rq (rq->buf is the caller's): decide, relay. */
 void sbx_proxy_serve_request(struct proxy_conn *c, struct proxy_request *rq);
 

@@ -390,6 +390,7 @@ void sbx_proxy_serve_tls(struct proxy_conn *c)
 
 	c->tls = true;
 	__atomic_store_n(&c->requested, true, __ATOMIC_RELAXED);
+	sbx_proxy_client_sndbuf(c->client);
 	if (!ca) {
 		snprintf(c->reason, sizeof(c->reason), "no CA to terminate TLS for '%s'", c->host);
 		return;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/integration/net_proxy_relay.sh - the allowlist proxy's relay copies
 # each direction through a 1 MiB buffer of its own: a held connection is
-# relayed as its bytes come and leaves no descriptor behind, 48 MiB of
+# relayed as its bytes come (its loopback client's send buffer fixed, not
+# autotuned) and leaves no descriptor behind, 48 MiB of
 # random bytes come through GET and CONNECT intact, as does a request body
 # going up, and once the transfers are over the proxy's resident memory is
 # back where it was (the buffers are unmapped, not kept).
@@ -86,6 +87,11 @@ for mode in GET CONNECT; do
 	n=$(fds)
 	[ "$n" -eq $((idle + 2)) ]
 	ok $? "$mode: while the connection is relayed, the proxy holds its 2 sockets ($idle -> $n descriptors)"
+	# a loopback client's send buffer is fixed (128 KiB, doubled by the
+	# kernel), not autotuned: less in flight, pages still in the cache
+	tb=$(ss -tmnH state established "sport = :$P" | sed -n 's/.*tb\([0-9]*\).*/\1/p' | head -1)
+	[ "$tb" = 262144 ]
+	ok $? "$mode: the proxy's socket to the loopback client has a 256 KiB send buffer (ss: tb${tb:-?})"
 	touch "$TAP_TMP/release"
 	wait $c
 	[ "$(wc -c <"$TAP_TMP/held")" = 2048 ] && [ "$(tr -d x <"$TAP_TMP/held" | tr -d y)" = "" ]
