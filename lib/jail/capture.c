@@ -223,25 +223,17 @@ void sbx_jail_capture_join(struct sbx_jail_child *c)
 {
 	struct sbx_jail_capture *cap = &c->capture;
 	struct capture_result res = {0};
-	size_t got = 0;
+	ssize_t got;
 
 	if (cap->pid <= 0)
 		return;
-	while (got < sizeof(res)) {
-		ssize_t n = read(cap->fd, (char *)&res + got, sizeof(res) - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	got = sbx_read_all(cap->fd, &res, sizeof(res));
 	close(cap->fd);
 	cap->fd = -1;
 	while (waitpid(cap->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	cap->pid = 0;
-	if (got < sizeof(res)) {
+	if (got != (ssize_t)sizeof(res)) {
 		cap->on = cap->v6 = false;
 		snprintf(cap->why, sizeof(cap->why), "the capture helper ended without a result");
 		return;

@@ -162,8 +162,9 @@ static int setup(struct sbx_jail_child *c, struct sbx_err *err)
 	r = net_setup(c, err);
 	if (r < 0)
 		return r;
+	/* joins the capture child before its pivot (on an error, init exits
+	 * and the child dies with it: PR_SET_PDEATHSIG) */
 	r = sbx_jail_build_root(c, err);
-	sbx_jail_capture_join(c); /* done before the pivot; here on an error */
 	if (r < 0)
 		return r;
 	if (cfg->hostname)

@@ -567,19 +567,9 @@ void sbx_proxy_client_sndbuf(int fd)
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	int v = RELAY_SNDBUF;
-	bool local = false;
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
-		return;
-	if (ss.ss_family == AF_INET)
-		local = (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
-	else if (ss.ss_family == AF_INET6) {
-		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-
-		local =
-		    IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-	}
-	if (local)
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+	    sbx_netpolicy_classify((struct sockaddr *)&ss) == SBX_ADDR_LOOPBACK)
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
