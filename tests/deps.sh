@@ -17,8 +17,9 @@ BUILD="build-essential pkg-config libseccomp-dev libcap-dev libinih-dev libarchi
 # (bwrap, bsdtar), man page lint, unprivileged runs (setpriv is in util-linux),
 # net tools, python3 for small test servers, clang for the fuzzers, git and
 # patch for the tests that apply `sbx diff`; Slurm and munge for the
-# batch-engine test (a one-node cluster in a scratch directory).
-TEST="libcmocka-dev git patch busybox-static bubblewrap uidmap debootstrap libpython3.11-testsuite podman runc libarchive-tools mandoc util-linux iproute2 python3 curl clang clang-format libclang-rt-14-dev zstd xz-utils bzip2 gzip valgrind bash-completion zsh fish jq tmux nodejs openssl slurmctld slurmd slurm-client munge"
+# batch-engine test (a one-node cluster in a scratch directory); strace for
+# the checks of which processes sbx forks when.
+TEST="libcmocka-dev git patch busybox-static bubblewrap uidmap debootstrap libpython3.11-testsuite podman runc libarchive-tools mandoc util-linux iproute2 python3 curl clang clang-format libclang-rt-14-dev zstd xz-utils bzip2 gzip valgrind bash-completion zsh fish jq tmux strace nodejs openssl slurmctld slurmd slurm-client munge"
 
 # Bench peers that nothing else needs (make bench measures sbx against them
 # where they run).

@@ -77,6 +77,37 @@ for mode in $MODES; do
 	trash_empty $mode
 	ok $? "$mode: and it removes them all"
 
+	# A run that starts while a purger is at work (it holds STATE/trash/.lock
+	# and looks at the trash again when it lets go) forks none of its own
+	# before the jail's clone; with nobody at work it does.  The clones sbx
+	# itself makes, in order: a fork before the jail's (CLONE_NEWNS) is the
+	# start-of-run purger.
+	if command -v strace >/dev/null; then
+		early_forks() { # early_forks FILE: forks before the jail's clone
+			awk '/CLONE_NEWNS/ { exit } /^(clone|clone3|fork|vfork)\(/ { n++ } END { print n + 0 }' "$1"
+		}
+		mkdir -p "$S/trash/0123456789ab.held0004" && chown "$(stat -c %u "$S")" "$S/trash/0123456789ab.held0004"
+		touch "$S/trash/.lock" "$TAP_TMP/held.$mode" "$TAP_TMP/free.$mode"
+		chmod 0666 "$TAP_TMP/held.$mode" "$TAP_TMP/free.$mode"
+		(exec 9<>"$S/trash/.lock" && flock 9 && exec sleep 60) &
+		holder=$!
+		for _ in $(seq 50); do flock -n "$S/trash/.lock" true || break; sleep 0.1; done
+		sbx_as_mode_in "$WD" $mode strace -qq -e trace=clone,clone3,fork,vfork -o "$TAP_TMP/held.$mode" \
+			"$SBX" run -q --rm --rootfs "$IMG" -- true
+		held=$(early_forks "$TAP_TMP/held.$mode")
+		kill $holder 2>/dev/null
+		wait $holder 2>/dev/null
+		sbx_as_mode_in "$WD" $mode strace -qq -e trace=clone,clone3,fork,vfork -o "$TAP_TMP/free.$mode" \
+			"$SBX" run -q --rm --rootfs "$IMG" -- true
+		free=$(early_forks "$TAP_TMP/free.$mode")
+		[ "$held" -eq 0 ] && [ "$free" -ge 1 ]
+		ok $? "$mode: with the trash lock held no purger is forked at the start ($held forks), with it free one is ($free)"
+		trash_empty $mode
+		ok $? "$mode: the entry left while the lock was held is removed by the next purger"
+	else
+		skip "$mode: no purger forked at the start while one is at work" "strace is not installed (tests/deps.sh)"
+	fi
+
 	# layers in memory when nothing can be kept; on disk with --keep
 	capture sbx_as_mode_in "$WD" $mode "$SBX" run --rm --rootfs "$IMG" -- true
 	printf '%s\n' "$err" | grep -q 'the writable layer is a tmpfs, in memory; --rm: nothing of the run is kept'
