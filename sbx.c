@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "fault.h"
+#include "state.h"
 #include "util.h"
 
 enum {
@@ -183,5 +185,16 @@ int main(int argc, char **argv)
 
 	if (!c)
 		return unknown_command(argv[i]);
-	return run_command(&ctx, c, argc - i, argv + i);
+	int rc = run_command(&ctx, c, argc - i, argv + i);
+
+	/* sbx run handed its memory to its purger, which takes it over once
+	 * this process has exited (lib/state/trash.c): no exit handler may run
+	 * after the mark, so the output is flushed first and _exit() ends it. */
+	if (sbx_state_handoff_pending()) {
+		fflush(NULL);
+		sbx_fault_point("before-handoff-exit");
+		sbx_state_handoff_exit();
+		_exit(rc);
+	}
+	return rc;
 }

@@ -39,8 +39,7 @@ struct sbx_run {
 			      * overlayfs): the layers are on a tmpfs in the jail
 			      * (jail.layer_fd), copied to disk/ when kept */
 	uint64_t layer_size; /* that tmpfs's size */
-	uint64_t ready_size, ready_inodes; /* the image's, for the purger's refill */
-	char *layer_note; /* why the layers are in memory, for the run log, or NULL */
+	char *layer_note;    /* why the layers are in memory, for the run log, or NULL */
 	const char *cwd;
 	char *jail_path;  /* the command's PATH in the jail */
 	char *exec_error; /* why the command could not be started (126/127) */

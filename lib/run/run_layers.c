@@ -135,11 +135,10 @@ static void unused_layout(struct sbx_run *c)
 
 /* The trash purger's idle work after a run whose image was a template's
  * copy: the ready copies for the next runs. */
-static void refill_ready(void *arg)
+static void refill_ready(const char *state_dir, const uint64_t args[2])
 {
-	struct sbx_run *c = arg;
-	_cleanup_free_ char *tpl = sbx_xasprintf("%s/disk-templates", c->st.state_dir);
-	struct sbx_disk_cap cap = {.size = c->ready_size, .inodes = c->ready_inodes};
+	_cleanup_free_ char *tpl = sbx_xasprintf("%s/disk-templates", state_dir);
+	struct sbx_disk_cap cap = {.size = args[0], .inodes = args[1]};
 
 	sbx_disk_ready_fill(tpl, &cap);
 }
@@ -170,10 +169,9 @@ static int loop_disk(struct sbx_run *c, uint64_t asked, bool *private_ns, struct
 		unused_layout(c);
 		c->disk_mounted = c->disk_loop = true;
 		if (!c->cg.disk_why[0]) {
-			c->ready_size = cap.size;
-			c->ready_inodes = cap.inodes;
 			c->st.idle_work = refill_ready;
-			c->st.idle_arg = c;
+			c->st.idle_args[0] = cap.size;
+			c->st.idle_args[1] = cap.inodes;
 		}
 		return 1;
 	}

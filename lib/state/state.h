@@ -42,9 +42,11 @@ struct sbx_state {
 	int state_fd;	  /* O_DIRECTORY fd of STATE, -1 if it does not exist */
 	int sandboxes_fd; /* O_DIRECTORY fd of STATE/sandboxes, -1 if none */
 	/* work for the trash purger once it has removed what it was started
-	 * for (detached, nice 19, idle I/O class: never on a caller's path) */
-	void (*idle_work)(void *arg);
-	void *idle_arg;
+	 * for (detached, nice 19, idle I/O class: never on a caller's path),
+	 * given STATE and two numbers by value: the purger may outlive the
+	 * caller's memory (a handed-off one, lib/state/trash.c) */
+	void (*idle_work)(const char *state_dir, const uint64_t args[2]);
+	uint64_t idle_args[2];
 	bool exiting; /* the caller exits next: a purger may be its child */
 	/* with holding, hold_fd is an O_PATH fd of a detached mount (a thrown
 	 * away layer's filesystem): the purger closes the last one, so the
@@ -155,6 +157,12 @@ void sbx_state_ready_clear(struct sbx_state *st);
 /* An interrupted removal left in STATE/trash, or idle work set, or (the
  * caller exiting) a ready directory missing: a purger for it (detached). */
 void sbx_state_purge_background(struct sbx_state *st);
+/* sbx run's purger shares the caller's memory and takes it over when the
+ * caller has exited (lib/state/trash.c): pending, the caller flushes its
+ * output, calls sbx_state_handoff_exit() and then _exit(), nothing in
+ * between; a caller that ends otherwise leaves the removal to the next run. */
+bool sbx_state_handoff_pending(void);
+void sbx_state_handoff_exit(void);
 /* The same, now, waiting for any purger at work (destroy --all/--stale);
  * what was removed goes to removed (may be NULL). */
 void sbx_state_purge(struct sbx_state *st, struct sbx_strv *removed);

@@ -16,6 +16,9 @@
  *   after-record   the running record was saved (saver thread)
  *   during-run     supervisor, about to supervise the running command
  *   during-unpack  image unpack loop, after a few entries
+ *   before-handoff-exit  sbx run's very end, its purger handed the memory
+ *                  (lib/state/trash.c), before it marks a normal end
+ *                  (tests/integration/run_trash.sh)
  */
 #ifndef SBX_FAULT_H
 #define SBX_FAULT_H

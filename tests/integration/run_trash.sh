@@ -108,6 +108,36 @@ for mode in $MODES; do
 		skip "$mode: no purger forked at the start while one is at work" "strace is not installed (tests/deps.sh)"
 	fi
 
+	# The run's own purger is a clone sharing its memory (CLONE_VM), not a
+	# fork: it takes the memory over once sbx has exited, and removes the
+	# sandbox then.  sbx killed before it marks a normal end: the clone
+	# exits without touching that memory (it may have been killed inside
+	# malloc), leaves the entry, and the next run's purger removes it.
+	if command -v strace >/dev/null; then
+		touch "$TAP_TMP/last.$mode" && chmod 0666 "$TAP_TMP/last.$mode"
+		sbx_as_mode_in "$WD" $mode strace -qq -e trace=clone,clone3,fork,vfork -o "$TAP_TMP/last.$mode" \
+			"$SBX" run -q --rm --rootfs "$IMG" -- true
+		last=$(grep -E '^(clone|clone3|fork|vfork)\(' "$TAP_TMP/last.$mode" | tail -n 1)
+		trash_empty $mode
+		r=$?
+		case "$last" in *CLONE_VM*) ;; *) r=1 ;; esac
+		case "$last" in *CLONE_VFORK* | *CLONE_THREAD*) r=1 ;; esac
+		ok $r "$mode: the run's last clone is its purger, sharing its memory, and the trash is emptied (${last%%, parent_tid*})"
+	else
+		skip "$mode: the run's purger shares its memory" "strace is not installed (tests/deps.sh)"
+	fi
+	for _ in $(seq 200); do pgrep -x -r R,S,D sbx-purge >/dev/null || break; sleep 0.1; done
+	sbx_as_mode_in "$WD" $mode env SBX_FAULT=before-handoff-exit "$SBX" run -q --name ho-$mode --rm --rootfs "$IMG" -- true
+	rc=$?
+	sleep 0.5
+	ents=$(ls "$S/trash" | wc -l)
+	purgers=$(pgrep -x -r R,S,D sbx-purge | wc -l) # not counting one its reaper has yet to reap
+	[ $rc -eq 137 ] && [ "$ents" -eq 1 ] && [ "$purgers" -eq 0 ]
+	ok $? "$mode: sbx killed before its normal end: the purger leaves its memory and the entry alone (rc $rc, $ents in trash, $purgers purgers)"
+	sbx_as_mode_in "$WD" $mode "$SBX" run -q --rm --rootfs "$IMG" -- true
+	trash_empty $mode
+	ok $? "$mode: the next run's purger removes that entry"
+
 	# layers in memory when nothing can be kept; on disk with --keep
 	capture sbx_as_mode_in "$WD" $mode "$SBX" run --rm --rootfs "$IMG" -- true
 	printf '%s\n' "$err" | grep -q 'the writable layer is a tmpfs, in memory; --rm: nothing of the run is kept'
