@@ -46,23 +46,36 @@ chmod 0644 "$BASE"/*.ini "$POL/bad.policy"
 
 as_mode() { sbx_as_mode_in "$BASE" "$@"; }
 
+# A kernel that takes no i386 system call (int 0x80 faults on the host
+# too, with no filter): the probe skips those checks, saying why.
+NO80=
+if ! int80=$("$PROBE" --int80-works); then
+	NO80=--no-int80
+	diag "the host: $int80; the int 0x80 checks are skipped"
+fi
+
 for mode in root user; do
-	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- /bin/seccomp_probe
+	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- /bin/seccomp_probe $NO80
 	ok $rc "$mode: default policy: probe exits 0"
 	printf '%s\n' "$out" | grep -qE '^seccomp_probe: [0-9]+ attacks, ([0-9]+) contained, 0 escaped, 0 failed$'
 	ok $? "$mode: default policy: nothing escaped ($(printf '%s\n' "$out" | tail -1))"
 	[ "$(printf '%s\n' "$out" | grep -c '^contained ')" -ge 80 ]
 	ok $? "$mode: default policy: at least 80 attacks contained"
-	printf '%s\n' "$out" | grep -qx 'contained x32 syscall (getpid | 0x40000000)' &&
+	printf '%s\n' "$out" | grep -qx 'contained x32 syscall (getpid | 0x40000000)'
+	ok $? "$mode: default policy: x32 syscalls kill the caller"
+	if [ -z "$NO80" ]; then
 		printf '%s\n' "$out" | grep -qx 'contained int 0x80 syscall (i386 getpid)'
-	ok $? "$mode: default policy: x32 and int 0x80 syscalls kill the caller"
+		ok $? "$mode: default policy: int 0x80 syscalls kill the caller"
+	else
+		skip "$mode: default policy: int 0x80 syscalls kill the caller" "this kernel takes none ($int80)"
+	fi
 	printf '%s\n' "$out" | grep -qx 'contained unfiltered thread (Seccomp: 2 in every thread)'
 	ok $? "$mode: default policy: Seccomp: 2 in every thread"
 
 	# Audit: every blocked call is a `seccomp` run-log event.
 	log=$BASE/audit-$mode.jsonl
 	rm -f "$log"
-	capture as_mode $mode "$SBX" run -q --log-json "$log" --rootfs "$IMG" -- /bin/seccomp_probe
+	capture as_mode $mode "$SBX" run -q --log-json "$log" --rootfs "$IMG" -- /bin/seccomp_probe $NO80
 	ev() { grep "\"event\":\"seccomp\",\"syscall\":\"$1\"" "$log"; }
 	# One event per syscall, errno and the arguments that decided.
 	ev mount | grep -q '"count":1,' && ev mount | grep -q '"errno":"EPERM"' &&
@@ -79,7 +92,7 @@ for mode in root user; do
 	[ "$(grep -c '"event":"seccomp"' "$log")" -ge 60 ]
 	ok $? "$mode: audit: at least 60 distinct blocked syscalls logged ($(grep -c '"event":"seccomp"' "$log"))"
 
-	capture as_mode $mode "$SBX" run -q -p strict --rootfs "$IMG" -- /bin/seccomp_probe --strict
+	capture as_mode $mode "$SBX" run -q -p strict --rootfs "$IMG" -- /bin/seccomp_probe --strict $NO80
 	ok $rc "$mode: strict policy: probe exits 0 ($(printf '%s\n' "$out" | tail -1))"
 	capture as_mode $mode "$SBX" run -q -p strict --rootfs "$IMG" -- sh -c \
 		'cd /tmp && echo hello > f && cat f | tr a-z A-Z && mkdir -p d/e && cp f d/e/ && ls d/e | wc -l && mkfifo p && rm -r d p f && echo done'
