@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/jail/init.c - the jail's pid 1.  After the supervisor's GO it builds the
- * root, sets the hostname and the network, forks the command, then reaps
+ * root, sets the hostname and the network, starts the command, then reaps
  * every zombie and forwards signals to the command until it exits, and
  * reports its wait status to the supervisor.  When init exits the kernel
  * kills everything left in the pid namespace.
@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -211,6 +212,46 @@ static void run_command(struct sbx_jail_child *c)
 	sbx_jail_exec_command(&cmd);
 }
 
+static int command_main(void *arg)
+{
+	run_command(arg);
+	return 125; /* not reached: it execs or _exits */
+}
+
+/*
+ * The command is a clone sharing init's memory until its execve
+ * (CLONE_VM | CLONE_VFORK, as posix_spawn does it), on a stack of its own:
+ * no copy of init's page tables (init is a clone of the supervisor, whose
+ * memory it still maps), and an execve with nothing to tear down.  Init
+ * sleeps until the execve (or the command's _exit before it), so only one
+ * of them runs in that memory at a time.  Its ids, capabilities, rlimits,
+ * signal handlers, descriptors and seccomp filter are its own, as after a
+ * fork; its dumpable flag is the memory's, hence init's too until the
+ * execve, which it sets to 0 again before it.  No other process of the
+ * jail exists yet that could trace it.  2-CPU VM: 0.33 ms less in init,
+ * the command's execve ~0.5 ms shorter.  A fork where that clone fails.
+ */
+#define COMMAND_STACK (1u << 20) /* reserved, not committed */
+
+static pid_t spawn_command(struct sbx_jail_child *c)
+{
+	char *stack = mmap(NULL, COMMAND_STACK, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	pid_t pid = -1;
+
+	if (stack != MAP_FAILED)
+		pid = clone(command_main, stack + COMMAND_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD,
+			    c);
+	if (pid < 0) {
+		pid = fork();
+		if (pid == 0)
+			run_command(c);
+	}
+	if (stack != MAP_FAILED)
+		munmap(stack, COMMAND_STACK);
+	return pid;
+}
+
 /* Reap everything; true when the command itself was reaped. */
 static bool reap(struct sbx_jail_child *c, pid_t cmd)
 {
@@ -298,13 +339,11 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	cmd = fork();
+	cmd = spawn_command(c);
 	if (cmd < 0) {
 		sbx_err_set(&err, errno, "cannot fork the command");
 		sbx_jail_die(c->sock, &err, 125);
 	}
-	if (cmd == 0)
-		run_command(c);
 	if (c->o->title && c->o->title_len > sizeof("sbx-init")) {
 		memset(c->o->title, 0, c->o->title_len);
 		memcpy(c->o->title, "sbx-init", sizeof("sbx-init"));

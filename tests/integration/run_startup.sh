@@ -6,7 +6,9 @@
 # "volatile" (no sync of the state disk when the jail ends); a kept
 # sandbox's layer loses the overlay's volatile marker (so `sbx exec` can
 # mount it again) and keeps what the jail wrote; an ephemeral run leaves
-# no sandbox directory.  As root and as nobody.
+# no sandbox directory; init starts the command with a clone that shares
+# its memory until the execve (CLONE_VM | CLONE_VFORK).  As root and as
+# nobody.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
@@ -78,6 +80,25 @@ for mode in $modes; do
 	n_vol=$(grep -c 'volatile' <<<"$out")
 	[ "$rc" -eq 0 ] && [ "$n_ovl" -ge 1 ] && [ "$n_vol" -eq "$n_ovl" ]
 	ok $? "$mode: the jail's overlays are volatile ($n_vol of $n_ovl)"
+
+	# The command is a clone sharing init's memory until its execve (no
+	# copy of init's page tables, nothing to tear down at the execve):
+	# the clone that execs the command has CLONE_VM and CLONE_VFORK.
+	if command -v strace >/dev/null; then
+		f=$TAP_TMP/cmd-$mode
+		touch "$f" && chmod 0666 "$f"
+		as_mode $mode strace -f -qq -e trace=clone,clone3,fork,vfork,execve -o "$f" \
+			"$SBX" run -q --rootfs "$IMG" -- /bin/echo spawned >/dev/null
+		# init: the pid the jail's clone (CLONE_NEWPID) returned
+		init=$(sed -n 's/^[0-9]* clone(.*CLONE_NEWPID.* = \([0-9]*\)$/\1/p' "$f" | head -n 1)
+		how=$(grep -E "^$init (clone|clone3|fork|vfork)\(" "$f" | head -n 1)
+		r=1
+		# (as nobody strace cannot read the command's execve arguments)
+		case "$how" in *CLONE_VM*CLONE_VFORK*) [ "$(grep -c ' execve(' "$f")" -ge 2 ] && r=0 ;; esac
+		ok $r "$mode: init starts the command with a clone sharing its memory until the execve (${how#* })"
+	else
+		skip "$mode: init starts the command with CLONE_VM | CLONE_VFORK" "strace is not installed (tests/deps.sh)"
+	fi
 
 	ls "$BASE/state-$mode/sandboxes" 2>/dev/null | grep -q .
 	[ $? -ne 0 ]
