@@ -240,8 +240,8 @@ static pid_t spawn_command(struct sbx_jail_child *c)
 	pid_t pid = -1;
 
 	if (stack != MAP_FAILED)
-		pid = clone(command_main, stack + COMMAND_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD,
-			    c);
+		pid =
+		    clone(command_main, stack + COMMAND_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (pid < 0) {
 		pid = fork();
 		if (pid == 0)
