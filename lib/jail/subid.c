@@ -74,12 +74,13 @@ static bool find_range(const char *file, const char *name, unsigned long id, uns
 bool sbx_subid_lookup(uid_t uid, gid_t gid, struct sbx_subid *s)
 {
 	const char *off = getenv("SBX_SUBID");
-	struct passwd *pw = getpwuid(uid);
+	struct passwd *pw;
 	unsigned long us, uc, gs, gc;
 
 	memset(s, 0, sizeof(*s));
 	if ((off && strcmp(off, "0") == 0) || uid == 0)
 		return false;
+	pw = getpwuid(uid);
 	if (!find_range("/etc/subuid", pw ? pw->pw_name : NULL, uid, &us, &uc) ||
 	    !find_range("/etc/subgid", pw ? pw->pw_name : NULL, uid, &gs, &gc) ||
 	    !find_helper("newuidmap", s->newuidmap, sizeof(s->newuidmap)) ||

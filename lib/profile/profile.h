@@ -10,7 +10,8 @@ struct sbx_profile_vars {
 	const char *pwd, *home, *user;
 	uid_t uid;
 };
-/* Fill from the process (getcwd, getpwuid). Strings owned by a static buffer. */
+/* Fill from the process (getcwd, $HOME; the user name is looked up when
+ * first used: user is NULL here).  Strings owned by a static buffer. */
 void sbx_profile_vars_from_process(struct sbx_profile_vars *v);
 
 /*

@@ -43,6 +43,19 @@ printf '%s\n' "$out" | grep -Fqx "overlay = $W"
 ok $? "show default: the working directory is a copy-on-write overlay (\$PWD expanded)"
 printf '%s\n' "$out" | grep -Fqx "mask = $HOME/.ssh"
 ok $? "show default: ~/.ssh masked (~ expanded from \$HOME)"
+# $USER and $UID: the caller's name (looked up only when a profile uses it)
+# and id, whatever $USER says in the environment
+printf '[env]\nset = WHO=$USER\nset = WHOID=$UID\n' >"$TAP_TMP/user.ini"
+capture env USER=someone-else "$SBX" profile show "$TAP_TMP/user.ini"
+printf '%s\n' "$out" | grep -Fqx "set = WHO=$(id -un)" && printf '%s\n' "$out" | grep -Fqx "set = WHOID=$(id -u)"
+ok $? "show: \$USER is the caller's name from the user database, \$UID its id ($(printf '%s\n' "$out" | grep '^set = WHO' | tr '\n' ' '))"
+if [ "$(id -u)" -eq 0 ]; then
+	chmod 0644 "$TAP_TMP/user.ini"
+	capture setpriv --reuid=65534 --regid=65534 --clear-groups -- env USER=root "$SBX" profile show "$TAP_TMP/user.ini"
+	printf '%s\n' "$out" | grep -Fqx "set = WHO=$(id -un 65534)"
+	ok $? "show as uid 65534: \$USER is $(id -un 65534) ($(printf '%s\n' "$out" | grep '^set = WHO=' ) $err)"
+fi
+capture "$SBX" profile show default
 printf '%s\n' "$out" | grep -Fqx "tmpfs = /tmp" &&
 	printf '%s\n' "$out" | grep -Fqx "mode = none" &&
 	printf '%s\n' "$out" | grep -Fqx "persist = on-failure" &&

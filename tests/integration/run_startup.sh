@@ -100,6 +100,16 @@ for mode in $modes; do
 		skip "$mode: init starts the command with CLONE_VM | CLONE_VFORK" "strace is not installed (tests/deps.sh)"
 	fi
 
+	# As root, a run whose profile does not use $USER reads no user
+	# database (a passwd lookup cost 0.2 ms of each start); an ordinary
+	# user's run looks its name up in /etc/subuid, so it reads it.
+	if [ "$mode" = root ] && command -v strace >/dev/null; then
+		f=$TAP_TMP/pw-$mode
+		as_mode $mode strace -qq -e trace=open,openat -o "$f" "$SBX" run -q --rootfs "$IMG" -- /bin/true
+		! grep -qE '"/etc/(passwd|nsswitch\.conf)"' "$f"
+		ok $? "$mode: the default profile's run reads no user database ($(grep -cE '"/etc/(passwd|nsswitch\.conf)"' "$f") opens)"
+	fi
+
 	ls "$BASE/state-$mode/sandboxes" 2>/dev/null | grep -q .
 	[ $? -ne 0 ]
 	ok $? "$mode: ephemeral runs left no sandbox directory"
