@@ -620,3 +620,71 @@ void sbx_record_phases(const struct sbx_record_timings *t, const char *names[SBX
 		ms[i] = v[i];
 	}
 }
+
+/* A JSON string at text[*i] (its opening quote): *i to its closing quote,
+ * false if it does not end within n.  Its raw characters go to out (len
+ * bytes) when they fit and hold no escape; else out is "". */
+static bool peek_string(const char *text, size_t n, size_t *i, char *out, size_t len)
+{
+	size_t k = 0;
+	bool fits = true;
+
+	for ((*i)++; *i < n; (*i)++) {
+		char ch = text[*i];
+
+		if (ch == '"') {
+			out[fits ? k : 0] = '\0';
+			return true;
+		}
+		if (ch == '\\') {
+			fits = false;
+			(*i)++;
+		} else if (fits && k + 1 < len) {
+			out[k++] = ch;
+		} else {
+			fits = false;
+		}
+	}
+	return false;
+}
+
+static size_t peek_space(const char *text, size_t n, size_t i)
+{
+	while (i < n && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
+		i++;
+	return i;
+}
+
+bool sbx_record_state_peek(const char *text, size_t n, char *state, size_t len)
+{
+	int depth = 0;
+	char word[8];
+
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = text[i];
+		size_t j;
+
+		if (ch == '{' || ch == '[') {
+			depth++;
+			continue;
+		}
+		if (ch == '}' || ch == ']') {
+			if (--depth <= 0)
+				return false;
+			continue;
+		}
+		if (ch != '"')
+			continue;
+		if (!peek_string(text, n, &i, word, sizeof(word)))
+			return false;
+		/* a key of the top-level object, "state": its string value */
+		j = peek_space(text, n, i + 1);
+		if (depth != 1 || j >= n || text[j] != ':' || strcmp(word, "state") != 0)
+			continue;
+		j = peek_space(text, n, j + 1);
+		return j < n && text[j] == '"' && peek_string(text, n, &j, state, len) && state[0];
+	}
+	return false;
+}

@@ -181,6 +181,15 @@ json_t *sbx_record_exit_json(const struct sbx_record *r);
  */
 int sbx_record_from_json(const json_t *j, struct sbx_record *r, struct sbx_err *err);
 
+/*
+ * The top-level "state" of record.json from the first n bytes of its text
+ * (sbx writes it as the fourth key, before any nested value): copied to
+ * state (len bytes) and true, or false when the prefix does not hold it
+ * whole (or holds anything unexpected): then parse the record.  For the
+ * purger's sweep, which would otherwise parse every kept record.
+ */
+bool sbx_record_state_peek(const char *text, size_t n, char *state, size_t len);
+
 /* timings_ms as (name, ms) pairs, in the order the phases happen, then
  * "total". */
 #define SBX_RECORD_PHASES 7

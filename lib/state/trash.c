@@ -128,6 +128,28 @@ static void purge_locked(int tfd, bool wait, struct sbx_strv *removed)
  * stays too (ps says lost; destroy --stale removes it): it is what a
  * postmortem reads.
  */
+/*
+ * A sandbox whose record says exited (kept) is never lost: told from the
+ * record's first KiB, not a parse of all of it, which for a kept sandbox
+ * of ~24 KiB cost ~0.6 ms of the purger's CPU at the end of every run, for
+ * each one kept.
+ */
+static bool exited(const struct sbx_state *st, const char *id)
+{
+	char path[SBX_ID_LEN + 16], text[1024], state[16];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/record.json", id);
+	fd = openat(st->sandboxes_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, text, sizeof(text));
+	close(fd);
+	return n > 0 && sbx_record_state_peek(text, (size_t)n, state, sizeof(state)) &&
+	       strcmp(state, "exited") == 0;
+}
+
 static void sweep_lost(struct sbx_state *st)
 {
 	struct sbx_strv ids = {0};
@@ -138,6 +160,8 @@ static void sweep_lost(struct sbx_state *st)
 		struct sbx_sandbox sb;
 		int code;
 
+		if (exited(st, ids.v[i]))
+			continue;
 		if (sbx_sandbox_open(st, ids.v[i], false, &sb, NULL) == 0 && sb.record &&
 		    sb.rec.cgroup && !strcmp(sbx_sandbox_state(&sb, &code), "lost"))
 			(void)sbx_cgroup_remove_empty(sb.id, sb.rec.cgroup, NULL);

@@ -138,6 +138,24 @@ for mode in $MODES; do
 	trash_empty $mode
 	ok $? "$mode: the next run's purger removes that entry"
 
+	# The purger's sweep for lost sandboxes reads a kept sandbox's record
+	# only as far as its state (1 KiB), not all of it, at every run's end.
+	if command -v strace >/dev/null; then
+		sbx_as_mode_in "$WD" $mode "$SBX" run -q --keep --name sw-$mode --rootfs "$IMG" -- true
+		id=$(sbx_as_mode $mode "$SBX" inspect --json sw-$mode | jq -r .id)
+		touch "$TAP_TMP/sweep.$mode" && chmod 0666 "$TAP_TMP/sweep.$mode"
+		sbx_as_mode_in "$WD" $mode strace -f -qq -y -e trace=read -o "$TAP_TMP/sweep.$mode" \
+			"$SBX" run -q --rm --rootfs "$IMG" -- true
+		trash_empty $mode
+		reads=$(grep -c "$id/record.json>" "$TAP_TMP/sweep.$mode")
+		big=$(grep "$id/record.json>" "$TAP_TMP/sweep.$mode" | awk -F', ' '$NF+0 > 1024' | wc -l)
+		[ "$reads" -eq 1 ] && [ "$big" -eq 0 ] && [ "$(stat -c %s "$S/sandboxes/$id/record.json")" -gt 1024 ]
+		ok $? "$mode: the purger reads a kept record's first KiB only ($reads reads, $big of more)"
+		sbx_as_mode $mode "$SBX" destroy sw-$mode >/dev/null
+	else
+		skip "$mode: the purger reads a kept record's first KiB only" "strace is not installed (tests/deps.sh)"
+	fi
+
 	# layers in memory when nothing can be kept; on disk with --keep
 	capture sbx_as_mode_in "$WD" $mode "$SBX" run --rm --rootfs "$IMG" -- true
 	printf '%s\n' "$err" | grep -q 'the writable layer is a tmpfs, in memory; --rm: nothing of the run is kept'

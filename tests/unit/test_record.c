@@ -285,12 +285,63 @@ static void test_schema_documented(void **state)
 	sbx_record_free(&r);
 }
 
+/* The purger's sweep reads a record's state from its first bytes. */
+static void test_state_peek(void **state)
+{
+	struct sbx_record r;
+	char st[16], *dump;
+	const char *text;
+	json_t *j;
+
+	(void)state;
+	sbx_record_init(&r);
+	r.version = 1;
+	r.id = strdup("0123456789ab");
+	r.name = strdup("a \"state\": \"running\" {name}");
+	r.state = strdup("exited");
+	r.created = strdup("2026-12-05T00:00:00.000Z");
+	r.cgroup = json_pack("{s:s}", "state", "running");
+	j = sbx_record_to_json(&r);
+	/* as sbx_sandbox_save writes it */
+	dump = json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9));
+	assert_non_null(dump);
+	assert_true(sbx_record_state_peek(dump, strlen(dump) < 512 ? strlen(dump) : 512, st,
+					  sizeof(st)));
+	assert_string_equal(st, "exited");
+	free(dump);
+	json_decref(j);
+	sbx_record_free(&r);
+
+	/* a nested "state" and one inside a string come first: not taken */
+	text = "{\"a\": {\"state\": \"exited\"}, \"b\": [\"state\", {\"state\": \"x\"}],"
+	       " \"name\": \"x\\\"state\\\": \\\"exited\\\"\", \"state\" : \"running\"}";
+	assert_true(sbx_record_state_peek(text, strlen(text), st, sizeof(st)));
+	assert_string_equal(st, "running");
+	/* the prefix ends before the value ends, or it is not a string, or
+	 * too long, escaped, missing: false (the caller parses the record) */
+	text = "{\"version\": 1, \"state\": \"exi";
+	assert_false(sbx_record_state_peek(text, strlen(text), st, sizeof(st)));
+	text = "{\"version\": 1, \"sta";
+	assert_false(sbx_record_state_peek(text, strlen(text), st, sizeof(st)));
+	text = "{\"state\": 3}";
+	assert_false(sbx_record_state_peek(text, strlen(text), st, sizeof(st)));
+	text = "{\"state\": \"exited-and-then-some-more\"}";
+	assert_false(sbx_record_state_peek(text, strlen(text), st, sizeof(st)));
+	text = "{\"state\": \"ex\\u0069ted\"}";
+	assert_false(sbx_record_state_peek(text, strlen(text), st, sizeof(st)));
+	text = "{\"id\": \"a\"} {\"state\": \"exited\"}";
+	assert_false(sbx_record_state_peek(text, strlen(text), st, sizeof(st)));
+	text = "[\"state\", \"exited\"]";
+	assert_false(sbx_record_state_peek(text, strlen(text), st, sizeof(st)));
+	assert_false(sbx_record_state_peek("", 0, st, sizeof(st)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),	   cmocka_unit_test(test_first_record),
 	    cmocka_unit_test(test_lossy_strings),  cmocka_unit_test(test_reader_refuses),
-	    cmocka_unit_test(test_schema_documented),
+	    cmocka_unit_test(test_schema_documented), cmocka_unit_test(test_state_peek),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
