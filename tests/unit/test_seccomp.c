@@ -307,6 +307,11 @@ static int in_child(const char *policy, bool notify, int (*fn)(void *), void *ar
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		/* the fault ends the child, not cmocka's handler (which would
+		 * go on with the tests in the child) */
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGILL, SIG_DFL);
 		if (policy)
 			child_load(policy, notify, -1);
 		_exit(fn(arg));
@@ -326,6 +331,29 @@ static int do_int80(void *arg)
 {
 	st_int80_getpid();
 	return 0;
+}
+
+/*
+ * Some kernels take no i386 system call at all: int 0x80 faults (SIGSEGV)
+ * with no filter (ia32_emulation=0; the default in AMD SEV and Intel TDX
+ * guests since Linux 6.7).  There is nothing to filter then: those checks
+ * are skipped, and said once.
+ */
+static bool int80_taken(void)
+{
+	static int taken = -1;
+
+	if (taken < 0) {
+		int status = in_child(NULL, false, do_int80, NULL);
+
+		taken = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		if (!taken)
+			print_message("this kernel takes no i386 system call (int 0x80 ends in "
+				      "signal %d with no filter): the int 0x80 checks are "
+				      "skipped\n",
+				      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	}
+	return taken;
 }
 
 static void assert_sigsys(int status)
@@ -351,19 +379,23 @@ static void test_other_abis_killed(void **state)
 {
 	const char *policies[] = {"default", "strict"};
 
-	/* Sanity: without a filter neither kills. */
+	bool int80 = int80_taken();
+
+	/* Sanity: without a filter neither kills (int 0x80 where the kernel
+	 * takes it). */
 	assert_true(WIFEXITED(in_child(NULL, false, do_x32, NULL)));
-	assert_true(WIFEXITED(in_child(NULL, false, do_int80, NULL)));
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(policies); i++) {
 		assert_sigsys(in_child(policies[i], false, do_x32, NULL));
-		assert_sigsys(in_child(policies[i], false, do_int80, NULL));
+		if (int80)
+			assert_sigsys(in_child(policies[i], false, do_int80, NULL));
 		assert_sigsys(in_child(policies[i], true, do_x32, NULL));
 		/* The blocked syscalls through the other ABIs: killed too. */
 		for (size_t k = 0; k < SBX_ARRAY_SIZE(st_compat_checks); k++) {
 			void *c = (void *)&st_compat_checks[k];
 
 			assert_sigsys(in_child(policies[i], false, do_compat_x32, c));
-			assert_sigsys(in_child(policies[i], false, do_compat_int80, c));
+			if (int80)
+				assert_sigsys(in_child(policies[i], false, do_compat_int80, c));
 		}
 	}
 }
@@ -944,7 +976,8 @@ static void test_prepared_filters(void **state)
 		sbx_seccomp_audit_free(&a);
 #ifdef ST_HAVE_COMPAT_ABIS
 		assert_sigsys(in_child(policies[i], false, do_x32, NULL));
-		assert_sigsys(in_child(policies[i], true, do_int80, NULL));
+		if (int80_taken())
+			assert_sigsys(in_child(policies[i], true, do_int80, NULL));
 #endif
 		int status = in_child(NULL, false, do_no_supervisor, NULL);
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
