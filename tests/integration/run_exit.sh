@@ -132,6 +132,18 @@ for mode in $MODES; do
 	! pgrep -f "die-$mode-$$|sleep $naps" >/dev/null
 	ok $? "$mode: SIGKILL of sbx takes the whole jail with it"
 
+	# The command's end is the jail's: a process it left running is killed
+	# and gone when run returns, and what it used is in the record (init
+	# kills and reaps the rest, then reports their usage with the status).
+	spin=$((400000 + $$))
+	capture as_mode $mode "$SBX" run -q --keep --name "bg-$mode" --rootfs "$IMG" -- \
+		sh -c "(while :; do :; done; : spin-$spin) & sleep 1; exit 5"
+	left=$(pgrep -f "^sh -c .*spin-$spin" | wc -l) # (not the purger: it has sbx's command line)
+	cpu=$(as_mode $mode "$SBX" inspect --json "bg-$mode" | jq -r '.resources.cpu_ms | floor')
+	[ "$rc" -eq 5 ] && [ "$left" -eq 0 ] && [ "${cpu:-0}" -ge 300 ]
+	ok $? "$mode: a process the command left running is gone when run returns, its CPU time counted (rc $rc, $left left, cpu_ms $cpu)"
+	as_mode $mode "$SBX" destroy "bg-$mode" >/dev/null 2>&1
+
 	# init holds nothing of the supervisor's: stdio and its sync socket only.
 	as_mode $mode "$SBX" run -q --name "fds-$mode" --rootfs "$IMG" -- sleep 2 &
 	pid=$!
