@@ -336,13 +336,6 @@ int sbx_jail_supervise(struct sbx_jail *j, struct sbx_jail_io *io, struct sbx_ja
 
 /* Kill the whole jail (init: SIGKILL tears down the pid namespace). */
 void sbx_jail_kill(struct sbx_jail *j);
-/*
- * Wait for init's exit (and with it the namespaces' teardown: the jail's
- * mounts are gone then), if sbx_jail_supervise() returned before it: init
- * said the jail had ended, every other process of it reaped.  res gets
- * init's own exit counted.  A no-op once reaped.
- */
-void sbx_jail_reap(struct sbx_jail *j, struct sbx_jail_result *res);
 
 /*
  * The command side, shared with `sbx exec`: in the current process (already

@@ -20,9 +20,7 @@ enum sbx_jail_msg_type {
 	SBX_MSG_SECCOMP,   /* command: seccomp notify listener (fd) */
 	SBX_MSG_EXEC,	   /* command: about to execve (timestamps) */
 	SBX_MSG_EXEC_FAIL, /* command: execve failed (errnum, text) */
-	SBX_MSG_STATUS,	   /* init: the command's wait status (value); with errnum
-			    * SBX_STATUS_ENDED the jail's processes are all
-			    * reaped, ts[0] their CPU time (us), ts[1] peak RSS */
+	SBX_MSG_STATUS,	   /* init: the command's wait status (value) */
 	SBX_MSG_LAYER,	   /* init: root of the in-memory writable layer (fd) */
 	SBX_MSG_FENCE,	   /* command: a pipe's read end, at its end once execve is
 			    * done (its write end is close-on-exec) or failed */
@@ -38,9 +36,8 @@ enum {
 	SBX_TS_N
 };
 
-#define SBX_MSG_TEXT	 900
-#define SBX_STATUS_ENDED 1 /* errnum of a STATUS sent with every process reaped */
-#define SBX_MSG_MAXFDS	 64
+#define SBX_MSG_TEXT   900
+#define SBX_MSG_MAXFDS 64
 
 struct sbx_jail_msg {
 	int type;

@@ -44,7 +44,6 @@ struct sup {
 	bool watch_off[SBX_JAIL_MAX_WATCH]; /* its fn failed: not watched */
 	bool out_broken, err_broken;
 	bool init_done;
-	bool ended;	 /* init_done, or init said the jail has ended (SBX_STATUS_ENDED) */
 	int timer_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
 	int timer_fd;
 	int stop_fd;	  /* the stop timeout after a forwarded terminating signal */
@@ -57,7 +56,7 @@ struct sup {
 
 static void sendsig(struct sup *s, int sig)
 {
-	if (s->j->pidfd >= 0 && !s->ended)
+	if (s->j->pidfd >= 0 && !s->init_done)
 		(void)syscall(SYS_pidfd_send_signal, s->j->pidfd, sig, NULL, 0);
 }
 
@@ -133,7 +132,7 @@ static void stop_signal(struct sup *s, int sig)
 {
 	struct itimerspec its = {0};
 
-	if (s->io->stop_ms == SBX_UNSET || s->ended || s->res->stopped)
+	if (s->io->stop_ms == SBX_UNSET || s->init_done || s->res->stopped)
 		return;
 	if (s->res->stop_signal == 0) {
 		s->res->stop_signal = sig;
@@ -163,7 +162,7 @@ static void request_stop(struct sup *s, uint64_t ms)
 {
 	struct itimerspec its = {0};
 
-	if (s->ended)
+	if (s->init_done)
 		return;
 	s->res->stop_requested = true;
 	s->res->stop_grace_ms = ms;
@@ -231,7 +230,7 @@ static void on_stop_timer(struct sup *s)
 	if (read(s->p[S_STOP].fd, &ticks, sizeof(ticks)) < 0)
 		return;
 	s->p[S_STOP].fd = -1;
-	if (s->ended || s->res->stopped)
+	if (s->init_done || s->res->stopped)
 		return;
 	s->res->stopped = SBX_STOP_GRACE;
 	kill_jail(s);
@@ -320,18 +319,6 @@ static void on_timer(struct sup *s)
 	}
 }
 
-/* No process of the jail is left but init, exiting: its end, as far as
- * the command's output, signals and timers go (it is reaped later). */
-static void jail_ended(struct sup *s, uint64_t cpu_usec, uint64_t maxrss)
-{
-	s->res->cpu_usec = cpu_usec;
-	s->res->maxrss = maxrss;
-	s->ended = true;
-	s->p[S_TIMER].fd = -1;
-	s->p[S_STOP].fd = -1;
-	s->p[S_IN].fd = -1;
-}
-
 static void on_sync(struct sup *s)
 {
 	struct sbx_jail_msg m;
@@ -348,8 +335,6 @@ static void on_sync(struct sup *s)
 	if (m.type == SBX_MSG_STATUS) {
 		s->res->status = m.value;
 		s->res->have_status = true;
-		if (m.errnum == SBX_STATUS_ENDED)
-			jail_ended(s, m.ts[0], m.ts[1]);
 	} else if (m.type == SBX_MSG_EXEC_FAIL) {
 		s->j->exec_errno = m.errnum ? m.errnum : ENOENT;
 		free(s->j->exec_msg);
@@ -369,7 +354,7 @@ static void on_init_exit(struct sup *s)
 		    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 		s->res->maxrss = (uint64_t)ru.ru_maxrss * 1024;
 	}
-	s->init_done = s->ended = true;
+	s->init_done = true;
 	s->j->init_pid = -1;
 	s->p[S_PID].fd = -1;
 	/* The status message, if any, was sent before init exited. */
@@ -518,16 +503,16 @@ int sbx_jail_supervise(struct sbx_jail *j, struct sbx_jail_io *io, struct sbx_ja
 		bool pipes = s.p[S_OUT].fd >= 0 || s.p[S_ERR].fd >= 0 || s.p[S_PTY].fd >= 0;
 		int n;
 
-		if (s.ended && io->until_exit) {
+		if (s.init_done && io->until_exit) {
 			res->out_open = drain_now(&s, S_OUT, STDOUT_FILENO, &s.out_broken);
 			res->err_open = drain_now(&s, S_ERR, STDERR_FILENO, &s.err_broken);
 			res->pty_open = drain_now(&s, S_PTY, STDOUT_FILENO, &s.out_broken);
 			break;
 		}
-		if (s.ended && !pipes && !tees_open(&s))
+		if (s.init_done && !pipes && !tees_open(&s))
 			break;
 		refresh(&s);
-		n = poll(s.p, S_N, s.ended && !pipes ? TEE_LINGER_MS : -1);
+		n = poll(s.p, S_N, s.init_done && !pipes ? TEE_LINGER_MS : -1);
 		if (n < 0 && errno != EINTR)
 			r = sbx_err_set(err, errno, "poll");
 		else if (n > 0)
@@ -536,7 +521,7 @@ int sbx_jail_supervise(struct sbx_jail *j, struct sbx_jail_io *io, struct sbx_ja
 			close_tees(&s);
 	}
 	close_tees(&s);
-	if (!s.ended) {
+	if (!s.init_done) {
 		sbx_jail_kill(j);
 		on_init_exit(&s);
 	}
@@ -547,27 +532,4 @@ int sbx_jail_supervise(struct sbx_jail *j, struct sbx_jail_io *io, struct sbx_ja
 	sbx_closep(&s.stop_fd);
 	res->wall_ms = sbx_ms_since(s.t0);
 	return r;
-}
-
-void sbx_jail_reap(struct sbx_jail *j, struct sbx_jail_result *res)
-{
-	struct rusage ru;
-	pid_t p;
-	int st;
-
-	if (j->init_pid <= 0)
-		return;
-	while ((p = wait4(j->init_pid, &st, 0, &ru)) < 0 && errno == EINTR)
-		;
-	if (p == j->init_pid && res) {
-		uint64_t cpu = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ULL +
-			       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-
-		/* init's own exit counted too */
-		if (cpu > res->cpu_usec)
-			res->cpu_usec = cpu;
-		if ((uint64_t)ru.ru_maxrss * 1024 > res->maxrss)
-			res->maxrss = (uint64_t)ru.ru_maxrss * 1024;
-	}
-	j->init_pid = -1;
 }

@@ -442,13 +442,11 @@ static void teardown(struct sbx_run *c)
 
 	sbx_run_record_join(c);
 	sbx_run_publish_free(c);
+	sbx_jail_free(&c->jail);
 	sbx_run_extras_free(c);
 	sbx_closep(&c->output_fd);
-	if (c->cg.version > 0) {
-		sbx_jail_reap(&c->jail, &c->res); /* the cgroup can go once init has */
-		if (sbx_cgroup_destroy(&c->cg, &e) < 0)
-			sbx_run_say_err(c, &e);
-	}
+	if (c->cg.version > 0 && sbx_cgroup_destroy(&c->cg, &e) < 0)
+		sbx_run_say_err(c, &e);
 	sbx_cgroup_free(&c->cg);
 	if (c->sb.dirfd >= 0 && c->sb.record) {
 		/* The layers are on disk before a record says they were kept. */
@@ -477,11 +475,6 @@ static void teardown(struct sbx_run *c)
 		else if (c->kept)
 			sbx_state_purge_background(&c->st);
 	}
-	/* The record, the run log and the trash had init's exit (the kernel
-	 * tearing the jail's namespaces down) alongside: it is over, and every
-	 * mount of the jail gone, before run returns. */
-	sbx_jail_reap(&c->jail, &c->res);
-	sbx_jail_free(&c->jail);
 	/* sbx wait and stop return now: the sandbox is kept or gone */
 	sbx_run_control_finish(c);
 	sbx_closep(&c->jsonl_fd);

@@ -33,8 +33,6 @@ void sbx_fault_point(const char *name);
  *                       lock (tests/integration/lifecycle_run.sh)
  *   open-after-read     any command opening a sandbox, between reading
  *                       its record and trying its lock (the same test)
- *   init-exit           the jail's init, its end reported, before it exits
- *                       (tests/integration/run_startup.sh)
  */
 void sbx_fault_pause(const char *name);
 

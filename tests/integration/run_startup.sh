@@ -100,29 +100,6 @@ for mode in $modes; do
 		skip "$mode: init starts the command with CLONE_VM | CLONE_VFORK" "strace is not installed (tests/deps.sh)"
 	fi
 
-	# The end: init kills and reaps the rest of the jail and reports, and
-	# the record, the run log and the trash are done while the kernel
-	# tears the jail's namespaces down; sbx reaps init (and so every mount
-	# of the jail is gone) only after that, before it returns.  Held open:
-	# init waits 1.5 s after its report (SBX_FAULT=init-exit).
-	as_mode $mode env SBX_FAULT=init-exit "$SBX" run -q --rootfs "$IMG" -- /bin/true &
-	bg=$!
-	seen=no
-	for _ in $(seq 100); do
-		if pgrep -x sbx-init >/dev/null && [ -z "$(sbx_sandbox_entries "$BASE/state-$mode/sandboxes")" ] &&
-			[ -n "$(ls "$BASE/state-$mode/trash" 2>/dev/null | grep -v '^\.lock$')" ] && kill -0 $bg 2>/dev/null; then
-			seen=yes
-			break
-		fi
-		sleep 0.05
-	done
-	wait $bg
-	rc=$?
-	inits=$(pgrep -x sbx-init | wc -l)
-	mnts=$(cat /proc/[0-9]*/mountinfo 2>/dev/null | grep -cF "$BASE/state-$mode/")
-	[ $seen = yes ] && [ $rc -eq 0 ] && [ "$inits" -eq 0 ] && [ "$mnts" -eq 0 ]
-	ok $? "$mode: the sandbox is in the trash while init still exits; run returns after it (seen: $seen, rc $rc, $inits inits, $mnts mounts left)"
-
 	# As root, a run whose profile does not use $USER reads no user
 	# database (a passwd lookup cost 0.2 ms of each start); an ordinary
 	# user's run looks its name up in /etc/subuid, so it reads it.
