@@ -222,14 +222,19 @@ as_node() {
 }
 
 # submit MODE: the array job's id (the script's #SBATCH lines, with the
-# array, a 1-minute time limit and the output files set here).
+# array, a 1-minute time limit and the output files set here).  The tasks
+# get this small environment as it is (--export=ALL of env -i's): a named
+# list or NONE would have slurmd load the user's login environment for
+# each task (su - USER), which takes seconds with a busy root profile and
+# pushed tasks into the time limit.
 submit() {
 	local mode=$1 uid=0 tasks=1-20
 	[ "$mode" = user ] && uid=65534 tasks=$(echo $TASKS_user | tr ' ' ,)
-	sbatch --parsable --uid=$uid --gid=$uid --array="$tasks" --time=1 \
+	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$BASE" SLURM_CONF="$SLURM_CONF" \
+		SBX_TEST_MARK="${SBX_TEST_MARK:-}" \
+		sbatch --parsable --uid=$uid --gid=$uid --array="$tasks" --time=1 \
 		--job-name="sbx-$mode" --chdir="$WD" --output="$BASE/logs/%A_%a.out" \
-		--export="NONE,PATH=/usr/sbin:/usr/bin:/sbin:/bin,HOME=$BASE,SBX_TEST_MARK=${SBX_TEST_MARK:-}" \
-		"$SL/task.sh"
+		--export=ALL "$SL/task.sh"
 }
 T0=$(date +%s)
 JR=$(submit root)
@@ -257,6 +262,12 @@ wait_running() {
 }
 wait_running root 18 19 20 && wait_running user 19 20
 ok $? "the tasks to cancel (root's 18-20, nobody's 19-20) have their jails up"
+# The job's time limit must not end task 20 between its SIGTERM and its
+# SIGKILL (a second signal to sbx, which then ends the jail itself): its
+# limit goes up first, on a slow machine the jails come up near the minute.
+scontrol update JobId="${JR}_20" TimeLimit=10 &&
+	scontrol update JobId="${JU}_20" TimeLimit=10
+ok $? "task 20's time limit raised to 10 minutes (scontrol update)"
 # 18, 19: scancel (SIGTERM, SIGKILL KillWait later).  20: SIGTERM to the
 # batch step (sbx), and SIGKILL 2 s later, well before sbx's stop timeout
 # (10 s): the SIGKILL reaches sbx while its jail still runs.
