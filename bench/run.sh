@@ -10,7 +10,8 @@
 #                                               minimal profile
 #   start-up, host root, /bin/true              vs bwrap --ro-bind / /, vs unshare
 #   start-up vs image size                      cached Debian minbase vs cached busybox
-#   throughput                                  100 runs of /bin/true, 2 at a time, vs bwrap
+#   throughput                                  100 runs of /bin/true, 2 at a time, vs bwrap:
+#                                               default and minimal profile
 #   series                                      1000 runs in series: last 100 / first 100
 #   time to exec                                (in bench/startup.sh) start to the
 #                                               command's first instruction
@@ -245,16 +246,22 @@ image_dir() {
 		"$@" env SBX_STATE_DIR="$d/state" SBX_CACHE_DIR="$d/cache" "$SBX" destroy img >/dev/null
 }
 
+# The default profile (sbx) and a minimal one with bwrap's mounts (sbx-min:
+# a read-only image root, /proc, /dev, a tmpfs /tmp), each against bwrap
+# minimal.
 section_throughput() {
 	local who=$1 d img
 	shift
 	d=$(ctx "$who-tp")
 	img=$(image_dir "$who" "$@") || { echo "bench: no cached image dir"; return 1; }
+	printf '[sandbox]\nwritable = no\n[filesystem]\ntmpfs = /tmp\nsysfs = none\n' >"$d/min.ini"
+	chmod 0644 "$d/min.ini"
 	echo
 	(cd "$d/wd" && "$@" env SBX_STATE_DIR="$d/state" SBX_CACHE_DIR="$d/cache" python3 "$ROOT/bench/compare.py" --runs "$N" \
-		--batch "$BATCH" --parallel 2 --target 'bwrap=<=:1.0' \
+		--batch "$BATCH" --parallel 2 --vs bwrap --target 'sbx=<=:1.0' --target 'sbx-min=<=:1.0' \
 		--label "throughput, $BATCH runs of /bin/true 2 at a time, cached busybox image" \
 		"sbx=$SBX run -q --rootfs $BB -- /bin/true" \
+		"sbx-min=$SBX run -q -p $d/min.ini --rootfs $BB -- /bin/true" \
 		"bwrap=$BWRAP --ro-bind $img / --proc /proc --dev /dev --tmpfs /tmp -- /bin/true") |
 		keep_results "$who"
 }
