@@ -246,22 +246,19 @@ image_dir() {
 		"$@" env SBX_STATE_DIR="$d/state" SBX_CACHE_DIR="$d/cache" "$SBX" destroy img >/dev/null
 }
 
-# The default profile (sbx) and a minimal one with bwrap's mounts (sbx-min:
-# a read-only image root, /proc, /dev, a tmpfs /tmp), each against bwrap
-# minimal.
+# The default profile (sbx) and the minimal one of the start-up lines
+# (sbx-min, bench/minimal.ini: bwrap's mounts), each against bwrap minimal.
 section_throughput() {
 	local who=$1 d img
 	shift
 	d=$(ctx "$who-tp")
 	img=$(image_dir "$who" "$@") || { echo "bench: no cached image dir"; return 1; }
-	printf '[sandbox]\nwritable = no\n[filesystem]\ntmpfs = /tmp\nsysfs = none\n' >"$d/min.ini"
-	chmod 0644 "$d/min.ini"
 	echo
 	(cd "$d/wd" && "$@" env SBX_STATE_DIR="$d/state" SBX_CACHE_DIR="$d/cache" python3 "$ROOT/bench/compare.py" --runs "$N" \
 		--batch "$BATCH" --parallel 2 --vs bwrap --target 'sbx=<=:1.0' --target 'sbx-min=<=:1.0' \
 		--label "throughput, $BATCH runs of /bin/true 2 at a time, cached busybox image" \
 		"sbx=$SBX run -q --rootfs $BB -- /bin/true" \
-		"sbx-min=$SBX run -q -p $d/min.ini --rootfs $BB -- /bin/true" \
+		"sbx-min=$SBX run -q -p $ROOT/bench/minimal.ini --rootfs $BB -- /bin/true" \
 		"bwrap=$BWRAP --ro-bind $img / --proc /proc --dev /dev --tmpfs /tmp -- /bin/true") |
 		keep_results "$who"
 }

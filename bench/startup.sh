@@ -108,15 +108,6 @@ IMG=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rootfs"][
 "$SBX" destroy bench >/dev/null 2>&1 || true
 [ -d "$IMG" ] || { echo "bench: no cached image" >&2; exit 1; }
 
-cat >"$TMP/min.ini" <<'INI'
-# bwrap's mounts: a read-only image root, /proc, /dev, a tmpfs /tmp, no
-# sysfs (bwrap minimal mounts none: /sys is the image's empty directory)
-[sandbox]
-writable = no
-[filesystem]
-tmpfs = /tmp
-sysfs = none
-INI
 cp -a "$IMG" "$TMP/bwimg"
 cp -a "$IMG" "$TMP/nsimg"
 # podman: the same tarball imported (root only: rootless podman needs a
@@ -126,7 +117,7 @@ if [ "$(id -u)" = 0 ] && command -v podman >/dev/null &&
 	podman import "$TMP/busybox.tar.gz" "$PODIMG" >/dev/null 2>"$TMP/podman.err"; then
 	PODMAN=$PODIMG
 fi
-python3 - "$N" "$SBX" "$TMP/busybox.tar.gz" "$IMG" "$TMP/bwimg" "$TMP/min.ini" \
+python3 - "$N" "$SBX" "$TMP/busybox.tar.gz" "$IMG" "$TMP/bwimg" "$ROOT/bench/minimal.ini" \
 	"$ROOT/profiles/default.ini" "$TMP/nsimg" "$PODMAN" "$TMP/rootfs/execstamp" <<'PY'
 import os, shutil, statistics, subprocess, sys, time
 n, sbx, tarball, img, bwimg, minini, defini, nsimg, podimg, stamp = int(sys.argv[1]), *sys.argv[2:]
