@@ -248,10 +248,12 @@ PY
 	LIM=$(as_mode $mode "$SBX" ps | awk -v n="lim-$mode" '$2 == n {print $1}')
 	cgv=$(record $mode "$LIM" 'r["cgroup"]["version"]')
 	if [ "$cgv" != 0 ]; then
-		as_mode $mode "$SBX" exec "lim-$mode" sleep 6.$$ >/dev/null 2>&1 &
+		# Long enough to outlast a loaded machine's checks; ended below.
+		as_mode $mode "$SBX" exec "lim-$mode" sleep 120.$$ >/dev/null 2>&1 &
+		execpid=$!
 		hp=""
 		for _ in $(seq 50); do
-			hp=$(pgrep -xf "sleep 6.$$" | head -1)
+			hp=$(pgrep -xf "sleep 120.$$" | head -1)
 			[ -n "$hp" ] && break
 			sleep 0.1
 		done
@@ -263,7 +265,8 @@ PY
 		capture as_mode $mode "$SBX" exec "lim-$mode" cat /proc/self/cgroup
 		[ -n "$hp" ] && [ "$inall" = yes ] && ! printf '%s\n' "$out" | grep -qv ':/$'
 		ok $? "$mode: the exec'd process ($hp) is in the sandbox's cgroup v$cgv, at its cgroup namespace's root ($inall; $(echo $out))"
-		wait $!
+		[ -n "$hp" ] && kill "$hp" 2>/dev/null
+		wait $execpid
 	else
 		diag "$mode: sandbox without a cgroup (none usable for this user): the cgroup join is covered as root"
 	fi
