@@ -359,6 +359,7 @@ static void print_security(FILE *o, const struct sbx_sandbox *sb, const json_t *
 	size_t i;
 	const json_t *e;
 	char caps[256] = "";
+	bool hinted = false;
 
 	for (int c = 0, n = 0; c < 64; c++)
 		if (p->capabilities & (1ULL << c))
@@ -373,9 +374,15 @@ static void print_security(FILE *o, const struct sbx_sandbox *sb, const json_t *
 		_cleanup_free_ char *sys = lc_text(json_object_get(e, "syscall"));
 		const char *args = json_string_value(json_object_get(e, "args"));
 
+		const char *hint = json_string_value(json_object_get(e, "hint"));
+
 		fprintf(o, "    %s%s%s%s x%lld (pid %lld)\n", sys, args ? "(" : "", args ?: "",
 			args ? ")" : "", (long long)json_integer_value(json_object_get(e, "count")),
 			(long long)json_integer_value(json_object_get(e, "pid")));
+		/* What blocked calls of this kind mean, once. */
+		if (hint && !hinted)
+			fprintf(o, "      %s\n", hint);
+		hinted |= hint != NULL;
 	}
 	json_decref(sc);
 }

@@ -48,6 +48,7 @@ struct run_ctx {
 	bool color;		   /* sbx_cmd_ctx's */
 	char phases[256];	   /* human timings line being built */
 	bool stop_said;		   /* the stop timeout was explained once */
+	bool seccomp_hinted;	   /* what a blocked call means was said once */
 	int detach_fd;		   /* -d: the pipe to the caller, -1 once it returned */
 };
 

@@ -160,14 +160,18 @@ static void human_net(const json_t *ev)
 		   !strcmp(via, "capture") ? " [captured]" : "");
 }
 
-static void human_seccomp(const json_t *ev)
+/* A blocked call, and once a run what blocked calls of its kind mean. */
+static void human_seccomp(const json_t *ev, bool *hinted)
 {
-	const char *args = jstr(ev, "args");
+	const char *args = jstr(ev, "args"), *hint = jstr(ev, "hint");
 	int n = (int)json_integer_value(json_object_get(ev, "count"));
 
 	sbx_errorf("seccomp: blocked %s%s%s%s (%d time%s, errno %s)", jstr(ev, "syscall"),
 		   *args ? "(" : "", args, *args ? ")" : "", n, n == 1 ? "" : "s",
 		   jstr(ev, "errno"));
+	if (*hint && !*hinted)
+		sbx_errorf("seccomp: %s", hint);
+	*hinted |= *hint != '\0';
 }
 
 /* The published ports: the URL to click, or that a port is open. */
@@ -254,7 +258,7 @@ void run_human(const json_t *ev, void *data)
 			   json_is_true(json_object_get(ev, "on")) ? "" : "capture OFF: ",
 			   jstr(ev, "summary"));
 	} else if (!strcmp(type, "seccomp")) {
-		human_seccomp(ev);
+		human_seccomp(ev, &c->seccomp_hinted);
 	} else if (!strcmp(type, "publish")) {
 		human_publish(ev);
 	} else if (!strcmp(type, "connection")) {

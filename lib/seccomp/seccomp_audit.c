@@ -230,14 +230,30 @@ int sbx_seccomp_audit_handle(int notify_fd, struct sbx_seccomp_audit *a, struct 
 	return 1;
 }
 
+/*
+ * What a blocked call means when it is not plain: clone (blocked only for
+ * its namespace flags), unshare and setns are how a command makes a
+ * sandbox of its own (bwrap; Codex runs each of its commands in one), which
+ * cannot work in a jail that refuses new namespaces.
+ */
+static const char *hint_for(const char *name)
+{
+	if (!strcmp(name, "clone") || !strcmp(name, "unshare") || !strcmp(name, "setns"))
+		return "the command tried to make namespaces, as a sandbox of its own does "
+		       "(bwrap, Codex's sandbox), and the jail refuses new namespaces: run it "
+		       "without its own sandbox, sbx is its sandbox (Codex: codex --sandbox "
+		       "danger-full-access)";
+	return NULL;
+}
+
 json_t *sbx_seccomp_audit_entry_json(const struct sbx_seccomp_audit_entry *e)
 {
 	const char *ename = strerrorname_np(e->errnum);
 
-	return json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s?}", "syscall", e->name, "nr", e->nr,
-			 "count", (json_int_t)e->count, "pid", (int)e->pid, "jail_pid",
+	return json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s?, s:s*}", "syscall", e->name, "nr",
+			 e->nr, "count", (json_int_t)e->count, "pid", (int)e->pid, "jail_pid",
 			 (int)e->jail_pid, "errno", ename ? ename : "?", "args",
-			 e->args[0] ? e->args : NULL);
+			 e->args[0] ? e->args : NULL, "hint", hint_for(e->name));
 }
 
 json_t *sbx_seccomp_audit_json(const struct sbx_seccomp_audit *a)

@@ -379,6 +379,8 @@ static void put_event(FILE *f, const char *type, const json_t *e)
 		fprintf(f, "blocked %s%s%s%s, %lld time%s (%s)", str(e, "syscall") ?: "?",
 			str(e, "args") ? "(" : "", str(e, "args") ?: "", str(e, "args") ? ")" : "",
 			num(e, "count"), num(e, "count") == 1 ? "" : "s", str(e, "errno") ?: "?");
+		if (str(e, "hint"))
+			fprintf(f, ": %s", str(e, "hint"));
 	} else if (!strcmp(type, "exit")) {
 		/* {"exit": ..., "resources": ...}: as in the record */
 		struct sbx_record r;

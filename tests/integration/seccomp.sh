@@ -91,6 +91,24 @@ for mode in root user; do
 	ok $? "$mode: audit: allowed calls and clone3 (a plain ENOSYS) are not logged"
 	[ "$(grep -c '"event":"seccomp"' "$log")" -ge 60 ]
 	ok $? "$mode: audit: at least 60 distinct blocked syscalls logged ($(grep -c '"event":"seccomp"' "$log"))"
+	# A command that makes a sandbox of its own (bwrap, Codex's) needs new
+	# namespaces, which the jail refuses: the event says why, and the run
+	# log says once what to do instead.
+	ev clone | grep -q '"hint":"the command tried to make namespaces' &&
+		ev unshare | grep -q '"hint":"the command tried to make namespaces' &&
+		! ev mount | grep -q '"hint"' && ! ev socket | grep -q '"hint"'
+	ok $? "$mode: audit: blocked clone and unshare events carry the namespace hint, others none"
+	capture as_mode $mode "$SBX" run --rootfs "$IMG" -- sh -c 'unshare -U true; unshare -m true; exit 3'
+	[ $rc -eq 3 ] && printf '%s\n' "$err" | grep -q '^sbx: seccomp: blocked unshare' &&
+		[ "$(printf '%s\n' "$err" | grep -c 'a sandbox of its own')" -eq 1 ] &&
+		printf '%s\n' "$err" | grep -q 'codex --sandbox danger-full-access'
+	ok $? "$mode: a command making its own namespaces: the run log says once why and what to do ($(printf '%s\n' "$err" | grep -A1 'blocked unshare' | tr '\n' ' '))"
+	kept=$(printf '%s\n' "$err" | sed -n 's/^sbx: kept sandbox \([0-9a-f]*\) .*/\1/p')
+	capture as_mode $mode "$SBX" inspect "$kept"
+	[ -n "$kept" ] && printf '%s\n' "$out" | grep -q '^    unshare x2' &&
+		[ "$(printf '%s\n' "$out" | grep -c 'a sandbox of its own')" -eq 1 ]
+	ok $? "$mode: ... and sbx inspect of the kept sandbox says it under its seccomp events"
+	as_mode $mode "$SBX" destroy "$kept" >/dev/null 2>&1
 
 	capture as_mode $mode "$SBX" run -q -p strict --rootfs "$IMG" -- /bin/seccomp_probe --strict $NO80
 	ok $rc "$mode: strict policy: probe exits 0 ($(printf '%s\n' "$out" | tail -1))"
