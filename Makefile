@@ -192,8 +192,15 @@ deps-test:
 unit: deps-test $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)
 
-check: deps-test .deps-ok sbx $(UNIT_BINS) $(ESCAPE_BINS)
+# check builds with one job per CPU unless make was given -j (the suite
+# itself runs one test file at a time: SBX_TEST_JOBS in tests/run-all.sh).
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+check: deps-test .deps-ok
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC)) check-build
 	@tests/run-all.sh
+
+check-build: sbx $(UNIT_BINS) $(ESCAPE_BINS)
+	@:
 
 demo: deps-test .deps-ok sbx
 	@tests/demo.sh
@@ -247,4 +254,4 @@ clean:
 		$(UNIT_BINS) $(ESCAPE_BINS) .deps-ok
 	rm -rf tests/out tests/fuzz/build
 
-.PHONY: all deps deps-test unit check demo bench lint install uninstall clean fuzz fuzz-build valgrind
+.PHONY: all deps deps-test unit check check-build demo bench lint install uninstall clean fuzz fuzz-build valgrind

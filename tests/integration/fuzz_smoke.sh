@@ -14,7 +14,7 @@ if ! command -v clang >/dev/null 2>&1; then
 fi
 cd "$TAP_ROOT" || exit 1
 
-capture make -s fuzz-build
+capture make -s -j"$(nproc)" fuzz-build
 ok $rc "make fuzz-build builds the harnesses"
 [ $rc -eq 0 ] || { printf '%s\n' "$err" | tail -n 20 | sed 's/^/#   /'; done_testing; }
 

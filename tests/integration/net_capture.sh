@@ -195,7 +195,7 @@ curl -s -m 5 -o /dev/null -w 'loopback %{http_code}\n' http://127.0.0.1:8765/
 	ok $? "$mode: the run log says the secret is injected for its host and that capture is on"
 	st=$BASE/state-$mode
 	id=$(ls "$st/sandboxes" | head -1)
-	[ -n "$id" ] && ! grep -rqsaF --exclude=disk.img -e "$KEY" "$st" &&
+	[ -n "$id" ] && ! grep -rqsaF --exclude=disk.img --exclude-dir=disk-templates -e "$KEY" "$st" &&
 		! grep -rqsa -e "PRIVATE KEY" "$st" &&
 		[ "$(jq -c '.policy.secrets[0] | [.proxy_hosts, .jail_holds]' "$st/sandboxes/$id/record.json")" = '[["api.sbx.test"],"placeholder"]' ] &&
 		[ "$(jq -r '.proxy_stats.capture' "$st/sandboxes/$id/record.json")" = true ]

@@ -19,16 +19,26 @@ sbx_base
 sbx_wd
 MODULES="test_pty test_httpservers test_asyncio.test_events test_select test_selectors test_syslog test_subprocess test_socketserver"
 
+# The modules mostly wait (timeouts, child processes, sleeps): each mode
+# runs them in parallel workers (-j), and the modes run at the same time,
+# each in a sandbox of its own.  One run takes as long as test_subprocess.
+declare -A pid
 for mode in $MODES; do
-	capture sbx_as_mode_in "$WD" $mode timeout 600 "$SBX" run -q --rm --net none -- \
-		"$PY" -m test $MODULES
+	sbx_as_mode_in "$WD" $mode timeout 600 "$SBX" run -q --rm --net none -- \
+		"$PY" -m test -j4 $MODULES >"$TAP_TMP/py.$mode" 2>&1 &
+	pid[$mode]=$!
+done
+for mode in $MODES; do
+	wait "${pid[$mode]}"
+	rc=$?
+	out=$(cat "$TAP_TMP/py.$mode")
 	res=$(grep -E '^Tests result: ' <<<"$out" | tail -n 1)
 	[ "$rc" -eq 0 ] && [ "$res" = "Tests result: SUCCESS" ]
 	r=$?
 	ok $r "$mode: CPython's $MODULES pass inside sbx ($rc: $res)"
 	if [ $r -ne 0 ]; then
 		grep -E '^(FAIL|ERROR):|failed:|^    test_' <<<"$out" | head -n 20 | sed 's/^/# /'
-		capture sbx_as_mode_in "$WD" $mode timeout 600 "$PY" -m test $MODULES
+		capture sbx_as_mode_in "$WD" $mode timeout 600 "$PY" -m test -j4 $MODULES
 		diag "the same on the host: $(grep -E '^Tests result: ' <<<"$out" | tail -n 1)"
 	fi
 done
