@@ -39,12 +39,14 @@ as_mode() { sbx_as_mode "$@"; }
 # marked MARK: pid, name and uid of every process carrying MARK in its
 # environment or command line (sbx and init keep sbx's environment; the
 # command gets it through -e).
+# (one grep over all of them; the mark comes from a file, so that grep's
+# own command line does not carry it)
 marked() {
 	local p
-	for p in /proc/[0-9]*; do
-		if grep -qsF -- "$1" "$p/environ" "$p/cmdline" 2>/dev/null; then
-			echo "${p#/proc/} $(cat "$p/comm" 2>/dev/null) uid=$(awk '/^Uid:/ {print $2}' "$p/status" 2>/dev/null)"
-		fi
+	printf '%s\n' "$1" >"$TAP_TMP/mark.pat"
+	for p in $(grep -lsF -f "$TAP_TMP/mark.pat" /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null |
+		sed -n 's,^/proc/\([0-9]*\)/[a-z]*$,\1,p' | sort -u); do
+		echo "$p $(cat "/proc/$p/comm" 2>/dev/null) uid=$(awk '/^Uid:/ {print $2}' "/proc/$p/status" 2>/dev/null)"
 	done
 }
 

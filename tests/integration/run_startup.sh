@@ -89,9 +89,10 @@ for mode in $modes; do
 		touch "$f" && chmod 0666 "$f"
 		as_mode $mode strace -f -qq -e trace=clone,clone3,fork,vfork,execve -o "$f" \
 			"$SBX" run -q --rootfs "$IMG" -- /bin/echo spawned >/dev/null
-		# init: the pid the jail's clone (CLONE_NEWPID) returned
-		init=$(sed -n 's/^[0-9]* clone(.*CLONE_NEWPID.* = \([0-9]*\)$/\1/p' "$f" | head -n 1)
-		how=$(grep -E "^$init (clone|clone3|fork|vfork)\(" "$f" | head -n 1)
+		# init: the pid the jail's clone (CLONE_NEWPID) returned (strace
+		# pads a pid to 5 columns: "6709  clone(", "16709 clone(")
+		init=$(sed -n 's/^[0-9]* *clone(.*CLONE_NEWPID.* = \([0-9]*\)$/\1/p' "$f" | head -n 1)
+		how=$(grep -E "^$init +(clone|clone3|fork|vfork)\(" "$f" | head -n 1)
 		r=1
 		# (as nobody strace cannot read the command's execve arguments)
 		case "$how" in *CLONE_VM*CLONE_VFORK*) [ "$(grep -c ' execve(' "$f")" -ge 2 ] && r=0 ;; esac
