@@ -137,12 +137,17 @@ static int make_fs_in(const char *image, uint64_t inodes, const char *layout, st
 		static const char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
 						  NULL};
 		/* No journal (the layer dies with the sandbox or is synced when kept),
-		 * metadata packed at the start, inode tables left to the kernel. */
-		const char *const argv[] = {mke2fs, "-q", "-F", "-t", "ext4",
-					    /* the loop device's logical block size */
-					    "-b", "4096", "-O", "^has_journal,^resize_inode", "-E",
-					    "lazy_itable_init=1,nodiscard,packed_meta_blocks=1",
-					    "-m", "0", "-N", n, "-d", layout, image, NULL};
+		 * metadata packed at the start, inode tables left to the kernel,
+		 * no backup superblocks (sparse_super2 with none: sparse_super's
+		 * ten of a 16G image were 120 of its 264 KiB and 10 of its 14
+		 * extents, each copied into every ready image and freed, one
+		 * discard each, when the image is deleted). */
+		const char *const argv[] = {
+		    mke2fs, "-q", "-F", "-t", "ext4",
+		    /* the loop device's logical block size */
+		    "-b", "4096", "-O", "^has_journal,^resize_inode,sparse_super2", "-E",
+		    "lazy_itable_init=1,nodiscard,packed_meta_blocks=1,num_backup_sb=0", "-m", "0",
+		    "-N", n, "-d", layout, image, NULL};
 		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 		if (nul >= 0)
@@ -194,9 +199,9 @@ static int layout_make(const char *dir, bool make)
 
 /*
  * mke2fs on IMAGE, with the layout's top directories made by mke2fs itself:
- * it puts them in the first group, next to the root, where the kernel
- * would spread each to a group of its own (reading that group's bitmaps
- * through the loop device at the run's first mkdir there).
+ * it puts them next to the root, in its group, where the kernel would
+ * spread each to a group of its own (reading that group's bitmaps through
+ * the loop device at the run's first mkdir there).
  */
 static int make_fs(const char *image, uint64_t inodes, struct sbx_err *err)
 {
@@ -268,15 +273,18 @@ static int copy_sparse(int src, int dst, off_t size)
 	return 0;
 }
 
+/* The name of this layout's images: another (an older sbx's) is stale. */
+#define TEMPLATE_PREFIX "ext4-4k-sb0-"
+
 static char *template_path(const char *templates, const struct sbx_disk_cap *cap)
 {
-	return sbx_xasprintf("%s/ext4-4k-dirs-%llu-%llu.img", templates,
+	return sbx_xasprintf("%s/" TEMPLATE_PREFIX "%llu-%llu.img", templates,
 			     (unsigned long long)cap->size, (unsigned long long)cap->inodes);
 }
 
 static char *ready_path(const char *templates, const struct sbx_disk_cap *cap, int slot)
 {
-	return sbx_xasprintf("%s/ext4-4k-dirs-%llu-%llu.ready-%d.img", templates,
+	return sbx_xasprintf("%s/" TEMPLATE_PREFIX "%llu-%llu.ready-%d.img", templates,
 			     (unsigned long long)cap->size, (unsigned long long)cap->inodes, slot);
 }
 
@@ -303,7 +311,8 @@ static int tmp_create(const char *tmp)
 	return t;
 }
 
-/* The temporary files that killed writers left (nobody holds their lock). */
+/* The temporary files that killed writers left (nobody holds their lock),
+ * and the images of another layout (an older sbx's: no run takes them). */
 static void sweep_tmp(const char *templates)
 {
 	DIR *d = sbx_opendir_at(AT_FDCWD, templates);
@@ -314,6 +323,11 @@ static void sweep_tmp(const char *templates)
 	while ((de = readdir(d))) {
 		int f;
 
+		if (!strncmp(de->d_name, "ext4-", 5) &&
+		    strncmp(de->d_name, TEMPLATE_PREFIX, strlen(TEMPLATE_PREFIX))) {
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+			continue;
+		}
 		if (strncmp(de->d_name, ".tmp-", 5))
 			continue;
 		f = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -328,21 +342,21 @@ static void sweep_tmp(const char *templates)
 /*
  * What the mount and the layer's first directories read (the superblock,
  * the group descriptors, the bitmaps, the root's inode table block and
- * directory blocks: the image's data in its first group), read ahead on
- * the loop device in as many requests as it has pieces there, while the
- * mount waits for its first.  Else each is a read of its own through the
- * loop device's worker, one after the other.
+ * directory blocks: all the data a fresh image has, ~140 KiB in 4
+ * pieces), read ahead on the loop device in as many requests as it has
+ * pieces, while the mount waits for its first.  Else each is a read of its
+ * own through the loop device's worker, one after the other.
  */
 static void read_ahead(int loop, int image)
 {
-	off_t pos = 0, end = SBX_DISK_GROUP;
+	off_t pos = 0;
 
-	while (pos < end) {
+	for (int i = 0; i < SBX_DISK_READ_AHEAD; i++) {
 		off_t d = lseek(image, pos, SEEK_DATA), h;
 
-		if (d < 0 || d >= end || (h = lseek(image, d, SEEK_HOLE)) < 0)
+		if (d < 0 || (h = lseek(image, d, SEEK_HOLE)) < 0)
 			return;
-		(void)readahead(loop, d, (size_t)((h < end ? h : end) - d));
+		(void)readahead(loop, d, (size_t)(h - d));
 		pos = h;
 	}
 }
@@ -423,7 +437,7 @@ void sbx_disk_ready_fill(const char *templates, const struct sbx_disk_cap *cap)
 
 /*
  * The filesystem of a given size and inode count is made once, as a
- * template (TEMPLATES/ext4-4k-dirs-SIZE-INODES.img, a few hundred KiB of data in a
+ * template (TEMPLATES/ext4-4k-sb0-SIZE-INODES.img, ~140 KiB of data in a
  * sparse file), and each image is a copy of its data: a run pays a copy of
  * that, not mke2fs.  Without a template directory, or when it cannot be
  * written, mke2fs makes the image itself.

@@ -27,11 +27,11 @@
  *     is also held to SBX_DISK_MEMORY_SHARE of the machine's memory.
  *
  * mke2fs runs once per size and inode count: its result is kept as a
- * template (TEMPLATES/ext4-4k-dirs-SIZE-INODES.img, a sparse file with a few hundred
- * KiB of data, in the state directory's disk-templates/) and each sandbox's
+ * template (TEMPLATES/ext4-4k-sb0-SIZE-INODES.img, a sparse file with ~140 KiB of
+ * data, in the state directory's disk-templates/) and each sandbox's
  * image is a copy of that data.  A detached child of an earlier run
  * (sbx_disk_ready_fill, called by the trash purger) keeps SBX_DISK_READY
- * copies of it made and synced (TEMPLATES/ext4-4k-dirs-SIZE-INODES.ready-N.img):
+ * copies of it made and synced (TEMPLATES/ext4-4k-sb0-SIZE-INODES.ready-N.img):
  * a run takes one in a rename, and makes its own copy only when none is
  * there.
  *
@@ -55,7 +55,7 @@
 #define SBX_DISK_MIN_INODES	 1024
 #define SBX_DISK_MEMORY_SHARE	 4	       /* an in-memory cap is at most memory / 4 */
 #define SBX_DISK_READY		 2	       /* ready copies of each template (2 runs at once) */
-#define SBX_DISK_GROUP		 (128LL << 20) /* an ext4 block group of 4 KiB blocks */
+#define SBX_DISK_READ_AHEAD	 8	       /* pieces of a fresh image read ahead */
 
 struct sbx_disk_cap {
 	uint64_t size; /* bytes */

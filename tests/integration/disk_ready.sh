@@ -4,9 +4,10 @@
 # that the previous run's purger made and synced: a run takes one in a
 # rename (never one another run holds, never a file that is not sbx's own),
 # the purger refills the slots (after a kept run too) and replaces what
-# is not an image of its own, killed writers' temporary files go, the
-# template has the layout's top directories in the first inodes (made by
-# mke2fs, not spread by the kernel), and the mount has no barriers (the
+# is not an image of its own, killed writers' temporary files and another
+# layout's images go, the template has no backup superblocks and the
+# layout's top directories in the first inodes (made by mke2fs, not spread
+# by the kernel), and the mount has no barriers (the
 # kept image is synced before the record says kept).  As nobody the layers
 # are a tmpfs: no image, no template.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -38,9 +39,16 @@ fi
 T=$BASE/state-root/disk-templates
 capture sbx_as_mode_in "$WD" root "$SBX" run -q --rootfs "$IMG" -- true
 slots=$(ready_slots "$T")
-tpl=$(find "$T" -maxdepth 1 -name 'ext4-4k-dirs-*-*[0-9].img' ! -name '*.ready-*' | head -1)
+tpl=$(find "$T" -maxdepth 1 -name 'ext4-4k-sb0-*-*[0-9].img' ! -name '*.ready-*' | head -1)
 [ $rc -eq 0 ] && [ -n "$tpl" ] && [ "$(printf '%s\n' "$slots" | grep -c .)" = 2 ]
 ok $? "root: after a run, its purger leaves the template and 2 ready copies ($(ls "$T" | tr '\n' ' '))"
+
+# No backup superblocks: less to copy into each ready image, fewer
+# extents to free (one discard each) when it is deleted.
+hdr=$(dumpe2fs -h "$tpl" 2>/dev/null)
+grep -q '^Filesystem features:.* sparse_super2' <<<"$hdr" && ! grep -q '^Backup block groups' <<<"$hdr" &&
+	[ "$(stat -c %b "$tpl")" -le $((160 * 1024 / $(stat -c %B "$tpl"))) ]
+ok $? "root: the template has no backup superblocks ($(($(stat -c %b "$tpl") * $(stat -c %B "$tpl") / 1024)) KiB of data)"
 
 ls_tpl=$(debugfs -R 'ls -l /' "$tpl" 2>/dev/null)
 for d in upper work overlays; do
@@ -121,6 +129,18 @@ kill "$leaf" 2>/dev/null
 wait "$holder" 2>/dev/null
 rm -f "$T/.tmp-999998-ready-0.img"
 sbx_as_mode root "$SBX" destroy dr-junk >/dev/null
+
+# Another layout's images (an older sbx's, never taken again) are removed
+# by the purger; other files there are not sbx's to remove.
+cp --sparse=always "$tpl" "$T/ext4-4k-dirs-1-2.img"
+cp --sparse=always "$tpl" "$T/ext4-4k-dirs-1-2.ready-0.img"
+touch "$T/notes.txt"
+capture sbx_as_mode_in "$WD" root "$SBX" run -q --rootfs "$IMG" -- true
+ready_slots "$T" >/dev/null
+[ $rc -eq 0 ] && [ ! -e "$T/ext4-4k-dirs-1-2.img" ] && [ ! -e "$T/ext4-4k-dirs-1-2.ready-0.img" ] &&
+	[ -e "$T/notes.txt" ] && [ -e "$tpl" ]
+ok $? "root: the purger removes another layout's images, nothing else ($(ls "$T" | tr '\n' ' '))"
+rm -f "$T/notes.txt"
 
 # No barriers on the layer's mount (it lives in the supervisor's mount
 # namespace); a kept layer's image is synced all the same.
