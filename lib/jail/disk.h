@@ -53,9 +53,9 @@
 #define SBX_DISK_MIN		 (16ULL << 20)
 #define SBX_DISK_BYTES_PER_INODE (8ULL << 10)
 #define SBX_DISK_MIN_INODES	 1024
-#define SBX_DISK_MEMORY_SHARE	 4	       /* an in-memory cap is at most memory / 4 */
-#define SBX_DISK_READY		 2	       /* ready copies of each template (2 runs at once) */
-#define SBX_DISK_READ_AHEAD	 8	       /* pieces of a fresh image read ahead */
+#define SBX_DISK_MEMORY_SHARE	 4 /* an in-memory cap is at most memory / 4 */
+#define SBX_DISK_READY		 2 /* ready copies of each template (2 runs at once) */
+#define SBX_DISK_READ_AHEAD	 8 /* pieces of a fresh image read ahead */
 
 struct sbx_disk_cap {
 	uint64_t size; /* bytes */
