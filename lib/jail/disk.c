@@ -139,9 +139,9 @@ static int make_fs_in(const char *image, uint64_t inodes, const char *layout, st
 		/* No journal (the layer dies with the sandbox or is synced when kept),
 		 * metadata packed at the start, inode tables left to the kernel,
 		 * no backup superblocks (sparse_super2 with none: sparse_super's
-		 * ten of a 16G image were 120 of its 264 KiB and 10 of its 14
-		 * extents, each copied into every ready image and freed, one
-		 * discard each, when the image is deleted). */
+		 * ten of a 16G image were 124 of its 200 KiB of data and 10 of
+		 * its 14 pieces, each copied into every ready image and freed,
+		 * one discard each, when the image is deleted). */
 		const char *const argv[] = {
 		    mke2fs, "-q", "-F", "-t", "ext4",
 		    /* the loop device's logical block size */
@@ -342,7 +342,7 @@ static void sweep_tmp(const char *templates)
 /*
  * What the mount and the layer's first directories read (the superblock,
  * the group descriptors, the bitmaps, the root's inode table block and
- * directory blocks: all the data a fresh image has, ~140 KiB in 4
+ * directory blocks: all the data a fresh image has, ~76 KiB in 4
  * pieces), read ahead on the loop device in as many requests as it has
  * pieces, while the mount waits for its first.  Else each is a read of its
  * own through the loop device's worker, one after the other.
@@ -437,7 +437,7 @@ void sbx_disk_ready_fill(const char *templates, const struct sbx_disk_cap *cap)
 
 /*
  * The filesystem of a given size and inode count is made once, as a
- * template (TEMPLATES/ext4-4k-sb0-SIZE-INODES.img, ~140 KiB of data in a
+ * template (TEMPLATES/ext4-4k-sb0-SIZE-INODES.img, ~76 KiB of data in a
  * sparse file), and each image is a copy of its data: a run pays a copy of
  * that, not mke2fs.  Without a template directory, or when it cannot be
  * written, mke2fs makes the image itself.
