@@ -147,7 +147,8 @@ sbx: sbx.o $(CMD_OBJS) lib/libsbx.a
 		$(CC) $(ALL_LDFLAGS) -o $@ sbx.o $(CMD_OBJS) lib/libsbx.a $(LIBS); \
 	fi
 
-tests/unit/test_%: tests/unit/test_%.c lib/libsbx.a $(HDRS)
+# Some unit tests compile cmd/ sources in (#include "../../cmd/run.c").
+tests/unit/test_%: tests/unit/test_%.c lib/libsbx.a $(HDRS) $(CMD_SRCS)
 	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) \
 		-o $@ $< lib/libsbx.a $(LIBS) $(TEST_LIBS)
 

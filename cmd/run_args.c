@@ -244,8 +244,14 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 		char *end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
 
 		if (end > program_invocation_name && end - program_invocation_name < (1 << 20)) {
+			size_t n = (size_t)(argc - optind);
+
 			a->title = program_invocation_name;
 			a->title_len = (size_t)(end - program_invocation_name);
+			a->argv_owned = sbx_xcalloc(n + 1, sizeof(char *));
+			for (size_t i = 0; i < n; i++)
+				a->argv_owned[i] = sbx_xstrdup(a->argv[i]);
+			a->argv = a->argv_owned;
 		}
 	}
 	return 0;
@@ -260,6 +266,10 @@ void run_args_free(struct run_args *a)
 	free(a->sets);
 	a->sets = NULL;
 	a->n_sets = 0;
+	for (size_t i = 0; a->argv_owned && a->argv_owned[i]; i++)
+		free(a->argv_owned[i]);
+	free(a->argv_owned);
+	a->argv_owned = NULL;
 }
 
 /* "--memory '1': memory limit '1' is too small ...": the option as typed,

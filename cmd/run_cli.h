@@ -30,6 +30,9 @@ struct run_args {
 	char **argv; /* the payload command (NULL-terminated) */
 	char *title; /* sbx's own argv strings (for init's title) */
 	size_t title_len;
+	/* with a title: argv, copied out of the strings init overwrites
+	 * before the command starts (its execve reads them after that) */
+	char **argv_owned;
 };
 
 /* Parse `sbx run` options (no side effects; unit-testable). 0, or -EINVAL

@@ -347,6 +347,15 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	if (setup(c, &err) < 0)
 		sbx_jail_die(c->sock, &err, 125);
 	c->ts[SBX_TS_MOUNTED] = sbx_now_ns();
+	/* Before the command exists: its first read of /proc/1/cmdline must
+	 * not find sbx's command line (host paths, -e values). */
+	if (c->o->title && c->o->title_len > sizeof("sbx-init")) {
+		memset(c->o->title, 0, c->o->title_len);
+		memcpy(c->o->title, "sbx-init", sizeof("sbx-init"));
+		/* A non-NUL last byte is the kernel's sign of setproctitle():
+		 * /proc/1/cmdline is then just "sbx-init", not a run of NULs. */
+		c->o->title[c->o->title_len - 1] = ' ';
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
@@ -354,13 +363,6 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	if (cmd < 0) {
 		sbx_err_set(&err, errno, "cannot fork the command");
 		sbx_jail_die(c->sock, &err, 125);
-	}
-	if (c->o->title && c->o->title_len > sizeof("sbx-init")) {
-		memset(c->o->title, 0, c->o->title_len);
-		memcpy(c->o->title, "sbx-init", sizeof("sbx-init"));
-		/* A non-NUL last byte is the kernel's sign of setproctitle():
-		 * /proc/1/cmdline is then just "sbx-init", not a run of NULs. */
-		c->o->title[c->o->title_len - 1] = ' ';
 	}
 	if (c->o->out_fd >= 0)
 		close(c->o->out_fd);

@@ -141,9 +141,11 @@ struct sbx_jail_opts {
 	bool layer_tmpfs_fill; /* and the layers' contents too (a kept sandbox's) */
 	const struct sbx_jail_file *files;
 	size_t n_files;
-	/* sbx's argv strings: init rewrites them to "sbx-init" once the
-	 * command is forked, so /proc/1/cmdline does not show the host's
-	 * command line to the jail.  NULL to leave them. */
+	/* sbx's argv strings: init rewrites them to "sbx-init" before the
+	 * command starts, so /proc/1/cmdline never shows the host's command
+	 * line to the jail (argv, envp and the rest must not point into
+	 * them: sbx run gives init a copy of the command's).  NULL to leave
+	 * them. */
 	char *title;
 	size_t title_len;
 	/* Called once init has been released (GO sent), while it builds the

@@ -87,6 +87,38 @@ static void test_stops_at_command(void **state)
 	run_args_free(&a);
 }
 
+/* With sbx's own argv strings as init's title (contiguous from argv[0], as
+ * the kernel lays them out), the command's argv is a copy outside them:
+ * init overwrites the title before the command's execve reads its argv. */
+static void test_title_copies_command(void **state)
+{
+	static char buf[] = "sbx\0run\0-q\0--\0cat\0/proc/1/cmdline";
+	char *argv[7], *saved = program_invocation_name;
+	struct run_args a;
+	struct sbx_err err = {0};
+	int argc = 0;
+
+	/* sbx's main hands run its arguments from "run" on */
+	for (char *p = buf + sizeof("sbx"); p < buf + sizeof(buf); p += strlen(p) + 1)
+		argv[argc++] = p;
+	argv[argc] = NULL;
+	program_invocation_name = buf;
+	assert_int_equal(run_parse_args(argc, argv, &a, &err), 0);
+	program_invocation_name = saved;
+	assert_ptr_equal(a.title, buf);
+	assert_int_equal(a.title_len, sizeof(buf));
+	assert_string_equal(a.argv[0], "cat");
+	assert_string_equal(a.argv[1], "/proc/1/cmdline");
+	assert_null(a.argv[2]);
+	for (int i = 0; i < 2; i++)
+		assert_true(a.argv[i] < buf || a.argv[i] >= buf + sizeof(buf));
+	memset(a.title, 0, a.title_len); /* what init does */
+	assert_string_equal(a.argv[0], "cat");
+	assert_string_equal(a.argv[1], "/proc/1/cmdline");
+	run_args_free(&a);
+	assert_null(a.argv_owned);
+}
+
 static void test_errors(void **state)
 {
 	struct run_args a;
@@ -158,6 +190,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table_and_payload),
 	    cmocka_unit_test(test_stops_at_command),
+	    cmocka_unit_test(test_title_copies_command),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_applied_after_profile),
 	};
