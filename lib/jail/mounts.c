@@ -905,6 +905,26 @@ static int mount_sys(struct build *b, struct sbx_err *err)
 	return r < 0 ? sbx_err_wrap(err, "/sys") : 0;
 }
 
+/*
+ * A bind on m->dst: where nothing is yet, a mount point of the source's kind
+ * (a file for a file), and a destination of the other kind refused in so
+ * many words (the kernel says only "Invalid argument").
+ */
+static int bind_at(struct build *b, const struct sbx_mount *m, struct src *s, struct sbx_err *err)
+{
+	struct stat ss, ds;
+	bool file = fstat(s->fd, &ss) == 0 && !S_ISDIR(ss.st_mode);
+	_cleanup_close_ int d = sbx_openat2(b->rootfd, m->dst, O_PATH, R_IN_ROOT);
+
+	if (d >= 0 && fstat(d, &ds) == 0 && !S_ISDIR(ds.st_mode) != file)
+		return sbx_err_set(err, 0,
+				   "cannot bind '%s' on '%s': '%s' is a %s and '%s' a %s in the "
+				   "jail (bind a file onto a file, a directory onto a directory)",
+				   m->src, m->dst, m->src, file ? "file" : "directory", m->dst,
+				   file ? "directory" : "file");
+	return mount_at(b, steal_fd(&s->fd), m->src, m->dst, file, R_IN_ROOT, err);
+}
+
 static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 {
 	const struct sbx_mount *m = &b->cfg->mounts[i];
@@ -921,7 +941,7 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 	case SBX_MNT_RO_BIND:
 		if (s->fd < 0)
 			return 0;
-		return mount_at(b, steal_fd(&s->fd), m->src, m->dst, false, R_IN_ROOT, err);
+		return bind_at(b, m, s, err);
 	case SBX_MNT_OVERLAY:
 		if (s->fd < 0)
 			return 0;

@@ -177,6 +177,24 @@ for mode in $MODES; do
 	[ "$rc" -ne 0 ] && [ ! -e "$SHARED/made2" ]
 	ok $? "$mode: a ro bind cannot be written"
 
+	# A file bound where nothing is yet: a file is made for it (a
+	# directory was, and the mount failed with "Invalid argument").
+	echo 'bound file' >"$SHARED/one"
+	chmod 0644 "$SHARED/one"
+	capture as_mode $mode "$SBX" run -q --ro-bind "$SHARED/one:/bin/one" --rootfs "$IMG" -- cat /bin/one
+	[ "$rc" -eq 0 ] && [ "$out" = 'bound file' ]
+	ok $? "$mode: a file bound to a new path in an image ($rc: $out $err)"
+	capture as_mode $mode "$SBX" run -q --ro-bind "$SHARED/one:/tmp/sub/one" -- cat /tmp/sub/one
+	[ "$rc" -eq 0 ] && [ "$out" = 'bound file' ]
+	ok $? "$mode: a file bound to a new path in a tmpfs, host root ($rc: $out $err)"
+	# A file onto a directory, or a directory onto a file: said so.
+	capture as_mode $mode "$SBX" run -q --ro-bind "$SHARED/one:/etc" --rootfs "$IMG" -- true
+	[ "$rc" -eq 125 ] && grep -q "'$SHARED/one' is a file and '/etc' a directory" <<<"$err"
+	ok $? "$mode: a file onto a directory is refused with a clear line ($rc: $err)"
+	capture as_mode $mode "$SBX" run -q --ro-bind "$SHARED:/etc/hostname" --rootfs "$IMG" -- true
+	[ "$rc" -eq 125 ] && grep -q "'$SHARED' is a directory and '/etc/hostname' a file" <<<"$err"
+	ok $? "$mode: a directory onto a file is refused with a clear line ($rc: $err)"
+
 	# Copy-on-write overlay of the working directory: the host dir is unchanged.
 	echo original >"$WD/file-$mode"
 	chmod 0666 "$WD/file-$mode"
