@@ -82,6 +82,17 @@ int sbx_cmd_usage_error(struct sbx_cmd_ctx *ctx, const char *fmt, ...)
 int sbx_cmd_unknown_option(struct sbx_cmd_ctx *ctx, const char *cmd, const char *arg,
 			   const struct option *opts);
 
+/*
+ * sbx's own argv strings, contiguous from program_invocation_name to the
+ * end of argv[argc - 1] (as the kernel lays them out): what a process of
+ * sbx's in the jail overwrites so that /proc/PID/cmdline never shows the
+ * host's command line there.  NULL when they are not laid out so.  The
+ * command's argv (from argv + first on) is then copied into *copy (NULL
+ * otherwise; free with sbx_cmd_argv_free), since those strings go.
+ */
+char *sbx_cmd_title(int argc, char **argv, int first, size_t *len, char ***copy);
+void sbx_cmd_argv_free(char **copy);
+
 /* Standard --help handling: prints usage to stdout, returns true if asked. */
 bool sbx_cmd_wants_help(int argc, char **argv, const char *usage);
 

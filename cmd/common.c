@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd/common.c - helpers shared by the subcommands. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -77,6 +79,33 @@ const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char
 	if (near && strcmp(near, name) != 0)
 		snprintf(buf, len, " (did you mean '--%s'?)", near);
 	return buf;
+}
+
+char *sbx_cmd_title(int argc, char **argv, int first, size_t *len, char ***copy)
+{
+	char *end;
+	size_t n;
+
+	*len = 0;
+	*copy = NULL;
+	if (argc < 1 || first > argc)
+		return NULL;
+	end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
+	if (end <= program_invocation_name || end - program_invocation_name >= (1 << 20))
+		return NULL;
+	n = (size_t)(argc - first);
+	*copy = sbx_xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		(*copy)[i] = sbx_xstrdup(argv[first + (int)i]);
+	*len = (size_t)(end - program_invocation_name);
+	return program_invocation_name;
+}
+
+void sbx_cmd_argv_free(char **copy)
+{
+	for (size_t i = 0; copy && copy[i]; i++)
+		free(copy[i]);
+	free(copy);
 }
 
 int sbx_cmd_option_error(struct sbx_err *err, const char *prefix, const char *cmd, const char *arg,

@@ -60,6 +60,8 @@ static const struct option long_opts[] = {
 void exec_args_free(struct exec_args *a)
 {
 	sbx_strv_free(&a->env);
+	sbx_cmd_argv_free(a->argv_owned);
+	free(a->workdir_owned);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -105,6 +107,12 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 		return sbx_err_set(err, 0, "exec: the working directory '%s' is not absolute",
 				   a->workdir);
 	a->argv = argv + optind;
+	a->title = sbx_cmd_title(argc, argv, optind, &a->title_len, &a->argv_owned);
+	if (a->argv_owned) {
+		a->argv = a->argv_owned;
+		if (a->workdir)
+			a->workdir = a->workdir_owned = sbx_xstrdup(a->workdir);
+	}
 	return 0;
 }
 
@@ -348,6 +356,8 @@ static int enter_running(struct exec_ctx *x, struct sbx_err *err)
 				   .target = &x->target,
 				   .cg = &x->cg,
 				   .argv = x->args.argv,
+				   .title = x->args.title,
+				   .title_len = x->args.title_len,
 				   .tty = x->args.tty,
 				   .seccomp = &x->filter,
 				   .out_fd = -1,

@@ -20,6 +20,12 @@ struct exec_args {
 	const char *workdir; /* -w */
 	const char *sandbox; /* id, prefix or name */
 	char **argv;	     /* the command (NULL-terminated) */
+	/* sbx's argv strings, which the helper in the jail overwrites
+	 * (sbx_cmd_title): argv and workdir are then copies */
+	char *title;
+	size_t title_len;
+	char **argv_owned;
+	char *workdir_owned;
 };
 
 /* Parse `sbx exec` options (no side effects; unit-testable).  0, or

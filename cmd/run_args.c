@@ -239,21 +239,9 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 		return sbx_err_set(
 		    err, 0, "run: no command given (usage: sbx run [options] [--] CMD [ARG...])");
 	a->argv = argv + optind;
-	/* main's argv strings are contiguous, from argv[0] to our last one. */
-	{
-		char *end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
-
-		if (end > program_invocation_name && end - program_invocation_name < (1 << 20)) {
-			size_t n = (size_t)(argc - optind);
-
-			a->title = program_invocation_name;
-			a->title_len = (size_t)(end - program_invocation_name);
-			a->argv_owned = sbx_xcalloc(n + 1, sizeof(char *));
-			for (size_t i = 0; i < n; i++)
-				a->argv_owned[i] = sbx_xstrdup(a->argv[i]);
-			a->argv = a->argv_owned;
-		}
-	}
+	a->title = sbx_cmd_title(argc, argv, optind, &a->title_len, &a->argv_owned);
+	if (a->argv_owned)
+		a->argv = a->argv_owned;
 	return 0;
 }
 
@@ -266,9 +254,7 @@ void run_args_free(struct run_args *a)
 	free(a->sets);
 	a->sets = NULL;
 	a->n_sets = 0;
-	for (size_t i = 0; a->argv_owned && a->argv_owned[i]; i++)
-		free(a->argv_owned[i]);
-	free(a->argv_owned);
+	sbx_cmd_argv_free(a->argv_owned);
 	a->argv_owned = NULL;
 }
 

@@ -556,6 +556,9 @@ helper_main(const struct sbx_enter_opts *o, int sock, pid_t parent)
 	not_dumpable(sock);
 	rearm_pdeathsig(parent);
 	prctl(PR_SET_NAME, "sbx-exec", 0, 0, 0);
+	/* before the command is forked into the jail's pid namespace, where
+	 * the jail's processes can read its /proc/PID/cmdline until its execve */
+	sbx_proc_set_title(o->title, o->title_len, "sbx-exec");
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);

@@ -113,6 +113,12 @@ struct sbx_enter_opts {
 	bool tty;
 	struct winsize ws;
 	const struct sbx_seccomp_filter *seccomp; /* the profile's, prepared (required) */
+	/* sbx exec's argv strings: the helper rewrites them to "sbx-exec"
+	 * before it forks the command into the jail, so the jail never sees
+	 * the host's command line in /proc (argv, workdir and the rest must
+	 * not point into them).  NULL to leave them. */
+	char *title;
+	size_t title_len;
 };
 
 /*

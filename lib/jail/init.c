@@ -19,6 +19,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "proc.h"
+
 /* Receive GO and the idmapped lowers (a bitmap in text says which slots). */
 static void wait_go(struct sbx_jail_child *c)
 {
@@ -349,13 +351,7 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	c->ts[SBX_TS_MOUNTED] = sbx_now_ns();
 	/* Before the command exists: its first read of /proc/1/cmdline must
 	 * not find sbx's command line (host paths, -e values). */
-	if (c->o->title && c->o->title_len > sizeof("sbx-init")) {
-		memset(c->o->title, 0, c->o->title_len);
-		memcpy(c->o->title, "sbx-init", sizeof("sbx-init"));
-		/* A non-NUL last byte is the kernel's sign of setproctitle():
-		 * /proc/1/cmdline is then just "sbx-init", not a run of NULs. */
-		c->o->title[c->o->title_len - 1] = ' ';
-	}
+	sbx_proc_set_title(c->o->title, c->o->title_len, "sbx-init");
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);

@@ -161,3 +161,16 @@ char sbx_proc_state(pid_t pid)
 
 	return p && p[0] == ' ' ? p[1] : 0;
 }
+
+void sbx_proc_set_title(char *title, size_t len, const char *name)
+{
+	size_t n = strlen(name) + 1;
+
+	if (!title || len <= n)
+		return;
+	memset(title, 0, len);
+	memcpy(title, name, n);
+	/* A non-NUL last byte is the kernel's sign of setproctitle():
+	 * /proc/PID/cmdline is then just name, not a run of NULs. */
+	title[len - 1] = ' ';
+}

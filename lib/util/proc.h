@@ -46,4 +46,9 @@ int sbx_proc_starttime(pid_t pid, uint64_t *out);
 /* State letter of /proc/PID/stat (R, S, D, Z...), 0 if the process is gone. */
 char sbx_proc_state(pid_t pid);
 
+/* Overwrite this process's argv strings (title, len bytes: all of them) with
+ * name, so that /proc/self/cmdline reads just name.  Nothing when title is
+ * NULL or too short. */
+void sbx_proc_set_title(char *title, size_t len, const char *name);
+
 #endif

@@ -13,7 +13,8 @@
  * whether a file named MARKER is in it or a parent (the host marks the
  * directory `sbx exec` runs from with it):  ESCAPE lines mean the host was
  * reached.  SAW lines list each new process with its comm; CONTROL lines
- * show the probes work on a process of its own.  Runs until STOPFILE
+ * show the probes work on a process of its own; CMDLINE lines hold each new
+ * process's /proc/PID/cmdline as first read.  Runs until STOPFILE
  * exists or SECONDS pass.
  *
  *   exec_watch SECONDS STOPFILE MARKER
@@ -175,10 +176,34 @@ static void try_ptrace(int pid, const char *comm)
 	}
 }
 
+/* Its command line, read first thing: before its execve, what sbx exec
+ * was started with on the host would show here (CMDLINE lines). */
+static void read_cmdline(int pid)
+{
+	char path[64], buf[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0' || buf[i] == '\n')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	printf("CMDLINE %d %s\n", pid, buf);
+}
+
 static void attack(int pid)
 {
 	char comm[32];
 
+	read_cmdline(pid);
 	comm_of(pid, comm, sizeof(comm));
 	try_ptrace(pid, comm);
 	try_open(pid, comm, "exe", O_RDONLY);

@@ -154,6 +154,12 @@ for run in ${EXEC_ATTACK_RUNS:-root:default user:default root:ptrace user:ptrace
 	ok $? "$mode/$pol: it caught $pre of them before their execve (comm sbx-exec) and attacked them there"
 	! grep -q '^ESCAPE' "$OUT"
 	ok $? "$mode/$pol: no directory it opened leads to the marked host directory$(grep -m3 '^ESCAPE' "$OUT" | tr '\n' ' ')"
+	# sbx exec's host command line (its path, -e values, the sandbox's
+	# name) never shows in an exec'd process's /proc/PID/cmdline, even
+	# read before its execve.
+	leak=$(grep '^CMDLINE ' "$OUT" | grep -F -e "atk-$mode" -e "X=1" | sort -u | head -3)
+	[ -n "$(grep '^CMDLINE ' "$OUT")" ] && [ -z "$leak" ]
+	ok $? "$mode/$pol: no /proc/PID/cmdline it read shows sbx exec's command line ($(grep -c '^CMDLINE [0-9]* sbx-exec $' "$OUT") read as sbx-exec)${leak:+: $leak}"
 
 	# Host objects that must never show up in what it got.
 	declare -A host=()
