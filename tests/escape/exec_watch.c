@@ -203,9 +203,12 @@ static void attack(int pid)
 {
 	char comm[32];
 
-	read_cmdline(pid);
 	comm_of(pid, comm, sizeof(comm));
 	try_ptrace(pid, comm);
+	/* after the ptrace try (before it, the try came later and more often
+	 * after the execve, where a policy that allows ptrace lets it stop
+	 * the command), before the opens */
+	read_cmdline(pid);
 	try_open(pid, comm, "exe", O_RDONLY);
 	try_open(pid, comm, "cwd", O_RDONLY | O_DIRECTORY);
 	try_open(pid, comm, "root", O_RDONLY | O_DIRECTORY);
