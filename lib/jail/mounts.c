@@ -907,22 +907,27 @@ static int mount_sys(struct build *b, struct sbx_err *err)
 
 /*
  * A bind on m->dst: where nothing is yet, a mount point of the source's kind
- * (a file for a file), and a destination of the other kind refused in so
- * many words (the kernel says only "Invalid argument").
+ * (a file for a file).  A destination of the other kind, which the kernel
+ * refuses with only "Invalid argument", is said in so many words (looked
+ * at only when the mount failed: nothing more on a run's way in).
  */
 static int bind_at(struct build *b, const struct sbx_mount *m, struct src *s, struct sbx_err *err)
 {
 	struct stat ss, ds;
 	bool file = fstat(s->fd, &ss) == 0 && !S_ISDIR(ss.st_mode);
-	_cleanup_close_ int d = sbx_openat2(b->rootfd, m->dst, O_PATH, R_IN_ROOT);
+	int r = mount_at(b, steal_fd(&s->fd), m->src, m->dst, file, R_IN_ROOT, err);
+	_cleanup_close_ int d = -1;
 
-	if (d >= 0 && fstat(d, &ds) == 0 && !S_ISDIR(ds.st_mode) != file)
+	if (r < 0 && (d = sbx_openat2(b->rootfd, m->dst, O_PATH, R_IN_ROOT)) >= 0 &&
+	    fstat(d, &ds) == 0 && !S_ISDIR(ds.st_mode) != file) {
+		sbx_err_clear(err);
 		return sbx_err_set(err, 0,
 				   "cannot bind '%s' on '%s': '%s' is a %s and '%s' a %s in the "
 				   "jail (bind a file onto a file, a directory onto a directory)",
 				   m->src, m->dst, m->src, file ? "file" : "directory", m->dst,
 				   file ? "directory" : "file");
-	return mount_at(b, steal_fd(&s->fd), m->src, m->dst, file, R_IN_ROOT, err);
+	}
+	return r;
 }
 
 static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
