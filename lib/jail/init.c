@@ -301,17 +301,17 @@ static void __attribute__((noreturn)) supervise_command(struct sbx_jail_child *c
 }
 
 /* clone() keeps every fd of the supervisor (state dir, lock, logs): close
- * all but stdio, the sync socket, the command's output pipes and the pipes
- * of files whose content comes later (sbx_jail_file.fd). */
+ * all but stdio, the sync socket, the command's output pipes and the fds
+ * of files whose content init copies (sbx_jail_file.fds). */
 static void close_inherited(const struct sbx_jail_child *c)
 {
-	int keep[8] = {c->sock, c->o->out_fd, c->o->err_fd};
+	int keep[3 + 2 * SBX_JAIL_FILE_FDS] = {c->sock, c->o->out_fd, c->o->err_fd};
 	size_t n = 3;
 	unsigned int from = 3;
 
-	for (size_t i = 0; i < c->o->n_files && n < SBX_ARRAY_SIZE(keep); i++)
-		if (c->o->files[i].fd > 0)
-			keep[n++] = c->o->files[i].fd;
+	for (size_t i = 0; i < c->o->n_files; i++)
+		for (size_t k = 0; k < c->o->files[i].n_fds && n < SBX_ARRAY_SIZE(keep); k++)
+			keep[n++] = c->o->files[i].fds[k];
 	for (size_t i = 0; i < n; i++) /* sort them */
 		for (size_t k = i + 1; k < n; k++)
 			if (keep[k] < keep[i]) {

@@ -93,17 +93,27 @@ struct sbx_jail_ids {
 int sbx_jail_ids_resolve(const struct sbx_config *cfg, struct sbx_jail_ids *ids,
 			 struct sbx_err *err);
 
-/* A file the jail gets in a tmpfs (e.g. secrets in /run/secrets). */
+/* A file the jail gets in a tmpfs (e.g. secrets in /run/secrets); each
+ * such tmpfs holds SBX_JAIL_FILES_MAX bytes. */
+#define SBX_JAIL_FILE_FDS  3
+#define SBX_JAIL_FILES_MAX 1048576
 struct sbx_jail_file {
 	const char *dir;  /* absolute dir inside, a fresh tmpfs (e.g. /run/secrets) */
 	const char *name; /* file name in it */
 	const void *data;
 	size_t len;
 	mode_t mode; /* owned by the jail user */
-	/* > 0: the content is what this pipe gives until its end, read by init
-	 * as the last step before the pivot (data and len unused); the
-	 * supervisor writes it while the jail is set up (the CA bundle). */
-	int fd;
+	/*
+	 * n_fds > 0: the content is read from these instead (data and len
+	 * unused), in order, a newline between two (a PEM bundle from its
+	 * parts): regular files the supervisor opened, copied in the kernel up
+	 * to their size, or a pipe it writes while the jail is set up, read to
+	 * its end.  Init reads them as the last step before the pivot and
+	 * closes them (the CA bundle: the host's CAs, upstream-ca, the
+	 * sandbox's CA from its helper).
+	 */
+	int fds[SBX_JAIL_FILE_FDS];
+	size_t n_fds;
 };
 
 struct sbx_jail;

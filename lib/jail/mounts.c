@@ -25,6 +25,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/random.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -991,6 +992,11 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 	return 0;
 }
 
+/* The size option of a files tmpfs (SBX_JAIL_FILES_MAX as a string). */
+#define FILES_STR_(n) #n
+#define FILES_STR(n)  FILES_STR_(n)
+#define FILES_SIZE    FILES_STR(SBX_JAIL_FILES_MAX)
+
 /*
  * A fresh tmpfs on dir (e.g. /run/secrets).  On a read-only root where dir
  * does not exist (the host's root), its parent gets a private tmpfs first,
@@ -998,7 +1004,7 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
  */
 static int files_tmpfs(struct build *b, const char *dir, struct sbx_err *err)
 {
-	static const char *const opts[] = {"mode", "0755", "size", "1048576", NULL, NULL};
+	static const char *const opts[] = {"mode", "0755", "size", FILES_SIZE, NULL, NULL};
 	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
 	_cleanup_free_ char *parent = NULL;
 	const char *slash = strrchr(dir, '/');
@@ -1015,11 +1021,27 @@ static int files_tmpfs(struct build *b, const char *dir, struct sbx_err *err)
 	return mount_at(b, new_fs("tmpfs", opts, attrs, err), "tmpfs", dir, false, R_STRICT, err);
 }
 
-/* Everything the pipe in gives, to out; 0 or -1 (errno). */
-static int copy_pipe(int in, int out)
+/* A regular file (up to its size) or everything a pipe gives, to out; 0 or
+ * -1 (errno). */
+static int copy_part(int in, int out)
 {
 	char buf[16384];
+	struct stat st;
 
+	if (fstat(in, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t left = st.st_size;
+
+		while (left > 0) {
+			ssize_t n = sendfile(out, in, NULL, (size_t)left);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return n < 0 ? -1 : 0; /* shrunk meanwhile: what there was */
+			left -= n;
+		}
+		return 0;
+	}
 	for (;;) {
 		ssize_t n = read(in, buf, sizeof(buf));
 
@@ -1030,6 +1052,21 @@ static int copy_pipe(int in, int out)
 		if (n < 0 || sbx_write_all(out, buf, (size_t)n) < 0)
 			return -1;
 	}
+}
+
+/* The parts of f, in order, a newline between two; each fd closed. */
+static int copy_parts(const struct sbx_jail_file *f, int out)
+{
+	int r = 0;
+
+	for (size_t k = 0; k < f->n_fds; k++) {
+		if (r == 0 && k > 0 && sbx_write_all(out, "\n", 1) < 0)
+			r = -1;
+		if (r == 0 && copy_part(f->fds[k], out) < 0)
+			r = -1;
+		close(f->fds[k]);
+	}
+	return r;
 }
 
 static int write_files(struct build *b, struct sbx_err *err)
@@ -1057,10 +1094,10 @@ static int write_files(struct build *b, struct sbx_err *err)
 		}
 		fd = openat(dfd, f->name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
 			    f->mode);
-		if (fd >= 0 && f->fd > 0 && copy_pipe(f->fd, fd) < 0)
+		if (fd >= 0 && f->n_fds > 0 && copy_parts(f, fd) < 0)
 			return sbx_err_set(err, errno, "cannot write '%s/%s' from sbx", f->dir,
 					   f->name);
-		if (fd < 0 || (f->fd <= 0 && sbx_write_all(fd, f->data, f->len) < 0) ||
+		if (fd < 0 || (f->n_fds == 0 && sbx_write_all(fd, f->data, f->len) < 0) ||
 		    fchown(fd, o->ids.uid, o->ids.gid) < 0 || fchmod(fd, f->mode) < 0)
 			return sbx_err_set(err, errno, "cannot write '%s/%s'", f->dir, f->name);
 	}

@@ -503,6 +503,7 @@ static void ctx_init(struct sbx_run *c, const struct sbx_run_opts *o, struct sbx
 	c->st.sandboxes_fd = -1;
 	c->jsonl_fd = c->log_json_fd = c->output_fd = c->oom_fd = -1;
 	c->ca_pipe[0] = c->ca_pipe[1] = c->ca_key_fd = -1;
+	c->ca_files[0] = c->ca_files[1] = -1;
 	c->ctl_fd = -1;
 	c->netsock.fd = c->netsock.pid = -1;
 	c->cwd = o->cwd;

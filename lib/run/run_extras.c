@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "run_int.h"
@@ -18,29 +19,72 @@
 #define CA_DIR	  "/run/sbx"
 #define CA_BUNDLE "ca-bundle.pem"
 
-static int read_path(const char *path, char **out, size_t *len)
+/*
+ * The jail's CA bundle is the host's CAs, [network] upstream-ca and the
+ * sandbox's CA, a newline between two.  The first two are files that
+ * init copies in the kernel from fds opened here (c->ca_files); the CA
+ * comes through a pipe from its helper.
+ */
+static int open_regular(const char *path, struct stat *st)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
-	if (fd < 0)
-		return -errno;
-	return sbx_read_fd_string(fd, 8 << 20, out, len);
+	if (fd >= 0 && fstat(fd, st) < 0) {
+		sbx_closep(&fd);
+		return -1;
+	}
+	return fd;
 }
 
-/* The host's CA bundle (the first of the usual places), or NULL. */
-static char *host_cas(size_t *len)
+/* The host's CA bundle (the first of the usual places), or -1. */
+static int host_cas(off_t *size)
 {
 	static const char *const paths[] = {"/etc/ssl/certs/ca-certificates.crt",
 					    "/etc/pki/tls/certs/ca-bundle.crt",
 					    "/etc/ssl/cert.pem"};
+	struct stat st;
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(paths); i++) {
-		char *data = NULL;
+		int fd = open_regular(paths[i], &st);
 
-		if (read_path(paths[i], &data, len) == 0)
-			return data;
+		if (fd >= 0 && S_ISREG(st.st_mode)) {
+			*size = st.st_size;
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
 	}
-	return NULL;
+	return -1;
+}
+
+/* The bundle's files; an unusable upstream-ca stops the run, said with the
+ * reason before the jail starts. */
+static int open_bundle_files(struct sbx_run *c, struct sbx_err *err)
+{
+	const char *up = c->cfg->upstream_ca;
+	off_t host_size = 0;
+	struct stat st;
+
+	c->ca_files[0] = host_cas(&host_size);
+	if (!up)
+		return 0;
+	c->ca_files[1] = open_regular(up, &st);
+	if (c->ca_files[1] < 0)
+		return sbx_err_set(err, errno, "[network] upstream-ca '%s' cannot be read", up);
+	if (!S_ISREG(st.st_mode))
+		return sbx_err_set(err, 0,
+				   "[network] upstream-ca '%s' is not a regular file (give a PEM "
+				   "file of CA certificates)",
+				   up);
+	/* The bundle's tmpfs holds SBX_JAIL_FILES_MAX; the sandbox's CA is
+	 * under 1 KiB. */
+	if (host_size + st.st_size + 4096 > SBX_JAIL_FILES_MAX)
+		return sbx_err_set(err, 0,
+				   "[network] upstream-ca '%s' is too large: %lld KiB, and the "
+				   "jail's CA bundle holds %d KiB with the host's CAs (%lld KiB)",
+				   up, (long long)st.st_size / 1024, SBX_JAIL_FILES_MAX / 1024,
+				   (long long)host_size / 1024);
+	return 0;
 }
 
 /* Every secret the proxy injects: allowed on 443, and proxy mode. */
@@ -75,43 +119,23 @@ static int check_injections(struct sbx_run *c, struct sbx_err *err)
 	return r;
 }
 
-/* In the CA helper: the bundle into the jail's pipe, from the host's CAs,
- * upstream-ca and the sandbox's CA (cert, or NULL). */
-static int write_bundle(struct sbx_run *c, int fd, const char *cert, struct sbx_err *err)
-{
-	_cleanup_free_ char *sys = NULL, *up = NULL;
-	size_t sl = 0, ul = 0;
-
-	sys = host_cas(&sl);
-	if (c->cfg->upstream_ca && read_path(c->cfg->upstream_ca, &up, &ul) < 0)
-		return sbx_err_set(err, errno, "[network] upstream-ca '%s' cannot be read",
-				   c->cfg->upstream_ca);
-	if (sbx_write_all(fd, sys ? sys : "", sl) < 0 || sbx_write_all(fd, "\n", 1) < 0 ||
-	    sbx_write_all(fd, up ? up : "", ul) < 0 || sbx_write_all(fd, "\n", 1) < 0 ||
-	    sbx_write_all(fd, cert ? cert : "", cert ? strlen(cert) : 0) < 0)
-		return sbx_err_set(err, errno, "cannot give the jail its CA bundle");
-	return 0;
-}
-
-/* The CA helper: make the CA, give the jail its bundle, and send the
- * supervisor "ok\n" CERT "\0" KEY, or "error\n" MESSAGE. */
-static void __attribute__((noreturn)) ca_helper(struct sbx_run *c, int bundle_fd, int key_fd)
+/* The CA helper: make the CA, give the jail its certificate (the bundle's
+ * last part), and send the supervisor "ok\n" CERT "\0" KEY, or "error\n"
+ * MESSAGE. */
+static void __attribute__((noreturn)) ca_helper(struct sbx_run *c, int cert_fd, int key_fd)
 {
 	struct sbx_err e = {0};
 	char *cert = NULL, *key = NULL;
-	int r = 0;
+	int r;
 
-	if (c->ca_label[0])
-		r = sbx_tls_ca_make_pem(c->ca_label, &cert, &key, &e);
+	r = sbx_tls_ca_make_pem(c->ca_label, &cert, &key, &e);
+	if (r == 0 && sbx_write_all(cert_fd, cert, strlen(cert)) < 0)
+		r = sbx_err_set(&e, errno, "cannot give the jail its CA bundle");
+	close(cert_fd); /* the jail's init reads to here */
 	if (r == 0)
-		r = write_bundle(c, bundle_fd, cert, &e);
-	close(bundle_fd); /* the jail's init reads to here */
-	if (r == 0 && key)
 		(void)(sbx_write_all(key_fd, "ok\n", 3) < 0 ||
 		       sbx_write_all(key_fd, cert, strlen(cert) + 1) < 0 ||
 		       sbx_write_all(key_fd, key, strlen(key)) < 0);
-	else if (r == 0)
-		(void)sbx_write_all(key_fd, "ok\n", 3);
 	else
 		(void)(sbx_write_all(key_fd, "error\n", 6) < 0 ||
 		       sbx_write_all(key_fd, e.msg, strlen(e.msg)) < 0);
@@ -126,11 +150,12 @@ static void __attribute__((noreturn)) ca_helper(struct sbx_run *c, int bundle_fd
  * milliseconds, so a short-lived child does it while the state directory,
  * the image, the layers and the jail's mounts are set up (a child, not a
  * thread: the jail is cloned meanwhile, and a clone of a process whose
- * other thread holds a lock inherits that lock held forever).  The bundle
- * reaches the jail through a pipe that its init reads last, before the
- * pivot; the CA's key comes back to this process through another pipe,
- * once the jail runs, and lives only in its memory.  OpenSSL itself is
- * loaded here only by the first connection that needs it.
+ * other thread holds a lock inherits that lock held forever).  Its
+ * certificate reaches the jail through a pipe that init reads last, before
+ * the pivot, after the bundle's files; the CA's key comes back to this
+ * process through another pipe, once the jail runs, and lives only in its
+ * memory.  OpenSSL itself is loaded here only by the first connection that
+ * needs it.  A run that only trusts an upstream-ca forks no helper.
  */
 void sbx_run_extras_begin(struct sbx_run *c)
 {
@@ -141,20 +166,15 @@ void sbx_run_extras_begin(struct sbx_run *c)
 		inject |= c->cfg->secrets[i].inject_hosts.n > 0;
 	if (c->cfg->net != SBX_NET_PROXY || (!inject && !c->cfg->upstream_ca))
 		return;
-	/* Said before the jail starts, with the reason (the helper's would
-	 * come after). */
-	if (c->cfg->upstream_ca && access(c->cfg->upstream_ca, R_OK) < 0) {
-		c->ca_rc =
-		    sbx_err_set(&c->ca_err, errno, "[network] upstream-ca '%s' cannot be read",
-				c->cfg->upstream_ca);
+	c->ca_bundle = true;
+	c->ca_rc = open_bundle_files(c, &c->ca_err);
+	if (c->ca_rc < 0 || !inject)
 		return;
-	}
 	if (pipe2(c->ca_pipe, O_CLOEXEC) < 0 || pipe2(key, O_CLOEXEC) < 0) {
 		c->ca_rc = sbx_err_set(&c->ca_err, errno, "cannot make a pipe for the CA bundle");
 		return;
 	}
-	if (inject)
-		snprintf(c->ca_label, sizeof(c->ca_label), "%s", c->sb.id);
+	snprintf(c->ca_label, sizeof(c->ca_label), "%s", c->sb.id);
 	c->ca_pid = fork();
 	if (c->ca_pid == 0) {
 		close(key[0]);
@@ -176,8 +196,10 @@ static int join_ca(struct sbx_run *c, struct sbx_err *err)
 	int st;
 
 	sbx_closep(&c->ca_pipe[0]);
+	sbx_closep(&c->ca_files[0]);
+	sbx_closep(&c->ca_files[1]);
 	if (c->ca_rc == 0 && c->ca_key_fd < 0)
-		return 0; /* no CA, no bundle */
+		return 0; /* no CA (none, or only the bundle's files) */
 	if (c->ca_rc == 0 && c->ca_key_fd >= 0 &&
 	    sbx_read_fd_string(c->ca_key_fd, 1 << 20, &msg, &len) < 0)
 		c->ca_rc = sbx_err_set(&c->ca_err, errno, "cannot read the CA from its helper");
@@ -189,7 +211,7 @@ static int join_ca(struct sbx_run *c, struct sbx_err *err)
 	if (c->ca_rc == 0 && msg && strncmp(msg, "ok\n", 3) == 0) {
 		const char *cert = msg + 3;
 
-		if (c->ca_label[0] && strlen(cert) + 4 < len)
+		if (strlen(cert) + 4 < len)
 			c->ca_rc = sbx_tls_ca_from_pem(&c->ca, cert, cert + strlen(cert) + 1,
 						       c->cfg->upstream_ca, &c->ca_err);
 	} else if (c->ca_rc == 0) {
@@ -211,15 +233,21 @@ static int prepare_tls(struct sbx_run *c, struct sbx_strv *extra, struct sbx_err
 	static const char *const vars[] = {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS",
 					   "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
 					   "GIT_SSL_CAINFO"};
+	struct sbx_jail_file *f;
 
 	if (c->ca_rc < 0) {
 		*err = c->ca_err;
 		return c->ca_rc;
 	}
-	if (c->ca_pipe[0] < 0)
+	if (!c->ca_bundle)
 		return 0;
-	c->files[c->n_files++] = (struct sbx_jail_file){
-	    .dir = CA_DIR, .name = CA_BUNDLE, .mode = 0444, .fd = c->ca_pipe[0]};
+	f = &c->files[c->n_files++];
+	*f = (struct sbx_jail_file){.dir = CA_DIR, .name = CA_BUNDLE, .mode = 0444};
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(c->ca_files); i++)
+		if (c->ca_files[i] >= 0)
+			f->fds[f->n_fds++] = c->ca_files[i];
+	if (c->ca_pipe[0] >= 0)
+		f->fds[f->n_fds++] = c->ca_pipe[0];
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(vars); i++)
 		sbx_strv_push_take(extra, sbx_xasprintf("%s=" CA_DIR "/" CA_BUNDLE, vars[i]));
 	return 0;
@@ -447,6 +475,8 @@ void sbx_run_extras_free(struct sbx_run *c)
 	c->files = NULL;
 	sbx_closep(&c->ca_pipe[0]); /* a helper still writing gets EPIPE */
 	sbx_closep(&c->ca_pipe[1]);
+	sbx_closep(&c->ca_files[0]);
+	sbx_closep(&c->ca_files[1]);
 	sbx_closep(&c->ca_key_fd);
 	if (c->ca_pid > 0)
 		waitpid(c->ca_pid, NULL, 0);

@@ -67,7 +67,9 @@ struct sbx_run {
 	int ca_rc;
 	struct sbx_err ca_err;
 	char ca_label[32];
-	int ca_pipe[2];			/* the jail's CA bundle, written by the helper */
+	bool ca_bundle;			/* the jail gets a CA bundle */
+	int ca_files[2];		/* its files: the host's CAs, upstream-ca */
+	int ca_pipe[2];			/* its last part, the CA, written by the helper */
 	struct sbx_seccomp_audit audit; /* audit mode: with its notify filter */
 	bool auditing;
 	struct sbx_seccomp_filter filter; /* else the plain filter */
