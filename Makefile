@@ -18,9 +18,9 @@ EXAMPLEDIR  ?= $(DATADIR)/sbx/profiles
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
-PKGS        := libseccomp libcap inih libarchive jansson libcrypto libssl libgit2 libnftables
+PKGS        := libseccomp libcap inih libarchive jansson libcrypto libssl libgit2 libnftnl
 # libarchive and libcrypto are dlopen()ed on first use (lib/image/archive_dl.c),
-# and so are libssl (lib/net/tls_dl.c, credential injection), libnftables
+# and so are libssl (lib/net/tls_dl.c, credential injection), libnftnl
 # (lib/jail/capture.c, in the jail) and libgit2 (sbx diff): compiled
 # against, not linked, so a run that does not need them never loads them.
 LINK_PKGS   := libseccomp libcap inih jansson
@@ -51,7 +51,7 @@ ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
 # libraries' .a files when all four are there (Debian's -dev packages ship
 # them): no loader work at each start and no whole libc mapped, so ~0.5 ms
 # and ~1 MiB of peak RSS less a run (bench/startup.sh, make bench).
-# libarchive, libcrypto, libssl, libnftables and libgit2 stay dlopen()ed;
+# libarchive, libcrypto, libssl, libnftnl and libgit2 stay dlopen()ed;
 # those and the NSS modules of user and group lookups then need the glibc
 # sbx was built with (ld warns so at each link).  STATIC=0 links sbx
 # dynamically, STATIC=1 insists on static; SANITIZE builds are dynamic.

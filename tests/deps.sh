@@ -12,14 +12,14 @@
 set -eu
 
 # Build: compiler, pkg-config and the -dev packages of the libraries.
-BUILD="build-essential pkg-config libseccomp-dev libcap-dev libinih-dev libarchive-dev libjansson-dev libssl-dev libgit2-dev libnftables-dev"
+BUILD="build-essential pkg-config libseccomp-dev libcap-dev libinih-dev libarchive-dev libjansson-dev libssl-dev libgit2-dev libnftnl-dev"
 # Tests: cmocka, a static busybox for rootfs fixtures, peers for the benches
 # (bwrap, bsdtar), man page lint, unprivileged runs (setpriv is in util-linux),
 # net tools, python3 for small test servers, clang for the fuzzers, git and
 # patch for the tests that apply `sbx diff`; Slurm and munge for the
 # batch-engine test (a one-node cluster in a scratch directory); strace for
 # the checks of which processes sbx forks when.
-TEST="libcmocka-dev git patch busybox-static bubblewrap uidmap debootstrap libpython3.11-testsuite podman runc libarchive-tools mandoc util-linux iproute2 python3 curl clang clang-format libclang-rt-14-dev zstd xz-utils bzip2 gzip valgrind bash-completion zsh fish jq tmux strace nodejs openssl slurmctld slurmd slurm-client munge"
+TEST="libcmocka-dev git patch busybox-static bubblewrap uidmap debootstrap libpython3.11-testsuite podman runc libarchive-tools mandoc util-linux iproute2 python3 curl clang clang-format libclang-rt-14-dev zstd xz-utils bzip2 gzip valgrind bash-completion zsh fish jq tmux strace nftables nodejs openssl slurmctld slurmd slurm-client munge"
 
 # Bench peers that nothing else needs (make bench measures sbx against them
 # where they run).

@@ -113,8 +113,8 @@ static int proxy_listener(struct sbx_jail_child *c, bool capture, bool v6, const
 }
 
 /* lo up (every mode but host), and in proxy mode the capture rules, while
- * the host's files are still visible (libnftables is loaded from them): in
- * a child, joined before the pivot (sbx_jail_capture_join in mounts.c). */
+ * the host's files are still visible (libnftnl is loaded from them), when
+ * early_capture did not. */
 static int net_setup(struct sbx_jail_child *c, struct sbx_err *err)
 {
 	const struct sbx_config *cfg = c->o->cfg;
@@ -132,23 +132,22 @@ static int net_setup(struct sbx_jail_child *c, struct sbx_err *err)
 		snprintf(c->capture.why, sizeof(c->capture.why),
 			 "turned off ([network] capture = no)");
 	else if (cfg->net == SBX_NET_PROXY && c->o->proxy_port > 0)
-		sbx_jail_capture_start(c, c->o->proxy_port); /* no child: at once */
+		sbx_jail_capture_start(c, c->o->proxy_port);
 	return 0;
 }
 
 /*
- * Proxy mode's capture starts before GO: the jail's init holds every
- * capability in its namespaces from the clone on, and libnftables and its
- * files are world-readable, so the child can load them and set up the
- * rules while the supervisor writes the id maps and init builds the root.
- * lo first (the routes need it up); if that fails, net_setup says why
- * after GO.
+ * Proxy mode's capture is set up before GO: the jail's init holds every
+ * capability in its namespaces from the clone on, and libnftnl and its
+ * files are world-readable, so init loads them and sets up the rules while
+ * the supervisor writes the id maps.  lo first (the routes need it up); if
+ * that fails, net_setup says why after GO.
  */
 static void early_capture(struct sbx_jail_child *c)
 {
 	struct sbx_err e = {0};
 
-	c->capture = (struct sbx_jail_capture){.fd = -1};
+	c->capture = (struct sbx_jail_capture){0};
 	if (c->o->cfg->net == SBX_NET_PROXY && c->o->capture && c->o->proxy_port > 0 &&
 	    sbx_jail_lo_up(&e) == 0)
 		sbx_jail_capture_start(c, c->o->proxy_port);
@@ -165,8 +164,6 @@ static int setup(struct sbx_jail_child *c, struct sbx_err *err)
 	r = net_setup(c, err);
 	if (r < 0)
 		return r;
-	/* joins the capture child before its pivot (on an error, init exits
-	 * and the child dies with it: PR_SET_PDEATHSIG) */
 	r = sbx_jail_build_root(c, err);
 	if (r < 0)
 		return r;

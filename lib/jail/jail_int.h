@@ -59,11 +59,9 @@ void sbx_jail_report(int sock, int type, int errnum, const char *fmt, ...)
 void sbx_jail_die(int sock, const struct sbx_err *err, int code) __attribute__((noreturn));
 
 /* What init needs, filled by sbx_jail_start before clone. */
-/* Capture set up by a child of init while init builds the root (capture.c). */
+/* Capture, set up by init before GO (capture.c). */
 struct sbx_jail_capture {
 	bool started;		/* sbx_jail_capture_start() was called */
-	pid_t pid;		/* the child, 0 when none runs */
-	int fd;			/* its result: struct capture_result (capture.c) */
 	bool on, v6;		/* the result */
 	char why[SBX_MSG_TEXT]; /* why not on */
 };
@@ -86,12 +84,9 @@ int sbx_jail_lo_up(struct sbx_err *err);
  * TCP to port and DNS to port 53 (0); -1 and why when it cannot be done.
  * *v6: IPv6 is routed too. */
 int sbx_jail_capture(int port, bool *v6, char *why, size_t len);
-/* capture.c: sbx_jail_capture(port) in a child of init, started here
- * (done at once if it cannot fork); sbx_jail_capture_join() waits for it
- * and fills c->capture.  The join comes before the pivot: the child reads
- * libnftables and its files from the host's root. */
+/* capture.c: sbx_jail_capture(port) in init, the result in c->capture.
+ * Before the pivot: libnftnl is loaded from the host's root. */
 void sbx_jail_capture_start(struct sbx_jail_child *c, int port);
-void sbx_jail_capture_join(struct sbx_jail_child *c);
 
 /* init.c: the jail's pid 1 (runs in the cloned child). */
 void sbx_jail_init_main(struct sbx_jail_child *c) __attribute__((noreturn));

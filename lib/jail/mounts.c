@@ -1173,9 +1173,6 @@ static int build_steps(struct build *b, struct sbx_err *err)
 			r = mount_entry(b, i, err);
 	if (r == 0)
 		r = write_files(b, err);
-	/* the capture child reads the host's files: it ends before the pivot
-	 * moves every process of this namespace into the new root */
-	sbx_jail_capture_join(b->c);
 	if (r == 0)
 		r = pivot(b, err);
 	return r;

@@ -1,0 +1,109 @@
+#!/bin/bash
+# tests/integration/net_capture_setup.sh - how proxy mode's jail is set up,
+# as root and as nobody (the jail is looked at from the host as root):
+#   - the capture rules in the jail's network namespace are exactly what
+#     nft(8) makes of the ruleset capture.c documents (nft list, and the
+#     netlink expressions of nft --debug=netlink);
+#   - init sets them up itself (libnftnl, not libnftables): it forks
+#     nothing but the command;
+#   - the CA bundle: a run that only trusts an upstream-ca forks no helper
+#     (init copies the files); one that injects a secret forks one, for the
+#     sandbox's CA.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root: the jail's network namespace is read from the host"
+	exit 77
+fi
+for t in nft nsenter strace openssl setpriv; do
+	command -v $t >/dev/null || {
+		echo "1..0 # SKIP needs $t (tests/deps.sh)"
+		exit 77
+	}
+done
+
+sbx_modes
+sbx_base
+cat >"$BASE/proxy.ini" <<EOF
+[sandbox]
+persist = never
+[network]
+mode = proxy
+allow = api.sbx.test
+EOF
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=sbx test upstream" \
+	-days 2 -keyout "$BASE/up.key" -out "$BASE/up.pem" >/dev/null 2>&1
+cp "$BASE/proxy.ini" "$BASE/up.ini"
+echo "upstream-ca = $BASE/up.pem" >>"$BASE/up.ini"
+cp "$BASE/up.ini" "$BASE/inject.ini"
+printf '[secrets]\nAPI_KEY = env:SBX_T_KEY inject api.sbx.test\n' >>"$BASE/inject.ini"
+chmod 0644 "$BASE"/*.ini "$BASE/up.pem"
+
+# The reference: the ruleset in capture.c's comment, through nft itself.
+sed -n '/^ \*   table inet sbx_capture {$/,/^ \*   }$/s/^ \*   //p' "$TAP_ROOT/lib/jail/capture.c" >"$BASE/ref.nft"
+[ "$(grep -cE '^  +[a-z]' "$BASE/ref.nft" | tr -d ' ')" = 11 ] &&
+	[ "$(grep -cE '^  +(ip|ip6|udp|meta) ' "$BASE/ref.nft")" = 9 ]
+ok $? "the reference ruleset read from lib/jail/capture.c (9 rules)"
+# want PORT: what nft lists for the reference with the proxy on PORT
+want() {
+	sed "s/:PORT\$/:$1/" "$BASE/ref.nft" >"$BASE/ref-$1.nft"
+	unshare -rn sh -c "nft -f '$BASE/ref-$1.nft' && nft list ruleset >'$BASE/want.list' &&
+		nft --debug=netlink list ruleset 2>&1 | grep '^ *\[' >'$BASE/want.netlink'"
+}
+want 3128
+[ -s "$BASE/want.list" ] && [ -s "$BASE/want.netlink" ]
+ok $? "nft loads the reference ruleset in a namespace of its own"
+
+for mode in $MODES; do
+	tag="7.$$$([ $mode = root ] && echo 1 || echo 2)"
+	sbx_as_mode $mode "$SBX" run -q -p "$BASE/proxy.ini" -- sleep "$tag" &
+	run=$!
+	pid=
+	for _ in $(seq 100); do
+		pid=$(pgrep -f "^sleep $tag\$" | head -n 1)
+		[ -n "$pid" ] && break
+		sleep 0.05
+	done
+	nsenter -t "$pid" -n nft list ruleset >"$BASE/got.list" 2>&1
+	nsenter -t "$pid" -n nft --debug=netlink list ruleset 2>&1 | grep '^ *\[' >"$BASE/got.netlink"
+	port=$(sed -n 's/.*meta l4proto tcp redirect to :\([0-9]*\)$/\1/p' "$BASE/got.list")
+	want "${port:-0}"
+	kill "$pid" 2>/dev/null
+	wait $run
+	[ -n "$pid" ] && cmp -s "$BASE/want.list" "$BASE/got.list"
+	r=$?
+	ok $r "$mode: the jail's capture rules are the reference ruleset (nft list; proxy port $port)"
+	[ $r = 0 ] || diag "$(diff "$BASE/want.list" "$BASE/got.list")"
+	[ -n "$pid" ] && cmp -s "$BASE/want.netlink" "$BASE/got.netlink"
+	r=$?
+	ok $r "$mode: ... expression for expression (nft --debug=netlink)"
+	[ $r = 0 ] || diag "$(diff "$BASE/want.netlink" "$BASE/got.netlink")"
+
+	f=$TAP_TMP/trace-$mode
+	touch "$f" && chmod 0666 "$f"
+	sbx_as_mode $mode strace -f -qq -e trace=clone,clone3,fork,vfork,openat -o "$f" \
+		"$SBX" run -q -p "$BASE/proxy.ini" -- /bin/true
+	init=$(sed -n 's/^[0-9]* *clone(.*CLONE_NEWPID.* = \([0-9]*\)$/\1/p' "$f" | head -n 1)
+	forks=$(grep -cE "^$init +(clone|clone3|fork|vfork)\(" "$f")
+	[ -n "$init" ] && [ "$forks" = 1 ] &&
+		grep -qE "^$init +(clone|clone3)\(.*CLONE_VM.*CLONE_VFORK" "$f" &&
+		grep -q "^$init .*openat(.*libnftnl\.so" "$f" && ! grep -q 'libnftables' "$f"
+	r=$?
+	ok $r "$mode: init sets capture up itself with libnftnl and forks only the command ($forks clone)"
+	[ $r = 0 ] || diag "$(grep -E "^$init " "$f" | grep -E 'clone|fork|libnft')"
+
+	# The supervisor's children that are neither the jail (new
+	# namespaces) nor its threads and purger (CLONE_VM): CA helpers.
+	for c in up:0 inject:1; do
+		f=$TAP_TMP/ca-$mode-${c%:*}
+		touch "$f" && chmod 0666 "$f"
+		sbx_as_mode $mode env SBX_T_KEY=sk-test-0123456789 strace -f -qq -e trace=clone,clone3,fork,vfork \
+			-o "$f" "$SBX" run -q -p "$BASE/${c%:*}.ini" -- /bin/true
+		sup=$(sed -n 's/^\([0-9]*\) *clone(.*CLONE_NEWPID.*/\1/p' "$f" | head -n 1)
+		helpers=$(grep -E "^$sup +(clone|clone3|fork|vfork)\(" "$f" | grep -vcE 'CLONE_VM|CLONE_NEWPID')
+		[ -n "$sup" ] && [ "$helpers" = "${c#*:}" ]
+		ok $? "$mode: ${c%:*}: the supervisor forks ${c#*:} CA helper ($helpers)"
+	done
+done
+done_testing
