@@ -7,6 +7,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <pthread.h>
@@ -183,7 +184,8 @@ static char *key_pem(EVP_PKEY *k)
 	return out;
 }
 
-int sbx_tls_ca_make_pem(const char *label, char **cert_out, char **key_out, struct sbx_err *err)
+int sbx_tls_ca_make_pem(const char *label, void (*cert_ready)(const char *cert, void *data),
+			void *data, char **cert_out, char **key_out, struct sbx_err *err)
 {
 	_cleanup_free_ char *cn = sbx_xasprintf("sbx sandbox CA %s", label);
 	EVP_PKEY *key;
@@ -194,17 +196,26 @@ int sbx_tls_ca_make_pem(const char *label, char **cert_out, char **key_out, stru
 	*cert_out = *key_out = NULL;
 	if (r < 0)
 		return r;
-	/* A key pair and a self-signed certificate need nothing of the host's
-	 * openssl.cnf, nor the table of every legacy cipher and digest name
-	 * (the algorithms come from the provider): 0.3 and 0.3 ms of the jail's
-	 * wait for its bundle.  The proxy's TLS contexts, made elsewhere, load
-	 * both. */
+	/*
+	 * What a key pair and a self-signed certificate need, and no more:
+	 * not the host's openssl.cnf, nor the table of every legacy cipher
+	 * and digest name (0.3 and 0.3 ms of the jail's wait for its bundle);
+	 * the random generator a hash DRBG (SHA-256, NIST SP 800-90A like the
+	 * default CTR DRBG with AES-256, seeded the same way from the kernel),
+	 * which needs no fetch of every cipher: 1.1 ms less (41 alternating
+	 * runs).  The proxy's TLS contexts, made in another process, get the
+	 * defaults.
+	 */
 	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
 				OPENSSL_INIT_NO_ADD_ALL_DIGESTS,
 			    NULL);
+	RAND_set_DRBG_type(NULL, "HASH-DRBG", NULL, NULL, "SHA256");
 	key = ec_key();
 	cert = key ? make_cert(key, cn, NULL, key, NULL, CA_DAYS) : NULL;
 	*cert_out = cert ? cert_pem(cert, &len) : NULL;
+	/* The jail waits for the certificate, not for the key's PEM. */
+	if (*cert_out && cert_ready)
+		cert_ready(*cert_out, data);
 	*key_out = *cert_out ? key_pem(key) : NULL;
 	X509_free(cert);
 	EVP_PKEY_free(key);

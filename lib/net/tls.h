@@ -31,12 +31,15 @@ int sbx_tls_crypto_available(struct sbx_err *err);
 /*
  * Make a CA in this process (label names it: "sbx sandbox CA <label>"): its
  * certificate and private key as PEM (malloc'ed; wipe and free the key).
- * A run does this in a short-lived child (lib/run/run_extras.c), so that
- * loading OpenSSL is off its start-up path.  It initialises OpenSSL
- * without the host's openssl.cnf: a process that makes TLS contexts
- * afterwards would not get the configuration either.
+ * cert_ready (may be NULL) gets the certificate as soon as it exists,
+ * before the key is written out.  A run does this in a short-lived child
+ * (lib/run/run_extras.c), so that loading OpenSSL is off its start-up
+ * path.  It initialises OpenSSL for this alone (no openssl.cnf, a hash
+ * DRBG): a process that makes TLS contexts afterwards would not get the
+ * configuration either.
  */
-int sbx_tls_ca_make_pem(const char *label, char **cert_pem, char **key_pem, struct sbx_err *err);
+int sbx_tls_ca_make_pem(const char *label, void (*cert_ready)(const char *cert, void *data),
+			void *data, char **cert_pem, char **key_pem, struct sbx_err *err);
 /*
  * The CA from its PEMs (copied; the key is kept mlock()ed and wiped on
  * free).  Nothing of OpenSSL is loaded until the first sbx_tls_server or

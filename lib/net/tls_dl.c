@@ -16,6 +16,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <stdbool.h>
@@ -117,6 +118,9 @@ FN(C, ASN1_TIME *, X509_gmtime_adj, NULL, (ASN1_TIME * t, long adj), (t, adj))
 FN(C, ASN1_TIME *, X509_getm_notBefore, NULL, (const X509 *x), (x))
 FN(C, ASN1_TIME *, X509_getm_notAfter, NULL, (const X509 *x), (x))
 FN(C, int, X509_set_pubkey, 0, (X509 * x, EVP_PKEY *k), (x, k))
+FN(C, int, RAND_set_DRBG_type, 0,
+   (OSSL_LIB_CTX * c, const char *drbg, const char *propq, const char *cipher, const char *digest),
+   (c, drbg, propq, cipher, digest))
 FN(C, X509_NAME *, X509_get_subject_name, NULL, (const X509 *x), (x))
 FN(C, int, X509_set_issuer_name, 0, (X509 * x, const X509_NAME *n), (x, n))
 FN(C, int, X509_NAME_add_entry_by_txt, 0,

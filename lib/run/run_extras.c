@@ -119,19 +119,36 @@ static int check_injections(struct sbx_run *c, struct sbx_err *err)
 	return r;
 }
 
+/* The CA helper's certificate to the jail: the bundle's last part. */
+struct cert_out {
+	int fd;
+	int r;
+	struct sbx_err *err;
+};
+
+static void give_cert(const char *cert, void *data)
+{
+	struct cert_out *o = data;
+
+	if (sbx_write_all(o->fd, cert, strlen(cert)) < 0)
+		o->r = sbx_err_set(o->err, errno, "cannot give the jail its CA bundle");
+	sbx_closep(&o->fd); /* the jail's init reads to here */
+}
+
 /* The CA helper: make the CA, give the jail its certificate (the bundle's
- * last part), and send the supervisor "ok\n" CERT "\0" KEY, or "error\n"
- * MESSAGE. */
+ * last part) as soon as it exists, and send the supervisor "ok\n" CERT
+ * "\0" KEY, or "error\n" MESSAGE. */
 static void __attribute__((noreturn)) ca_helper(struct sbx_run *c, int cert_fd, int key_fd)
 {
 	struct sbx_err e = {0};
+	struct cert_out o = {.fd = cert_fd, .err = &e};
 	char *cert = NULL, *key = NULL;
 	int r;
 
-	r = sbx_tls_ca_make_pem(c->ca_label, &cert, &key, &e);
-	if (r == 0 && sbx_write_all(cert_fd, cert, strlen(cert)) < 0)
-		r = sbx_err_set(&e, errno, "cannot give the jail its CA bundle");
-	close(cert_fd); /* the jail's init reads to here */
+	r = sbx_tls_ca_make_pem(c->ca_label, give_cert, &o, &cert, &key, &e);
+	sbx_closep(&o.fd);
+	if (r == 0)
+		r = o.r;
 	if (r == 0)
 		(void)(sbx_write_all(key_fd, "ok\n", 3) < 0 ||
 		       sbx_write_all(key_fd, cert, strlen(cert) + 1) < 0 ||
