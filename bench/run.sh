@@ -391,7 +391,7 @@ section_proxy() {
 # Credential injection (root: a test host in its own netns): HTTPS through
 # the injecting proxy against direct, and the CA's start-up cost.
 section_tls() {
-	local out p c d ca
+	local out p c d ca pm
 	echo
 	echo "## tls: bench/tls.sh 256 3"
 	out=$(bench/tls.sh 256 3 2>&1)
@@ -400,6 +400,7 @@ section_tls() {
 	p=$(awk '$1 == "injecting" && $2 ~ /^CONNECT/ {print $3 " " $6}' <<<"$out")
 	c=$(awk '$1 == "injecting" && $2 == "capture" {print $3 " " $6}' <<<"$out")
 	ca=$(sed -n 's/^tls ca cost \([0-9.-]*\) ms.*/\1/p' <<<"$out")
+	pm=$(sed -n 's/^tls proxy mode cost \([0-9.-]*\) ms (\(.*\))$/\1 \2/p' <<<"$out")
 	[ -n "$d" ] && [ -n "$p" ] || { echo "bench: tls.sh gave no figures"; return 0; }
 	result root "HTTPS $((256)) MiB through the injecting proxy (CONNECT)" tls/direct "${p#* }" \
 		">= 0.5" "${p% *} / $d MiB/s" "curl --cacert CA https://TESTHOST/big.bin"
@@ -407,6 +408,8 @@ section_tls() {
 		">= 0.5" "${c% *} / $d MiB/s" "curl --cacert CA https://TESTHOST/big.bin"
 	[ -n "$ca" ] && result root "start-up cost of the sandbox's CA (ms added)" "inject-plain" "$ca" \
 		"<= 1" "-" "sbx run --net proxy -- true (no injected secret)"
+	[ -n "$pm" ] && result root "start-up cost of proxy mode: capture, proxy, CA bundle (ms added)" "proxy-none" \
+		"${pm%% *}" - "${pm#* }" "sbx run --net none -- true (the same profile)"
 }
 
 # sbx diff of a kept sandbox that changed 10 files of a 10,000-file project,

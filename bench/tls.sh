@@ -12,6 +12,8 @@
 # 2. Start-up cost of the sandbox's CA: `sbx run --net proxy -- true` with
 #    one injected secret against the same without (bench/compare.py,
 #    alternating runs); target: the medians differ by less than 1 ms.
+#    Alongside, the same profile with no network: what proxy mode itself
+#    adds (capture, the proxy's listeners, the jail's CA bundle).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$PWD TAP_ROOT=$PWD
@@ -83,9 +85,14 @@ awk -v d="$d" -v p="$p" -v c="$c" 'BEGIN {
 sed -i 's/^KEY = .*//' "$tmp/p.ini"
 cp "$tmp/p.ini" "$tmp/plain.ini"
 echo "KEY = env:SBX_BENCH_KEY inject api.sbx.test" >>"$tmp/p.ini"
+# Proxy mode's own cost (capture, the proxy, the bundle): the same run
+# with no network.
+sed 's/^mode = proxy$/mode = none/; /^upstream-ca = /d; /^allow = /d' "$tmp/plain.ini" >"$tmp/none.ini"
 out=$(in_hosts python3 bench/compare.py --runs "$RUNS" --label "start-up, proxy mode, one injected secret (CA) vs none" \
-	"inject=$SBX run -q -p $tmp/p.ini -- true" "plain=$SBX run -q -p $tmp/plain.ini -- true")
+	"inject=$SBX run -q -p $tmp/p.ini -- true" "plain=$SBX run -q -p $tmp/plain.ini -- true" \
+	"none=$SBX run -q -p $tmp/none.ini -- true")
 echo "$out" | grep -v '^RESULT'
-awk '$1 == "inject" {i = $2} $1 == "plain" {p = $2} END {
+awk '$1 == "inject" {i = $2} $1 == "plain" {p = $2} $1 == "none" {n = $2} END {
 	printf "tls ca cost %.2f ms (target < 1 ms): %s\n", i - p, ((i - p < 1) ? "ok" : "ABOVE TARGET")
+	printf "tls proxy mode cost %.2f ms (%.2f / %.2f ms)\n", p - n, p, n
 }' <<<"$out"
