@@ -11,8 +11,9 @@
 #   tests/deps.sh --list           print the package names
 set -eu
 
-# Build: compiler, pkg-config and the -dev packages of the libraries.
-BUILD="build-essential pkg-config libseccomp-dev libcap-dev libinih-dev libarchive-dev libjansson-dev libssl-dev libgit2-dev libnftnl-dev"
+# Build: compiler, pkg-config and the -dev packages of the libraries
+# (libmnl-dev: libnftnl.pc requires it).
+BUILD="build-essential pkg-config libseccomp-dev libcap-dev libinih-dev libarchive-dev libjansson-dev libssl-dev libgit2-dev libnftnl-dev libmnl-dev"
 # Tests: cmocka, a static busybox for rootfs fixtures, peers for the benches
 # (bwrap, bsdtar), man page lint, unprivileged runs (setpriv is in util-linux),
 # net tools, python3 for small test servers, clang for the fuzzers, git and
