@@ -26,6 +26,7 @@
 
 #include "config.h"
 #include "jail.h"
+#include "jail_int.h"
 #include "limits.h"
 
 const char *sbx_doctor_status_name(enum sbx_doctor_status s)
@@ -625,13 +626,70 @@ static void info_checks(struct sbx_doctor *d)
 		 fd >= 0 ? "available" : strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	c = add(d, "nftables", "nf_tables");
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-	c->status = SBX_DOC_INFO;
-	snprintf(c->detail, sizeof(c->detail), "%s (not needed by this version's network modes)",
-		 fd >= 0 ? "available" : strerror(errno));
-	if (fd >= 0)
-		close(fd);
+}
+
+/*
+ * Proxy mode's capture, tried as a jail's init does it: in a new user and
+ * network namespace (no id maps yet), lo up, then the rules and routes
+ * (capture.c).  Without it proxy mode still works for the programs that
+ * use the proxy variables.
+ */
+struct capture_probe {
+	int ok;
+	char why[SBX_MSG_TEXT];
+};
+
+static void capture_check(struct sbx_doctor *d)
+{
+	struct sbx_doctor_check *c = add(d, "nftables", "capture (nf_tables)");
+	struct capture_probe res = {0};
+	int p[2], st;
+	pid_t pid;
+
+	c->status = SBX_DOC_FALLBACK;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		snprintf(c->detail, sizeof(c->detail), "not probed: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct sbx_err e = {0};
+		bool v6 = false;
+
+		close(p[0]);
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+			snprintf(res.why, sizeof(res.why),
+				 "not probed: capture is set up in a user namespace, and none can "
+				 "be created here (%s)",
+				 strerror(errno));
+		else if (sbx_jail_lo_up(&e) < 0)
+			snprintf(res.why, sizeof(res.why), "%.400s", e.msg);
+		else
+			res.ok = sbx_jail_capture(3128, &v6, res.why, sizeof(res.why)) == 0;
+		(void)!write(p[1], &res, sizeof(res));
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], &res, sizeof(res)) != (ssize_t)sizeof(res))
+		snprintf(res.why, sizeof(res.why), "the probe ended without a result");
+	close(p[0]);
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	res.why[sizeof(res.why) - 1] = '\0';
+	if (res.ok) {
+		c->status = SBX_DOC_OK;
+		snprintf(c->detail, sizeof(c->detail),
+			 "proxy mode captures every TCP connection and DNS query in the jail's "
+			 "network namespace (nftables through libnftnl)");
+		return;
+	}
+	snprintf(c->detail, sizeof(c->detail),
+		 "%.400s: proxy mode captures nothing, only programs that use the proxy "
+		 "variables reach the allowlist",
+		 res.why);
+	if (strstr(res.why, "libnftnl.so.11 cannot be loaded"))
+		snprintf(c->fix, sizeof(c->fix), "install libnftnl11 (apt-get install libnftnl11)");
 }
 
 void sbx_doctor_run(struct sbx_doctor *d, const char *state_dir)
@@ -657,6 +715,7 @@ void sbx_doctor_run(struct sbx_doctor *d, const char *state_dir)
 	cgroup_check(d);
 	statedir_check(d, state_dir);
 	info_checks(d);
+	capture_check(d);
 }
 
 json_t *sbx_doctor_json(const struct sbx_doctor *d)

@@ -20,7 +20,10 @@
  *             may refuse sethostname: the name then stays the container's)
  *   statedir  the state directory's filesystem (on an overlayfs, a
  *             container's root, the writable layers go in memory)
- *   tun, nftables  present for the network modes that need them
+ *   tun       present (not needed by the network modes)
+ *   nftables  proxy mode's capture, set up in a new user and network
+ *             namespace as init does it (capture.c); without it, only
+ *             programs that use the proxy variables reach the allowlist
  * Run as root, the user namespace, mount and overlay probes are also made
  * as an ordinary user (nobody), for what `sudo`-less use would get.
  */

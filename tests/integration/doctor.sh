@@ -29,6 +29,9 @@ for mode in $MODES; do
 			grep -qw "$n" <<<"$names" || exit 1
 		done
 	ok $? "$mode: doctor --json: isolated, one entry per layer ($names)"
+	jq -e '.checks[] | select(.name == "nftables" and .status == "ok" and
+		(.detail | startswith("proxy mode captures every TCP connection and DNS query")))' <<<"$out" >/dev/null
+	ok $? "$mode: doctor tries proxy mode's capture as a jail's init sets it up: ok ($(jq -r '.checks[] | select(.name == "nftables") | .status + ": " + .detail' <<<"$out"))"
 	if [ $mode = root ]; then
 		jq -e '.checks[] | select(.name == "idmap" and .status == "ok")' <<<"$out" >/dev/null &&
 			jq -e '.checks[] | select(.name == "userns_user")' <<<"$out" >/dev/null
@@ -47,7 +50,8 @@ for mode in $MODES; do
 		[ "$(tail -n 1 <<<"$out")" = "sbx cannot isolate a run here: sbx run will refuse (see above)." ]
 	ok $? "$mode: no user namespaces: doctor exits 1 naming the sysctl and the fix ($rc)"
 	! grep -qE "No space left on device:|the container's limit$" <<<"$out" &&
-		{ [ $mode = user ] || grep -qE '^  fallback +idmapped mounts +not probed: an idmapped mount needs a user namespace' <<<"$out"; }
+		{ [ $mode = user ] || grep -qE '^  fallback +idmapped mounts +not probed: an idmapped mount needs a user namespace' <<<"$out"; } &&
+		grep -qE '^  fallback +capture \(nf_tables\) +not probed: capture is set up in a user namespace, and none can be created here' <<<"$out"
 	ok $? "$mode: no user namespaces: the checks that need one say so, in sentences ($(grep -E 'idmapped|ENOSPC|No space' <<<"$out" | head -2))"
 	capture sbx_as_mode_in "$WD" $mode unshare -U -r sh -c "$noun" sh "$SBX" run -q -- sh -c "echo ran >$mark"
 	[ "$rc" -eq 125 ] && [ ! -e "$mark" ] && [ "$(lines "$err")" -eq 1 ] &&
