@@ -198,15 +198,22 @@ static struct nftnl_expr *expr(struct nftnl_rule *r, const char *name)
 	return e;
 }
 
-static bool meta(struct nftnl_rule *r, uint32_t key)
+/* An expression of two u32 attributes. */
+static bool expr2(struct nftnl_rule *r, const char *name, uint16_t a, uint32_t av, uint16_t b,
+		  uint32_t bv)
 {
-	struct nftnl_expr *e = expr(r, "meta");
+	struct nftnl_expr *e = expr(r, name);
 
 	if (e) {
-		nl.nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
-		nl.nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+		nl.nftnl_expr_set_u32(e, a, av);
+		nl.nftnl_expr_set_u32(e, b, bv);
 	}
 	return e;
+}
+
+static bool meta(struct nftnl_rule *r, uint32_t key)
+{
+	return expr2(r, "meta", NFTNL_EXPR_META_KEY, key, NFTNL_EXPR_META_DREG, NFT_REG_1);
 }
 
 static bool payload(struct nftnl_rule *r, uint32_t base, uint32_t offset, uint32_t len)
@@ -267,13 +274,8 @@ static bool udp_dns(struct nftnl_rule *r)
 
 static bool verdict(struct nftnl_rule *r, uint32_t v)
 {
-	struct nftnl_expr *e = expr(r, "immediate");
-
-	if (e) {
-		nl.nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
-		nl.nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, v);
-	}
-	return e;
+	return expr2(r, "immediate", NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT, NFTNL_EXPR_IMM_VERDICT,
+		     v);
 }
 
 /* redirect to :port (the local address, the packet's family) */

@@ -8,12 +8,7 @@
 # (libnftnl.pc requires libmnl, whose -dev package nothing pulls in.)
 . "$(dirname "$0")/../lib/tap.sh"
 
-for t in pkg-config dpkg dpkg-query; do
-	command -v $t >/dev/null || {
-		echo "1..0 # SKIP needs $t (a Debian machine)"
-		exit 77
-	}
-done
+need_tools pkg-config dpkg dpkg-query # a Debian machine
 cd "$TAP_ROOT" || exit 1
 mods=$(sed -n 's/^\(TEST_\)\{0,1\}PKGS *:= *//p' Makefile | tr '\n' ' ')
 list=" $(sh tests/deps.sh --list) "

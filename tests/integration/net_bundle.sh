@@ -12,34 +12,15 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
-for t in openssl jq setpriv timeout; do
-	command -v $t >/dev/null || {
-		echo "1..0 # SKIP needs $t"
-		exit 77
-	}
-done
-
+need_tools openssl jq setpriv timeout
 sbx_modes
 sbx_base
 host_cas=
 for f in /etc/ssl/certs/ca-certificates.crt /etc/pki/tls/certs/ca-bundle.crt /etc/ssl/cert.pem; do
 	[ -f "$f" ] && { host_cas=$f; break; }
 done
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=sbx test upstream" \
-	-days 2 -keyout "$BASE/up.key" -out "$BASE/up.pem" >/dev/null 2>&1
-ok $? "a test upstream CA made"
-chmod 0644 "$BASE/up.pem"
-cat >"$BASE/up.ini" <<EOF
-[sandbox]
-persist = never
-[network]
-mode = proxy
-allow = api.sbx.test
-upstream-ca = $BASE/up.pem
-EOF
-cp "$BASE/up.ini" "$BASE/inject.ini"
-printf '[secrets]\nAPI_KEY = env:SBX_T_KEY inject api.sbx.test\n' >>"$BASE/inject.ini"
-chmod 0644 "$BASE"/*.ini
+sbx_ca_profiles
+ok $? "a test upstream CA and the profiles made"
 
 # The bundle as the host's CAs, a newline, the upstream CA (and more).
 expect_prefix() {

@@ -16,29 +16,13 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root: the jail's network namespace is read from the host"
 	exit 77
 fi
-for t in nft nsenter strace openssl setpriv; do
-	command -v $t >/dev/null || {
-		echo "1..0 # SKIP needs $t (tests/deps.sh)"
-		exit 77
-	}
-done
-
+need_tools nft nsenter strace openssl setpriv
 sbx_modes
 sbx_base
-cat >"$BASE/proxy.ini" <<EOF
-[sandbox]
-persist = never
-[network]
-mode = proxy
-allow = api.sbx.test
-EOF
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=sbx test upstream" \
-	-days 2 -keyout "$BASE/up.key" -out "$BASE/up.pem" >/dev/null 2>&1
-cp "$BASE/proxy.ini" "$BASE/up.ini"
-echo "upstream-ca = $BASE/up.pem" >>"$BASE/up.ini"
-cp "$BASE/up.ini" "$BASE/inject.ini"
-printf '[secrets]\nAPI_KEY = env:SBX_T_KEY inject api.sbx.test\n' >>"$BASE/inject.ini"
-chmod 0644 "$BASE"/*.ini "$BASE/up.pem"
+sbx_ca_profiles || {
+	echo "Bail out! openssl cannot make a test CA"
+	exit 1
+}
 
 # The reference: the ruleset in capture.c's comment, through nft itself.
 sed -n '/^ \*   table inet sbx_capture {$/,/^ \*   }$/s/^ \*   //p' "$TAP_ROOT/lib/jail/capture.c" >"$BASE/ref.nft"

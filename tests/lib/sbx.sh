@@ -28,6 +28,12 @@
 #   sbx_proxy_port ERRFILE   the port an `sbx proxy --listen 127.0.0.1:0`
 #                            printed to ERRFILE ("listening on ..."), waiting
 #                            up to 5 s for it; empty if none
+#   sbx_ca_profiles          in $BASE (after sbx_base), mode 0644: up.pem, a
+#                            test CA (openssl); proxy.ini (proxy mode,
+#                            api.sbx.test allowed, persist = never); up.ini,
+#                            the same trusting up.pem (upstream-ca); and
+#                            inject.ini, that and API_KEY from $SBX_T_KEY
+#                            injected for api.sbx.test; 1 if openssl failed
 
 sbx_modes() {
 	if [ "$(id -u)" -eq 0 ]; then
@@ -109,4 +115,16 @@ sbx_host_base() {
 sbx_proxy_port() {
 	for _ in $(seq 50); do grep -q '^listening on' "$1" && break; sleep 0.1; done
 	sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$1"
+}
+
+sbx_ca_profiles() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-subj "/CN=sbx test upstream" -days 2 -keyout "$BASE/up.key" -out "$BASE/up.pem" \
+		>/dev/null 2>&1 || return 1
+	printf '[sandbox]\npersist = never\n[network]\nmode = proxy\nallow = api.sbx.test\n' \
+		>"$BASE/proxy.ini"
+	{ cat "$BASE/proxy.ini" && echo "upstream-ca = $BASE/up.pem"; } >"$BASE/up.ini"
+	{ cat "$BASE/up.ini" && printf '[secrets]\nAPI_KEY = env:SBX_T_KEY inject api.sbx.test\n'; } \
+		>"$BASE/inject.ini"
+	chmod 0644 "$BASE/up.pem" "$BASE/proxy.ini" "$BASE/up.ini" "$BASE/inject.ini"
 }

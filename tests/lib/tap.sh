@@ -5,6 +5,8 @@
 #   check "description" CMD...       runs CMD, passes when it exits 0
 #   skip "description" "reason"
 #   capture CMD...                   runs CMD; sets $out, $err, $rc
+#   need_tools TOOL...               the whole file is skipped (exit 77)
+#                                    unless every TOOL is in PATH
 #   done_testing                     exits 0 only when nothing failed
 #
 # SBX is the binary under test (default ./sbx from the repo root).
@@ -44,6 +46,16 @@ skip() {
 # diag TEXT...: a comment line (shown in the log, not counted).
 diag() {
 	printf '# %s\n' "$*"
+}
+
+need_tools() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null || {
+			echo "1..0 # SKIP needs $t (tests/deps.sh)"
+			exit 77
+		}
+	done
 }
 
 capture() {
