@@ -473,7 +473,7 @@ static int load_rules(int port, char *why, size_t len)
 	dlclose(h); /* init's memory, for the rest of the run */
 	if (r < 0)
 		snprintf(why, len, "nftables refused the capture rules: %s%s", strerror(-r),
-			 r == -ENOENT || r == -EOPNOTSUPP
+			 r == -ENOENT || r == -EOPNOTSUPP || r == -EPROTONOSUPPORT
 			     ? " (nf_tables or NAT missing in the kernel?)"
 			     : "");
 	return r < 0 ? -1 : 0;
