@@ -8,7 +8,9 @@
 #     nothing but the command;
 #   - the CA bundle: a run that only trusts an upstream-ca forks no helper
 #     (init copies the files); one that injects a secret forks one, for the
-#     sandbox's CA.
+#     sandbox's CA;
+#   - without libnftnl: the run log says capture is off and why, and doctor
+#     says so with the fix.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
@@ -90,4 +92,39 @@ for mode in $MODES; do
 		ok $? "$mode: ${c%:*}: the supervisor forks ${c#*:} CA helper ($helpers)"
 	done
 done
+
+# Without libnftnl (hidden by an empty file in a mount namespace of the
+# test's own): the run says capture is off and why, the proxy variables
+# still reach the proxy, and doctor says the same with the fix.
+lib=$(readlink -f "$(ldconfig -p 2>/dev/null | sed -n 's/.*libnftnl\.so\.11 (libc6,x86-64) => //p' | head -n 1)")
+if [ -f "$lib" ]; then
+	cat >"$BASE/hide.sh" <<EOF
+#!/bin/sh
+# hide.sh MODE CMD...: CMD with libnftnl hidden, as root or nobody
+mode=\$1
+shift
+mount --bind /dev/null '$lib' || exit 99
+[ "\$mode" = root ] && exec env SBX_STATE_DIR='$BASE/state-root' SBX_CACHE_DIR='$BASE/cache-root' "\$@"
+exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- env -i PATH="\$PATH" \\
+	HOME='$BASE' SBX_STATE_DIR='$BASE/state-user' SBX_CACHE_DIR='$BASE/cache-user' "\$@"
+EOF
+	chmod 0755 "$BASE/hide.sh"
+	for mode in $MODES; do
+		capture unshare -m "$BASE/hide.sh" $mode "$SBX" run -p "$BASE/proxy.ini" -- \
+			curl -sS -m 10 -o /dev/null -w '%{http_code}\n' http://denied.sbx.test/
+		grep -qx "sbx: network: capture OFF: libnftnl.so.11 cannot be loaded (install libnftnl11)" <<<"$err" &&
+			[ "$out" = 403 ] && [ "$rc" = 0 ]
+		r=$?
+		ok $r "$mode: without libnftnl: the run log says capture is off and why; the proxy variables still work"
+		[ $r = 0 ] || diag "rc=$rc out=$out err=$(grep -i capture <<<"$err")"
+		capture unshare -m "$BASE/hide.sh" $mode "$SBX" doctor
+		grep -qE '^  fallback +capture \(nf_tables\) +libnftnl.so.11 cannot be loaded \(install libnftnl11\): proxy mode captures nothing' <<<"$out" &&
+			grep -q 'install libnftnl11 (apt-get install libnftnl11)' <<<"$out" && [ "$rc" = 0 ]
+		r=$?
+		ok $r "$mode: without libnftnl: doctor says capture falls back, why, and the fix (exit $rc)"
+		[ $r = 0 ] || diag "$(grep -A1 -i capture <<<"$out")"
+	done
+else
+	skip "without libnftnl: the run and doctor say so" "libnftnl.so.11 not found by ldconfig"
+fi
 done_testing
