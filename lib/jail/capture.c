@@ -46,6 +46,44 @@
 
 #include "jail_int.h"
 
+/*
+ * Send a netlink request (or a batch of them) on a new socket of proto and
+ * read an answer for each of its n_acks messages (NLM_F_ACK): 0, or the
+ * first error (-errno; -ETIMEDOUT after 5 s without an answer).
+ */
+static int nl_talk(int proto, const void *req, size_t len, int n_acks)
+{
+	_cleanup_close_ int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
+	const struct timeval tv = {.tv_sec = 5};
+	char buf[4096];
+	int acks = 0;
+
+	if (s < 0)
+		return -errno;
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (send(s, req, len, 0) < 0)
+		return -errno;
+	while (acks < n_acks) {
+		ssize_t n = recv(s, buf, sizeof(buf), 0);
+		struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+
+		if (n < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		for (; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
+			const struct nlmsgerr *e = NLMSG_DATA(nh);
+
+			if (nh->nlmsg_type != NLMSG_ERROR)
+				continue;
+			if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+				return -EIO;
+			if (e->error != 0)
+				return e->error;
+			acks++;
+		}
+	}
+	return 0;
+}
+
 /* A default route through lo for family; 0 or -errno. */
 static int route_via_lo(int family)
 {
@@ -54,18 +92,13 @@ static int route_via_lo(int family)
 		struct rtmsg rt;
 		char attrs[64];
 	} req = {0};
-	struct {
-		struct nlmsghdr nh;
-		struct nlmsgerr e;
-	} ack;
 	struct rtattr *a = (struct rtattr *)req.attrs, *src;
 	unsigned int lo = if_nametoindex("lo");
 	/* An explicit source: without it, a datagram's source stays unset
 	 * until NAT, and conntrack does not map the DNS reply back. */
 	const struct in_addr src4 = {htonl(INADDR_LOOPBACK)};
-	_cleanup_close_ int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 
-	if (s < 0 || !lo)
+	if (!lo)
 		return -errno;
 	req.nh.nlmsg_type = RTM_NEWROUTE;
 	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
@@ -88,11 +121,7 @@ static int route_via_lo(int family)
 	}
 	req.nh.nlmsg_len =
 	    NLMSG_LENGTH(sizeof(req.rt)) + RTA_ALIGN(a->rta_len) + RTA_ALIGN(src->rta_len);
-	if (send(s, &req, req.nh.nlmsg_len, 0) < 0)
-		return -errno;
-	if (recv(s, &ack, sizeof(ack), 0) < (ssize_t)sizeof(ack))
-		return -EIO;
-	return ack.nh.nlmsg_type == NLMSG_ERROR ? ack.e.error : 0;
+	return nl_talk(NETLINK_ROUTE, &req, req.nh.nlmsg_len, 1);
 }
 
 /*
@@ -410,44 +439,10 @@ static bool build(struct batch *b, uint16_t port)
 	return !b->full;
 }
 
-/* Send the batch and read one answer per message: 0 or -errno. */
-static int commit(const struct batch *b)
-{
-	_cleanup_close_ int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-	const struct timeval tv = {.tv_sec = 5};
-	char buf[4096];
-	int acks = 0;
-
-	if (s < 0)
-		return -errno;
-	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (send(s, b->buf, b->len, 0) < 0)
-		return -errno;
-	while (acks < b->n_acks) {
-		ssize_t n = recv(s, buf, sizeof(buf), 0);
-		struct nlmsghdr *nh = (struct nlmsghdr *)buf;
-
-		if (n < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		for (; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
-			const struct nlmsgerr *e = NLMSG_DATA(nh);
-
-			if (nh->nlmsg_type != NLMSG_ERROR)
-				continue;
-			if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
-				return -EIO;
-			if (e->error != 0)
-				return e->error;
-			acks++;
-		}
-	}
-	return 0;
-}
-
 static int load_rules(int port, char *why, size_t len)
 {
 	void *h = dlopen("libnftnl.so.11", RTLD_NOW | RTLD_LOCAL);
-	static struct batch b;
+	static struct batch b; /* 8 KiB, off init's stack */
 	const char *missing = NULL;
 	int r;
 
@@ -464,12 +459,13 @@ static int load_rules(int port, char *why, size_t len)
 		dlclose(h);
 		return -1;
 	}
+	memset(&b, 0, sizeof(b));
 	if (!build(&b, (uint16_t)port)) {
 		snprintf(why, len, "cannot build the capture rules (out of memory)");
 		dlclose(h);
 		return -1;
 	}
-	r = commit(&b);
+	r = nl_talk(NETLINK_NETFILTER, b.buf, b.len, b.n_acks);
 	dlclose(h); /* init's memory, for the rest of the run */
 	if (r < 0)
 		snprintf(why, len, "nftables refused the capture rules: %s%s", strerror(-r),
