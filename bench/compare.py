@@ -3,7 +3,7 @@
 the ratio of the first (sbx) to each of the others (its peers).
 
   compare.py [--runs N] [--batch K --parallel P] [--rss SECONDS]
-             --label LABEL [--target PEER=OP:VALUE ...]
+             --label LABEL [--target PEER=OP:VALUE ...] [--vs NAME] [--pair A/B ...]
              [--setup NAME=COMMAND ...] NAME=COMMAND NAME=COMMAND ...
 
 COMMAND is a shell-quoted command line (split with shlex, run without a
@@ -21,9 +21,11 @@ measured per run:
 A --setup command of NAME runs (untimed, through sh -c) before each run
 of NAME, e.g. to empty a cache or remove an output directory.  The
 medians are compared: ratio = median(first) / median(peer).
-With --vs NAME, the ratio of every other command to NAME instead.
-A target "bwrap=<=:1.0" (the peer's name; with --vs, the measured one's)
-is printed next to that ratio with ok or MISSED.
+With --vs NAME, the ratio of every other command to NAME instead; each
+--pair A/B adds the ratio of A to B (from the same runs; B, a peer of A
+only, gets no --vs ratio of its own).
+A target "bwrap=<=:1.0" (the peer's name; with --vs, the measured one's;
+for a --pair, "A/B") is printed next to that ratio with ok or MISSED.
 The last lines are machine-readable, one per peer:
 
   RESULT<TAB>LABEL<TAB>FIRST/PEER<TAB>RATIO<TAB>TARGET<TAB>VERDICT<TAB>MEDIANS<TAB>PEER COMMAND
@@ -158,6 +160,7 @@ def main():
     ap.add_argument("--target", action="append", default=[])
     ap.add_argument("--setup", action="append", default=[])
     ap.add_argument("--vs", default=None)
+    ap.add_argument("--pair", action="append", default=[])
     ap.add_argument("cmds", nargs="+")
     a = ap.parse_args()
     names, cmds = [], {}
@@ -168,6 +171,10 @@ def main():
         names.append(name)
         cmds[name] = shlex.split(cmd)
     targets = dict(parse_target(t) for t in a.target)
+    extra = [tuple(p.split("/", 1)) for p in a.pair]
+    for p in extra:
+        if len(p) != 2 or p[0] not in cmds or p[1] not in cmds:
+            sys.exit(f"compare: bad --pair '{'/'.join(p)}' (A/B, both named commands)")
     setup = dict(s.split("=", 1) for s in a.setup)
 
     def prep(n):
@@ -212,13 +219,13 @@ def main():
         if n in setup:
             print(f"  {'':10s} {'':10s}  (before each, untimed: {setup[n]})")
     if a.vs:  # every other command over the one named
-        pairs = [(m, a.vs) for m in names if m != a.vs]
+        pairs = [(m, a.vs) for m in names if m != a.vs and m not in {p[1] for p in extra}]
     else:     # the first over every other
         pairs = [(names[0], m) for m in names[1:]]
-    for first, n in pairs:
+    for first, n in pairs + extra:
         ratio = med[first] / med[n] if med[n] else float("inf")
         tgt, verdict = "", ""
-        key = first if a.vs else n
+        key = f"{first}/{n}" if (first, n) in extra else first if a.vs else n
         if key in targets:
             op, val = targets[key]
             good = ratio <= val if op == "<=" else ratio >= val

@@ -11,7 +11,8 @@
 #   start-up, host root, /bin/true              vs bwrap --ro-bind / /, vs unshare
 #   start-up vs image size                      cached Debian minbase vs cached busybox
 #   throughput                                  100 runs of /bin/true, 2 at a time, vs bwrap:
-#                                               default and minimal profile
+#                                               default and minimal profile; the default
+#                                               one also vs bwrap with its mounts
 #   series                                      1000 runs in series: last 100 / first 100
 #   time to exec                                (in bench/startup.sh) start to the
 #                                               command's first instruction
@@ -247,19 +248,28 @@ image_dir() {
 }
 
 # The default profile (sbx) and the minimal one of the start-up lines
-# (sbx-min, bench/minimal.ini: bwrap's mounts), each against bwrap minimal.
+# (sbx-min, bench/minimal.ini: bwrap's mounts), each against bwrap minimal,
+# and the default profile against bwrap given its mounts (bwrap-eq, as in
+# the start-up lines: bench/bwrap_eq.py), all in the same rounds.
 section_throughput() {
-	local who=$1 d img
+	local who=$1 d img eq
 	shift
 	d=$(ctx "$who-tp")
 	img=$(image_dir "$who" "$@") || { echo "bench: no cached image dir"; return 1; }
+	rm -rf "$d/bwimg" && cp -a "$img" "$d/bwimg" || { echo "bench: cannot copy the image"; return 1; }
+	# the mount points made (as root), then the command as the user sees it
+	eq=$(cd "$d/wd" && "$ROOT/bench/bwrap_eq.py" "$d/bwimg" "$ROOT/profiles/default.ini" /bin/true >/dev/null &&
+		"$@" "$ROOT/bench/bwrap_eq.py" "$d/bwimg" "$ROOT/profiles/default.ini" /bin/true) ||
+		{ echo "bench: bwrap_eq.py failed"; return 1; }
 	echo
 	(cd "$d/wd" && "$@" env SBX_STATE_DIR="$d/state" SBX_CACHE_DIR="$d/cache" python3 "$ROOT/bench/compare.py" --runs "$N" \
 		--batch "$BATCH" --parallel 2 --vs bwrap --target 'sbx=<=:1.0' --target 'sbx-min=<=:1.0' \
+		--pair sbx/bwrap-eq --target 'sbx/bwrap-eq=<=:1.0' \
 		--label "throughput, $BATCH runs of /bin/true 2 at a time, cached busybox image" \
 		"sbx=$SBX run -q --rootfs $BB -- /bin/true" \
 		"sbx-min=$SBX run -q -p $ROOT/bench/minimal.ini --rootfs $BB -- /bin/true" \
-		"bwrap=$BWRAP --ro-bind $img / --proc /proc --dev /dev --tmpfs /tmp -- /bin/true") |
+		"bwrap=$BWRAP --ro-bind $img / --proc /proc --dev /dev --tmpfs /tmp -- /bin/true" \
+		"bwrap-eq=$eq") |
 		keep_results "$who"
 }
 

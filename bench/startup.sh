@@ -125,23 +125,10 @@ home, cwd = os.environ["HOME"], os.getcwd()
 root = os.geteuid() == 0
 # Each peer is a function of the command to run in it (an absolute path in
 # the image; the host-root peers run the host's copy).
+sys.path.insert(0, os.path.dirname(minini))   # bench/: bwrap_eq.py
+from bwrap_eq import argv as bwrap_eq
 def eq(c):    # bwrap with the default profile's mounts, mount points made in its copy
-    a = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-         "--ro-bind", bwimg, "/", "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys",
-         "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]
-    for d in ("/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager"):
-        a += ["--ro-bind-try", d, d]
-    for d in (home, cwd):
-        os.makedirs(bwimg + d, exist_ok=True)
-        a += ["--bind", d, d]
-    for line in open(defini):
-        if line.startswith("mask = ~/"):
-            p = os.path.join(home, line.split("~/", 1)[1].strip())
-            if os.path.isdir(p):
-                a += ["--tmpfs", p]
-            elif os.path.exists(p):
-                a += ["--ro-bind", "/dev/null", p]
-    return a + ["--", c]
+    return bwrap_eq(bwimg, defini, home, cwd, [c])
 hoststamp = stamp  # the host-root peers run the binary where it was built
 peers = {
     "sbx": lambda c: [sbx, "run", "-q", "--rootfs", tarball, "--", c],
