@@ -269,6 +269,19 @@ static void __attribute__((noreturn)) end_jail(struct sbx_jail_child *c, int sta
 	_exit(0);
 }
 
+/* The supervisor ends the jail (SBX_JAIL_SIG_END): the command is killed
+ * with the rest, and its status (SIGKILL, or its exit if it won the race)
+ * reported. */
+static void __attribute__((noreturn)) kill_jail(struct sbx_jail_child *c, pid_t cmd)
+{
+	int st = SIGKILL; /* a wait status: killed by SIGKILL */
+
+	(void)kill(-1, SIGKILL);
+	while (waitpid(cmd, &st, __WALL) < 0 && errno == EINTR)
+		;
+	end_jail(c, st);
+}
+
 /* Reap what has ended; the jail ends with the command. */
 static void reap(struct sbx_jail_child *c, pid_t cmd)
 {
@@ -285,12 +298,16 @@ static void __attribute__((noreturn)) supervise_command(struct sbx_jail_child *c
 	sigset_t set;
 
 	sbx_jail_fwd_sigset(&set);
+	sigaddset(&set, SBX_JAIL_SIG_END);
 	for (;;) {
 		siginfo_t si;
 		int sig = sigwaitinfo(&set, &si);
 
 		if (sig == SIGCHLD || sig < 0) {
 			reap(c, cmd);
+		} else if (sig == SBX_JAIL_SIG_END) {
+			if (si.si_pid == 0) /* the supervisor's, from outside */
+				kill_jail(c, cmd);
 		} else {
 			kill(cmd, sig);
 		}
@@ -334,6 +351,9 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	pid_t cmd;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	sigemptyset(&set);
+	sigaddset(&set, SBX_JAIL_SIG_END);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	close_inherited(c);
 	early_capture(c);
 	wait_go(c);

@@ -109,6 +109,18 @@ int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve);
  * (sbx_jail_fwd_signals): what its waiting loops take with sigwaitinfo. */
 void sbx_jail_fwd_sigset(sigset_t *set);
 
+/*
+ * The supervisor's request to init to end the jail now (its time limit,
+ * --stop-timeout, a second Ctrl-C): init kills and reaps every process of
+ * it and reports the command's status, as at the command's own end, so
+ * that their CPU time and memory reach init's rusage.  (pid 1 killed
+ * first, the kernel reaps the rest uncounted: a run busy for 2 s said
+ * "cpu 6 ms".)  Blocked in init from its start; taken only from outside
+ * the jail's pid namespace (si_pid 0), so a process of the jail sending
+ * it does nothing.  A second kill of the same jail is SIGKILL.
+ */
+#define SBX_JAIL_SIG_END (SIGRTMIN + 1)
+
 /* An EXEC or EXEC_FAIL message from the command's side into j (the
  * command's pid, or why its execve failed; the seccomp time): true if m
  * was one of them. */

@@ -44,6 +44,7 @@ struct sup {
 	bool watch_off[SBX_JAIL_MAX_WATCH]; /* its fn failed: not watched */
 	bool out_broken, err_broken;
 	bool init_done;
+	bool end_sent; /* SBX_JAIL_SIG_END sent to init */
 	int timer_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
 	int timer_fd;
 	int stop_fd;	  /* the stop timeout after a forwarded terminating signal */
@@ -108,9 +109,12 @@ static bool pump(struct sup *s, int idx, int out_fd, bool *broken, bool log)
 	return true;
 }
 
+/* Init kills and reaps the jail (counted in its rusage), once asked; a
+ * second time, SIGKILL. */
 static void kill_jail(struct sup *s)
 {
-	sendsig(s, SIGKILL);
+	sendsig(s, s->end_sent ? SIGKILL : SBX_JAIL_SIG_END);
+	s->end_sent = true;
 	if (s->io->cg)
 		(void)sbx_cgroup_kill(s->io->cg);
 }
