@@ -184,11 +184,12 @@ static void fs_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 		 * (an agent's login, under a copy-on-write home) is not kept. */
 		if (m->optional && m->src && stat(m->src, &st) < 0) {
 			if (m->kind == SBX_MNT_BIND && n < sizeof(sum))
-				n += (size_t)snprintf(sum + n, sizeof(sum) - n,
-						      "; not bound: %s is not on the host (what the "
-						      "command writes there is not kept: create it on "
-						      "the host first to keep it)",
-						      m->src);
+				n += (size_t)snprintf(
+				    sum + n, sizeof(sum) - n,
+				    "; not bound: %s is not on the host (what the "
+				    "command writes there is not kept: create it on "
+				    "the host first to keep it)",
+				    m->src);
 			continue;
 		}
 		uid_t owner = c->jail.mount_owner ? c->jail.mount_owner[i] : (uid_t)-1;
