@@ -44,7 +44,7 @@ struct sup {
 	bool watch_off[SBX_JAIL_MAX_WATCH]; /* its fn failed: not watched */
 	bool out_broken, err_broken;
 	bool init_done;
-	bool end_sent; /* SBX_JAIL_SIG_END sent to init */
+	bool end_sent;	 /* SBX_JAIL_SIG_END sent to init */
 	int timer_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
 	int timer_fd;
 	int stop_fd;	  /* the stop timeout after a forwarded terminating signal */
