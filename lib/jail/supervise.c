@@ -45,7 +45,7 @@ struct sup {
 	bool out_broken, err_broken;
 	bool init_done;
 	bool end_sent;	 /* SBX_JAIL_SIG_END sent to init */
-	int timer_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
+	int timer_stage; /* 0 none, 1 SIGTERM sent, 2 the jail killed */
 	int timer_fd;
 	int stop_fd;	  /* the stop timeout after a forwarded terminating signal */
 	uint64_t stop_ns; /* when that signal came */
