@@ -194,7 +194,8 @@ unit: deps-test $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)
 
 # check builds with one job per CPU unless make was given -j (the suite
-# itself runs one test file at a time: SBX_TEST_JOBS in tests/run-all.sh).
+# itself runs two integration test files at a time where there are 2 CPUs:
+# SBX_TEST_JOBS in tests/run-all.sh).
 NPROC = $(shell nproc 2>/dev/null || echo 1)
 check: deps-test .deps-ok
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC)) check-build
