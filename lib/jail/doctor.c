@@ -665,6 +665,7 @@ static void capture_check(struct sbx_doctor *d)
 		else if (sbx_jail_lo_up(&e) < 0)
 			snprintf(res.why, sizeof(res.why), "%.400s", e.msg);
 		else
+			/* the proxy's default port; any port loads the same rules */
 			res.ok = sbx_jail_capture(3128, &v6, res.why, sizeof(res.why)) == 0;
 		(void)!write(p[1], &res, sizeof(res));
 		_exit(0);

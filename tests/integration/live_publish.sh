@@ -16,10 +16,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root (runs the unprivileged half through setpriv)"
 	exit 77
 fi
-command -v python3 >/dev/null && command -v curl >/dev/null || {
-	echo "1..0 # SKIP needs python3 and curl (tests/deps.sh)"
-	exit 77
-}
+need_tools python3 curl
 . "$(dirname "$0")/../lib/chrome.sh"
 chrome_ensure
 CHROME_RULES='MAP * ~NOTFOUND, EXCLUDE 127.0.0.1' # the previews, nothing else

@@ -26,12 +26,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root: the test host is a network namespace joined by a veth pair"
 	exit 77
 fi
-for t in ip curl python3 node git openssl jq unshare setpriv; do
-	command -v $t >/dev/null || {
-		echo "1..0 # SKIP needs $t"
-		exit 77
-	}
-done
+need_tools ip curl python3 node git openssl jq unshare setpriv
 
 sbx_modes
 sbx_base

@@ -8,10 +8,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 export SBX_STATE_DIR=$TAP_TMP/state SBX_CACHE_DIR=$TAP_TMP/cache
 
-command -v curl >/dev/null && command -v python3 >/dev/null && command -v jq >/dev/null || {
-	echo "1..0 # SKIP needs curl, python3 and jq"
-	exit 77
-}
+need_tools curl python3 jq
 
 # Interface names (/proc/net/dev: netlink may be filtered) and whether lo
 # is up (SIOCGIFFLAGS), printed by python inside the jail.

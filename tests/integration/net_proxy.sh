@@ -8,10 +8,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
-command -v curl >/dev/null && command -v python3 >/dev/null && command -v jq >/dev/null || {
-	echo "1..0 # SKIP needs curl, python3 and jq"
-	exit 77
-}
+need_tools curl python3 jq
 
 # Two HTTP servers on host loopback: each answers every request with a
 # fixed body and saves the request head it got (to count bytes_up).
