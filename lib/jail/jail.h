@@ -144,11 +144,16 @@ struct sbx_jail_opts {
 	 * ends); whoever keeps the layers calls sbx_jail_layers_settle(). */
 	bool volatile_layers;
 	/* > 0: the writable layers live on a tmpfs of this many bytes in the
-	 * jail's mount namespace (an unprivileged [limits] disk): init copies
-	 * the directories of sandbox_dir onto it, and its root comes back in
+	 * jail's mount namespace (an unprivileged [limits] disk, --rm): init
+	 * makes their directories there, each upper with its mode in
+	 * layer_modes ([0] the image root's, [1 + N] overlay entry N's;
+	 * sandbox_dir is not read), and its root comes back in
 	 * sbx_jail.layer_fd, for the supervisor to keep. */
 	uint64_t layer_tmpfs;
-	bool layer_tmpfs_fill; /* and the layers' contents too (a kept sandbox's) */
+	const mode_t *layer_modes;
+	/* Instead: the directories of sandbox_dir (a kept sandbox's disk/)
+	 * copied onto it, their contents too. */
+	bool layer_tmpfs_fill;
 	const struct sbx_jail_file *files;
 	size_t n_files;
 	/* sbx's argv strings: init rewrites them to "sbx-init" before the
@@ -240,6 +245,11 @@ int sbx_jail_layers_settle(const char *layer_dir, const struct sbx_config *cfg, 
 enum sbx_layers_copy { SBX_LAYERS_SKELETON, SBX_LAYERS_INTO, SBX_LAYERS_REPLACE };
 int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool rootfs_layer,
 			 enum sbx_layers_copy how, struct sbx_err *err);
+/* The SKELETON of that layout made in `to` from nothing: each upper with
+ * its mode in modes ([0] the image root's, [1 + N] overlay entry N's, as
+ * sbx_jail_opts.layer_modes), each work/ 0700. */
+int sbx_jail_layers_make(int to, const struct sbx_config *cfg, bool rootfs_layer,
+			 const mode_t *modes, struct sbx_err *err);
 /* After a jail with layer_tmpfs: its layers' upper directories into
  * layer_dir (INTO, or REPLACE what a kept sandbox had). */
 int sbx_jail_keep_layers(const struct sbx_jail *j, const char *layer_dir,

@@ -168,11 +168,13 @@ static int capture_upper(struct build *b, int sbfd, size_t i, struct sbx_err *er
 static int new_fs(const char *type, const char *const *opts, uint64_t attrs, struct sbx_err *err);
 
 /*
- * An unprivileged [limits] disk: nobody can mount a tmpfs of that size on
- * the host's state directory, but init can in its own mount namespace.
- * The writable layers (the skeleton made on disk) go on such a tmpfs; the
- * supervisor gets its root (SBX_MSG_LAYER) and copies the upper
- * directories to disk if the sandbox is kept.  *sbfd becomes the tmpfs.
+ * An unprivileged [limits] disk (or --rm): nobody can mount a tmpfs of that
+ * size on the host's state directory, but init can in its own mount
+ * namespace.  The writable layers' directories are made on such a tmpfs
+ * (for sbx exec of a kept sandbox, copied from its disk/ with their
+ * contents); the supervisor gets its root (SBX_MSG_LAYER) and copies the
+ * upper directories to disk if the sandbox is kept.  *sbfd becomes the
+ * tmpfs.
  */
 static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
 {
@@ -187,10 +189,15 @@ static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
 	b->layer = new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
 	if (b->layer < 0)
 		return sbx_err_wrap(err, "the writable layer ([limits] disk)");
-	r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg, rootfs_layer, SBX_LAYERS_SKELETON, err);
-	if (r == 0 && o->layer_tmpfs_fill)
-		r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg, rootfs_layer, SBX_LAYERS_INTO,
+	if (o->layer_tmpfs_fill) {
+		r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg, rootfs_layer, SBX_LAYERS_SKELETON,
 					 err);
+		if (r == 0)
+			r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg, rootfs_layer,
+						 SBX_LAYERS_INTO, err);
+	} else {
+		r = sbx_jail_layers_make(b->layer, b->cfg, rootfs_layer, o->layer_modes, err);
+	}
 	if (r < 0)
 		return r;
 	root = openat(b->layer, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -226,9 +233,12 @@ static int capture_sources(struct build *b, struct sbx_err *err)
 		if (b->lower < 0)
 			return b->lower;
 	}
-	b->sbfd = open_dir(AT_FDCWD, o->sandbox_dir, err);
-	if (b->sbfd < 0)
-		return b->sbfd;
+	/* A new in-memory layer is made from nothing: no disk/ to read. */
+	if (!o->layer_tmpfs || o->layer_tmpfs_fill) {
+		b->sbfd = open_dir(AT_FDCWD, o->sandbox_dir, err);
+		if (b->sbfd < 0)
+			return b->sbfd;
+	}
 	for (size_t i = 0; i < b->cfg->n_mounts; i++) {
 		r = capture_mount(b, i, &next_idmap, err);
 		if (r < 0)
@@ -1143,8 +1153,8 @@ static int build_steps(struct build *b, struct sbx_err *err)
 		return sbx_err_set(err, errno, "cannot make '/' a slave mount");
 	r = capture_sources(b, err);
 	/* Layers on disk are the host root's to open (the sandbox directory is
-	 * 0700); an in-memory one is made as the jail's root, from a disk/
-	 * skeleton the jail's root owns. */
+	 * 0700); an in-memory one is made as the jail's root (a kept sandbox's
+	 * from its disk/, which the jail's root owns). */
 	if (r == 0 && b->c->o->layer_tmpfs) {
 		r = become_jail_root(b, err);
 		if (r == 0)

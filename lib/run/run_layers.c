@@ -235,9 +235,8 @@ static int mount_disk(struct sbx_run *c, struct sbx_err *err)
 		r = disk_cap(c, asked, true, err);
 		if (r < 0)
 			return r;
+		/* made only if kept after all (sbx_run_keep_layers) */
 		c->layer_dir = sbx_xasprintf("%s/disk", c->sb.dir);
-		if (mkdir(c->layer_dir, 0700) < 0)
-			return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
 		/* the limits line says why (and the cap, if it was lowered) */
 		{
 			char why[2 * sizeof(c->cg.disk_why)];
@@ -257,7 +256,7 @@ static int mount_disk(struct sbx_run *c, struct sbx_err *err)
 	if (r < 0)
 		return r;
 	c->layer_dir = sbx_xasprintf("%s/disk", c->sb.dir);
-	if (mkdir(c->layer_dir, 0700) < 0)
+	if (loop && mkdir(c->layer_dir, 0700) < 0)
 		return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
 	if (overlayfs)
 		c->layer_note = sbx_xasprintf(
@@ -273,15 +272,17 @@ static int mount_disk(struct sbx_run *c, struct sbx_err *err)
 	/* A tmpfs mounted in the run's own namespace would not outlive it:
 	 * in the jail's instead, copied to disk/ when kept, as a user's. */
 	if (geteuid() != 0 || overlayfs || private_ns) {
-		c->disk_memory = true;
+		c->disk_memory = true; /* disk/ is made only if kept */
 		return 0;
 	}
+	if (!loop && mkdir(c->layer_dir, 0700) < 0)
+		return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
 	return tmpfs_disk(c, err);
 }
 
-/* As root, an in-memory layer is made by the jail's root from the disk/
- * skeleton (lib/jail/mounts.c capture_layers): the skeleton's directories are
- * the jail's root's, so it can walk them. */
+/* As root, the skeleton of a kept sandbox's in-memory layer on disk/ is
+ * the jail's root's, so that the copy (sbx_jail_keep_layers_as) and a
+ * later sbx exec (lib/jail/mounts.c memory_layer) can walk it. */
 static int own_skeleton(struct sbx_run *c, struct sbx_err *err)
 {
 	uid_t u = c->ids.host_root;
@@ -304,16 +305,12 @@ static int own_skeleton(struct sbx_run *c, struct sbx_err *err)
 	return 0;
 }
 
-int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err)
+/* upper/ and work/ for the image root, overlays/N/upper and work for each
+ * overlay entry, in layer_dir. */
+static int make_layers(struct sbx_run *c, struct sbx_err *err)
 {
-	uint64_t t0 = sbx_now_ns();
-	int r = mount_disk(c, err);
+	int r = 0;
 
-	c->t_disk = sbx_ms_since(t0);
-	if (r < 0)
-		return r;
-	if (!c->layer_dir)
-		c->layer_dir = sbx_xstrdup(c->sb.dir);
 	if (c->rootfs_dir && c->cfg->rootfs_writable)
 		r = make_layer(c, c->layer_dir, c->rootfs_dir, err);
 	for (size_t i = 0; r == 0 && i < c->cfg->n_mounts; i++) {
@@ -329,18 +326,63 @@ int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err)
 	return r;
 }
 
+/* An upper's mode: its lower's root's (make_layer), for init to make the
+ * in-memory layer with (sbx_jail_opts.layer_modes: [0] the image root's,
+ * [1 + N] overlay entry N's). */
+static mode_t lower_mode(const char *lower)
+{
+	struct stat st;
+
+	return lower && stat(lower, &st) == 0 ? st.st_mode & 07777 : 0755;
+}
+
+int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err)
+{
+	uint64_t t0 = sbx_now_ns();
+	int r = mount_disk(c, err);
+
+	c->t_disk = sbx_ms_since(t0);
+	if (r < 0)
+		return r;
+	if (!c->layer_dir)
+		c->layer_dir = sbx_xstrdup(c->sb.dir);
+	/* In memory: init makes the layers on its tmpfs, and nothing is on
+	 * disk unless the sandbox is kept (sbx_run_keep_layers). */
+	if (c->disk_memory) {
+		c->layer_modes = sbx_xcalloc(c->cfg->n_mounts + 1, sizeof(*c->layer_modes));
+		if (c->rootfs_dir && c->cfg->rootfs_writable)
+			c->layer_modes[0] = lower_mode(c->rootfs_dir);
+		for (size_t i = 0; i < c->cfg->n_mounts; i++)
+			if (c->cfg->mounts[i].kind == SBX_MNT_OVERLAY)
+				c->layer_modes[1 + i] = lower_mode(c->cfg->mounts[i].src);
+		return 0;
+	}
+	return make_layers(c, err);
+}
+
 /*
  * A kept sandbox whose layers were in memory (an unprivileged [limits]
- * disk): their upper directories go to disk/ (the skeleton made before the
- * run), where inspect, export and exec find them.  What cannot be copied
- * is said in the run log; the sandbox is kept with the rest.
+ * disk): their upper directories go to disk/ (made now, as it would have
+ * been before the run), where inspect, export and exec find them.  What
+ * cannot be copied is said in the run log; the sandbox is kept with the
+ * rest.
  */
 void sbx_run_keep_layers(struct sbx_run *c)
 {
 	struct sbx_err e = {0};
+	int r = 0;
 
 	if (!c->kept || !c->disk_memory)
 		return;
+	if (mkdir(c->layer_dir, 0700) < 0 && !made_dir(c->layer_dir))
+		r = sbx_err_set(&e, errno, "cannot create '%s'", c->layer_dir);
+	if (r == 0)
+		r = make_layers(c, &e);
+	if (r < 0) {
+		sbx_run_say_err(c, &e);
+		sbx_run_log_warn(c, e.msg);
+		return;
+	}
 	if (c->jail.layer_fd < 0) { /* the set-up failed first: its error is said */
 		if (c->jail.init_pid > 0)
 			sbx_run_log_warn(c, "the in-memory writable layer never reached sbx: "
