@@ -117,6 +117,21 @@ static int copy_xattrs(int src, int dst)
 	return 0;
 }
 
+/*
+ * The mode bits dst (fd, or dirfd/name) takes, once owned as in st: the
+ * source's owner where this process may set it (root, or the jail's root
+ * over the jail's ids); else it stays the copier's, and a copier that is
+ * root drops setuid and setgid, so that nothing a jail made becomes a
+ * setuid-root file of the host's.
+ */
+static mode_t take_owner(int fd, int dirfd, const char *name, const struct stat *st)
+{
+	int r = fd >= 0 ? fchown(fd, st->st_uid, st->st_gid)
+			: fchownat(dirfd, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW);
+
+	return r == 0 || geteuid() != 0 ? st->st_mode & 07777 : st->st_mode & 01777;
+}
+
 /* The data regions of src into dst, holes left as holes, then the size. */
 static int copy_data(int src, int dst, off_t size, uint64_t *bytes)
 {
@@ -174,7 +189,7 @@ static int copy_file(struct tc *t, const char *name, const struct stat *st)
 	r = copy_data(in, out, st->st_size, &t->stats->bytes);
 	if (r == 0)
 		r = copy_xattrs(in, out);
-	if (r == 0 && fchmod(out, st->st_mode & 07777) < 0)
+	if (r == 0 && fchmod(out, take_owner(out, -1, NULL, st)) < 0)
 		r = -errno;
 	return r;
 }
@@ -201,17 +216,20 @@ static int copy_leaf(struct tc *t, const char *name, const struct stat *st)
 		if (n < 0)
 			return -errno;
 		target[n] = '\0';
-		return symlinkat(target, t->dst, name) < 0 ? -errno : 0;
+		if (symlinkat(target, t->dst, name) < 0)
+			return -errno;
+		(void)take_owner(-1, t->dst, name, st);
+		return 0;
 	case S_IFCHR:
 		if (major(st->st_rdev) != 0 || minor(st->st_rdev) != 0)
 			break; /* a jail cannot make one; not a whiteout */
 			       /* fallthrough */
 	case S_IFIFO:
 	case S_IFSOCK:
-		return mknodat(t->dst, name, (st->st_mode & S_IFMT) | (st->st_mode & 07777),
-			       st->st_rdev) < 0
-			   ? -errno
-			   : 0;
+		if (mknodat(t->dst, name, (st->st_mode & S_IFMT) | (st->st_mode & 0777),
+			    st->st_rdev) < 0)
+			return -errno;
+		return fchmodat(t->dst, name, take_owner(-1, t->dst, name, st), 0) < 0 ? -errno : 0;
 	default:
 		break;
 	}
@@ -270,7 +288,7 @@ static int pop_level(struct tc *t)
 			r = s < 0 ? s : d;
 		} else {
 			(void)copy_xattrs(t->src, t->dst);
-			(void)fchmod(t->dst, l->src_st.st_mode & 07777);
+			(void)fchmod(t->dst, take_owner(t->dst, -1, NULL, &l->src_st));
 			close(t->src);
 			close(t->dst);
 			t->src = s;

@@ -4,7 +4,8 @@
  * keeps the in-memory writable layer of an unprivileged [limits] disk:
  * every kind of entry an overlay upper holds comes across with its mode,
  * times and user.* xattrs; symlinks are never followed; holes stay holes;
- * unreadable entries are still copied; any depth with few descriptors.
+ * unreadable entries are still copied; any depth with few descriptors;
+ * owners kept where the copier may set them, never a setuid-root file.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -298,6 +299,45 @@ static void test_failure_named(void **state)
 	content_is(d->dst, "clash", "already here\n");
 }
 
+/*
+ * Owners come across where the copier may set them (root, or the jail's
+ * root over its ids): a file the jail's root made setuid stays that id's,
+ * never becoming a setuid-root file of the host's.  As an ordinary user
+ * every entry is the user's own, as before.
+ */
+static void test_owners(void **state)
+{
+	struct dirs *d = *state;
+	struct sbx_tree_copy_stats st;
+	struct sbx_err e = {0};
+	struct stat s;
+
+	write_at(d->src, "suid", "x", 04755);
+	assert_int_equal(mkdirat(d->src, "dir", 0750), 0);
+	write_at(d->src, "dir/f", "y", 0644);
+	assert_int_equal(symlinkat("suid", d->src, "link"), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(fchownat(d->src, "suid", 100000, 100000, 0), 0);
+		assert_int_equal(fchmodat(d->src, "suid", 04755, 0), 0);
+		assert_int_equal(fchownat(d->src, "dir", 101000, 101000, 0), 0);
+		assert_int_equal(fchownat(d->src, "dir/f", 101000, 101001, 0), 0);
+		assert_int_equal(fchownat(d->src, "link", 100005, 100005, AT_SYMLINK_NOFOLLOW), 0);
+	}
+	assert_int_equal(sbx_tree_copy(d->src, d->dst, &st, &e), 0);
+	s = lstat_at(d->dst, "suid");
+	assert_int_equal(s.st_mode & 07777, 04755);
+	assert_int_equal(s.st_uid, geteuid() == 0 ? 100000 : geteuid());
+	assert_int_equal(s.st_gid, geteuid() == 0 ? 100000 : getegid());
+	s = lstat_at(d->dst, "dir");
+	assert_int_equal(s.st_mode & 07777, 0750);
+	assert_int_equal(s.st_uid, geteuid() == 0 ? 101000 : geteuid());
+	s = lstat_at(d->dst, "dir/f");
+	assert_int_equal(s.st_uid, geteuid() == 0 ? 101000 : geteuid());
+	assert_int_equal(s.st_gid, geteuid() == 0 ? 101001 : getegid());
+	s = lstat_at(d->dst, "link");
+	assert_int_equal(s.st_uid, geteuid() == 0 ? 100005 : geteuid());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +347,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deep, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failure_named, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_owners, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
