@@ -7,7 +7,9 @@
 # ~5% of a run's CPU), and each upper directory still has its lower's
 # mode (the image root's, the working directory's).  A sandbox kept after
 # such a run has its layers copied to disk/ as before: `sbx diff` shows
-# what the command wrote and `sbx exec` sees it.  Root and nobody.
+# what the command wrote and `sbx exec` sees it; as root (state on an
+# overlayfs) with the owners the jail gave, never a setuid-root file of the
+# host's.  Root and nobody.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
@@ -71,5 +73,31 @@ for mode in $MODES; do
 	capture sbx_as_mode "$mode" "$SBX" destroy mem-keep
 	ok $rc "$mode: destroyed ($out $err)"
 done
+
+# 3. Root with its state on an overlayfs (sbx in a container): the layers
+# are in memory, and a kept sandbox's are copied to disk/ by root.  What
+# the jail's users own (-p build: its root may chown) stays theirs (host
+# ids of the jail's range), and a
+# setuid file the jail's root made is not a setuid-root file of the host.
+if [ "$(id -u)" = 0 ]; then
+	sbx_host_base
+	O=$BASE/ovl && mkdir -p "$O/l" "$O/u" "$O/w" "$O/m"
+	if mount -t overlay overlay -o "lowerdir=$O/l,upperdir=$O/u,workdir=$O/w" "$O/m"; then
+		capture sbx_as_dirs root "$O/m/state" "$BASE/cache-root" "$SBX" run -q -p build --name mem-ovl \
+			--rootfs "$IMG" -- sh -c 'cp /bin/busybox /s && chmod 4755 /s && echo g >/g &&
+			chown 1000:1000 /g && exit 3'
+		up=$(ls -d "$O"/m/state/sandboxes/*/disk/upper 2>/dev/null | head -1)
+		[ "$rc" = 3 ] && [ "$(stat -c '%u %a' "$up/s" 2>&1)" = "$HOST_BASE 4755" ] &&
+			[ "$(stat -c '%u:%g' "$up/g" 2>&1)" = "$((HOST_BASE + 1000)):$((HOST_BASE + 1000))" ]
+		ok $? "root, state on an overlayfs: kept layers keep their jail owners, no setuid-root file ($rc: $(stat -c '%n %u:%g %a' "$up/s" "$up/g" 2>&1 | tr '\n' ' '))"
+		capture sbx_as_dirs root "$O/m/state" "$BASE/cache-root" "$SBX" exec mem-ovl -- stat -c '%u:%g' /s /g
+		[ "$rc" = 0 ] && [ "$(echo $out)" = "0:0 1000:1000" ]
+		ok $? "root, state on an overlayfs: sbx exec sees them owned as in the run ($rc: $out $err)"
+		sbx_as_dirs root "$O/m/state" "$BASE/cache-root" "$SBX" destroy mem-ovl >/dev/null 2>&1
+		umount "$O/m"
+	else
+		skip "root, state on an overlayfs" "cannot mount an overlayfs here"
+	fi
+fi
 
 done_testing
