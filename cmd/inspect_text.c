@@ -298,7 +298,7 @@ static void print_fs(FILE *o, const struct sbx_record *r)
 	kv_prose(o, "root", sbx_rec_root_text(r));
 	if (fs->layers_in_memory)
 		kv_take(o, "layer kept in",
-			sbx_xstrdup("memory while it runs ([limits] disk, unprivileged), "
+			sbx_xstrdup("memory while it runs ([limits] disk, a tmpfs in the jail), "
 				    "then disk/ if the sandbox is kept"));
 	if (fs->shared.n)
 		kv_strv(o, "shared with host", &fs->shared);

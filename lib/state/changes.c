@@ -379,24 +379,26 @@ int sbx_changes_layers(const struct sbx_sandbox *sb, struct sbx_layer **layers, 
 	if (!sb->record)
 		return sbx_err_set(err, ENOENT, "sandbox '%s' has no record (%s)", sb->id,
 				   sb->record_error ? sb->record_error : "unknown");
-	/* An unprivileged [limits] disk: the layers were in the jail's memory
-	 * and reach disk only when a run that ended is kept. */
+	/* Layers in the jail's memory (an unprivileged [limits] disk, --rm,
+	 * persist = never) reach disk only when a run that ended is kept. */
 	if (fs->layers_in_memory) {
 		int code;
 		const char *st = sbx_sandbox_state(sb, &code);
 
 		if (!strcmp(st, "running"))
-			return sbx_err_set(err, 0,
-					   "sandbox '%s' holds its writable layer in memory while "
-					   "it runs (an unprivileged [limits] disk): its changes "
-					   "can be read once it has ended",
-					   sb->id);
+			return sbx_err_set(
+			    err, 0,
+			    "sandbox '%s' holds its writable layer in memory while "
+			    "it runs ([limits] disk, a tmpfs in the jail): its changes "
+			    "can be read once it has ended, if it is kept",
+			    sb->id);
 		if (!strcmp(st, "lost"))
-			return sbx_err_set(err, 0,
-					   "sandbox '%s' held its writable layer in memory (an "
-					   "unprivileged [limits] disk) and was lost: its changes "
-					   "are gone",
-					   sb->id);
+			return sbx_err_set(
+			    err, 0,
+			    "sandbox '%s' held its writable layer in memory "
+			    "([limits] disk, a tmpfs in the jail) and was lost: its changes "
+			    "are gone",
+			    sb->id);
 	}
 	/* A kept sandbox's layers in an image of their own: mounted for this
 	 * process only. */

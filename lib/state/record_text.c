@@ -224,7 +224,7 @@ char *sbx_rec_root_text(const struct sbx_record *r)
 	if (n)
 		fputs(" (the changes stay in this sandbox: sbx inspect --changes)", b.f);
 	if (fs->layers_in_memory)
-		fputs("; the layers were in memory while it ran ([limits] disk)", b.f);
+		fputs("; the layers are in memory while it runs ([limits] disk)", b.f);
 	return buf_close(&b);
 }
 

@@ -41,6 +41,10 @@ for mode in $MODES; do
 	d=$(sandbox_dir "$mode" "mem-rm-$mode")
 	[ -n "$d" ] && [ -d "$d" ] && [ ! -e "$d/disk" ]
 	ok $? "$mode --rm: nothing of the layers on the state filesystem while it runs ($(ls -A "$d" 2>&1 | tr '\n' ' '))"
+	capture sbx_as_mode_in "$WD" "$mode" "$SBX" inspect --changes "mem-rm-$mode"
+	[ "$rc" = 1 ] && [[ "$err" == *"in memory while it runs ([limits] disk, a tmpfs in the jail)"* ]] &&
+		[[ "$err" != *unprivileged* ]]
+	ok $? "$mode --rm: inspect --changes while it runs says why there is nothing to read, not 'unprivileged' ($rc: $err)"
 	wait $pid
 	rc=$?
 	mode_root=$(tar -tvzf "$IMG" 2>/dev/null | awk '$NF == "./" {print $1; exit}')
