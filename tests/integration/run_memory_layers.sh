@@ -86,6 +86,8 @@ done
 if [ "$(id -u)" = 0 ]; then
 	sbx_host_base
 	O=$BASE/ovl && mkdir -p "$O/l" "$O/u" "$O/w" "$O/m"
+	# unmounted before TAP_TMP is removed, even if this file is stopped early
+	trap 'umount -l "$O/m" 2>/dev/null; rm -rf "$TAP_TMP"' EXIT
 	if mount -t overlay overlay -o "lowerdir=$O/l,upperdir=$O/u,workdir=$O/w" "$O/m"; then
 		capture sbx_as_dirs root "$O/m/state" "$BASE/cache-root" "$SBX" run -q -p build --name mem-ovl \
 			--rootfs "$IMG" -- sh -c 'cp /bin/busybox /s && chmod 4755 /s && echo g >/g &&
