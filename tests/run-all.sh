@@ -308,14 +308,14 @@ for _ in $(seq 600); do pgrep -x sbx-purge >/dev/null || break; sleep 0.1; done
 leftovers | sort >"$OUT/leftovers.after"
 left=$(comm -13 "$OUT/leftovers.before" "$OUT/leftovers.after")
 if [ -z "$left" ]; then
-	echo "ok - no process, mount or cgroup of sbx left behind by the suite"
+	echo "ok - no process, mount, cgroup or scratch directory left behind by the suite"
 	pass=$((pass + 1))
 elif [ "${CI:-}" = true ] || [ "${SBX_TEST_STRICT:-0}" = 1 ]; then
-	echo "not ok - the suite left sbx processes, mounts or cgroups behind"
+	echo "not ok - the suite left sbx processes, mounts, cgroups or scratch directories behind"
 	printf '%s\n' "$left" | head -n 20 | sed 's/^/#   /'
 	fail=$((fail + 1))
 else
-	echo "# warning: new sbx processes, mounts or cgroups since the start (another session's, or leftovers; a failure under CI=true):"
+	echo "# warning: new sbx processes, mounts, cgroups or scratch directories since the start (another session's, or leftovers; a failure under CI=true):"
 	printf '%s\n' "$left" | head -n 20 | sed 's/^/#   /'
 fi
 

@@ -44,6 +44,9 @@ fi
 # without one).  Nothing outside the namespace can reach the daemons.
 if [ -z "${SBX_FLEET_NETNS:-}" ]; then
 	if unshare --net true 2>/dev/null; then
+		# the run in the namespace makes its own TAP_TMP: exec ends this
+		# one's shell, and its EXIT trap with it
+		rm -rf "$TAP_TMP"
 		SBX_FLEET_NETNS=1 exec unshare --net -- bash "$0" "$@"
 	fi
 	echo "Bail out! cannot make a network namespace for the cluster (unshare --net)"

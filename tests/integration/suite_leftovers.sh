@@ -1,8 +1,9 @@
 #!/bin/bash
 # tests/integration/suite_leftovers.sh - the suite's leftover check
 # (tests/lib/leftovers.sh, the last check of `make check`) counts only the
-# suite's own processes and cgroups: a sandbox the user runs meanwhile,
-# with the same binary and their own state directory, is not the suite's.
+# suite's own processes, cgroups and scratch directories: a sandbox the
+# user runs meanwhile, with the same binary and their own state directory,
+# is not the suite's.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
@@ -31,6 +32,8 @@ suite_id=$(SBX_STATE_DIR=$BASE/suite-state "$SBX" ps --json | jq -r '.[0].id')
 user_id=$(SBX_STATE_DIR=$BASE/user-state "$SBX" ps --json | jq -r '.[0].id')
 sleep 0.3
 left=$(leftovers)
+grep -qxF "scratch $TAP_TMP" <<<"$left"
+ok $? "a test file's scratch directory counts while it is there ($TAP_TMP)"
 grep -q "^process $suite_pid: " <<<"$left"
 ok $? "the suite's running sbx counts ($suite_pid)"
 ! grep -q "^process $user_pid: " <<<"$left"

@@ -8,7 +8,9 @@
 #   - a mount below one of the suite's scratch directories (sbx-test.XXXXXX,
 #     sbx-escape.XXXXXX, ...) or the checkout ($ROOT);
 #   - a cgroup sbx-ID that is not a sandbox of the caller's own state
-#     directories ($USER_STATE_DIRS).
+#     directories ($USER_STATE_DIRS);
+#   - a test file's scratch directory (tests/lib/tap.sh's TAP_TMP,
+#     ${TMPDIR:-/tmp}/sbx-test.XXXXXX), which its exit removes.
 # A sandbox the user runs meanwhile, with their own state, is none of these.
 leftovers() {
 	local exe id d s mine p
@@ -20,6 +22,9 @@ leftovers() {
 	done
 	awk -v root="$ROOT/" '$5 ~ /\/sbx-[a-z]+\.[A-Za-z0-9]+(\/|$)/ || index($5, root) == 1 {print "mount " $5}' \
 		/proc/self/mountinfo
+	for d in "${TMPDIR:-/tmp}"/sbx-test.*; do
+		[ -d "$d" ] && echo "scratch $d"
+	done
 	find /sys/fs/cgroup -maxdepth 5 -type d -name 'sbx-*' 2>/dev/null | while read -r d; do
 		id=${d##*/sbx-}
 		mine=
