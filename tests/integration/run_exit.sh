@@ -145,10 +145,15 @@ for mode in $MODES; do
 	as_mode $mode "$SBX" destroy "bg-$mode" >/dev/null 2>&1
 
 	# init holds nothing of the supervisor's: stdio and its sync socket only.
-	as_mode $mode "$SBX" run -q --name "fds-$mode" --rootfs "$IMG" -- sleep 2 &
+	as_mode $mode "$SBX" run -q --name "fds-$mode" --rootfs "$IMG" -- sleep 4 &
 	pid=$!
-	sleep 0.7
-	ipid=$(python3 -c 'import json,sys,glob; print([json.load(open(f)).get("init_pid") for f in glob.glob(sys.argv[1] + "/sandboxes/*/record.json") if json.load(open(f)).get("name") == sys.argv[2]][0])' "$BASE/state-$mode" "fds-$mode" 2>/dev/null)
+	ipid=
+	for _ in $(seq 30); do # its record, saved while the jail starts (a busy host: later)
+		sleep 0.1
+		ipid=$(python3 -c 'import json,sys,glob; print([json.load(open(f)).get("init_pid") for f in glob.glob(sys.argv[1] + "/sandboxes/*/record.json") if json.load(open(f)).get("name") == sys.argv[2]][0])' "$BASE/state-$mode" "fds-$mode" 2>/dev/null)
+		[ -n "$ipid" ] && break
+	done
+	sleep 0.5 # init past its set-up
 	nfd=$(ls /proc/"$ipid"/fd 2>/dev/null | wc -l)
 	# (beyond stdio, which is the caller's: under make check a log file)
 	targets=$(for f in /proc/"$ipid"/fd/*; do
