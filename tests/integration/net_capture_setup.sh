@@ -41,6 +41,19 @@ want 3128
 [ -s "$BASE/want.list" ] && [ -s "$BASE/want.netlink" ]
 ok $? "nft loads the reference ruleset in a namespace of its own"
 
+# strace -ff: one file per process (-f alone splits a call that another
+# process's line interrupts into "<unfinished ...>" and "<... resumed>",
+# which the checks below would miss on a busy host).  trace_dir F makes
+# F.d (writable by nobody); trace_join F puts its files together in F, each
+# line led by its pid, as strace -f writes them.
+trace_dir() {
+	mkdir -p "$1.d" && chmod 0777 "$1.d" && echo "$1.d"
+}
+trace_join() {
+	local t
+	for t in "$1.d"/t.*; do sed "s/^/${t##*.} /" "$t"; done >"$1"
+}
+
 for mode in $MODES; do
 	tag="7.$$$([ $mode = root ] && echo 1 || echo 2)"
 	sbx_as_mode $mode "$SBX" run -q -p "$BASE/proxy.ini" -- sleep "$tag" &
@@ -67,9 +80,9 @@ for mode in $MODES; do
 	[ $r = 0 ] || diag "$(diff "$BASE/want.netlink" "$BASE/got.netlink")"
 
 	f=$TAP_TMP/trace-$mode
-	touch "$f" && chmod 0666 "$f"
-	sbx_as_mode $mode strace -f -qq -e trace=clone,clone3,fork,vfork,openat -o "$f" \
+	sbx_as_mode $mode strace -ff -qq -e trace=clone,clone3,fork,vfork,openat -o "$(trace_dir "$f")/t" \
 		"$SBX" run -q -p "$BASE/proxy.ini" -- /bin/true
+	trace_join "$f"
 	init=$(sed -n 's/^[0-9]* *clone(.*CLONE_NEWPID.* = \([0-9]*\)$/\1/p' "$f" | head -n 1)
 	forks=$(grep -cE "^$init +(clone|clone3|fork|vfork)\(" "$f")
 	[ -n "$init" ] && [ "$forks" = 1 ] &&
@@ -83,9 +96,9 @@ for mode in $MODES; do
 	# namespaces) nor its threads and purger (CLONE_VM): CA helpers.
 	for c in up:0 inject:1; do
 		f=$TAP_TMP/ca-$mode-${c%:*}
-		touch "$f" && chmod 0666 "$f"
-		sbx_as_mode $mode env SBX_T_KEY=sk-test-0123456789 strace -f -qq -e trace=clone,clone3,fork,vfork \
-			-o "$f" "$SBX" run -q -p "$BASE/${c%:*}.ini" -- /bin/true
+		sbx_as_mode $mode env SBX_T_KEY=sk-test-0123456789 strace -ff -qq -e trace=clone,clone3,fork,vfork \
+			-o "$(trace_dir "$f")/t" "$SBX" run -q -p "$BASE/${c%:*}.ini" -- /bin/true
+		trace_join "$f"
 		sup=$(sed -n 's/^\([0-9]*\) *clone(.*CLONE_NEWPID.*/\1/p' "$f" | head -n 1)
 		helpers=$(grep -E "^$sup +(clone|clone3|fork|vfork)\(" "$f" | grep -vcE 'CLONE_VM|CLONE_NEWPID')
 		[ -n "$sup" ] && [ "$helpers" = "${c#*:}" ]
