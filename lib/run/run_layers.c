@@ -26,6 +26,15 @@ static bool made_dir(const char *path)
 	return errno == EEXIST && lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* disk/, where the layers' image or tmpfs is mounted, and a kept in-memory
+ * layer copied (it may be there already: a loop device that failed). */
+static int make_layer_dir(struct sbx_run *c, struct sbx_err *err)
+{
+	if (mkdir(c->layer_dir, 0700) < 0 && !made_dir(c->layer_dir))
+		return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
+	return 0;
+}
+
 /* An overlay upper must look like its lower's root: same mode, owned by the
  * lower's owner as the jail sees it. */
 static int make_layer(struct sbx_run *c, const char *dir, const char *lower, struct sbx_err *err)
@@ -256,8 +265,6 @@ static int mount_disk(struct sbx_run *c, struct sbx_err *err)
 	if (r < 0)
 		return r;
 	c->layer_dir = sbx_xasprintf("%s/disk", c->sb.dir);
-	if (loop && mkdir(c->layer_dir, 0700) < 0)
-		return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
 	if (overlayfs)
 		c->layer_note = sbx_xasprintf(
 		    "the state directory '%s' is on an overlayfs (a container's root?), where no "
@@ -265,7 +272,9 @@ static int mount_disk(struct sbx_run *c, struct sbx_err *err)
 		    "([limits] disk sets its size; --state-dir on a volume avoids this)",
 		    c->st.state_dir, (unsigned long long)(c->layer_size >> 20));
 	if (loop) {
-		r = loop_disk(c, asked, &private_ns, err);
+		r = make_layer_dir(c, err);
+		if (r == 0)
+			r = loop_disk(c, asked, &private_ns, err);
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
@@ -275,9 +284,8 @@ static int mount_disk(struct sbx_run *c, struct sbx_err *err)
 		c->disk_memory = true; /* disk/ is made only if kept */
 		return 0;
 	}
-	if (!loop && mkdir(c->layer_dir, 0700) < 0)
-		return sbx_err_set(err, errno, "cannot create '%s'", c->layer_dir);
-	return tmpfs_disk(c, err);
+	r = make_layer_dir(c, err);
+	return r < 0 ? r : tmpfs_disk(c, err);
 }
 
 /* As root, the skeleton of a kept sandbox's in-memory layer on disk/ is
@@ -374,8 +382,7 @@ void sbx_run_keep_layers(struct sbx_run *c)
 
 	if (!c->kept || !c->disk_memory)
 		return;
-	if (mkdir(c->layer_dir, 0700) < 0 && !made_dir(c->layer_dir))
-		r = sbx_err_set(&e, errno, "cannot create '%s'", c->layer_dir);
+	r = make_layer_dir(c, &e);
 	if (r == 0)
 		r = make_layers(c, &e);
 	if (r < 0) {
