@@ -6,9 +6,21 @@
 # installs a package in a Debian minbase image (made with debootstrap)
 # through the proxy, tar restores owners and setgroups works; the other
 # built-in profiles keep none.  As an ordinary user with a range in
-# /etc/subuid and /etc/subgid (added here for nobody, removed after), the
+# /etc/subuid and /etc/subgid (this test's own, below), the
 # jail maps that range as podman does, says so in the run log, and the same
 # apt-get works; what the range's ids made is removed with the sandbox.
+#
+# The suite runs two files at a time, and others read /etc/subuid (every
+# ordinary user's run looks itself up there; root's jails move above the
+# ranges in it): the ranges are bound over /etc/subuid and /etc/subgid in a
+# mount namespace of this test's own, so no other file ever sees them.
+if [ "$(id -u)" -eq 0 ] && [ -z "${SBX_SUBID_MNTNS:-}" ]; then
+	if unshare -m --propagation private true 2>/dev/null; then
+		SBX_SUBID_MNTNS=1 exec unshare -m --propagation private -- bash "$0" "$@"
+	fi
+	echo "Bail out! cannot make a mount namespace for the test's /etc/subuid (unshare -m)"
+	exit 1
+fi
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
@@ -62,17 +74,32 @@ capture sbx_as_mode_in "$WD" user "$SBX" run --rm -p build --rootfs "$IMG" -- sh
 [ "$(lines "$out")" -ge 2 ] && [[ "$err" == *"one id mapped"* ]] && [[ "$out" == *"Operation not permitted"* ]]
 ok $? "nobody without a range: one id, the run log says so, chown to another id is EPERM as on the host ($out)"
 
-SUBU=/etc/subuid SUBG=/etc/subgid
-for f in $SUBU $SUBG; do [ -e "$f" ] && cp -p "$f" "$BASE/$(basename "$f").orig"; done
-restore_subids() {
-	for f in $SUBU $SUBG; do
-		if [ -e "$BASE/$(basename "$f").orig" ]; then cp -p "$BASE/$(basename "$f").orig" "$f"; else rm -f "$f"; fi
+# The test's own /etc/subuid and /etc/subgid: copies of the host's (or
+# empty files where it has none), bound over the host's in this test's
+# mount namespace; set_subids replaces what they hold.
+for f in subuid subgid; do
+	if [ -e /etc/$f ]; then cp "/etc/$f" "$BASE/$f.host"; else : >"$BASE/$f.host"; fi
+	cp "$BASE/$f.host" "$BASE/$f" && chmod 0644 "$BASE/$f"
+	if [ ! -e /etc/$f ]; then
+		# nothing to bind over: an empty file means no ranges, as none does
+		: >"/etc/$f" && made_etc+=("/etc/$f")
+	fi
+	mount --bind "$BASE/$f" "/etc/$f" || {
+		echo "Bail out! cannot bind $BASE/$f over /etc/$f"
+		exit 1
+	}
+done
+trap 'for f in subuid subgid; do umount "/etc/$f" 2>/dev/null; done; rm -f "${made_etc[@]}"; rm -rf "$TAP_TMP"' EXIT
+trap 'exit 143' TERM INT
+set_subids() { # "$@": lines added to the host's
+	for f in subuid subgid; do
+		{ cat "$BASE/$f.host"; printf '%s\n' "$@"; } >"$BASE/$f.new" && cat "$BASE/$f.new" >"$BASE/$f"
 	done
 }
-trap 'restore_subids; rm -rf "$TAP_TMP"' EXIT
-trap 'exit 143' TERM INT
-echo "65534:300000:65536" >>$SUBU
-echo "65534:300000:65536" >>$SUBG
+set_subids "65534:300000:65536"
+grep -q '^65534:300000:65536$' /etc/subuid && ! grep -q '^65534:300000:65536$' /proc/1/root/etc/subuid 2>/dev/null &&
+	grep -q '^65534:300000:65536$' /etc/subgid && ! grep -q '^65534:300000:65536$' /proc/1/root/etc/subgid 2>/dev/null
+ok $? "the range is in this test's /etc/subuid and /etc/subgid; the host's, which the other test files read, are unchanged"
 
 capture sbx_as_mode_in "$WD" user "$SBX" run --rm -p build --rootfs "$IMG" -- cat /proc/self/uid_map
 [ "$(printf '%s\n' "$out" | tr -s ' ' | sed 's/^ //')" = "$(printf '0 65534 1\n1 300000 65536')" ] &&
@@ -97,9 +124,7 @@ ok $? "nobody with a range: an ephemeral sandbox leaves nothing behind ($rc: $er
 # A user whose range is the one root's jails would use (Debian's useradd
 # gives the first user 100000-165535): root's jails move above it, so that
 # the user cannot act as their ids.
-restore_subids
-echo "65534:100000:65536" >>$SUBU
-echo "65534:100000:65536" >>$SUBG
+set_subids "65534:100000:65536"
 capture sbx_as_mode_in "$WD" root "$SBX" run --rm -- cat /proc/self/uid_map
 [ "$(tr -s ' ' <<<"$out" | sed 's/^ //')" = "0 196608 65536" ] &&
 	[[ "$err" == *"root inside, uid 196608 on the host (not root); ids 0-65535 are host 196608-262143 (above every /etc/subuid range)"* ]]
@@ -107,7 +132,7 @@ ok $? "root: a user's range over 100000-165535 moves root's jails above it ($out
 capture sbx_as_mode_in "$WD" root "$SBX" doctor --json
 [ "$(jq .host_base <<<"$out")" = 196608 ]
 ok $? "root: doctor says which range root's jails use"
-restore_subids
+set_subids
 sbx_as_mode root "$SBX" destroy --all >/dev/null 2>&1
 sbx_as_mode user "$SBX" destroy --all >/dev/null 2>&1
 done_testing
