@@ -10,7 +10,7 @@
  * counted (sbx_proxy_stats.idle), not logged one by one, so that a jail
  * opening thousands of them cannot flood the run log.  A connection reads one
  * request head (capped at PROXY_HEAD_MAX), decides, connects to the exact
- * address it checked, then relays both directions through a 1 MiB buffer
+ * address it checked, then relays both directions through a 4 MiB buffer
  * each (see sbx_proxy_relay() in proxy_conn.c for why not splice(2)).
  *
  * Plain HTTP: the absolute-form request line is rewritten to origin form,
