@@ -366,7 +366,9 @@ static void new_record(struct sbx_sandbox *sb)
 /*
  * Sandbox directories made ahead of time: STATE/sandboxes/.ready-N, each
  * with its lock file, made by the trash purger after a run
- * (sbx_state_ready_fill), taken by the next run in one rename.  A new
+ * (sbx_state_ready_fill), or a removed sandbox's own directory emptied and
+ * renamed back (sbx_state_ready_recycle), taken by the next run in one
+ * rename.  A new
  * directory there costs a run most of a millisecond: sandboxes/ has ext4's
  * top-directory flag (lib/state/RECORD.md), so each lands in a block group
  * of its own, whose bitmaps are read from the disk.
@@ -457,6 +459,49 @@ void sbx_state_ready_fill(struct sbx_state *st)
 		if (dfd >= 0)
 			close(dfd);
 	}
+}
+
+/*
+ * A removed sandbox's directory (name in fromfd: the trash) as a missing
+ * ready directory: all but its lock file removed, then renamed to
+ * .ready-N.  That spares the purger removing it and making the next one,
+ * each a directory freed or placed in a block group of its own (above).
+ * False, with whatever is left in place, when no ready directory is
+ * missing or the directory is not one a run could take (ready_dir_ok, its
+ * lock a plain empty file of this user's).
+ */
+bool sbx_state_ready_recycle(int sandboxes_fd, int fromfd, const char *name)
+{
+	_cleanup_close_ int dfd = -1;
+	struct stat s;
+	DIR *d;
+	struct dirent *de;
+	char r[16];
+	int i, fd;
+	bool left = false;
+
+	for (i = 0; i < READY_DIRS; i++) {
+		snprintf(r, sizeof(r), ".ready-%d", i);
+		if (fstatat(sandboxes_fd, r, &s, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			break;
+	}
+	if (i == READY_DIRS || (dfd = openat(fromfd, name, DIR_FLAGS)) < 0)
+		return false;
+	fd = dup(dfd);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, "lock"))
+			left |= sbx_state_rm_tree(dfd, de->d_name) < 0;
+	closedir(d);
+	return !left && ready_dir_ok(dfd) &&
+	       fstatat(dfd, "lock", &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(s.st_mode) &&
+	       s.st_uid == geteuid() && !(s.st_mode & 077) && s.st_size == 0 && s.st_nlink == 1 &&
+	       renameat2(fromfd, name, sandboxes_fd, r, RENAME_NOREPLACE) == 0;
 }
 
 void sbx_state_ready_clear(struct sbx_state *st)

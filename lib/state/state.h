@@ -152,6 +152,8 @@ int sbx_sandbox_trash(struct sbx_state *st, struct sbx_sandbox *sb, struct sbx_e
  * (the trash purger does, after a run), and is one? */
 void sbx_state_ready_fill(struct sbx_state *st);
 bool sbx_state_ready_missing(struct sbx_state *st);
+/* A trashed sandbox directory (name in fromfd) made a missing ready one. */
+bool sbx_state_ready_recycle(int sandboxes_fd, int fromfd, const char *name);
 /* Remove them (destroy --all: sandboxes/ is empty after it). */
 void sbx_state_ready_clear(struct sbx_state *st);
 /* An interrupted removal left in STATE/trash, or idle work set, or (the

@@ -78,8 +78,10 @@ static bool trash_has_entries(struct sbx_state *st)
 	       S_ISDIR(s.st_mode) && s.st_nlink > 2;
 }
 
-/* Remove every entry of the trash; the names removed go to removed. */
-static void purge_all(int tfd, struct sbx_strv *removed)
+/* Remove every entry of the trash (the first ones made missing ready
+ * directories in sfd, STATE/sandboxes, when it is not -1); the names
+ * removed go to removed. */
+static void purge_all(int tfd, int sfd, struct sbx_strv *removed)
 {
 	DIR *d = sbx_opendir_at(tfd, ".");
 	struct dirent *de;
@@ -88,6 +90,8 @@ static void purge_all(int tfd, struct sbx_strv *removed)
 		return;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
+			continue;
+		if (sfd >= 0 && sbx_state_ready_recycle(sfd, tfd, de->d_name))
 			continue;
 		if (sbx_state_rm_tree(tfd, de->d_name) == 0 && removed)
 			sbx_strv_push_take(
@@ -105,7 +109,7 @@ static bool empty(int tfd)
 }
 
 /* Purge under the trash lock; again after letting go if entries came. */
-static void purge_locked(int tfd, bool wait, struct sbx_strv *removed)
+static void purge_locked(int tfd, int sfd, bool wait, struct sbx_strv *removed)
 {
 	int lk = openat(tfd, TRASH_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 
@@ -114,7 +118,7 @@ static void purge_locked(int tfd, bool wait, struct sbx_strv *removed)
 	do {
 		if (flock(lk, wait ? LOCK_EX : LOCK_EX | LOCK_NB) < 0)
 			break; /* another purger has it: it looks again when done */
-		purge_all(tfd, removed);
+		purge_all(tfd, sfd, removed);
 		(void)flock(lk, LOCK_UN);
 	} while (!empty(tfd));
 	close(lk);
@@ -213,7 +217,7 @@ static void __attribute__((noreturn)) purger_work(const struct sbx_state *st)
 	(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
 		      IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
 	signal(SIGHUP, SIG_IGN);
-	purge_locked(3, false, NULL);
+	purge_locked(3, lost.sandboxes_fd, false, NULL);
 	if (lost.sandboxes_fd >= 0 && lost.state_dir)
 		sweep_lost(&lost);
 	sbx_state_ready_fill(&lost);
@@ -463,6 +467,6 @@ void sbx_state_purge(struct sbx_state *st, struct sbx_strv *removed)
 
 	if (st->state_fd < 0 || (tfd = trash_dir(st, false)) < 0)
 		return;
-	purge_locked(tfd, true, removed);
+	purge_locked(tfd, -1, true, removed);
 	close(tfd);
 }

@@ -3,7 +3,8 @@
 # time: after a run its purger leaves STATE/sandboxes/.ready-0 and -1
 # (0700, a lock file in each); the next run takes one in a rename (its
 # sandbox directory is that inode), never one another run holds (locked),
-# never one that is not sbx's own (the purger replaces it); ps and inspect
+# never one that is not sbx's own (the purger replaces it); a removed
+# sandbox's directory becomes a missing ready one; ps and inspect
 # never list them; destroy --all removes them.  Root and nobody.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
@@ -55,6 +56,32 @@ for mode in $MODES; do
 	after=$(ready $mode)
 	[ "$(wc -w <<<"$after")" = 2 ] && [ "$after" != "$before" ]
 	ok $? "$mode: the purger of that (kept) run makes the one it took again"
+	# A removed sandbox's directory is made the ready one it took: emptied
+	# but for its lock, renamed back (no directory removed, none made).
+	before=$(ready $mode)
+	t0=$(date +%s.%N)
+	capture sbx_as_mode_in "$WD" $mode "$SBX" run -q --rm --rootfs "$IMG" -- sh -c 'echo x >/f'
+	after=$(ready $mode)
+	born=$(stat -c %W "$S/.ready-0" "$S/.ready-1" | sort -n | tail -1)
+	[ $rc -eq 0 ] && [ "$after" = "$before" ] && [ "$born" -gt 0 ] && [ "$born" -le "${t0%.*}" ] &&
+		[ "$(ls -A "$S/.ready-0" "$S/.ready-1" | grep -c '^lock$')" = 2 ] &&
+		[ "$(ls -A "$S/.ready-0" "$S/.ready-1" | grep -vc -e '^lock$' -e '^$' -e ':$')" = 0 ] &&
+		[ "$(stat -c %a "$S/.ready-0" "$S/.ready-1" | sort -u)" = 700 ]
+	ok $? "$mode: a removed sandbox's directory becomes the ready one it took, only its lock left ($before -> $after, born $born, run at ${t0%.*})"
+	# One that a run could not take (its mode changed meanwhile) is removed.
+	capture sbx_as_mode_in "$WD" $mode "$SBX" run -q --rm --name rm-$mode --rootfs "$IMG" -- sh -c 'sleep 1'&
+	bg=$!
+	for _ in $(seq 50); do
+		id=$(sbx_as_mode $mode "$SBX" inspect --json rm-$mode 2>/dev/null | jq -r .id 2>/dev/null)
+		[ -n "$id" ] && [ "$id" != null ] && break
+		sleep 0.05
+	done
+	gone=$(stat -c %i "$S/$id" 2>/dev/null)
+	chmod 0755 "$S/$id"
+	wait $bg
+	after=$(ready $mode)
+	[ -n "$gone" ] && [[ " $after" != *" $gone "* ]] && [ "$(stat -c %a "$S/.ready-0" "$S/.ready-1" | sort -u)" = 700 ]
+	ok $? "$mode: a removed sandbox directory that is not one a run could take is removed, not made ready ($gone; $after)"
 	capture sbx_as_mode $mode "$SBX" ps -a --json
 	[ "$(jq length <<<"$out")" = 1 ] && ! grep -q ready <<<"$out"
 	ok $? "$mode: ps lists the sandbox, never a ready directory"
