@@ -495,12 +495,13 @@ bool sbx_state_ready_recycle(int sandboxes_fd, int fromfd, const char *name)
 		return false;
 	}
 	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, "lock"))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    strcmp(de->d_name, "lock"))
 			left |= sbx_state_rm_tree(dfd, de->d_name) < 0;
 	closedir(d);
-	return !left && ready_dir_ok(dfd) &&
-	       fstatat(dfd, "lock", &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(s.st_mode) &&
-	       s.st_uid == geteuid() && !(s.st_mode & 077) && s.st_size == 0 && s.st_nlink == 1 &&
+	return !left && ready_dir_ok(dfd) && fstatat(dfd, "lock", &s, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(s.st_mode) && s.st_uid == geteuid() && !(s.st_mode & 077) &&
+	       s.st_size == 0 && s.st_nlink == 1 &&
 	       renameat2(fromfd, name, sandboxes_fd, r, RENAME_NOREPLACE) == 0;
 }
 
