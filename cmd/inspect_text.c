@@ -312,7 +312,7 @@ static void print_fs(FILE *o, const struct sbx_record *r)
 					: "its own: cpus, its network devices and cgroup; "
 					  "no host devices"));
 	section(o, "Persistence");
-	kv_str(o, "persist", r->policy.persist);
+	kv_str(o, "persist", r->policy.persist_summary ?: r->policy.persist);
 	kv_bool(o, "kept", r->kept_set, r->kept);
 	if (r->keep_reason)
 		kv_str(o, "why", r->keep_reason);

@@ -42,7 +42,8 @@ static void human_policy(const json_t *ev)
 	sbx_errorf("network: %s", jstr(json_object_get(ev, "network"), "summary"));
 	sbx_errorf("secrets: %s", jstr(ev, "secrets_summary"));
 	sbx_errorf("filesystem: %s", jstr(fs, "summary"));
-	sbx_errorf("persist: %s", jstr(ev, "persist"));
+	sbx_errorf("persist: %s", *jstr(ev, "persist_summary") ? jstr(ev, "persist_summary")
+							       : jstr(ev, "persist"));
 }
 
 static void human_exit(const json_t *ev)

@@ -221,6 +221,24 @@ static void fs_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 	fs->sysfs = sbx_xstrdup(c->cfg->sysfs == SBX_SYSFS_NONE ? "none" : "own");
 }
 
+/* What happens to the sandbox at the end: --rm and --keep decide over the
+ * profile's persist (decide_keep), and the run log says so. */
+static void persist_policy(const struct sbx_run *c, struct sbx_record_policy *p)
+{
+	const char *prof = sbx_persist_name(c->cfg->persist);
+	const char *by = c->opt->rm ? "--rm" : c->opt->keep ? "--keep" : NULL;
+	const char *eff = c->opt->rm ? "never" : c->opt->keep ? "always" : prof;
+
+	p->persist = sbx_xstrdup(eff);
+	if (!by)
+		p->persist_summary = sbx_xstrdup(eff);
+	else if (strcmp(eff, prof))
+		p->persist_summary =
+		    sbx_xasprintf("%s (%s, over the profile's persist = %s)", eff, by, prof);
+	else
+		p->persist_summary = sbx_xasprintf("%s (%s)", eff, by);
+}
+
 void sbx_run_log_policy(struct sbx_run *c)
 {
 	struct sbx_record_policy *p = &c->sb.rec.policy;
@@ -231,7 +249,7 @@ void sbx_run_log_policy(struct sbx_run *c)
 	network_policy(c, &p->network);
 	p->secrets = sbx_secrets_describe(c->cfg, &c->secrets);
 	fs_policy(c, &p->filesystem);
-	p->persist = sbx_xstrdup(sbx_persist_name(c->cfg->persist));
+	persist_policy(c, p);
 	p->limits = sbx_limits_json(c->cfg, &c->cg);
 	p->seccomp = sbx_xstrdup(c->cfg->seccomp);
 	p->capabilities = c->cfg->caps_keep;

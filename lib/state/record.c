@@ -52,6 +52,7 @@ static void policy_free(struct sbx_record_policy *p)
 	free(p->filesystem.sysfs);
 	layers_free(&p->filesystem);
 	free(p->persist);
+	free(p->persist_summary);
 	json_decref(p->limits);
 	free(p->seccomp);
 }
@@ -170,6 +171,7 @@ json_t *sbx_record_policy_json(const struct sbx_record_policy *p)
 	set(o, "secrets", ref(p->secrets, json_array));
 	set(o, "filesystem", fs_json(&p->filesystem));
 	set(o, "persist", str(p->persist));
+	set(o, "persist_summary", str(p->persist_summary));
 	set(o, "limits", ref(p->limits, json_object));
 	set(o, "seccomp", str(p->seccomp));
 	set(o, "capabilities", caps);
@@ -425,6 +427,7 @@ static void read_policy(struct rd *d, const json_t *o, struct sbx_record_policy 
 
 	p->set = true;
 	p->persist = get_str(d, o, "persist");
+	p->persist_summary = get_str(d, o, "persist_summary");
 	p->seccomp = get_str(d, o, "seccomp");
 	p->no_new_privs = get_bool(d, o, "no_new_privs");
 	p->secrets_summary = get_str(d, o, "secrets_summary");

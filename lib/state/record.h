@@ -84,9 +84,10 @@ struct sbx_record_policy {
 	json_t *secrets; /* sbx_secrets_describe() */
 	char *secrets_summary;
 	struct sbx_record_filesystem filesystem;
-	char *persist;
-	json_t *limits; /* sbx_limits_json() */
-	int64_t disk;	/* read: limits.disk.value, the layers' cap; -1: none */
+	char *persist;	       /* what happens at the end: the profile's, or --rm/--keep's */
+	char *persist_summary; /* persist, and the option that overrode the profile */
+	json_t *limits;	       /* sbx_limits_json() */
+	int64_t disk;	       /* read: limits.disk.value, the layers' cap; -1: none */
 	char *seccomp;
 	uint64_t capabilities; /* bit N: capability N kept */
 	bool no_new_privs;

@@ -353,7 +353,7 @@ static void put_event(FILE *f, const char *type, const json_t *e)
 		fprintf(f, "user: %s; network: %s; secrets: %s; filesystem: %s; persist: %s",
 			str(e, "user.summary") ?: "?", str(e, "network.summary") ?: "?",
 			str(e, "secrets_summary") ?: "?", str(e, "filesystem.summary") ?: "?",
-			str(e, "persist") ?: "?");
+			str(e, "persist_summary") ?: str(e, "persist") ?: "?");
 	} else if (!strcmp(type, "limits")) {
 		fputs(str(e, "summary") ?: "", f);
 	} else if (!strcmp(type, "phase")) {

@@ -247,7 +247,7 @@ static void sec_policy(FILE *f, const struct sbx_record *r)
 	row_text(f, "secrets (names)", sbx_rec_secrets_text(r));
 	row_text(f, "root", sbx_rec_root_text(r));
 	row_take(f, "shared with host", set ? jstrv(&p->filesystem.shared) : json_null());
-	row_take(f, "persist", jstr(p->persist));
+	row_take(f, "persist", jstr(p->persist_summary ?: p->persist));
 	row_text(f, "limits", sbx_rec_limits_text(r));
 	row_take(f, "seccomp", jstr(p->seccomp));
 	for (int i = 0; i < 64; i++)

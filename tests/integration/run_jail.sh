@@ -227,6 +227,22 @@ for mode in $MODES; do
 	n4=$(ls "$BASE/state-$mode/sandboxes" 2>/dev/null | grep -vc '^\.')
 	[ "$n1" = "$n0" ] && [ "$n2" = $((n0 + 1)) ] && [ "$n3" = "$n2" ] && [ "$n4" = $((n2 + 1)) ]
 	ok $? "$mode: success removed, failure kept (on-failure), --rm removed, --keep kept ($n0 $n1 $n2 $n3 $n4)"
+	# The run log says what happens at the end, --rm and --keep included.
+	capture as_mode $mode "$SBX" run --rootfs "$IMG" -- true
+	p0=$(grep '^sbx: persist: ' <<<"$err")
+	capture as_mode $mode "$SBX" run --rm --rootfs "$IMG" -- true
+	p1=$(grep '^sbx: persist: ' <<<"$err")
+	capture as_mode $mode "$SBX" run --keep -n pk-$mode --rootfs "$IMG" -- true
+	p2=$(grep '^sbx: persist: ' <<<"$err")
+	j=$(as_mode $mode "$SBX" inspect --json pk-$mode | jq -c '[.policy.persist, .policy.persist_summary]')
+	t=$(as_mode $mode "$SBX" inspect pk-$mode | grep -E '^ *persist ')
+	as_mode $mode "$SBX" destroy pk-$mode >/dev/null
+	[ "$p0" = "sbx: persist: on-failure" ] &&
+		[ "$p1" = "sbx: persist: never (--rm, over the profile's persist = on-failure)" ] &&
+		[ "$p2" = "sbx: persist: always (--keep, over the profile's persist = on-failure)" ] &&
+		[ "$j" = '["always","always (--keep, over the profile'"'"'s persist = on-failure)"]' ] &&
+		[[ "$t" == *"always (--keep, over the profile's persist = on-failure)"* ]]
+	ok $? "$mode: the run log and inspect say --rm and --keep over the profile's persist ($p0 / $p1 / $p2 / $j / $t)"
 
 	# Every built-in profile limits processes, and the run log says how.
 	for p in default agent; do
