@@ -50,9 +50,10 @@ capture sh -c "cd '$B/home' && HOME='$B/home' SBX_STATE_DIR='$B/state-root' SBX_
 ok $? "root: the same home is copy-on-write and the host unchanged (rc $rc, $err)"
 
 # A working directory inside the home: one overlay shows both (the home's)
-# when that one is copy-on-write...
+# when that one is copy-on-write...  (Only the overlays under $B count: the
+# jail's root is the host's, where another test file may have one mounted.)
 mkdir -p "$B/home/proj" && chmod 0777 "$B/home/proj"
-capture sh -c "cd '$B/home/proj' && HOME='$B/home' SBX_STATE_DIR='$B/state-root' SBX_CACHE_DIR='$B/cache-root' '$B/sbx' run --keep -n nested -- sh -c 'touch \"\$PWD/made\" && grep -c \" - overlay \" /proc/self/mountinfo; grep \" - overlay \" /proc/self/mountinfo | cut -d\" \" -f5'"
+capture sh -c "cd '$B/home/proj' && HOME='$B/home' SBX_STATE_DIR='$B/state-root' SBX_CACHE_DIR='$B/cache-root' '$B/sbx' run --keep -n nested -- sh -c 'touch \"\$PWD/made\" && grep \" - overlay \" /proc/self/mountinfo | cut -d\" \" -f5 | grep -c \"^$B/\"; grep \" - overlay \" /proc/self/mountinfo | cut -d\" \" -f5 | grep \"^$B/\"'"
 set -- $out
 [ $rc -eq 0 ] && [ "$1" = 1 ] && [ "$2" = "$B/home" ] && [ ! -e "$B/home/proj/made" ]
 ok $? "root: a working directory inside the home is the home's overlay, not one of its own ($(echo $out), rc $rc)"
