@@ -368,10 +368,9 @@ static void new_record(struct sbx_sandbox *sb)
  * with its lock file, made by the trash purger after a run
  * (sbx_state_ready_fill), or a removed sandbox's own directory emptied and
  * renamed back (sbx_state_ready_recycle), taken by the next run in one
- * rename.  A new
- * directory there costs a run most of a millisecond: sandboxes/ has ext4's
- * top-directory flag (lib/state/RECORD.md), so each lands in a block group
- * of its own, whose bitmaps are read from the disk.
+ * rename.  A new directory there costs a run most of a millisecond:
+ * sandboxes/ has ext4's top-directory flag (lib/state/RECORD.md), so each
+ * lands in a block group of its own, whose bitmaps are read from the disk.
  */
 #define READY_DIRS 2
 
