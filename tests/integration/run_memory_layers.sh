@@ -10,6 +10,17 @@
 # what the command wrote and `sbx exec` sees it; as root (state on an
 # overlayfs) with the owners the jail gave, never a setuid-root file of the
 # host's.  Root and nobody.
+#
+# As root the file runs in a mount namespace of its own: the overlayfs it
+# mounts for its state (part 3) is then no mount of the host's, which the
+# host-root jails of the test files beside it would see.
+if [ "$(id -u)" -eq 0 ] && [ -z "${SBX_MEMLAYERS_MNTNS:-}" ]; then
+	if unshare -m --propagation private true 2>/dev/null; then
+		SBX_MEMLAYERS_MNTNS=1 exec unshare -m --propagation private -- bash "$0" "$@"
+	fi
+	echo "Bail out! cannot make a mount namespace for the test (unshare -m)"
+	exit 1
+fi
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
@@ -89,6 +100,8 @@ if [ "$(id -u)" = 0 ]; then
 	# unmounted before TAP_TMP is removed, even if this file is stopped early
 	trap 'umount -l "$O/m" 2>/dev/null; rm -rf "$TAP_TMP"' EXIT
 	if mount -t overlay overlay -o "lowerdir=$O/l,upperdir=$O/u,workdir=$O/w" "$O/m"; then
+		! grep -q " $O/m " /proc/1/mountinfo
+		ok $? "root, state on an overlayfs: the overlayfs is this test's mount only, not one of the host's"
 		capture sbx_as_dirs root "$O/m/state" "$BASE/cache-root" "$SBX" run -q -p build --name mem-ovl \
 			--rootfs "$IMG" -- sh -c 'cp /bin/busybox /s && chmod 4755 /s && echo g >/g &&
 			chown 1000:1000 /g && exit 3'
