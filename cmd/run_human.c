@@ -37,13 +37,13 @@ static void human_policy(const json_t *ev)
 {
 	const json_t *u = json_object_get(ev, "user");
 	const json_t *fs = json_object_get(ev, "filesystem");
+	const char *persist = jstr(ev, "persist_summary");
 
 	sbx_errorf("user: %s", jstr(u, "summary"));
 	sbx_errorf("network: %s", jstr(json_object_get(ev, "network"), "summary"));
 	sbx_errorf("secrets: %s", jstr(ev, "secrets_summary"));
 	sbx_errorf("filesystem: %s", jstr(fs, "summary"));
-	sbx_errorf("persist: %s", *jstr(ev, "persist_summary") ? jstr(ev, "persist_summary")
-							       : jstr(ev, "persist"));
+	sbx_errorf("persist: %s", *persist ? persist : jstr(ev, "persist"));
 }
 
 static void human_exit(const json_t *ev)

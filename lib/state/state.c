@@ -374,11 +374,17 @@ static void new_record(struct sbx_sandbox *sb)
  */
 #define READY_DIRS 2
 
+/* The name of ready directory I, in r. */
+static const char *ready_name(int i, char r[16])
+{
+	snprintf(r, 16, ".ready-%d", i);
+	return r;
+}
+
 /* Open .ready-I (its name in r), or -1. */
 static int open_ready(struct sbx_state *st, int i, char r[16])
 {
-	snprintf(r, 16, ".ready-%d", i);
-	return openat(st->sandboxes_fd, r, DIR_FLAGS);
+	return openat(st->sandboxes_fd, ready_name(i, r), DIR_FLAGS);
 }
 
 /* A ready directory of ours: this user's, no one else's, nothing in it but
@@ -476,23 +482,16 @@ bool sbx_state_ready_recycle(int sandboxes_fd, int fromfd, const char *name)
 	DIR *d;
 	struct dirent *de;
 	char r[16];
-	int i, fd;
+	int i;
 	bool left = false;
 
-	for (i = 0; i < READY_DIRS; i++) {
-		snprintf(r, sizeof(r), ".ready-%d", i);
-		if (fstatat(sandboxes_fd, r, &s, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+	for (i = 0; i < READY_DIRS; i++)
+		if (fstatat(sandboxes_fd, ready_name(i, r), &s, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno == ENOENT)
 			break;
-	}
-	if (i == READY_DIRS || (dfd = openat(fromfd, name, DIR_FLAGS)) < 0)
+	if (i == READY_DIRS || (dfd = openat(fromfd, name, DIR_FLAGS)) < 0 ||
+	    !(d = sbx_opendir_at(dfd, ".")))
 		return false;
-	fd = dup(dfd);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
 		    strcmp(de->d_name, "lock"))

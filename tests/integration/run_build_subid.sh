@@ -14,13 +14,7 @@
 # ordinary user's run looks itself up there; root's jails move above the
 # ranges in it): the ranges are bound over /etc/subuid and /etc/subgid in a
 # mount namespace of this test's own, so no other file ever sees them.
-if [ "$(id -u)" -eq 0 ] && [ -z "${SBX_SUBID_MNTNS:-}" ]; then
-	if unshare -m --propagation private true 2>/dev/null; then
-		SBX_SUBID_MNTNS=1 exec unshare -m --propagation private -- bash "$0" "$@"
-	fi
-	echo "Bail out! cannot make a mount namespace for the test's /etc/subuid (unshare -m)"
-	exit 1
-fi
+. "$(dirname "$0")/../lib/mntns.sh"
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 

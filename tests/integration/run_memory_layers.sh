@@ -14,13 +14,7 @@
 # As root the file runs in a mount namespace of its own: the overlayfs it
 # mounts for its state (part 3) is then no mount of the host's, which the
 # host-root jails of the test files beside it would see.
-if [ "$(id -u)" -eq 0 ] && [ -z "${SBX_MEMLAYERS_MNTNS:-}" ]; then
-	if unshare -m --propagation private true 2>/dev/null; then
-		SBX_MEMLAYERS_MNTNS=1 exec unshare -m --propagation private -- bash "$0" "$@"
-	fi
-	echo "Bail out! cannot make a mount namespace for the test (unshare -m)"
-	exit 1
-fi
+. "$(dirname "$0")/../lib/mntns.sh"
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
