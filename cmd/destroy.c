@@ -153,6 +153,8 @@ int cmd_destroy(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	if (!st)
 		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 
+	if (o.all || o.stale)
+		sbx_state_purgers_wait(st); /* nothing at work behind them after */
 	if (o.n_refs) {
 		for (int i = 0; i < o.n_refs; i++) {
 			char id[SBX_ID_LEN + 1];

@@ -165,6 +165,9 @@ void sbx_state_purge_background(struct sbx_state *st);
  * between; a caller that ends otherwise leaves the removal to the next run. */
 bool sbx_state_handoff_pending(void);
 void sbx_state_handoff_exit(void);
+/* Return once no purger is at work in this state directory (one started
+ * before this call; destroy --all/--stale call it first). */
+void sbx_state_purgers_wait(struct sbx_state *st);
 /* The same, now, waiting for any purger at work (destroy --all/--stale);
  * what was removed goes to removed (may be NULL). */
 void sbx_state_purge(struct sbx_state *st, struct sbx_strv *removed);

@@ -32,6 +32,7 @@
 #include "state.h"
 #include "state_int.h"
 #include "limits.h"
+#include "fault.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -217,6 +218,7 @@ static void __attribute__((noreturn)) purger_work(const struct sbx_state *st)
 	(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
 		      IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
 	signal(SIGHUP, SIG_IGN);
+	sbx_fault_pause("purger-start");
 	purge_locked(3, lost.sandboxes_fd, false, NULL);
 	if (lost.sandboxes_fd >= 0 && lost.state_dir)
 		sweep_lost(&lost);
@@ -369,6 +371,10 @@ static void spawn_purger(int tfd, struct sbx_state *st)
 	int go[2] = {-1, -1};
 	pid_t pid;
 
+	/* The purger's mark, taken before the caller can return: a shared
+	 * lock on the trash directory, held through the purger's copy of tfd
+	 * (the same open file) until it exits (sbx_state_purgers_wait). */
+	(void)flock(tfd, LOCK_SH);
 	if (st->exiting && spawn_handoff(tfd, st))
 		return;
 	if (st->holding && pipe2(go, O_CLOEXEC) < 0)
@@ -459,6 +465,25 @@ void sbx_state_purge_background(struct sbx_state *st)
 		spawn_purger(tfd, st);
 		close(tfd);
 	}
+}
+
+/*
+ * Wait for the purgers at work in this state directory: each holds a
+ * shared lock on STATE/trash from before its caller could return until it
+ * exits (spawn_purger), having made the ready directories and images it
+ * makes.  `destroy --stale` and `--all` do, so that a script removing its
+ * state directory after them races with no purger still making a file in
+ * it.  Never called by a purger, nor by a caller whose purger waits for it.
+ */
+void sbx_state_purgers_wait(struct sbx_state *st)
+{
+	int tfd = st->state_fd >= 0 ? trash_dir(st, false) : -1;
+
+	if (tfd < 0)
+		return;
+	while (flock(tfd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	close(tfd); /* the lock goes with it */
 }
 
 void sbx_state_purge(struct sbx_state *st, struct sbx_strv *removed)

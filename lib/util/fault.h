@@ -33,6 +33,8 @@ void sbx_fault_point(const char *name);
  *                       lock (tests/integration/lifecycle_run.sh)
  *   open-after-read     any command opening a sandbox, between reading
  *                       its record and trying its lock (the same test)
+ *   purger-start        a run's purger, before its work (lib/state/trash.c;
+ *                       tests/integration/run_trash.sh)
  */
 void sbx_fault_pause(const char *name);
 

@@ -76,7 +76,7 @@ printf '[sandbox]\nextends = default\nuser = 1000:1000\n\n[security]\nseccomp = 
 	"$BASE/ptrace.policy" >"$BASE/ptrace-uid.ini"
 chmod 0644 "$BASE/ptrace-uid.ini"
 SUID_DUMPABLE=$(cat /proc/sys/fs/suid_dumpable)
-trap 'echo "$SUID_DUMPABLE" >/proc/sys/fs/suid_dumpable; rm -rf "$TAP_TMP"' EXIT
+trap 'echo "$SUID_DUMPABLE" >/proc/sys/fs/suid_dumpable; tap_cleanup' EXIT
 
 for run in ${EXEC_ATTACK_RUNS:-root:default user:default root:ptrace user:ptrace root:ptrace-uid}; do
 	mode=${run%%:*}

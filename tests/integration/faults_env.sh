@@ -37,7 +37,7 @@ cleanup() {
 		m=${MOUNTS[$i]}
 		umount -l "$m" 2>/dev/null
 	done
-	rm -rf "$TAP_TMP"
+	tap_cleanup
 }
 trap cleanup EXIT
 

@@ -46,7 +46,7 @@ if [ -z "${SBX_FLEET_NETNS:-}" ]; then
 	if unshare --net true 2>/dev/null; then
 		# the run in the namespace makes its own TAP_TMP: exec ends this
 		# one's shell, and its EXIT trap with it
-		rm -rf "$TAP_TMP"
+		tap_cleanup
 		SBX_FLEET_NETNS=1 exec unshare --net -- bash "$0" "$@"
 	fi
 	echo "Bail out! cannot make a network namespace for the cluster (unshare --net)"
@@ -149,7 +149,7 @@ fleet_daemons() {
 		esac
 	done
 }
-trap 'fleet_stop; rm -rf "$TAP_TMP"' EXIT
+trap 'fleet_stop; tap_cleanup' EXIT
 
 munged -f --key-file="$SL/munge/munge.key" --socket="$SL/munge/socket" \
 	--pid-file="$SL/munge/munged.pid" --log-file="$SL/log/munged.log" \

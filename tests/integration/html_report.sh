@@ -50,7 +50,7 @@ s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
 open(sys.argv[2], "w").write(str(s.server_address[1]))
 s.serve_forever()' "$TAP_TMP/www" "$TAP_TMP/port.tmp" >/dev/null 2>&1 &
 srv=$!
-trap 'kill $srv 2>/dev/null; rm -rf "$TAP_TMP"' EXIT
+trap 'kill $srv 2>/dev/null; tap_cleanup' EXIT
 for ((i = 0; i < 50; i++)); do [ -s "$TAP_TMP/port.tmp" ] && break; sleep 0.1; done
 port=$(cat "$TAP_TMP/port.tmp")
 

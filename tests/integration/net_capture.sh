@@ -30,7 +30,7 @@ need_tools ip curl python3 node git openssl jq unshare setpriv
 
 sbx_modes
 sbx_base
-trap 'testhost_down; rm -rf "$TAP_TMP"' EXIT
+trap 'testhost_down; tap_cleanup' EXIT
 testhost_up "$BASE/th" || {
 	echo "Bail out! cannot make the test host (netns, veth, servers)"
 	exit 1

@@ -33,7 +33,7 @@ os.rename(d + "/port.tmp", d + "/port")
 threading.Event().wait()
 EOF
 lsn=$!
-trap 'kill $lsn 2>/dev/null; rm -rf "$TAP_TMP"' EXIT
+trap 'kill $lsn 2>/dev/null; tap_cleanup' EXIT
 for _ in $(seq 50); do [ -s "$TAP_TMP/port" ] && break; sleep 0.1; done
 port=$(cat "$TAP_TMP/port")
 

@@ -42,7 +42,7 @@ threading.Event().wait()
 EOF
 python3 "$TAP_TMP/server.py" "$TAP_TMP" &
 srv=$!
-trap 'kill $srv $prx 2>/dev/null; rm -rf "$TAP_TMP"' EXIT
+trap 'kill $srv $prx 2>/dev/null; tap_cleanup' EXIT
 for _ in $(seq 50); do [ -s "$TAP_TMP/ports" ] && break; sleep 0.1; done
 read -r A B <"$TAP_TMP/ports"
 

@@ -58,7 +58,7 @@ PY
 python3 "$TAP_TMP/server.py" "$TAP_TMP" &
 srv=$!
 prx=
-trap 'kill $srv $prx 2>/dev/null; rm -rf "$TAP_TMP"' EXIT
+trap 'kill $srv $prx 2>/dev/null; tap_cleanup' EXIT
 for _ in $(seq 50); do [ -s "$TAP_TMP/port" ] && break; sleep 0.1; done
 S=$(cat "$TAP_TMP/port")
 "$SBX" proxy -q --listen 127.0.0.1:0 --allow "127.0.0.1:$S" 2>"$TAP_TMP/proxy.err" &

@@ -83,7 +83,7 @@ for f in subuid subgid; do
 		exit 1
 	}
 done
-trap 'for f in subuid subgid; do umount "/etc/$f" 2>/dev/null; done; rm -f "${made_etc[@]}"; rm -rf "$TAP_TMP"' EXIT
+trap 'for f in subuid subgid; do umount "/etc/$f" 2>/dev/null; done; rm -f "${made_etc[@]}"; tap_cleanup' EXIT
 trap 'exit 143' TERM INT
 set_subids() { # "$@": lines added to the host's
 	for f in subuid subgid; do

@@ -14,7 +14,7 @@ sbx_setup_busybox
 # symlink into lib/.  /tmp is a private tmpfs in the default profile (and
 # $BASE, nobody's home here, is copy-on-write in it: not there).
 INST=$(mktemp -d /tmp/sbx-inst.XXXXXX)
-trap 'rm -rf "$TAP_TMP" "$INST"' EXIT
+trap 'tap_cleanup "$INST"' EXIT
 mkdir -p "$INST/bin" "$INST/lib/tool"
 printf '#!/bin/sh\necho tool-ran\n' >"$INST/lib/tool/cli.sh"
 chmod 0755 "$INST/lib/tool/cli.sh"

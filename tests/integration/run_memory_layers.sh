@@ -92,7 +92,7 @@ if [ "$(id -u)" = 0 ]; then
 	sbx_host_base
 	O=$BASE/ovl && mkdir -p "$O/l" "$O/u" "$O/w" "$O/m"
 	# unmounted before TAP_TMP is removed, even if this file is stopped early
-	trap 'umount -l "$O/m" 2>/dev/null; rm -rf "$TAP_TMP"' EXIT
+	trap 'umount -l "$O/m" 2>/dev/null; tap_cleanup' EXIT
 	if mount -t overlay overlay -o "lowerdir=$O/l,upperdir=$O/u,workdir=$O/w" "$O/m"; then
 		! grep -q " $O/m " /proc/1/mountinfo
 		ok $? "root, state on an overlayfs: the overlayfs is this test's mount only, not one of the host's"

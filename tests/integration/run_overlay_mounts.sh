@@ -20,7 +20,7 @@ mkdir -p "$B/home/mnt" "$B/work" "$B/state" "$B/cache"
 chmod -R 0777 "$B"
 cp "$SBX" "$B/sbx" && chmod 0755 "$B/sbx"
 mount -t tmpfs -o size=1m none "$B/home/mnt" || { echo "1..0 # SKIP cannot mount a tmpfs"; exit 77; }
-trap 'umount "$B/home/mnt" 2>/dev/null; rm -rf "$TAP_TMP" "$B"' EXIT
+trap 'umount "$B/home/mnt" 2>/dev/null; tap_cleanup "$B"' EXIT
 echo in-the-mount >"$B/home/mnt/file"
 
 as_nobody() {

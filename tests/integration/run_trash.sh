@@ -4,6 +4,7 @@
 # returns (ps and names never see it again) and a detached, low-priority
 # purger removes it; `$(sbx run ...)` never waits for that purger; an
 # interrupted removal is finished by the next run and by `destroy --all`;
+# `destroy --stale` and `--all` wait for the purgers at work;
 # runs that cannot be kept (--rm, persist = never) have their writable
 # layers in memory and say so; --keep keeps them on disk; a thrown-away
 # image's filesystem is detached when run returns and released by the
@@ -21,6 +22,15 @@ trash_empty() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# purgers_in STATE: how many purgers hold a descriptor in STATE.
+purgers_in() {
+	local p n=0
+	for p in $(pgrep -x sbx-purge); do
+		ls -l /proc/"$p"/fd 2>/dev/null | grep -qF " $1/" && n=$((n + 1))
+	done
+	echo $n
 }
 
 for mode in $MODES; do
@@ -181,6 +191,19 @@ EOF
 	ok $? "$mode: --keep: the layers are not the in-memory kind, and its file is kept"
 	sbx_as_mode $mode "$SBX" destroy kp-$mode >/dev/null
 	trash_empty $mode
+
+	# A script that removes its state directory when its runs are done
+	# (a CI job's temporary one) first calls `sbx destroy --stale`: it
+	# returns once the purgers still at work there have ended, so nothing
+	# makes a file in the directory while it is being removed (rm -rf
+	# failed with "Directory not empty" about once in 60 otherwise).  This
+	# run's purger is held 1.5 s at its start.
+	sbx_as_mode_in "$WD" $mode env SBX_FAULT=purger-start "$SBX" run -q --rm --rootfs "$IMG" -- true
+	early=$(purgers_in "$S")
+	capture sbx_as_mode $mode "$SBX" destroy --stale
+	late=$(purgers_in "$S")
+	[ $rc -eq 0 ] && [ "$early" -ge 1 ] && [ "$late" -eq 0 ]
+	ok $? "$mode: destroy --stale returns once the purgers at work in the state directory have ended ($early when run returned, $late after; rc $rc)"
 done
 # As root the layers are an ext4 image on a loop device.  Thrown away, its
 # filesystem is detached before run returns (no mount of it anywhere) but

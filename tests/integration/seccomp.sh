@@ -27,7 +27,7 @@ mkdir -p "$BASE" && chmod 0777 "$BASE"
 # hide the planted copy), and outside the jail's working directory.
 mkdir -p "$TAP_ROOT/tests/out"
 POL=$(mktemp -d "$TAP_ROOT/tests/out/seccomp-policy.XXXXXX") && chmod 0755 "$POL" || exit 1
-trap 'rm -rf "$TAP_TMP" "$POL"' EXIT
+trap 'tap_cleanup "$POL"' EXIT
 # The policy the profile names, and a permissive one the image plants at
 # the same path: the jail must get the host's.
 printf '# test policy\ndeny mkdir EACCES\ndeny mkdirat EACCES   # both\n' >"$POL/p.policy"

@@ -51,4 +51,21 @@ left=$(leftovers | grep -E "^process ($suite_pid|$user_pid):|sbx-($suite_id|$use
 [ -z "$left" ]
 ok $? "nothing of theirs counts once both ended (${left:-none})"
 
+# A test file's scratch directory is removed at its exit only once the
+# purgers at work in its state directories have ended (each holds a shared
+# lock on STATE/trash, as a run's purger does): one making a ready
+# directory while rm -rf emptied its parent once left a scratch directory.
+cat >"$BASE/child.sh" <<EOF
+. "$TAP_ROOT/tests/lib/tap.sh"
+mkdir -p "\$TAP_TMP/state/trash"
+flock -s "\$TAP_TMP/state/trash" sleep 1 &
+echo "\$! \$TAP_TMP"
+for _ in \$(seq 50); do flock -n "\$TAP_TMP/state/trash" true || break; sleep 0.02; done
+EOF
+bash "$BASE/child.sh" >"$BASE/child.out"
+read -r holder child_tmp <"$BASE/child.out"
+alive=$(kill -0 "$holder" 2>/dev/null && echo yes || echo no)
+[ -n "$child_tmp" ] && [ ! -e "$child_tmp" ] && [ "$alive" = no ]
+ok $? "a test file's exit waits for the purger locks in its scratch directory, then removes it (holder alive after: $alive)"
+
 done_testing

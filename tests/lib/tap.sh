@@ -19,7 +19,19 @@ TAP_N=0
 TAP_FAILED=0
 TAP_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sbx-test.XXXXXX")
 chmod 0755 "$TAP_TMP"
-trap 'rm -rf "$TAP_TMP"' EXIT
+# At exit: first wait for the purgers of this file's runs still at work in
+# its state directories (each holds a shared lock on STATE/trash until it
+# ends, lib/state/trash.c, as `sbx destroy --stale` waits for them): one
+# making a ready directory while rm -rf empties its parent made that fail.
+# tap_cleanup [PATH...]: the same, then PATHs removed too.
+tap_cleanup() {
+	local t
+	while IFS= read -r -d '' t; do
+		timeout 60 flock -x "$t" true 2>/dev/null
+	done < <(find "$TAP_TMP" -xdev -type d -name trash -print0 2>/dev/null)
+	rm -rf "$TAP_TMP" "$@"
+}
+trap tap_cleanup EXIT
 
 ok() {
 	TAP_N=$((TAP_N + 1))
