@@ -127,6 +127,7 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 	printf '127.0.0.1 localhost\n127.0.0.1 loop.test\n169.254.169.254 metadata.test\n' \
 		>"$TAP_TMP/hosts"
 	chmod 0644 "$TAP_TMP/hosts"
+	"$SBX" destroy --stale >/dev/null # waits for the purgers at work there
 	rm -rf "$SBX_STATE_DIR"
 	capture unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$TAP_TMP/hosts" \
 		"$SBX" run -q --keep -w / --net proxy --allow "loop.test:$A" --allow metadata.test \
@@ -154,6 +155,7 @@ fi
 # Allowed but never reached (no such name, nothing listening): failed,
 # counted apart from the connections that got through.
 closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$SBX" destroy --stale >/dev/null # waits for the purgers at work there
 rm -rf "$SBX_STATE_DIR"
 capture "$SBX" run --keep -n failed -w / --net proxy --allow "127.0.0.1:$closed" --allow no-such-host.invalid \
 	-- sh -c "curl -s --noproxy '' -o /dev/null -w '%{http_code}\n' http://127.0.0.1:$closed/;

@@ -96,6 +96,7 @@ ok $? "an image's own /run/secrets/KEYF and OTHER are not there: the secret is s
 [ "$rc" = 0 ] || diag "rc=$rc out=$out err=$err"
 
 # The host's root (read-only) as rootfs gets /run/secrets too.
+"$SBX" destroy --stale >/dev/null # waits for the purgers at work there
 rm -rf "$SBX_STATE_DIR"
 capture env SBX_T_TOKEN="$tok" "$SBX" run -q --rm -p "$TAP_TMP/p.ini" -w / -- \
 	sh -c 'cat /run/secrets/KEYF; echo " $TOKEN"'
