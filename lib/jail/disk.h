@@ -27,11 +27,11 @@
  *     is also held to SBX_DISK_MEMORY_SHARE of the machine's memory.
  *
  * mke2fs runs once per size and inode count: its result is kept as a
- * template (TEMPLATES/ext4-4k-sb0-SIZE-INODES.img, a sparse file with ~76 KiB of
+ * template (TEMPLATES/ext4-4k-il-SIZE-INODES.img, a sparse file with ~60 KiB of
  * data, in the state directory's disk-templates/) and each sandbox's
  * image is a copy of that data.  A detached child of an earlier run
  * (sbx_disk_ready_fill, called by the trash purger) keeps SBX_DISK_READY
- * copies of it made and synced (TEMPLATES/ext4-4k-sb0-SIZE-INODES.ready-N.img):
+ * copies of it made and synced (TEMPLATES/ext4-4k-il-SIZE-INODES.ready-N.img):
  * a run takes one in a rename, and makes its own copy only when none is
  * there.
  *

@@ -39,7 +39,7 @@ fi
 T=$BASE/state-root/disk-templates
 capture sbx_as_mode_in "$WD" root "$SBX" run -q --rootfs "$IMG" -- true
 slots=$(ready_slots "$T")
-tpl=$(find "$T" -maxdepth 1 -name 'ext4-4k-sb0-*-*[0-9].img' ! -name '*.ready-*' | head -1)
+tpl=$(find "$T" -maxdepth 1 -name 'ext4-4k-il-*-*[0-9].img' ! -name '*.ready-*' | head -1)
 [ $rc -eq 0 ] && [ -n "$tpl" ] && [ "$(printf '%s\n' "$slots" | grep -c .)" = 2 ]
 ok $? "root: after a run, its purger leaves the template and 2 ready copies ($(ls "$T" | tr '\n' ' '))"
 
@@ -49,6 +49,14 @@ hdr=$(dumpe2fs -h "$tpl" 2>/dev/null)
 grep -q '^Filesystem features:.* sparse_super2' <<<"$hdr" && ! grep -q '^Backup block groups' <<<"$hdr" &&
 	[ "$(stat -c %b "$tpl")" -le $((160 * 1024 / $(stat -c %B "$tpl"))) ]
 ok $? "root: the template has no backup superblocks ($(($(stat -c %b "$tpl") * $(stat -c %B "$tpl") / 1024)) KiB of data)"
+
+# Small directories in their inode (inline_data) and no lost+found in the
+# template: the directories a run makes and removes in its layer allocate
+# and free no block (the first allocation loads the allocator's state
+# through the loop device).
+grep -q '^Filesystem features:.* inline_data' <<<"$hdr" &&
+	! debugfs -R 'ls /' "$tpl" 2>/dev/null | grep -q 'lost+found'
+ok $? "root: the template keeps small directories in their inode (inline_data) and has no lost+found"
 
 ls_tpl=$(debugfs -R 'ls -l /' "$tpl" 2>/dev/null)
 for d in upper work overlays; do
