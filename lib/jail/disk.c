@@ -96,15 +96,21 @@ int sbx_disk_cap_of(const char *state_dir, uint64_t total, uint64_t avail, uint6
 	return 0;
 }
 
+/* The first of n paths that is executable, or NULL. */
+static const char *first_executable(const char *const paths[], size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (access(paths[i], X_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
 const char *sbx_disk_mke2fs(void)
 {
 	static const char *const paths[] = {"/usr/sbin/mke2fs", "/sbin/mke2fs",
 					    "/usr/local/sbin/mke2fs"};
 
-	for (size_t i = 0; i < SBX_ARRAY_SIZE(paths); i++)
-		if (access(paths[i], X_OK) == 0)
-			return paths[i];
-	return NULL;
+	return first_executable(paths, SBX_ARRAY_SIZE(paths));
 }
 
 bool sbx_disk_loop_usable(void)
@@ -172,10 +178,7 @@ static const char *debugfs_path(void)
 	static const char *const paths[] = {"/usr/sbin/debugfs", "/sbin/debugfs",
 					    "/usr/local/sbin/debugfs"};
 
-	for (size_t i = 0; i < SBX_ARRAY_SIZE(paths); i++)
-		if (access(paths[i], X_OK) == 0)
-			return paths[i];
-	return NULL;
+	return first_executable(paths, SBX_ARRAY_SIZE(paths));
 }
 
 /*
@@ -203,8 +206,8 @@ static int make_fs_in(const char *image, uint64_t inodes, const char *layout, st
 	    mke2fs, "-q", "-F", "-t", "ext4",
 	    /* the loop device's logical block size */
 	    "-b", "4096", "-O", "^has_journal,^resize_inode,sparse_super2,inline_data", "-E",
-	    "lazy_itable_init=1,nodiscard,packed_meta_blocks=1,num_backup_sb=0", "-m", "0", "-N",
-	    n, "-d", layout, image, NULL};
+	    "lazy_itable_init=1,nodiscard,packed_meta_blocks=1,num_backup_sb=0", "-m", "0", "-N", n,
+	    "-d", layout, image, NULL};
 
 	return run_tool(argv, err);
 }
