@@ -171,6 +171,24 @@ wait $bg 2>/dev/null
 sbx_as_mode root "$SBX" destroy --all >/dev/null 2>&1
 ready_slots "$T" >/dev/null
 
+# On a state filesystem with less free space than the default cap, the cap
+# is cut down and the run makes an image of its own with mke2fs (no
+# template): debugfs, which removes lost+found from a template once
+# (~15 ms), is not on that run's path.  A 60 MiB tmpfs, in a mount
+# namespace of the test's own.
+if command -v strace >/dev/null; then
+	small=$BASE/small
+	mkdir -p "$small"
+	capture unshare -m --propagation private sh -c 'mount -t tmpfs -o size=60m small "$1" &&
+		cd "$2" && strace -f -qq -e trace=execve -o "$1/execs" env SBX_STATE_DIR="$1/state" SBX_CACHE_DIR="$1/cache" \
+		"$3" run -q --rootfs "$4" -- sh -c "echo s >/s; cat /s" && grep -o "execve(\"[^\"]*\"" "$1/execs"' \
+		sh "$small" "$WD" "$SBX" "$IMG"
+	[ $rc -eq 0 ] && grep -q '^s$' <<<"$out" && grep -q '/mke2fs"' <<<"$out" && ! grep -q '/debugfs"' <<<"$out"
+	ok $? "root: a run whose cut-down cap has no template makes its image with mke2fs alone, no debugfs (rc $rc: $(grep -o '[a-z0-9]*fs"' <<<"$out" | tr '\n' ' '))"
+else
+	skip "root: a run without a template runs no debugfs" "strace is not installed (tests/deps.sh)"
+fi
+
 if [[ " $MODES " == *" user "* ]]; then
 	capture sbx_as_mode_in "$WD" user "$SBX" run -q --rootfs "$IMG" -- sh -c 'echo z >/z; cat /z'
 	[ $rc -eq 0 ] && [ "$out" = z ] && [ ! -e "$BASE/state-user/disk-templates" ]
