@@ -54,7 +54,9 @@ static int norm_path(const char *in, bool allow_dotdot, const char *what, char *
 	if (o == 0)
 		r[o++] = '/';
 	r[o] = '\0';
-	if (r[o - 1] == ' ' || r[o - 1] == '\t') { /* would not survive `profile show` */
+	/* A blank at the end (any that inih strips: tab, \v, \f, \r too)
+	 * would not survive `profile show`: refuse it rather than lose it. */
+	if (isspace((unsigned char)r[o - 1])) {
 		free(r);
 		return sbx_err_set(err, 0, "%s '%s' ends with a blank", what, in);
 	}

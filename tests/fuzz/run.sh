@@ -37,7 +37,10 @@ fuzz_one() {
 		return 0
 	fi
 	echo "fuzz $name: FAILED (exit $rc) after ${execs:-?} executions; see ${log#"$root"/}"
-	grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -n 5
+	# The harness's own complaint and the input (libFuzzer prints small
+	# ones in base64): enough to replay a finding from CI's output alone.
+	grep -aE 'ERROR|SUMMARY|runtime error|failed:|sbx: |Test unit written|^Base64: ' "$log" |
+		cut -c1-400 | head -n 8
 	return 1
 }
 

@@ -190,6 +190,10 @@ static void test_bad_paths(void **state)
 	expect_err("[filesystem]\nmask = /\n", 2, "key 'mask': cannot mount over '/'");
 	expect_err("[filesystem]\nbind = /a:\n", 2, "key 'bind': bad mount '/a:'");
 	expect_err("[filesystem]\nbind = /a /\n", 2, "key 'bind': source '/a /' ends with a blank");
+	/* Any blank inih strips: "/m\t//\v/" is "/m\t/\v" once normalised. */
+	expect_err("[filesystem]\ntmpfs = /m\t//\v/\n", 2,
+		   "key 'tmpfs': destination '/m\t//\v/' ends with a blank");
+	expect_err("[filesystem]\nbind = /a\f:/b\n", 2, "key 'bind': source '/a\f' ends with a blank");
 	expect_err("[sandbox]\nworkdir = src\n", 2, "key 'workdir': workdir 'src' is not an absolute path");
 	expect_err("[sandbox]\nrootfs = missing.tar\n", 2, "key 'rootfs': '");
 	expect_err("[limits]\nmemory = 512k\n", 2, "key 'memory': memory limit '512k' is too small");
