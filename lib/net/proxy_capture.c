@@ -65,11 +65,13 @@ static size_t peek_at_least(struct proxy_conn *c, char *buf, size_t need, size_t
 	return n > 0 ? (size_t)n : 0;
 }
 
-/* The server name of a ClientHello in its first record, or NULL. */
-static char *client_hello_sni(const unsigned char *b, size_t n)
+char *sbx_proxy_client_hello_sni(const unsigned char *b, size_t n)
 {
-	size_t rec = 5 + ((size_t)b[3] << 8 | b[4]), off = 5 + 4 + 2 + 32, l;
+	size_t rec, off = 5 + 4 + 2 + 32, l;
 
+	if (n < 5)
+		return NULL;
+	rec = 5 + ((size_t)b[3] << 8 | b[4]);
 	if (n < rec)
 		return NULL;
 	n = rec;
@@ -281,7 +283,7 @@ void sbx_proxy_serve_captured(struct proxy_conn *c, const struct sockaddr_storag
 		if (n < rec && rec <= HELLO_MAX)
 			n = peek_at_least(c, hello, rec, HELLO_MAX, PROXY_HEAD_TIMEOUT_MS);
 		__atomic_store_n(&c->requested, true, __ATOMIC_RELAXED);
-		serve_tls(c, dst, n ? client_hello_sni((unsigned char *)hello, n) : NULL);
+		serve_tls(c, dst, n ? sbx_proxy_client_hello_sni((unsigned char *)hello, n) : NULL);
 	} else if (n > 0 && looks_http(hello, n)) {
 		serve_http(c, dst);
 	} else {

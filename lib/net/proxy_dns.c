@@ -19,18 +19,9 @@
 
 #include "proxy_int.h"
 
-#define DNS_MAX	       1232
-#define DNS_TTL	       10
-#define DNS_MAX_ANSWER 8
+#define DNS_TTL 10
 
 enum { RC_OK = 0, RC_FORMERR = 1, RC_SERVFAIL = 2, RC_NXDOMAIN = 3, RC_NOTIMP = 4 };
-
-struct query {
-	unsigned char buf[DNS_MAX];
-	size_t len, qend; /* end of the question */
-	char name[256];
-	uint16_t qtype;
-};
 
 static uint16_t get16(const unsigned char *p)
 {
@@ -43,8 +34,7 @@ static void put16(unsigned char *p, uint16_t v)
 	p[1] = (unsigned char)v;
 }
 
-/* The one question: name (lowercase, dotted) and type; false if malformed. */
-static bool parse_question(struct query *q)
+bool sbx_proxy_dns_question(struct sbx_dns_query *q)
 {
 	size_t off = 12, nl = 0;
 
@@ -94,14 +84,8 @@ static const char *allowed_by(const struct sbx_allowlist *al, const char *name)
 	return NULL;
 }
 
-struct answer {
-	unsigned char rr[DNS_MAX_ANSWER][16];
-	size_t n;
-	char first[INET6_ADDRSTRLEN];
-};
-
 /* A or AAAA records of name, resolved on the host; an RC_ code. */
-static int resolve(struct sbx_proxy *p, const char *name, uint16_t qtype, struct answer *a,
+static int resolve(struct sbx_proxy *p, const char *name, uint16_t qtype, struct sbx_dns_answer *a,
 		   char *why, size_t wl)
 {
 	int family = qtype == 1 ? AF_INET : AF_INET6;
@@ -132,7 +116,7 @@ static int resolve(struct sbx_proxy *p, const char *name, uint16_t qtype, struct
 			 r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
 		return RC_SERVFAIL;
 	}
-	for (struct addrinfo *ai = res; ai && a->n < DNS_MAX_ANSWER; ai = ai->ai_next) {
+	for (struct addrinfo *ai = res; ai && a->n < SBX_DNS_MAX_ANSWER; ai = ai->ai_next) {
 		const void *src =
 		    family == AF_INET
 			? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
@@ -155,8 +139,7 @@ static int resolve(struct sbx_proxy *p, const char *name, uint16_t qtype, struct
 	return RC_OK;
 }
 
-/* The response in q->buf (question kept, answers appended); its length. */
-static size_t build_reply(struct query *q, int rcode, const struct answer *a)
+size_t sbx_proxy_dns_reply(struct sbx_dns_query *q, int rcode, const struct sbx_dns_answer *a)
 {
 	size_t off = q->qend, rl = q->qtype == 1 ? 4 : 16;
 
@@ -194,8 +177,8 @@ static const char *qtype_name(uint16_t t, char *buf, size_t len)
 	return buf;
 }
 
-static void dns_event(struct sbx_proxy *p, const struct query *q, uint64_t start, char *ts,
-		      const char *allow, int rcode, const struct answer *a, const char *why,
+static void dns_event(struct sbx_proxy *p, const struct sbx_dns_query *q, uint64_t start, char *ts,
+		      const char *allow, int rcode, const struct sbx_dns_answer *a, const char *why,
 		      size_t out_len)
 {
 	json_t *ev = json_object();
@@ -231,10 +214,10 @@ static void dns_event(struct sbx_proxy *p, const struct query *q, uint64_t start
 
 void sbx_proxy_dns_serve(struct sbx_proxy *p, int fd)
 {
-	struct query q = {0};
+	struct sbx_dns_query q = {0};
 	struct sockaddr_storage from;
 	socklen_t fl = sizeof(from);
-	struct answer a = {0};
+	struct sbx_dns_answer a = {0};
 	char ts[40], why[256] = "";
 	uint64_t start = sbx_now_ns();
 	const char *allow = NULL;
@@ -245,11 +228,11 @@ void sbx_proxy_dns_serve(struct sbx_proxy *p, int fd)
 		return;
 	q.len = (size_t)n;
 	sbx_rfc3339_now(ts, sizeof(ts));
-	if (!parse_question(&q)) {
+	if (!sbx_proxy_dns_question(&q)) {
 		if (q.len >= 12 && !(q.buf[2] & 0x80)) { /* a query we cannot read */
 			q.qend = 12;
 			q.buf[4] = q.buf[5] = 0;
-			build_reply(&q, RC_FORMERR, NULL);
+			sbx_proxy_dns_reply(&q, RC_FORMERR, NULL);
 			sendto(fd, q.buf, 12, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
 		}
 		return;
@@ -261,7 +244,7 @@ void sbx_proxy_dns_serve(struct sbx_proxy *p, int fd)
 		rcode = RC_NXDOMAIN;
 	else if (q.qtype == 1 || q.qtype == 28)
 		rcode = resolve(p, q.name, q.qtype, &a, why, sizeof(why));
-	size_t out = build_reply(&q, rcode, &a);
+	size_t out = sbx_proxy_dns_reply(&q, rcode, &a);
 
 	sendto(fd, q.buf, out, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
 	dns_event(p, &q, start, ts, allow, rcode, &a, why, out);

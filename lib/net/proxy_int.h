@@ -127,6 +127,32 @@ const struct sbx_allowlist *sbx_proxy_allowlist(const struct sbx_proxy *p);
 
 /* proxy_dns.c: answer one DNS query on fd (a UDP socket). */
 void sbx_proxy_dns_serve(struct sbx_proxy *p, int fd);
+
+/* A query as it came from the jail (untrusted: tests/fuzz/fuzz_capture.c). */
+#define SBX_DNS_MAX	   1232
+#define SBX_DNS_MAX_ANSWER 8
+struct sbx_dns_query {
+	unsigned char buf[SBX_DNS_MAX];
+	size_t len, qend; /* what arrived; the end of the question */
+	char name[256];
+	uint16_t qtype;
+};
+struct sbx_dns_answer {
+	unsigned char rr[SBX_DNS_MAX_ANSWER][16]; /* 4 bytes each for A, 16 for AAAA */
+	size_t n;
+	char first[INET6_ADDRSTRLEN];
+};
+/* Its one question: name (lowercase, dotted, no empty label) and type;
+ * false if malformed. */
+bool sbx_proxy_dns_question(struct sbx_dns_query *q);
+/* The response in q->buf: the question kept, a's records appended (none
+ * when a is NULL), rcode set; its length, at most SBX_DNS_MAX. */
+size_t sbx_proxy_dns_reply(struct sbx_dns_query *q, int rcode, const struct sbx_dns_answer *a);
+
+/* proxy_capture.c: the server name of a TLS ClientHello in the first
+ * record of b[0..n) (untrusted: the jail's first bytes), normalised and
+ * malloc'd, or NULL. */
+char *sbx_proxy_client_hello_sni(const unsigned char *b, size_t n);
 void sbx_proxy_serve_conn(struct proxy_conn *c);
 /* The length of the request head in buf[0..total) up to and including its
  * blank line; 0 while it has not all arrived. */

@@ -43,6 +43,9 @@
 #include "../fuzz/fuzz_proxy.c"
 #include "rmtree.h"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_capture_one
+#include "../fuzz/fuzz_capture.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*one_fn)(const uint8_t *data, size_t size);
 
@@ -135,6 +138,87 @@ static void test_proxy(void **state)
 	assert_true(n > 0);
 }
 
+static void test_capture(void **state)
+{
+	size_t n;
+
+	(void)state;
+	n = replay_dir("regress", "capture", fuzz_capture_one);
+	n += replay_dir("corpus", "capture", fuzz_capture_one);
+	assert_true(n > 0);
+}
+
+/* The first seed of corpus/capture whose name starts with prefix, read. */
+static uint8_t *seed(const char *prefix, size_t *len)
+{
+	_cleanup_free_ char *dir = sbx_xasprintf("%s/corpus/capture", fuzz_dir());
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	uint8_t *buf = NULL;
+
+	assert_non_null(d);
+	while (!buf && (de = readdir(d))) {
+		_cleanup_free_ char *path = sbx_xasprintf("%s/%s", dir, de->d_name);
+		_cleanup_close_ int fd = -1;
+		struct stat sb;
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0 && fstat(fd, &sb) == 0);
+		buf = sbx_xmalloc((size_t)sb.st_size);
+		assert_int_equal(sbx_read_all(fd, buf, (size_t)sb.st_size), sb.st_size);
+		*len = (size_t)sb.st_size;
+	}
+	closedir(d);
+	assert_non_null(buf);
+	return buf;
+}
+
+/* What the capture side reads from real clients' first bytes. */
+static void test_capture_seeds(void **state)
+{
+	size_t len;
+	uint8_t *b = seed("hello-openssl-", &len);
+	char *name = sbx_proxy_client_hello_sni(b, len);
+
+	(void)state;
+	assert_string_equal(name, "registry.npmjs.org");
+	free(name);
+	/* the record's last byte missing, or not even a record header */
+	assert_null(sbx_proxy_client_hello_sni(b, len - 1));
+	assert_null(sbx_proxy_client_hello_sni(b, 4));
+	assert_null(sbx_proxy_client_hello_sni(b, 0));
+	free(b);
+	b = seed("hello-curl12-", &len);
+	name = sbx_proxy_client_hello_sni(b, len);
+	assert_string_equal(name, "api.sbx.test");
+	free(name);
+	free(b);
+	b = seed("hello-nosni-", &len);
+	assert_null(sbx_proxy_client_hello_sni(b, len));
+	free(b);
+
+	struct sbx_dns_query q = {0};
+	struct sbx_dns_answer a = {.n = 2};
+
+	b = seed("dns-aaaa-", &len);
+	memcpy(q.buf, b, len);
+	q.len = len;
+	free(b);
+	assert_true(sbx_proxy_dns_question(&q));
+	assert_string_equal(q.name, "registry.npmjs.org");
+	assert_int_equal(q.qtype, 28);
+	assert_int_equal(sbx_proxy_dns_reply(&q, 0, &a), len + 2 * (12 + 16));
+	assert_int_equal(q.buf[7], 2); /* ANCOUNT */
+	/* a compression pointer in a query's question is refused */
+	b = seed("dns-pointer-", &len);
+	memcpy(q.buf, b, len);
+	q.len = len;
+	free(b);
+	assert_false(sbx_proxy_dns_question(&q));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +226,8 @@ int main(void)
 		cmocka_unit_test(test_image),
 		cmocka_unit_test(test_seccomp),
 		cmocka_unit_test(test_proxy),
+		cmocka_unit_test(test_capture),
+		cmocka_unit_test(test_capture_seeds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
