@@ -91,14 +91,19 @@ static size_t replay_dir(const char *sub, const char *harness, one_fn fn)
 	return n;
 }
 
+/* A harness's past crashes and seeds, replayed: at least one of them. */
+static void replay_all(const char *harness, one_fn fn)
+{
+	size_t n = replay_dir("regress", harness, fn);
+
+	n += replay_dir("corpus", harness, fn);
+	assert_true(n > 0);
+}
+
 static void test_profile(void **state)
 {
-	size_t n;
-
 	(void)state;
-	n = replay_dir("regress", "profile", fuzz_profile_one);
-	n += replay_dir("corpus", "profile", fuzz_profile_one);
-	assert_true(n > 0);
+	replay_all("profile", fuzz_profile_one);
 }
 
 /* The image harness unpacks into $TMPDIR/sbx-fuzz-image-*: a private one. */
@@ -120,32 +125,20 @@ static void test_image(void **state)
 
 static void test_seccomp(void **state)
 {
-	size_t n;
-
 	(void)state;
-	n = replay_dir("regress", "seccomp", fuzz_seccomp_one);
-	n += replay_dir("corpus", "seccomp", fuzz_seccomp_one);
-	assert_true(n > 0);
+	replay_all("seccomp", fuzz_seccomp_one);
 }
 
 static void test_proxy(void **state)
 {
-	size_t n;
-
 	(void)state;
-	n = replay_dir("regress", "proxy", fuzz_proxy_one);
-	n += replay_dir("corpus", "proxy", fuzz_proxy_one);
-	assert_true(n > 0);
+	replay_all("proxy", fuzz_proxy_one);
 }
 
 static void test_capture(void **state)
 {
-	size_t n;
-
 	(void)state;
-	n = replay_dir("regress", "capture", fuzz_capture_one);
-	n += replay_dir("corpus", "capture", fuzz_capture_one);
-	assert_true(n > 0);
+	replay_all("capture", fuzz_capture_one);
 }
 
 /* The first seed of corpus/capture whose name starts with prefix, read. */
