@@ -74,7 +74,8 @@ static void dns(const uint8_t *data, size_t size)
 		if (q.len >= 12 && !(q.buf[2] & 0x80)) {
 			q.qend = 12;
 			q.buf[4] = q.buf[5] = 0;
-			check(sbx_proxy_dns_reply(&q, 1, NULL) == 12, "FORMERR reply is not a header");
+			check(sbx_proxy_dns_reply(&q, 1, NULL) == 12,
+			      "FORMERR reply is not a header");
 			check((q.buf[2] & 0x80) && (q.buf[3] & 0x0f) == 1, "FORMERR reply flags");
 		}
 		return;
@@ -85,7 +86,8 @@ static void dns(const uint8_t *data, size_t size)
 	check(q.name[0] != '.' && q.name[nl - 1] != '.' && !strstr(q.name, ".."),
 	      "question name has an empty label");
 	for (size_t i = 0; i < nl; i++)
-		check(q.name[i] > 0x20 && q.name[i] < 0x7f && !(q.name[i] >= 'A' && q.name[i] <= 'Z'),
+		check(q.name[i] > 0x20 && q.name[i] < 0x7f &&
+			  !(q.name[i] >= 'A' && q.name[i] <= 'Z'),
 		      "question name not printable lowercase");
 	/* labels, their length bytes and the root, then type and class */
 	check(q.qend == 12 + nl + 2 + 4 && q.qend <= q.len, "question ends outside the query");
