@@ -267,7 +267,8 @@ static bool check_line(struct pfile *f, char *s)
  */
 static void strip_comment(char *s)
 {
-	if (*s == '#' || *s == ';')
+	/* (an empty line: nothing after its NUL is the line's) */
+	if (!*s || *s == '#' || *s == ';')
 		return;
 	for (char *p = s + 1; *p; p++) {
 		if ((*p == '#' || *p == ';') && (p[-1] == ' ' || p[-1] == '\t')) {

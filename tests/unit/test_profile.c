@@ -139,6 +139,22 @@ static void test_syntax(void **state)
 		   "'memory' in [limits] is already set at line 2");
 }
 
+/*
+ * Empty lines, the first one included (inih's line buffer is then still
+ * unwritten): the inline-comment cut must not look past the line's end
+ * (tests/integration/memcheck.sh runs this under valgrind).
+ */
+static void test_empty_lines(void **state)
+{
+	struct sbx_config c;
+
+	expect_ok(&c, "\n\n[sandbox]\n\nhostname = first # a comment\n\n"
+		      "[limits]\n\n\npids = 64 ; another\n\n");
+	assert_string_equal(c.hostname, "first");
+	assert_int_equal(c.pids, 64);
+	sbx_config_free(&c);
+}
+
 static void test_long_line(void **state)
 {
 	char text[12000];
@@ -850,6 +866,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_section),
 		cmocka_unit_test(test_unknown_key),
 		cmocka_unit_test(test_syntax),
+		cmocka_unit_test(test_empty_lines),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_bad_paths),
