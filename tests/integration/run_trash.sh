@@ -39,8 +39,9 @@ for mode in $MODES; do
 	out=$(sbx_as_mode_in "$WD" $mode "$SBX" run -q --name tr-$mode --rootfs "$IMG" -- sh -c 'echo hi; dd if=/dev/zero of=/big bs=1M count=64 2>/dev/null')
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
-	[ $rc -eq 0 ] && [ "$out" = hi ] && [ -z "$(sbx_sandbox_entries "$S/sandboxes")" ] && [ ! -e "$S/names/tr-$mode" ]
-	ok $? "$mode: when run returns the sandbox is out of sandboxes/ and its name free ($ms ms, inside \$(...): the purger holds none of its pipes)"
+	left=$(sbx_sandbox_entries "$S/sandboxes" | tr '\n' ' ')
+	[ $rc -eq 0 ] && [ "$out" = hi ] && [ -z "$left" ] && [ ! -e "$S/names/tr-$mode" ]
+	ok $? "$mode: when run returns the sandbox is out of sandboxes/ and its name free ($ms ms, inside \$(...): the purger holds none of its pipes; rc $rc, out '$out', left '$left', name $([ -e "$S/names/tr-$mode" ] && echo taken || echo free))"
 	capture sbx_as_mode $mode "$SBX" ps -a
 	! printf '%s\n' "$out" | grep -q "tr-$mode"
 	ok $? "$mode: ps -a does not list it"

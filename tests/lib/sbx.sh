@@ -66,9 +66,11 @@ sbx_wd() {
 }
 
 # sbx_sandbox_entries DIR: what STATE/sandboxes (DIR) holds but the ready
-# directories sbx keeps made for the next runs (.ready-N).
+# directories sbx keeps made for the next runs (.ready-N) and the one a
+# purger may be making right after a run returned (.new-ready-PID-N,
+# renamed to .ready-N once made).
 sbx_sandbox_entries() {
-	ls -A "$1" 2>/dev/null | grep -v '^\.ready-[0-9]$'
+	ls -A "$1" 2>/dev/null | grep -Ev '^\.ready-[0-9]$|^\.new-ready-[0-9]+-[0-9]+$'
 }
 
 sbx_as_mode() {
