@@ -5,14 +5,13 @@
 # inih's line buffer and the unpacker hands libarchive its buffers, both
 # libraries built without sanitizers: the fuzz build cannot see a read past
 # a line's end there, memcheck can (an empty first line is read while the
-# buffer is still unwritten).  The seccomp harness is left out: valgrind
-# does not know the seccomp() system call.  `make valgrind` runs every unit
-# test so.
+# buffer is still unwritten).  The seccomp harness is left out
+# (tests/run-valgrind.sh says why).  `make valgrind` runs every unit test
+# so.
 . "$(dirname "$0")/../lib/tap.sh"
 need_tools valgrind
 cd "$TAP_ROOT" || exit 1
 
-export SBX_FUZZ_ONLY=profile,proxy,capture,image
 for t in test_profile test_fuzz_regress; do
 	[ -x "tests/unit/$t" ] || make -s "tests/unit/$t" >/dev/null
 	capture tests/run-valgrind.sh "tests/unit/$t"

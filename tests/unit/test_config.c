@@ -85,6 +85,7 @@ static void test_drop(void **unused)
 	add(&c, SBX_MNT_OVERLAY, "/home", "@/");
 	add(&c, SBX_MNT_OVERLAY, "/home/proj", "@/proj");
 	check(&c, 1, 1);
+	sbx_config_free(&c);
 }
 
 static void test_keep(void **unused)
