@@ -57,6 +57,27 @@ static const char *fuzz_dir(void)
 }
 
 /* Feed every regular file of DIR/SUB/HARNESS to fn; returns how many. */
+/*
+ * The regular file at path, read into a buffer of exactly its size (a
+ * harness reading past it is then the sanitizers' to see); NULL for
+ * anything else.
+ */
+static uint8_t *read_input(const char *path, size_t *len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	uint8_t *buf;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	if (!S_ISREG(sb.st_mode))
+		return NULL;
+	buf = sbx_xmalloc((size_t)sb.st_size);
+	assert_int_equal(sbx_read_all(fd, buf, (size_t)sb.st_size), sb.st_size);
+	*len = (size_t)sb.st_size;
+	return buf;
+}
+
 static size_t replay_dir(const char *sub, const char *harness, one_fn fn)
 {
 	_cleanup_free_ char *dir = sbx_xasprintf("%s/%s/%s", fuzz_dir(), sub, harness);
@@ -68,22 +89,13 @@ static size_t replay_dir(const char *sub, const char *harness, one_fn fn)
 		return 0;
 	while ((de = readdir(d))) {
 		_cleanup_free_ char *path = sbx_xasprintf("%s/%s", dir, de->d_name);
-		_cleanup_close_ int fd = -1;
-		struct stat sb;
+		size_t len = 0;
 		uint8_t *buf;
 
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' || !(buf = read_input(path, &len)))
 			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		assert_true(fd >= 0);
-		assert_int_equal(fstat(fd, &sb), 0);
-		if (!S_ISREG(sb.st_mode))
-			continue;
-		buf = malloc((size_t)sb.st_size + 1);
-		assert_non_null(buf);
-		assert_int_equal(sbx_read_all(fd, buf, (size_t)sb.st_size), sb.st_size);
 		print_message("replay %s\n", path);
-		assert_int_equal(fn(buf, (size_t)sb.st_size), 0);
+		assert_int_equal(fn(buf, len), 0);
 		free(buf);
 		n++;
 	}
@@ -175,16 +187,9 @@ static uint8_t *seed(const char *prefix, size_t *len)
 	assert_non_null(d);
 	while (!buf && (de = readdir(d))) {
 		_cleanup_free_ char *path = sbx_xasprintf("%s/%s", dir, de->d_name);
-		_cleanup_close_ int fd = -1;
-		struct stat sb;
 
-		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		assert_true(fd >= 0 && fstat(fd, &sb) == 0);
-		buf = sbx_xmalloc((size_t)sb.st_size);
-		assert_int_equal(sbx_read_all(fd, buf, (size_t)sb.st_size), sb.st_size);
-		*len = (size_t)sb.st_size;
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			buf = read_input(path, len);
 	}
 	closedir(d);
 	assert_non_null(buf);
