@@ -15,10 +15,12 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
+#include <linux/keyctl.h>
 #include <linux/magic.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
 
@@ -227,6 +229,30 @@ static int exec_lookup(char *const *argv, char *const *envp)
 	return saved;
 }
 
+/*
+ * The kernel's keyrings are not namespaced: the session keyring sbx was
+ * started with (a login's links the user's keyring, where sbx keeps the
+ * CAs it made ahead, lib/run/run_extras.c) would be the command's too.
+ * Every built-in seccomp policy refuses keyctl(2); a policy file may
+ * allow it, and the command gets an empty session keyring of its own.
+ * Where keyrings are refused (a container's seccomp policy: the command
+ * inherits it) or absent, it cannot reach any; under a policy file, any
+ * other failure (the user's key quota full) stops the command.
+ */
+static int new_session_keyring(const struct sbx_jail_cmd *c, struct sbx_err *err)
+{
+	const char *p = c->cfg->seccomp;
+	bool file = p && *p && strcmp(p, "default") != 0 && strcmp(p, "strict") != 0;
+
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0) >= 0 || !file ||
+	    errno == ENOSYS || errno == EPERM || errno == EACCES)
+		return 0;
+	return sbx_err_set(err, errno,
+			   "cannot give the command a session keyring of its own (seccomp "
+			   "policy '%s' may allow keyctl)",
+			   p);
+}
+
 static int privileges(const struct sbx_jail_cmd *c, struct sbx_err *err)
 {
 	int r;
@@ -236,6 +262,8 @@ static int privileges(const struct sbx_jail_cmd *c, struct sbx_err *err)
 		r = drop_bounding(c, err);
 	if (r == 0)
 		r = set_ids(c, err);
+	if (r == 0)
+		r = new_session_keyring(c, err);
 	if (r == 0)
 		r = set_caps(c, err);
 	/* Changing ids reset dumpable to fs.suid_dumpable (1 lets the jail ptrace us until execve).

@@ -10,10 +10,13 @@
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "keyring.h"
 #include "run_int.h"
 
 #define CA_DIR	  "/run/sbx"
@@ -162,8 +165,157 @@ static void __attribute__((noreturn)) ca_helper(struct sbx_run *c, int cert_fd, 
 }
 
 /*
+ * CAs made ahead of time.  Making one costs a run ~8 ms of its start and
+ * ~13 ms of CPU on a 2-CPU VM (OpenSSL loaded, a key pair, a
+ * certificate), so the purger of a run that injected a secret, once it
+ * finds none left, makes CA_READY_MAX at a time (OpenSSL loaded once for
+ * all of them; nice 19, after `sbx run` returned) and leaves them in the
+ * user's kernel keyring (lib/util/keyring.h: kernel memory,
+ * possessor-only, never on disk) for at most CA_READY_TTL.  A run that
+ * injects takes one, once: a CA still serves one sandbox only, its key is
+ * in no file and in no memory but sbx's and, while it waits, the
+ * kernel's; a run that finds none makes its own at start-up.  Each value:
+ * "sbx-ca 1 MADE\n" CERT "\0" KEY, MADE the realtime clock's seconds;
+ * one older than CA_READY_TTL (a clock set back or forward) is dropped.
+ * Its certificate is valid from an hour before MADE for CA_DAYS
+ * (lib/net/tls.c), so at least 29 days from its use.
+ */
+#define CA_READY_DESC "sbx: a sandbox CA made ahead (1) #%d"
+#define CA_READY_MAX  4
+#define CA_READY_TTL  (12 * 3600)
+
+static void ca_desc(char *buf, size_t len, int slot)
+{
+	snprintf(buf, len, CA_READY_DESC, slot);
+}
+
+/* Make a CA into the empty slots (in the purger's child). */
+static void ca_make_ahead(void)
+{
+	for (int slot = 0; slot < CA_READY_MAX; slot++) {
+		struct sbx_err e = {0};
+		unsigned char rnd[6];
+		char label[2 * sizeof(rnd) + 1], desc[64];
+		char *cert = NULL, *key = NULL, *head, *v;
+		size_t h, cl, kl;
+
+		ca_desc(desc, sizeof(desc), slot);
+		if (sbx_keyring_has(desc))
+			continue;
+		if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+			return;
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			snprintf(label + 2 * i, 3, "%02x", rnd[i]);
+		if (sbx_tls_ca_make_pem(label, NULL, NULL, &cert, &key, &e) < 0)
+			return;
+		head = sbx_xasprintf("sbx-ca 1 %lld\n", (long long)time(NULL));
+		h = strlen(head);
+		cl = strlen(cert) + 1; /* its NUL between the two */
+		kl = strlen(key);
+		v = sbx_xmalloc(h + cl + kl);
+		memcpy(v, head, h);
+		memcpy(v + h, cert, cl);
+		memcpy(v + h + cl, key, kl);
+		if (sbx_keyring_put(desc, v, h + cl + kl, CA_READY_TTL) < 0)
+			slot = CA_READY_MAX; /* no keyring, or the quota is full */
+		explicit_bzero(v, h + cl + kl);
+		explicit_bzero(key, kl);
+		free(v);
+		free(key);
+		free(cert);
+		free(head);
+	}
+}
+
+/* Whether a CA made ahead waits in any slot. */
+static bool ca_any_ready(void)
+{
+	char desc[64];
+
+	for (int slot = 0; slot < CA_READY_MAX; slot++) {
+		ca_desc(desc, sizeof(desc), slot);
+		if (sbx_keyring_has(desc))
+			return true;
+	}
+	return false;
+}
+
+/* The purger's work after a run that injected: the next runs' CAs, once
+ * none is left, made in a child of the purger (OpenSSL fails to start in
+ * the purger itself, which took over sbx's memory and runs on the thread
+ * pointer of sbx's thread, gone). */
+static void ca_refill(const char *state_dir, const uint64_t args[2])
+{
+	pid_t pid;
+	int st;
+
+	(void)state_dir;
+	(void)args;
+	if (ca_any_ready())
+		return;
+	pid = fork();
+	if (pid == 0) {
+		ca_make_ahead();
+		_exit(0);
+	}
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* Take a CA an earlier run's purger made, if one waits: the value. */
+static char *ca_take(size_t *len)
+{
+	char desc[64], *v = NULL;
+
+	for (int slot = 0; slot < CA_READY_MAX && !v; slot++) {
+		ca_desc(desc, sizeof(desc), slot);
+		if (sbx_keyring_take(desc, &v, len) != 1)
+			v = NULL;
+	}
+	return v;
+}
+
+/* The CA an earlier run's purger made, if one waits: c->ca, and its
+ * certificate in a pipe for the jail's bundle.  False: make one. */
+static bool ca_ready(struct sbx_run *c)
+{
+	size_t len = 0;
+	char *v = ca_take(&len);
+	long long made = 0;
+	long long now = (long long)time(NULL);
+	int off = 0, p[2];
+	const char *cert, *key;
+	bool ok;
+
+	if (!v)
+		return false;
+	ok = sscanf(v, "sbx-ca 1 %lld\n%n", &made, &off) == 1 && off > 0 && made <= now + 60 &&
+	     now - made < CA_READY_TTL;
+	cert = v + off;
+	key = ok ? cert + strlen(cert) + 1 : v;
+	ok = ok && key < v + len && strncmp(cert, "-----BEGIN CERTIFICATE-----", 27) == 0 &&
+	     strstr(key, "PRIVATE KEY-----") && pipe2(p, O_CLOEXEC) == 0;
+	if (ok) {
+		/* A certificate is far smaller than a pipe's buffer. */
+		ok = sbx_write_all(p[1], cert, strlen(cert)) == 0;
+		close(p[1]);
+		if (ok)
+			ok = sbx_tls_ca_from_pem(&c->ca, cert, key, c->cfg->upstream_ca,
+						 &c->ca_err) == 0;
+		if (ok)
+			c->ca_pipe[0] = p[0];
+		else
+			close(p[0]);
+	}
+	explicit_bzero(v, len);
+	free(v);
+	return ok;
+}
+
+/*
  * A run that injects a secret (or trusts an upstream-ca) gives the jail a
- * CA bundle.  Loading OpenSSL and making the CA's key pair take several
+ * CA bundle.  Unless a CA made ahead waits (ca_ready), loading OpenSSL and
+ * making the CA's key pair take several
  * milliseconds, so a short-lived child does it while the state directory,
  * the image, the layers and the jail's mounts are set up (a child, not a
  * thread: the jail is cloned meanwhile, and a clone of a process whose
@@ -186,6 +338,10 @@ void sbx_run_extras_begin(struct sbx_run *c)
 	c->ca_bundle = true;
 	c->ca_rc = open_bundle_files(c, &c->ca_err);
 	if (c->ca_rc < 0 || !inject)
+		return;
+	(void)sbx_state_idle_add(&c->st, ca_refill, 0, 0);
+	c->ca_ahead = ca_ready(c);
+	if (c->ca_ahead)
 		return;
 	if (pipe2(c->ca_pipe, O_CLOEXEC) < 0 || pipe2(key, O_CLOEXEC) < 0) {
 		c->ca_rc = sbx_err_set(&c->ca_err, errno, "cannot make a pipe for the CA bundle");

@@ -68,6 +68,7 @@ struct sbx_run {
 	int ca_rc;
 	struct sbx_err ca_err;
 	char ca_label[32];
+	bool ca_ahead;			/* the CA was made ahead (run_extras.c) */
 	bool ca_bundle;			/* the jail gets a CA bundle */
 	int ca_files[2];		/* its files: the host's CAs, upstream-ca */
 	int ca_pipe[2];			/* its last part, the CA, written by the helper */

@@ -178,9 +178,7 @@ static int loop_disk(struct sbx_run *c, uint64_t asked, bool *private_ns, struct
 		unused_layout(c);
 		c->disk_mounted = c->disk_loop = true;
 		if (!c->cg.disk_why[0]) {
-			c->st.idle_work = refill_ready;
-			c->st.idle_args[0] = cap.size;
-			c->st.idle_args[1] = cap.inodes;
+			(void)sbx_state_idle_add(&c->st, refill_ready, cap.size, cap.inodes);
 		}
 		return 1;
 	}

@@ -118,6 +118,15 @@ static void secrets_summary(struct sbx_run *c, char *sum, size_t len)
 		}
 		if (pass == 0 && n == 0)
 			n = (size_t)snprintf(sum, len, "none");
+		if (pass == 0 && c->n_inject && n < len)
+			n += (size_t)snprintf(
+			    sum + n, len - n,
+			    "; the proxy's CA for that TLS is this sandbox's own, %s",
+			    c->ca_ahead ? "made ahead by an earlier run's purger "
+					  "(it waited in the kernel keyring, "
+					  "never on disk)"
+					: "made at its start");
+		n = n < len ? n : len - 1;
 	}
 }
 

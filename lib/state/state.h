@@ -45,8 +45,11 @@ struct sbx_state {
 	 * for (detached, nice 19, idle I/O class: never on a caller's path),
 	 * given STATE and two numbers by value: the purger may outlive the
 	 * caller's memory (a handed-off one, lib/state/trash.c) */
-	void (*idle_work)(const char *state_dir, const uint64_t args[2]);
-	uint64_t idle_args[2];
+	struct sbx_idle_work {
+		void (*fn)(const char *state_dir, const uint64_t args[2]);
+		uint64_t args[2];
+	} idle[2]; /* sbx_state_idle_add(); done in this order */
+	size_t n_idle;
 	bool exiting; /* the caller exits next: a purger may be its child */
 	/* with holding, hold_fd is an O_PATH fd of a detached mount (a thrown
 	 * away layer's filesystem): the purger closes the last one, so the
@@ -55,6 +58,11 @@ struct sbx_state {
 	bool holding;
 	int hold_fd;
 };
+
+/* Add work for the purger (see idle above); false when there is no room. */
+bool sbx_state_idle_add(struct sbx_state *st,
+			void (*fn)(const char *state_dir, const uint64_t args[2]), uint64_t a0,
+			uint64_t a1);
 
 /*
  * Resolve the directories: explicit arguments, else $SBX_STATE_DIR and

@@ -223,8 +223,8 @@ static void __attribute__((noreturn)) purger_work(const struct sbx_state *st)
 	if (lost.sandboxes_fd >= 0 && lost.state_dir)
 		sweep_lost(&lost);
 	sbx_state_ready_fill(&lost);
-	if (st->idle_work)
-		st->idle_work(st->state_dir, st->idle_args);
+	for (size_t i = 0; i < st->n_idle; i++)
+		st->idle[i].fn(st->state_dir, st->idle[i].args);
 	_exit(0);
 }
 
@@ -449,15 +449,24 @@ static bool purger_at_work(int tfd)
 	return busy;
 }
 
+bool sbx_state_idle_add(struct sbx_state *st,
+			void (*fn)(const char *state_dir, const uint64_t args[2]), uint64_t a0,
+			uint64_t a1)
+{
+	if (st->n_idle >= SBX_ARRAY_SIZE(st->idle))
+		return false;
+	st->idle[st->n_idle++] = (struct sbx_idle_work){.fn = fn, .args = {a0, a1}};
+	return true;
+}
+
 void sbx_state_purge_background(struct sbx_state *st)
 {
 	int tfd;
 
-	if (!trash_has_entries(st) && !st->idle_work &&
-	    !(st->exiting && sbx_state_ready_missing(st)))
+	if (!trash_has_entries(st) && !st->n_idle && !(st->exiting && sbx_state_ready_missing(st)))
 		return;
 	tfd = trash_dir(st, true); /* the first run's purger may have no trash yet */
-	if (tfd >= 0 && !st->idle_work && !st->exiting && purger_at_work(tfd)) {
+	if (tfd >= 0 && !st->n_idle && !st->exiting && purger_at_work(tfd)) {
 		close(tfd);
 		return;
 	}
