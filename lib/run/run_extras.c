@@ -262,53 +262,50 @@ static void ca_refill(const char *state_dir, const uint64_t args[2])
 		;
 }
 
-/* Take a CA an earlier run's purger made, if one waits: the value. */
-static char *ca_take(size_t *len)
+/* One value taken from the keyring, if it is a CA made ahead within
+ * CA_READY_TTL: c->ca, and its certificate in a pipe for the jail. */
+static bool ca_use(struct sbx_run *c, const char *v, size_t len)
 {
-	char desc[64], *v = NULL;
-
-	for (int slot = 0; slot < CA_READY_MAX && !v; slot++) {
-		ca_desc(desc, sizeof(desc), slot);
-		if (sbx_keyring_take(desc, &v, len) != 1)
-			v = NULL;
-	}
-	return v;
-}
-
-/* The CA an earlier run's purger made, if one waits: c->ca, and its
- * certificate in a pipe for the jail's bundle.  False: make one. */
-static bool ca_ready(struct sbx_run *c)
-{
-	size_t len = 0;
-	char *v = ca_take(&len);
-	long long made = 0;
-	long long now = (long long)time(NULL);
+	long long made = 0, now = (long long)time(NULL);
 	int off = 0, p[2];
 	const char *cert, *key;
 	bool ok;
 
-	if (!v)
-		return false;
 	ok = sscanf(v, "sbx-ca 1 %lld\n%n", &made, &off) == 1 && off > 0 && made <= now + 60 &&
 	     now - made < CA_READY_TTL;
 	cert = v + off;
 	key = ok ? cert + strlen(cert) + 1 : v;
 	ok = ok && key < v + len && strncmp(cert, "-----BEGIN CERTIFICATE-----", 27) == 0 &&
 	     strstr(key, "PRIVATE KEY-----") && pipe2(p, O_CLOEXEC) == 0;
-	if (ok) {
-		/* A certificate is far smaller than a pipe's buffer. */
-		ok = sbx_write_all(p[1], cert, strlen(cert)) == 0;
-		close(p[1]);
-		if (ok)
-			ok = sbx_tls_ca_from_pem(&c->ca, cert, key, c->cfg->upstream_ca,
-						 &c->ca_err) == 0;
-		if (ok)
-			c->ca_pipe[0] = p[0];
-		else
-			close(p[0]);
+	if (!ok)
+		return false;
+	/* A certificate is far smaller than a pipe's buffer. */
+	ok = sbx_write_all(p[1], cert, strlen(cert)) == 0 &&
+	     sbx_tls_ca_from_pem(&c->ca, cert, key, c->cfg->upstream_ca, &c->ca_err) == 0;
+	close(p[1]);
+	if (ok)
+		c->ca_pipe[0] = p[0];
+	else
+		close(p[0]);
+	return ok;
+}
+
+/* The CA an earlier run's purger made, if one waits (one too old, or not
+ * sbx's, is taken and dropped).  False: make one. */
+static bool ca_ready(struct sbx_run *c)
+{
+	char desc[64], *v;
+	size_t len;
+	bool ok = false;
+
+	for (int slot = 0; slot < CA_READY_MAX && !ok; slot++) {
+		ca_desc(desc, sizeof(desc), slot);
+		if (sbx_keyring_take(desc, &v, &len) != 1)
+			continue;
+		ok = ca_use(c, v, len);
+		explicit_bzero(v, len);
+		free(v);
 	}
-	explicit_bzero(v, len);
-	free(v);
 	return ok;
 }
 

@@ -1,0 +1,152 @@
+#!/bin/bash
+# tests/integration/net_ca_ahead.sh - the sandbox CAs made ahead (lib/run/
+# run_extras.c), as root and as nobody, with the host root:
+#   - after a run that injects a secret, its purger leaves CAs in the
+#     user's kernel keyring, possessor-only; the next runs each take one:
+#     the run log says "made ahead", and every run's CA is another one (a
+#     valid self-signed P-256 CA, no key in the jail);
+#   - a value in a slot that is too old, from the future or not a CA is
+#     dropped: that run makes its own CA at its start, and its purger
+#     fills the slots again;
+#   - a jail whose seccomp policy file allows keyctl, started from a
+#     login's session keyring (one that links the user's keyring), finds
+#     none of them and cannot read them by serial: its command has a
+#     session keyring of its own.
+# Other test files running beside this one may take CAs too: a check that
+# needs one waiting tries three times.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+
+need_tools openssl python3 setpriv
+sbx_modes
+sbx_base
+sbx_ca_profiles
+ok $? "a test upstream CA and the profiles made"
+
+# keyctl(2) from Python: count / serials / plant / jail / session.
+cat >"$BASE/keys.py" <<'EOF'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_add_key, SYS_keyctl = 248, 250
+USER, SESSION = -4, -3
+DESC = "sbx: a sandbox CA made ahead (1) #%d"
+def kc(*a):
+    r = libc.syscall(SYS_keyctl, *[ctypes.c_long(x) if isinstance(x, int) else x for x in a])
+    return r if r >= 0 else -ctypes.get_errno()
+def serials():
+    return [kc(10, USER, b"user", (DESC % s).encode(), 0) for s in range(4)]
+cmd = sys.argv[1]
+if cmd == "avail":
+    sys.exit(0 if kc(0, USER, 1) > 0 else 1)
+elif cmd == "serials":
+    print(" ".join(str(s) for s in serials() if s > 0))
+elif cmd == "count":
+    print(sum(1 for s in serials() if s > 0))
+elif cmd == "plant":
+    # A value of each bad kind, in every slot (replacing what is there).
+    now = int(time.time())
+    pem = b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n\0" \
+          b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
+    bad = [b"sbx-ca 1 %d\n" % (now - 13 * 3600) + pem, b"sbx-ca 1 %d\n" % (now + 86400) + pem,
+           b"not a CA at all", b"sbx-ca 1 %d\n" % now + b"-----BEGIN CERTIFICATE-----\n"]
+    for s in range(4):
+        v = bad[s]
+        if libc.syscall(SYS_add_key, b"user", (DESC % s).encode(), v, ctypes.c_size_t(len(v)),
+                        ctypes.c_long(USER)) < 0:
+            sys.exit("add_key: errno %d" % ctypes.get_errno())
+elif cmd == "jail":
+    buf = ctypes.create_string_buffer(4096)
+    found = [s for s in serials() if s > 0]
+    reads = [kc(11, int(s), buf, 4096) for s in sys.argv[2:]]
+    print("found %d reads %s" % (len(found), " ".join(str(r) for r in reads)))
+elif cmd == "session":
+    # A login's session keyring: a new one, the user's keyring linked in.
+    if kc(1, b"sbx-test-login") < 0 or kc(8, USER, SESSION) < 0:
+        sys.exit("cannot make a session keyring")
+    os.execvp(sys.argv[2], sys.argv[2:])
+EOF
+printf 'allow keyctl\nallow add_key\nallow request_key\n' >"$BASE/keys.policy"
+printf '[sandbox]\npersist = never\n[security]\nseccomp = %s\n' "$BASE/keys.policy" >"$BASE/keys.ini"
+chmod 0644 "$BASE/keys.py" "$BASE/keys.policy" "$BASE/keys.ini"
+
+keys() { sbx_as_mode $mode python3 "$BASE/keys.py" "$@"; }
+# An injecting run: $out the bundle's last certificate, $err the run log.
+inject_run() {
+	capture sbx_as_mode $mode env SBX_T_KEY=sk-test-0123456789 "$SBX" run -p "$BASE/inject.ini" -- \
+		sh -c 'sed -n "/BEGIN CERT/h; /BEGIN CERT/!H; \${x;p}" /run/sbx/ca-bundle.pem
+			grep -rls "PRIVATE KEY" /run /proc/self/environ 2>/dev/null | sed "s/^/KEYFILE /"'
+}
+purgers_done() { sbx_as_mode $mode "$SBX" destroy --stale >/dev/null 2>&1; }
+AHEAD="the proxy's CA for that TLS is this sandbox's own, made ahead by an earlier run's purger (it waited in the kernel keyring, never on disk)"
+START="the proxy's CA for that TLS is this sandbox's own, made at its start"
+
+for mode in $MODES; do
+	if ! keys avail; then
+		skip "$mode: CAs made ahead" "no kernel keyrings here"
+		continue
+	fi
+	# 1. Runs in a row: each after the one before and its purger.
+	inject_run
+	purgers_done
+	got=0
+	for try in 1 2 3; do
+		n=$(keys count)
+		inject_run
+		[ "$rc" = 0 ] && grep -qF "$AHEAD" <<<"$err" && { got=1; break; }
+		purgers_done
+	done
+	[ "$got" = 1 ] && [ "$n" -ge 1 ]
+	r=$?
+	ok $r "$mode: after an injecting run, CAs wait in the keyring ($n) and the next run's log says made ahead"
+	[ $r = 0 ] || diag "rc=$rc n=$n err=$err"
+
+	rm -f "$BASE/cas-$mode"
+	bad=
+	for i in 1 2 3 4 5; do
+		inject_run
+		printf '%s\n' "$out" | grep -v '^KEYFILE ' >"$BASE/ca-$mode-$i"
+		subj=$(openssl x509 -in "$BASE/ca-$mode-$i" -noout -subject 2>/dev/null)
+		{ [ "$rc" = 0 ] && grep -q "CN *= *sbx sandbox CA [0-9a-f]\{12\}" <<<"$subj" &&
+			openssl verify -CAfile "$BASE/ca-$mode-$i" "$BASE/ca-$mode-$i" >/dev/null 2>&1 &&
+			openssl x509 -in "$BASE/ca-$mode-$i" -noout -text | grep -q "ASN1 OID: prime256v1" &&
+			! grep -q '^KEYFILE ' <<<"$out"; } || bad="$bad $i(rc=$rc $subj)"
+		openssl x509 -in "$BASE/ca-$mode-$i" -noout -fingerprint -sha256 >>"$BASE/cas-$mode" 2>/dev/null
+		grep -qF "$AHEAD" <<<"$err" && echo ahead >>"$BASE/ahead-$mode"
+	done
+	distinct=$(sort -u "$BASE/cas-$mode" | wc -l)
+	[ -z "$bad" ] && [ "$distinct" = 5 ]
+	r=$?
+	ok $r "$mode: 5 runs in a row: 5 valid self-signed P-256 CAs, each another one ($(wc -l <"$BASE/ahead-$mode" 2>/dev/null || echo 0) made ahead), no key in the jail"
+	[ $r = 0 ] || diag "bad:$bad distinct=$distinct"
+
+	# 2. Bad values in every slot: dropped, the run makes its own.
+	purgers_done
+	keys plant
+	inject_run
+	rc1=$rc err1=$err
+	purgers_done
+	n=$(keys count)
+	[ "$rc1" = 0 ] && grep -qF "$START" <<<"$err1" && [ "$n" -ge 1 ]
+	r=$?
+	ok $r "$mode: a CA too old, one from the future and two that are not CAs: dropped, the run makes its own, its purger fills the slots ($n)"
+	[ $r = 0 ] || diag "rc=$rc1 n=$n err=$err1"
+
+	# 3. A jail allowed keyctl, from a login's session keyring.
+	got=
+	for try in 1 2 3; do
+		serials=$(keys serials)
+		[ -n "$serials" ] || { inject_run; purgers_done; continue; }
+		capture sbx_as_mode $mode python3 "$BASE/keys.py" session "$SBX" run -q -p "$BASE/keys.ini" -- \
+			python3 -c "$(cat "$BASE/keys.py")" jail $serials
+		got=$out
+		break
+	done
+	want="found 0 reads$(for s in $serials; do printf ' -13'; done)"
+	host=$(keys session python3 "$BASE/keys.py" jail $serials)
+	[ "$rc" = 0 ] && [ -n "$serials" ] && [ "$got" = "$want" ] && [ "${host#found }" != "$host" ] &&
+		[ "$host" != "$want" ]
+	r=$?
+	ok $r "$mode: a jail whose policy allows keyctl finds no waiting CA and reads none by serial ($got; outside: $host)"
+	[ $r = 0 ] || diag "rc=$rc serials=$serials got=$got want=$want err=$err"
+done
+done_testing
