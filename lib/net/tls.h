@@ -3,11 +3,14 @@
  * lib/net/tls.h - the per-sandbox certificate authority of credential
  * injection, and the TLS contexts of the proxy (OpenSSL, tls_dl.c).
  *
- * A run that injects a secret makes one CA at start-up: an EC P-256 key
- * pair and a self-signed certificate ("sbx sandbox CA ID", valid 30 days,
- * path length 0).  The private key lives only in this process's memory:
- * it is never written to a file, the state directory or the jail; the
- * jail gets the certificate (sbx_tls_ca_pem) in its CA bundle.  For each
+ * A run that injects a secret has a CA of its own: an EC P-256 key pair
+ * and a self-signed certificate ("sbx sandbox CA ID" when made at its
+ * start, 12 random hex digits instead of ID when an earlier run's purger
+ * made it ahead and it waited in the user's kernel keyring:
+ * lib/run/run_extras.c; valid 30 days, path length 0).  The private key
+ * lives only in memory, this process's (and the kernel's while it
+ * waits): it is never written to a file, the state directory or the
+ * jail; the jail gets the certificate (sbx_tls_ca_pem) in its CA bundle.  For each
  * injection host the proxy terminates TLS with a leaf certificate for
  * that name (one leaf key per CA, made on first use; leaves are cached).
  * Upstream, the proxy verifies the server's certificate and name against
@@ -34,9 +37,9 @@ int sbx_tls_crypto_available(struct sbx_err *err);
  * cert_ready (may be NULL) gets the certificate as soon as it exists,
  * before the key is written out.  A run does this in a short-lived child
  * (lib/run/run_extras.c), so that loading OpenSSL is off its start-up
- * path.  It initialises OpenSSL for this alone (no openssl.cnf, a hash
- * DRBG): a process that makes TLS contexts afterwards would not get the
- * configuration either.
+ * path, or its purger's child makes CAs ahead for the next runs.  It initialises OpenSSL for this
+ * alone (no openssl.cnf, a hash DRBG): a process that makes TLS contexts afterwards would not get
+ * the configuration either.
  */
 int sbx_tls_ca_make_pem(const char *label, void (*cert_ready)(const char *cert, void *data),
 			void *data, char **cert_pem, char **key_pem, struct sbx_err *err);
