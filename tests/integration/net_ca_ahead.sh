@@ -24,53 +24,12 @@ sbx_base
 sbx_ca_profiles
 ok $? "a test upstream CA and the profiles made"
 
-# keyctl(2) from Python: count / serials / plant / jail / session.
-cat >"$BASE/keys.py" <<'EOF'
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-SYS_add_key, SYS_keyctl = 248, 250
-USER, SESSION = -4, -3
-DESC = "sbx: a sandbox CA made ahead (1) #%d"
-def kc(*a):
-    r = libc.syscall(SYS_keyctl, *[ctypes.c_long(x) if isinstance(x, int) else x for x in a])
-    return r if r >= 0 else -ctypes.get_errno()
-def serials():
-    return [kc(10, USER, b"user", (DESC % s).encode(), 0) for s in range(4)]
-cmd = sys.argv[1]
-if cmd == "avail":
-    sys.exit(0 if kc(0, USER, 1) > 0 else 1)
-elif cmd == "serials":
-    print(" ".join(str(s) for s in serials() if s > 0))
-elif cmd == "count":
-    print(sum(1 for s in serials() if s > 0))
-elif cmd == "plant":
-    # A value of each bad kind, in every slot (replacing what is there).
-    now = int(time.time())
-    pem = b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n\0" \
-          b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
-    bad = [b"sbx-ca 1 %d\n" % (now - 13 * 3600) + pem, b"sbx-ca 1 %d\n" % (now + 86400) + pem,
-           b"not a CA at all", b"sbx-ca 1 %d\n" % now + b"-----BEGIN CERTIFICATE-----\n"]
-    for s in range(4):
-        v = bad[s]
-        if libc.syscall(SYS_add_key, b"user", (DESC % s).encode(), v, ctypes.c_size_t(len(v)),
-                        ctypes.c_long(USER)) < 0:
-            sys.exit("add_key: errno %d" % ctypes.get_errno())
-elif cmd == "jail":
-    buf = ctypes.create_string_buffer(4096)
-    found = [s for s in serials() if s > 0]
-    reads = [kc(11, int(s), buf, 4096) for s in sys.argv[2:]]
-    print("found %d reads %s" % (len(found), " ".join(str(r) for r in reads)))
-elif cmd == "session":
-    # A login's session keyring: a new one, the user's keyring linked in.
-    if kc(1, b"sbx-test-login") < 0 or kc(8, USER, SESSION) < 0:
-        sys.exit("cannot make a session keyring")
-    os.execvp(sys.argv[2], sys.argv[2:])
-EOF
+CA_PY=$(cat "$TAP_ROOT/tests/lib/ca_ahead.py")
 printf 'allow keyctl\nallow add_key\nallow request_key\n' >"$BASE/keys.policy"
 printf '[sandbox]\npersist = never\n[security]\nseccomp = %s\n' "$BASE/keys.policy" >"$BASE/keys.ini"
-chmod 0644 "$BASE/keys.py" "$BASE/keys.policy" "$BASE/keys.ini"
+chmod 0644 "$BASE/keys.policy" "$BASE/keys.ini"
 
-keys() { sbx_as_mode $mode python3 "$BASE/keys.py" "$@"; }
+keys() { sbx_as_mode $mode python3 -c "$CA_PY" "$@"; }
 # An injecting run: $out the bundle's last certificate, $err the run log.
 inject_run() {
 	capture sbx_as_mode $mode env SBX_T_KEY=sk-test-0123456789 "$SBX" run -p "$BASE/inject.ini" -- \
@@ -139,10 +98,9 @@ for mode in $MODES; do
 	for try in 1 2 3; do
 		serials=$(keys serials)
 		[ -n "$serials" ] || { inject_run; purgers_done; continue; }
-		capture sbx_as_mode $mode python3 "$BASE/keys.py" session "$SBX" run -q -p "$BASE/keys.ini" -- \
-			python3 -c "$(cat "$BASE/keys.py")" jail $serials
+		capture keys session "$SBX" run -q -p "$BASE/keys.ini" -- python3 -c "$CA_PY" jail $serials
 		want="found 0 reads$(for s in $serials; do printf ' -13'; done)"
-		host=$(keys session python3 "$BASE/keys.py" jail $serials)
+		host=$(keys session python3 -c "$CA_PY" jail $serials)
 		[ "$rc" = 0 ] && [ "$out" = "$want" ] && [[ "$host" =~ ^found\ [1-4]\ reads(\ [0-9]+)+$ ]] &&
 			{ r=0; break; }
 	done

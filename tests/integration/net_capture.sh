@@ -200,6 +200,26 @@ curl -s -m 5 -o /dev/null -w 'loopback %{http_code}\n' http://127.0.0.1:8765/
 	! grep -qF "$KEY" <<<"$out$err" && grep -q "API_KEY" <<<"$out"
 	ok $? "$mode: inspect names the secret and never shows the value"
 	in_mode $mode "$SBX" destroy --all >/dev/null 2>&1
+
+	# The value injected over TLS with each kind of CA: one made at the
+	# run's start, one an earlier run's purger made ahead (the run log
+	# says which; another test's runs may take or spoil the waiting CAs
+	# meanwhile, hence up to 4 tries for the two).
+	seen=
+	for try in 1 2 3 4; do
+		[[ "$seen" = *at* ]] || in_mode $mode python3 -c "$(cat "$TAP_ROOT/tests/lib/ca_ahead.py")" drop
+		capture in_mode $mode "$SBX" run -p "$BASE/p.ini" -- \
+			sh -c 'curl -s -m 10 -H "x-api-key: $API_KEY" https://api.sbx.test/echo'
+		kind=$(grep -o "CA for that TLS is this sandbox's own, made [a-z]*" <<<"$err" | sed 's/.* made //')
+		[ "$rc" = 0 ] && grep -qx "echo ok" <<<"$out" &&
+			[ "$(got | tail -n 1 | jq -r '.headers["x-api-key"]')" = "$KEY" ] &&
+			[[ " $seen " != *" $kind "* ]] && seen="$seen $kind"
+		[[ "$seen" = *at* && "$seen" = *ahead* ]] && break
+		in_mode $mode "$SBX" destroy --stale >/dev/null 2>&1 # its purger done
+	done
+	[[ "$seen" = *at* && "$seen" = *ahead* ]]
+	ok $? "$mode: the HTTPS server receives the value with a CA made at the start and with one made ahead (seen:$seen)"
+	in_mode $mode "$SBX" destroy --all >/dev/null 2>&1
 done
 
 # A value that could not go into a header is refused, naming the secret.

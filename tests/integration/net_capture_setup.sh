@@ -100,14 +100,7 @@ for mode in $MODES; do
 	# The CAs waiting in the user's keyring dropped first, so that the
 	# first injecting run makes its own (unless another test's purger
 	# made some meanwhile).
-	sbx_as_mode $mode python3 -c '
-import ctypes
-libc = ctypes.CDLL(None, use_errno=True)
-for n in range(4):
-    k = libc.syscall(250, ctypes.c_long(10), ctypes.c_long(-4), b"user",
-                     b"sbx: a sandbox CA made ahead (1) #%d" % n, ctypes.c_long(0))
-    if k > 0:
-        libc.syscall(250, ctypes.c_long(9), ctypes.c_long(k), ctypes.c_long(-4))'
+	sbx_as_mode $mode python3 -c "$(cat "$TAP_ROOT/tests/lib/ca_ahead.py")" drop
 	i=0
 	for c in up:0 inject:x inject:x; do
 		i=$((i + 1))
