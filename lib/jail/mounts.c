@@ -316,6 +316,20 @@ static int attach(int mfd, int target_fd, const char *what, const char *where, s
 	return 0;
 }
 
+/* A mount point that cannot be made (errno set), and what to do when it
+ * is the read-only root that lacks it. */
+static int no_mountpoint(const char *path, struct sbx_err *err)
+{
+	if (errno == EROFS)
+		return sbx_err_set(err, 0, /* the errno's text in the middle */
+				   "cannot create mount point '%s': %s (the jail's root is "
+				   "read-only and has no '%s': mount it under a directory the root "
+				   "has, such as /tmp or /mnt, or make that directory in the root "
+				   "first)",
+				   path, strerror(EROFS), path);
+	return sbx_err_set(err, errno, "cannot create mount point '%s'", path);
+}
+
 /*
  * Open path (absolute, inside the new root) as O_PATH, creating missing
  * directories (and a final file when want_file) beneath the root.  Never
@@ -346,11 +360,11 @@ static int resolve(int rootfd, const char *path, bool create, bool want_file, ui
 		    openat(pfd, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
 
 		if (f < 0 && errno != EEXIST)
-			return sbx_err_set(err, errno, "cannot create mount point '%s'", path);
+			return no_mountpoint(path, err);
 		if (f >= 0)
 			close(f);
 	} else if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST) {
-		return sbx_err_set(err, errno, "cannot create mount point '%s'", path);
+		return no_mountpoint(path, err);
 	}
 	fd = sbx_openat2(pfd, base, O_PATH,
 			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);

@@ -266,4 +266,20 @@ for mode in $MODES; do
 	done
 done
 
+# A mount point the read-only root does not have: one line that names it,
+# says why and what to do, exit 125 (it used to end at "Read-only file
+# system").
+printf '[sandbox]\nextends = default\nwritable = no\n' >"$BASE/ro.ini"
+chmod 0644 "$BASE/ro.ini"
+for mode in $MODES; do
+	for root in host image; do
+		ropt=
+		[ $root = image ] && ropt="-p $BASE/ro.ini --rootfs $IMG"
+		capture as_mode $mode "$SBX" run -q $ropt --tmpfs /sbx-no-such-dir -- true
+		[ "$rc" = 125 ] && [ "$(wc -l <<<"$err")" = 1 ] &&
+			[ "$err" = "sbx: cannot create mount point '/sbx-no-such-dir': Read-only file system (the jail's root is read-only and has no '/sbx-no-such-dir': mount it under a directory the root has, such as /tmp or /mnt, or make that directory in the root first)" ]
+		ok $? "$mode, $root root: a tmpfs where the read-only root has no directory: exit 125, one line saying what to do ($rc: $err)"
+	done
+done
+
 done_testing
