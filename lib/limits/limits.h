@@ -57,14 +57,6 @@
  * A root that is not a cgroup filesystem (a test tree) gets its interface
  * files created on write and never has signals sent to the pids it lists.
  */
-/*
- * This header shares its name with the system's <limits.h>.  The build uses
- * -iquote lib, but GCC's own syslimits.h continues its search with
- * #include_next and can land here: pass the system's <limits.h> (PATH_MAX,
- * INT_MAX...) through, outside the guard.
- */
-#include_next <limits.h>
-
 #ifndef SBX_LIMITS_H
 #define SBX_LIMITS_H
 
