@@ -316,18 +316,20 @@ static int attach(int mfd, int target_fd, const char *what, const char *where, s
 	return 0;
 }
 
-/* A mount point that cannot be made (errno set), and what to do when it
- * is the read-only root that lacks it. */
+/* A mount point that cannot be made (errno set): -errno, and what to do
+ * when it is the read-only root that lacks it (the errno's text in the
+ * middle, so err holds none; the caller still gets -EROFS: files_tmpfs
+ * mounts a tmpfs on the parent then). */
 static int no_mountpoint(const char *path, struct sbx_err *err)
 {
-	if (errno == EROFS)
-		return sbx_err_set(err, 0, /* the errno's text in the middle */
-				   "cannot create mount point '%s': %s (the jail's root is "
-				   "read-only and has no '%s': mount it under a directory the root "
-				   "has, such as /tmp or /mnt, or make that directory in the root "
-				   "first)",
-				   path, strerror(EROFS), path);
-	return sbx_err_set(err, errno, "cannot create mount point '%s'", path);
+	if (errno != EROFS)
+		return sbx_err_set(err, errno, "cannot create mount point '%s'", path);
+	(void)sbx_err_set(err, 0,
+			  "cannot create mount point '%s': %s (the jail's root is read-only and "
+			  "has no '%s': mount it under a directory the root has, such as /tmp or "
+			  "/mnt, or make that directory in the root first)",
+			  path, strerror(EROFS), path);
+	return -EROFS;
 }
 
 /*
