@@ -233,24 +233,23 @@ static int exec_lookup(char *const *argv, char *const *envp)
  * The kernel's keyrings are not namespaced: the session keyring sbx was
  * started with (a login's links the user's keyring, where sbx keeps the
  * CAs it made ahead, lib/run/run_extras.c) would be the command's too.
- * Every built-in seccomp policy refuses keyctl(2); a policy file may
- * allow it, and the command gets an empty session keyring of its own.
- * Where keyrings are refused (a container's seccomp policy: the command
- * inherits it) or absent, it cannot reach any; under a policy file, any
- * other failure (the user's key quota full) stops the command.
+ * Every built-in seccomp policy refuses keyctl(2), so only under a policy
+ * file (which may allow it) does the command get an empty session keyring
+ * of its own; a run under a built-in one pays nothing for it.  Where
+ * keyrings are refused (a container's seccomp policy: the command inherits
+ * it) or absent, it cannot reach any; any other failure (the user's key
+ * quota full) stops the command.
  */
 static int new_session_keyring(const struct sbx_jail_cmd *c, struct sbx_err *err)
 {
-	const char *p = c->cfg->seccomp;
-	bool file = p && *p && strcmp(p, "default") != 0 && strcmp(p, "strict") != 0;
-
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0) >= 0 || !file ||
+	if (sbx_seccomp_is_builtin(c->cfg->seccomp) ||
+	    syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0) >= 0 ||
 	    errno == ENOSYS || errno == EPERM || errno == EACCES)
 		return 0;
 	return sbx_err_set(err, errno,
 			   "cannot give the command a session keyring of its own (seccomp "
 			   "policy '%s' may allow keyctl)",
-			   p);
+			   c->cfg->seccomp);
 }
 
 static int privileges(const struct sbx_jail_cmd *c, struct sbx_err *err)

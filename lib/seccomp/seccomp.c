@@ -461,6 +461,11 @@ static bool is_builtin(const char *policy)
 	return strcmp(policy, "default") == 0 || strcmp(policy, "strict") == 0;
 }
 
+bool sbx_seccomp_is_builtin(const char *policy)
+{
+	return !policy || !*policy || is_builtin(policy);
+}
+
 /* A built-in policy, or a file read now. */
 static int policy_resolve(const char *policy, struct sbx_seccomp_policy **out, struct sbx_err *err)
 {

@@ -80,6 +80,10 @@ int sbx_seccomp_prepare_policy(const struct sbx_seccomp_policy *p, bool notify,
  */
 int sbx_seccomp_load(const struct sbx_seccomp_opts *opts, struct sbx_err *err);
 
+/* Whether policy (NULL or "" meaning "default") is a built-in one, not a
+ * policy file. */
+bool sbx_seccomp_is_builtin(const char *policy);
+
 /* Write the filter opts describes to fd: libseccomp's pseudo filter code
  * (bpf = false) or the raw BPF program (bpf = true).  For tests and
  * debugging. */
