@@ -314,6 +314,8 @@ void sbx_jail_exec_command(const struct sbx_jail_cmd *c)
 
 	m.ts[SBX_TS_GO] = c->ts_go;
 	m.ts[SBX_TS_MOUNTED] = c->ts_mounted;
+	m.ts[SBX_TS_LAYER0] = c->ts_layer0;
+	m.ts[SBX_TS_LAYER1] = c->ts_layer1;
 	m.ts[SBX_TS_CMD] = sbx_now_ns();
 	reset_signals();
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);

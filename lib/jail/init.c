@@ -7,6 +7,7 @@
  * command's wait status to the supervisor, and exits.
  */
 #include "jail_int.h"
+#include "fault.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -206,6 +207,8 @@ static void run_command(struct sbx_jail_child *c)
 	    .exec_fence = o->exec_fence,
 	    .ts_go = c->ts[SBX_TS_GO],
 	    .ts_mounted = c->ts[SBX_TS_MOUNTED],
+	    .ts_layer0 = c->ts[SBX_TS_LAYER0],
+	    .ts_layer1 = c->ts[SBX_TS_LAYER1],
 	};
 
 	sbx_jail_exec_command(&cmd);
@@ -357,6 +360,7 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	close_inherited(c);
 	early_capture(c);
 	wait_go(c);
+	sbx_fault_pause("init-after-go");
 	/* The supervisor may have died before the prctl above took effect
 	 * (nothing re-checks it otherwise for an unprivileged run). */
 	if (sbx_jail_rearm_pdeathsig(c->sock, &err) < 0)

@@ -252,25 +252,74 @@ static void idmap_lowers(struct sbx_jail *j, const struct sbx_jail_opts *o, pid_
 			fds[i] = -1;
 }
 
-/* SCM_RIGHTS cannot carry -1: send the valid ones and a bitmap of which. */
-static int send_go(int sock, const int *fds, size_t n, struct sbx_err *err)
+/* Send fds (-1 for none) as GO does: the valid ones, a bitmap in text. */
+static int send_slots(int sock, struct sbx_jail_msg *m, const int *fds, size_t n)
 {
-	struct sbx_jail_msg m = {.type = SBX_MSG_GO};
 	int valid[SBX_MSG_MAXFDS];
 	size_t nv = 0;
-	int r;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < SBX_MSG_MAXFDS; i++) {
 		if (fds[i] >= 0) {
 			valid[nv++] = fds[i];
-			if (i < sizeof(m.text))
-				m.text[i] = 1;
+			if (i < sizeof(m->text))
+				m->text[i] = 1;
 		}
 	}
-	m.value = (int)n;
-	r = sbx_jail_send(sock, &m, valid, nv);
+	m->value = (int)n;
+	return sbx_jail_send(sock, m, valid, nv);
+}
+
+/* O_PATH of DIR/NAME, or -1. */
+static int open_path(int dir, const char *name)
+{
+	return openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/*
+ * opts->layer_later, once init has GO: the layers' filesystem from
+ * opts->layer_ready, and to init a detached clone of its mount (attached
+ * in the jail's namespace, where an overlay takes its upper from) with
+ * every layer's upper and work directory opened on it, so that init, by
+ * then the jail's root, need not open the sandbox's (the host root's)
+ * directories and can wait for them where it first needs them.  Or no
+ * mount and a tmpfs's size.  A jail that died meanwhile is no error here:
+ * wait_exec() says why it died.
+ */
+static int send_layer(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx_err *err)
+{
+	const struct sbx_config *cfg = o->cfg;
+	struct sbx_jail_msg m = {.type = SBX_MSG_DISK};
+	int fds[SBX_MSG_MAXFDS] = {0};
+	size_t n = 0;
+	_cleanup_close_ int mnt = -1;
+	int r = o->layer_ready(o->after_go_data, &mnt, &m.ts[0], err);
+
 	if (r < 0)
-		return sbx_err_set(err, -r, "cannot release the jail");
+		return r;
+	if (mnt >= 0) {
+		fds[n++] = open_tree(mnt, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (fds[0] < 0)
+			return sbx_err_set(err, errno, "cannot clone the writable layer's mount");
+		/* the layout of lib/jail/mounts.c capture_layers */
+		if (o->rootfs_dir && cfg->rootfs_writable) {
+			fds[n++] = open_path(fds[0], "upper");
+			fds[n++] = open_path(fds[0], "work");
+		}
+		for (size_t i = 0; i < cfg->n_mounts && n + 2 <= SBX_MSG_MAXFDS; i++) {
+			char p[48];
+
+			if (cfg->mounts[i].kind != SBX_MNT_OVERLAY)
+				continue;
+			snprintf(p, sizeof(p), "overlays/%zu/upper", i);
+			fds[n++] = open_path(fds[0], p);
+			snprintf(p, sizeof(p), "overlays/%zu/work", i);
+			fds[n++] = open_path(fds[0], p);
+		}
+	}
+	(void)send_slots(j->sync_fd, &m, fds, n);
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	return 0;
 }
 
@@ -354,7 +403,9 @@ static int wait_exec(struct sbx_jail *j, struct sbx_err *err)
 		case SBX_MSG_EXEC:
 			sbx_fault_point("before-exec");
 			(void)sbx_jail_exec_result(j, &m);
-			j->t_mounts = ts_ms(m.ts[SBX_TS_GO], m.ts[SBX_TS_MOUNTED]);
+			j->t_layer_wait = ts_ms(m.ts[SBX_TS_LAYER0], m.ts[SBX_TS_LAYER1]);
+			j->t_mounts =
+			    ts_ms(m.ts[SBX_TS_GO], m.ts[SBX_TS_MOUNTED]) - j->t_layer_wait;
 			j->t_exec = ts_ms(m.ts[SBX_TS_MOUNTED], m.ts[SBX_TS_EXEC]) - j->t_seccomp;
 			return 0;
 		default:
@@ -400,7 +451,9 @@ static int prepare_child(struct sbx_jail *j, const struct sbx_jail_opts *o, stru
 		if (j->ns_user_fd < 0 || j->ns_net_fd < 0)
 			return sbx_err_set(err, errno, "cannot open the jail's namespaces");
 	}
-	r = send_go(j->sync_fd, fds, n, err);
+	r = send_slots(j->sync_fd, &(struct sbx_jail_msg){.type = SBX_MSG_GO}, fds, n);
+	if (r < 0)
+		r = sbx_err_set(err, -r, "cannot release the jail");
 	for (size_t i = 0; i < n; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -456,6 +509,8 @@ int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx
 	r = prepare_child(j, o, err);
 	sbx_fault_point("during-mounts");
 	j->t_namespaces = sbx_ms_since(t0);
+	if (r == 0 && o->layer_later)
+		r = send_layer(j, o, err);
 	if (r == 0 && o->after_go)
 		o->after_go(j, o->after_go_data);
 	if (r == 0)

@@ -118,6 +118,8 @@ struct sbx_jail_file {
 
 struct sbx_jail;
 
+#define SBX_JAIL_LATE_LAYERS 31 /* opts->layer_later: 1 + 2 per layer fds in a message */
+
 struct sbx_jail_opts {
 	const struct sbx_config *cfg;
 	const char *id;		 /* sandbox id (default hostname sbx-<id>) */
@@ -168,6 +170,19 @@ struct sbx_jail_opts {
 	 * the jail's set-up.  May be NULL. */
 	void (*after_go)(struct sbx_jail *j, void *data);
 	void *after_go_data;
+	/*
+	 * The layers' filesystem, made by the supervisor while init starts
+	 * building the root: layer_ready (with after_go_data) is called right
+	 * after GO, before after_go, and gives a mount of it (*mnt, the
+	 * caller's to close) or -1 and a tmpfs's size (*tmpfs: init makes that
+	 * tmpfs, as with layer_tmpfs, and its root comes back in layer_fd).
+	 * Init gets it with every layer's upper and work directory opened, and
+	 * waits for it only where it first needs a layer (sandbox_dir is not
+	 * read).  A failure ends the start.  At most SBX_JAIL_LATE_LAYERS
+	 * layers (the image root and the overlay entries).
+	 */
+	bool layer_later;
+	int (*layer_ready)(void *data, int *mnt, uint64_t *tmpfs, struct sbx_err *err);
 };
 
 struct sbx_jail {
@@ -190,10 +205,11 @@ struct sbx_jail {
 	pid_t cmd_pid; /* the command's pid inside the jail */
 	/* phase timings, ms */
 	double t_namespaces, t_mounts, t_seccomp, t_exec;
-	bool exec_ok;	  /* the command reached execve */
-	int exec_errno;	  /* execve failed with this (status 126/127) */
-	char *exec_msg;	  /* and why, as the jail saw it (sbx_exec_diagnose) */
-	bool exec_absent; /* the file is not there in the jail (or masked) */
+	double t_layer_wait; /* of t_mounts' time, init waited for layer_ready */
+	bool exec_ok;	     /* the command reached execve */
+	int exec_errno;	     /* execve failed with this (status 126/127) */
+	char *exec_msg;	     /* and why, as the jail saw it (sbx_exec_diagnose) */
+	bool exec_absent;    /* the file is not there in the jail (or masked) */
 	bool have_status;
 	int status; /* the command's wait status (have_status) */
 	/* Per [filesystem] entry, as root: the host owner a read-write bind
@@ -382,6 +398,7 @@ struct sbx_jail_cmd {
 	int report_fd;				  /* SEQPACKET, CLOEXEC */
 	bool exec_fence;			  /* send SBX_MSG_FENCE (opts->exec_fence) */
 	uint64_t ts_go, ts_mounted;		  /* phase timestamps (CLOCK_MONOTONIC ns) or 0 */
+	uint64_t ts_layer0, ts_layer1;		  /* init's wait for the layers (layer_later) */
 };
 void sbx_jail_exec_command(const struct sbx_jail_cmd *c) __attribute__((noreturn));
 

@@ -24,6 +24,9 @@ enum sbx_jail_msg_type {
 	SBX_MSG_LAYER,	   /* init: root of the in-memory writable layer (fd) */
 	SBX_MSG_FENCE,	   /* command: a pipe's read end, at its end once execve is
 			    * done (its write end is close-on-exec) or failed */
+	SBX_MSG_DISK,	   /* supervisor -> init (opts->layer_later): the layers'
+			    * filesystem, a detached clone of its mount (fd); or
+			    * none: a tmpfs of ts[0] bytes instead */
 };
 
 enum {
@@ -33,6 +36,8 @@ enum {
 	SBX_TS_SECCOMP0, /* seccomp load start */
 	SBX_TS_SECCOMP1, /* seccomp loaded */
 	SBX_TS_EXEC,	 /* right before execve */
+	SBX_TS_LAYER0,	 /* init starts waiting for SBX_MSG_DISK (0: never) */
+	SBX_TS_LAYER1,	 /* and has it */
 	SBX_TS_N
 };
 
@@ -73,6 +78,8 @@ struct sbx_jail_child {
 	size_t n_idmap;
 	uint64_t ts[SBX_TS_N];
 	struct sbx_jail_capture capture;
+	/* opts->layer_later: the tmpfs's size SBX_MSG_DISK gave, or 0 (a mount) */
+	uint64_t layer_tmpfs;
 };
 
 /* mounts.c: build the new root and pivot into it (in init, after GO). */

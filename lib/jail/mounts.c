@@ -51,8 +51,9 @@ struct build {
 	int lower, upper, work; /* rootfs image */
 	bool lower_detached;
 	int stage; /* the staging tmpfs on STAGE */
-	int layer; /* the writable layers' tmpfs (o->layer_tmpfs), until attached */
-	int sbfd;  /* the layers' directory (o->sandbox_dir, or the tmpfs) */
+	int layer; /* the layers' tmpfs (o->layer_tmpfs) or mount (layer_later), until attached */
+	bool have_layers; /* layer_later: need_layers() was called */
+	int sbfd;	  /* the layers' directory (o->sandbox_dir, or the tmpfs) */
 	struct src *srcs;
 };
 
@@ -167,6 +168,73 @@ static int capture_upper(struct build *b, int sbfd, size_t i, struct sbx_err *er
 
 static int new_fs(const char *type, const char *const *opts, uint64_t attrs, struct sbx_err *err);
 
+/* The writable layers are a tmpfs init makes (o->layer_tmpfs, or what
+ * SBX_MSG_DISK said for o->layer_later)? */
+static bool layers_in_memory(const struct build *b)
+{
+	return b->c->o->layer_later ? b->c->layer_tmpfs > 0 : b->c->o->layer_tmpfs > 0;
+}
+
+/* An image root with a writable layer? */
+static bool o_rootfs_layer(const struct build *b)
+{
+	return b->c->o->rootfs_dir && b->cfg->rootfs_writable;
+}
+
+/* Slot k of a message's fds (the bitmap in its text, as GO's), or -1. */
+static int slot_fd(const struct sbx_jail_msg *m, const int *fds, size_t nfds, size_t k)
+{
+	size_t j = 0;
+
+	if (k >= (size_t)m->value || k >= sizeof(m->text) || !m->text[k])
+		return -1;
+	for (size_t i = 0; i < k; i++)
+		j += m->text[i] ? 1 : 0;
+	return j < nfds ? fds[j] : -1;
+}
+
+/*
+ * o->layer_later: SBX_MSG_DISK, which the supervisor sends once it has
+ * mounted the layers' filesystem while init built what needs none (timed:
+ * the run's disk phase is what its start-up waited for it).  Its mount,
+ * with each layer's upper and work directory opened in the order of
+ * lib/jail/jail.c send_layer(); or a tmpfs's size.
+ */
+static int wait_layer(struct build *b, struct sbx_err *err)
+{
+	struct sbx_jail_child *c = b->c;
+	const struct sbx_config *cfg = b->cfg;
+	struct sbx_jail_msg m;
+	int fds[SBX_MSG_MAXFDS];
+	size_t nfds = 0, k = 1;
+	ssize_t n;
+
+	c->ts[SBX_TS_LAYER0] = sbx_now_ns();
+	n = sbx_jail_recv(c->sock, &m, fds, SBX_ARRAY_SIZE(fds), &nfds);
+	c->ts[SBX_TS_LAYER1] = sbx_now_ns();
+	if (n <= 0 || m.type != SBX_MSG_DISK) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		return sbx_err_set(err, n < 0 ? (int)-n : EPIPE, "no writable layer came from sbx");
+	}
+	if (nfds == 0) {
+		c->layer_tmpfs = m.ts[0];
+		return c->layer_tmpfs > 0 ? 0 : sbx_err_set(err, EINVAL, "an empty writable layer");
+	}
+	b->layer = slot_fd(&m, fds, nfds, 0);
+	if (o_rootfs_layer(b)) {
+		b->upper = slot_fd(&m, fds, nfds, k++);
+		b->work = slot_fd(&m, fds, nfds, k++);
+	}
+	for (size_t i = 0; i < cfg->n_mounts; i++) {
+		if (cfg->mounts[i].kind != SBX_MNT_OVERLAY)
+			continue;
+		b->srcs[i].upper = slot_fd(&m, fds, nfds, k++);
+		b->srcs[i].work = slot_fd(&m, fds, nfds, k++);
+	}
+	return 0;
+}
+
 /*
  * An unprivileged [limits] disk (or --rm): nobody can mount a tmpfs of that
  * size on the host's state directory, but init can in its own mount
@@ -185,7 +253,8 @@ static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
 	_cleanup_close_ int root = -1;
 	int r;
 
-	snprintf(size, sizeof(size), "%llu", (unsigned long long)o->layer_tmpfs);
+	snprintf(size, sizeof(size), "%llu",
+		 (unsigned long long)(o->layer_later ? b->c->layer_tmpfs : o->layer_tmpfs));
 	b->layer = new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
 	if (b->layer < 0)
 		return sbx_err_wrap(err, "the writable layer ([limits] disk)");
@@ -233,8 +302,9 @@ static int capture_sources(struct build *b, struct sbx_err *err)
 		if (b->lower < 0)
 			return b->lower;
 	}
-	/* A new in-memory layer is made from nothing: no disk/ to read. */
-	if (!o->layer_tmpfs || o->layer_tmpfs_fill) {
+	/* A new in-memory layer is made from nothing: no disk/ to read; a
+	 * layer_later one comes as a mount. */
+	if (!o->layer_later && (!o->layer_tmpfs || o->layer_tmpfs_fill)) {
 		b->sbfd = open_dir(AT_FDCWD, o->sandbox_dir, err);
 		if (b->sbfd < 0)
 			return b->sbfd;
@@ -254,7 +324,7 @@ static int capture_layers(struct build *b, struct sbx_err *err)
 	const struct sbx_jail_opts *o = b->c->o;
 	int r;
 
-	if (o->layer_tmpfs) {
+	if (layers_in_memory(b)) {
 		r = memory_layer(b, &b->sbfd, err);
 		if (r < 0)
 			return r;
@@ -419,6 +489,17 @@ static int overlay_fs(struct build *b, int lower, int upper, int work, uint64_t 
 	return mfd;
 }
 
+/* overlayfs takes an upper only from a mount attached in its namespace:
+ * the layers' tmpfs or mount on STAGE/layer. */
+static int attach_layer(struct build *b, struct sbx_err *err)
+{
+	if (mkdirat(b->stage, "layer", 0700) < 0 ||
+	    move_mount(b->layer, "", b->stage, "layer", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return sbx_err_set(err, errno, "cannot attach the writable layer on '%s/layer'",
+				   STAGE);
+	return 0;
+}
+
 /*
  * A private tmpfs on STAGE holds the new root (STAGE/root) and the
  * idmapped lowers (STAGE/lN): overlayfs takes lower layers only from
@@ -444,12 +525,30 @@ static int mount_stage(struct build *b, struct sbx_err *err)
 	r = attach(b->stage, t, "tmpfs", STAGE, err);
 	if (r == 0 && mkdirat(b->stage, "root", 0755) < 0)
 		r = sbx_err_set(err, errno, "cannot create '%s/root'", STAGE);
-	/* overlayfs takes an upper only from a mount attached in its namespace */
-	if (r == 0 && b->layer >= 0 &&
-	    (mkdirat(b->stage, "layer", 0700) < 0 ||
-	     move_mount(b->layer, "", b->stage, "layer", MOVE_MOUNT_F_EMPTY_PATH) < 0))
-		r = sbx_err_set(err, errno, "cannot attach the in-memory layer on '%s/layer'",
-				STAGE);
+	if (r == 0 && b->layer >= 0)
+		r = attach_layer(b, err);
+	return r;
+}
+
+/*
+ * o->layer_later: the layers, where the first is needed (init is the
+ * jail's root by then: an in-memory one is made as it).  Before the
+ * staging tmpfs exists, mount_stage attaches them.
+ */
+static int need_layers(struct build *b, struct sbx_err *err)
+{
+	int r;
+
+	if (!b->c->o->layer_later || b->have_layers)
+		return 0;
+	b->have_layers = true;
+	r = wait_layer(b, err);
+	if (r == 0 && layers_in_memory(b))
+		r = capture_layers(b, err);
+	else if (r == 0 && o_rootfs_layer(b) && (b->upper < 0 || b->work < 0))
+		r = sbx_err_set(err, ENOENT, "the image root's writable layer is missing");
+	if (r == 0 && b->stage >= 0 && b->layer >= 0)
+		r = attach_layer(b, err);
 	return r;
 }
 
@@ -489,9 +588,12 @@ static int mount_rootfs(struct build *b, struct sbx_err *err)
 	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 	_cleanup_close_ int t = -1;
 	_cleanup_close_ int mfd = -1;
-	int r;
+	int r = 0;
 
-	r = mount_stage(b, err);
+	if (o_rootfs_layer(b))
+		r = need_layers(b, err);
+	if (r == 0)
+		r = mount_stage(b, err);
 	if (r == 0)
 		r = attach_lowers(b, err);
 	if (r < 0)
@@ -977,6 +1079,12 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 	case SBX_MNT_OVERLAY:
 		if (s->fd < 0)
 			return 0;
+		mfd = need_layers(b, err);
+		if (mfd == 0 && (s->upper < 0 || s->work < 0))
+			mfd = sbx_err_set(err, ENOENT, "the writable layer of '%s' is missing",
+					  m->dst);
+		if (mfd < 0)
+			return mfd;
 		mfd = overlay_fs(b, s->fd, s->upper, s->work, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 				 err);
 		/*
@@ -1170,8 +1278,11 @@ static int build_steps(struct build *b, struct sbx_err *err)
 	r = capture_sources(b, err);
 	/* Layers on disk are the host root's to open (the sandbox directory is
 	 * 0700); an in-memory one is made as the jail's root (a kept sandbox's
-	 * from its disk/, which the jail's root owns). */
-	if (r == 0 && b->c->o->layer_tmpfs) {
+	 * from its disk/, which the jail's root owns); layer_later ones come
+	 * opened, where the first is needed (need_layers). */
+	if (r == 0 && b->c->o->layer_later) {
+		r = become_jail_root(b, err);
+	} else if (r == 0 && layers_in_memory(b)) {
 		r = become_jail_root(b, err);
 		if (r == 0)
 			r = capture_layers(b, err);
@@ -1197,6 +1308,10 @@ static int build_steps(struct build *b, struct sbx_err *err)
 	for (size_t i = 0; r == 0 && i < b->cfg->n_mounts; i++)
 		if (b->cfg->mounts[i].kind == SBX_MNT_MASK)
 			r = mount_entry(b, i, err);
+	/* layers that no mount took (an optional overlay's source missing):
+	 * their message is read all the same */
+	if (r == 0)
+		r = need_layers(b, err);
 	if (r == 0)
 		r = write_files(b, err);
 	if (r == 0)

@@ -118,8 +118,14 @@ int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err)
 	/* The id change also reset dumpable to fs.suid_dumpable. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return sbx_err_set(err, errno, "cannot make init non-dumpable");
-	/* The supervisor never sends while we set up: readable means EOF. */
-	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
-		_exit(1);
+	/* While init sets up the supervisor sends at most SBX_MSG_DISK, which
+	 * waits to be read: hung up, or readable with nothing to read, is the
+	 * supervisor gone. */
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP))) {
+		char b;
+
+		if ((p.revents & POLLHUP) || recv(sock, &b, 1, MSG_PEEK | MSG_DONTWAIT) <= 0)
+			_exit(1);
+	}
 	return 0;
 }

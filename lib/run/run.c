@@ -234,6 +234,8 @@ static int start_jail(struct sbx_run *c, int out[2], int errp[2], struct sbx_err
 	o.volatile_layers = true; /* synced in teardown() only if kept */
 	o.layer_tmpfs = c->disk_memory ? c->layer_size : 0;
 	o.layer_modes = c->layer_modes;
+	o.layer_later = c->disk_later;
+	o.layer_ready = sbx_run_layers_ready;
 	o.proxy_port = c->cfg->net == SBX_NET_PROXY ? SBX_PROXY_DEFAULT_PORT : 0;
 	o.capture = c->cfg->capture;
 	o.keep_ns = c->cfg->publish.n > 0;

@@ -35,6 +35,9 @@ struct sbx_run {
 	bool disk_mounted;   /* disk/ is a size-capped mount ([limits] disk): a
 			      * loop-mounted ext4 image, or a tmpfs */
 	bool disk_loop;	     /* the image (disk.img): unmounted even when kept */
+	bool disk_later;     /* that image is mounted once init is released
+			      * (sbx_run_layers_ready), alongside its start */
+	uint64_t disk_asked; /* [limits] disk as asked, for disk_later */
 	bool disk_memory;    /* unprivileged [limits] disk (or a state directory on an
 			      * overlayfs): the layers are on a tmpfs in the jail
 			      * (jail.layer_fd), copied to disk/ when kept */
@@ -45,7 +48,8 @@ struct sbx_run {
 	char *jail_path;  /* the command's PATH in the jail */
 	char *exec_error; /* why the command could not be started (126/127) */
 	double t_image;
-	double t_disk; /* the writable layers' capped filesystem (lib/jail/disk.h) */
+	double t_disk; /* the writable layers' capped filesystem (lib/jail/disk.h);
+			* with disk_later, what the jail's start waited for it */
 	int exit_code;
 	const char *reason; /* exited | signaled | timeout | oom | error */
 	char *error;	    /* set-up error message */
@@ -103,6 +107,8 @@ void sbx_run_say_err(struct sbx_run *c, const struct sbx_err *e);
 
 /* run_layers.c */
 int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err);
+/* sbx_jail_opts.layer_ready for disk_later (data: the run). */
+int sbx_run_layers_ready(void *data, int *mnt, uint64_t *tmpfs, struct sbx_err *err);
 void sbx_run_keep_layers(struct sbx_run *c);
 
 /* run_extras.c */

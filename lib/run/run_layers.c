@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "disk.h"
+#include "fault.h"
 #include "rmtree.h"
 #include "run_int.h"
 
@@ -82,6 +83,16 @@ static bool has_overlays(const struct sbx_run *c)
 		if (c->cfg->mounts[i].kind == SBX_MNT_OVERLAY)
 			return true;
 	return false;
+}
+
+/* Its writable layers: the image root's, one per overlay entry. */
+static size_t n_layers(const struct sbx_run *c)
+{
+	size_t n = c->rootfs_dir && c->cfg->rootfs_writable;
+
+	for (size_t i = 0; i < c->cfg->n_mounts; i++)
+		n += c->cfg->mounts[i].kind == SBX_MNT_OVERLAY;
+	return n;
 }
 
 /* Does this run have a writable layer at all? */
@@ -154,11 +165,11 @@ static void refill_ready(const char *state_dir, const uint64_t args[2])
 
 /*
  * As root: the layers in an ext4 image of the cap's size (disk.img),
- * loop-mounted on disk/, in a mount namespace of the run's own when it can
- * be.  1 when mounted; 0 when it cannot be (said in the run log: the
- * layers go in memory, with the cap made again for that).
+ * loop-mounted on disk/ (in the run's own mount namespace, when it has
+ * one: then after the clone, sbx_run_layers_ready).  1 when mounted; 0 when it cannot be (said in
+ * the run log: the layers go in memory, with the cap made again for that).
  */
-static int loop_disk(struct sbx_run *c, uint64_t asked, bool *private_ns, struct sbx_err *err)
+static int loop_disk(struct sbx_run *c, uint64_t asked, struct sbx_err *err)
 {
 	_cleanup_free_ char *tpl = sbx_xasprintf("%s/disk-templates", c->st.state_dir);
 	_cleanup_free_ char *img = sbx_xasprintf("%s/disk.img", c->sb.dir);
@@ -166,10 +177,10 @@ static int loop_disk(struct sbx_run *c, uint64_t asked, bool *private_ns, struct
 	struct sbx_err e = {0};
 	int r;
 
-	/* Nothing else runs in this process yet: gone with the run, even killed. */
-	*private_ns = sbx_disk_private_ns(c->sb.dirfd, c->sb.dir, &e) == 0;
-	e = (struct sbx_err){0};
-	if (sbx_disk_loop_mount(img, c->layer_dir, &cap, c->cg.disk_why[0] ? NULL : tpl, &e) == 0) {
+	if (sbx_fault_fails("disk-no-image"))
+		sbx_err_set(&e, EIO, "SBX_FAULT=disk-no-image");
+	else if (sbx_disk_loop_mount(img, c->layer_dir, &cap, c->cg.disk_why[0] ? NULL : tpl, &e) ==
+		 0) {
 		_cleanup_free_ char *lf = sbx_xasprintf("%s/lost+found", c->layer_dir);
 
 		if (chmod(c->layer_dir, 0700) < 0)
@@ -225,7 +236,7 @@ static bool cannot_be_kept(const struct sbx_run *c)
 static int mount_disk(struct sbx_run *c, struct sbx_err *err)
 {
 	uint64_t asked = c->cfg->disk;
-	bool overlayfs, loop, private_ns = false;
+	bool overlayfs, loop;
 	int r;
 
 	if (!has_layers(c))
@@ -271,14 +282,24 @@ static int mount_disk(struct sbx_run *c, struct sbx_err *err)
 		    c->st.state_dir, (unsigned long long)(c->layer_size >> 20));
 	if (loop) {
 		r = make_layer_dir(c, err);
-		if (r == 0)
-			r = loop_disk(c, asked, &private_ns, err);
+		if (r < 0)
+			return r;
+		/* Nothing else runs in this process yet: gone with the run, even
+		 * killed.  Then the image is mounted in it once init is released
+		 * (sbx_run_layers_ready), while init starts building the root. */
+		if (n_layers(c) <= SBX_JAIL_LATE_LAYERS &&
+		    sbx_disk_private_ns(c->sb.dirfd, c->sb.dir, &(struct sbx_err){0}) == 0) {
+			c->disk_later = true;
+			c->disk_asked = asked;
+			return 0;
+		}
+		r = loop_disk(c, asked, err);
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
 	/* A tmpfs mounted in the run's own namespace would not outlive it:
 	 * in the jail's instead, copied to disk/ when kept, as a user's. */
-	if (geteuid() != 0 || overlayfs || private_ns) {
+	if (geteuid() != 0 || overlayfs) {
 		c->disk_memory = true; /* disk/ is made only if kept */
 		return 0;
 	}
@@ -353,8 +374,9 @@ int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err)
 	if (!c->layer_dir)
 		c->layer_dir = sbx_xstrdup(c->sb.dir);
 	/* In memory: init makes the layers on its tmpfs, and nothing is on
-	 * disk unless the sandbox is kept (sbx_run_keep_layers). */
-	if (c->disk_memory) {
+	 * disk unless the sandbox is kept (sbx_run_keep_layers).  An image
+	 * mounted later may end up in memory too. */
+	if (c->disk_memory || c->disk_later) {
 		c->layer_modes = sbx_xcalloc(c->cfg->n_mounts + 1, sizeof(*c->layer_modes));
 		if (c->rootfs_dir && c->cfg->rootfs_writable)
 			c->layer_modes[0] = lower_mode(c->rootfs_dir);
@@ -364,6 +386,33 @@ int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err)
 		return 0;
 	}
 	return make_layers(c, err);
+}
+
+/*
+ * In a thread of its own from the jail's clone on (sbx_jail_opts.layer_ready):
+ * the image mounted and the layers made on it, for init, which waits for
+ * them only if it gets to its layers first (jail.t_layer_wait: the run's
+ * disk phase).  An image that cannot be mounted leaves the layers in
+ * memory, as it would have before the clone.
+ */
+int sbx_run_layers_ready(void *data, int *mnt, uint64_t *tmpfs, struct sbx_err *err)
+{
+	struct sbx_run *c = data;
+	int r = loop_disk(c, c->disk_asked, err);
+
+	if (r == 0) {
+		c->disk_memory = true;
+		*tmpfs = c->layer_size;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	r = make_layers(c, err);
+	if (r < 0)
+		return r;
+	sbx_fault_point("during-disk");
+	*mnt = open(c->layer_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return *mnt < 0 ? sbx_err_set(err, errno, "cannot open '%s'", c->layer_dir) : 0;
 }
 
 /*

@@ -391,13 +391,12 @@ void sbx_run_log_timings(struct sbx_run *c)
 
 	t->set = true;
 	phase(c, &t->image, "image", c->t_image);
-	phase(c, &t->disk, "disk", c->t_disk);
+	phase(c, &t->disk, "disk", c->t_disk + j->t_layer_wait);
 	phase(c, &t->namespaces, "namespaces", j->t_namespaces);
 	phase(c, &t->mounts, "mounts", j->t_mounts);
 	phase(c, &t->seccomp, "seccomp", j->t_seccomp);
 	phase(c, &t->exec, "exec", j->t_exec);
-	t->total =
-	    c->t_image + c->t_disk + j->t_namespaces + j->t_mounts + j->t_seccomp + j->t_exec;
+	t->total = c->t_image + t->disk + j->t_namespaces + j->t_mounts + j->t_seccomp + j->t_exec;
 }
 
 void sbx_run_log_warn(struct sbx_run *c, const char *msg)

@@ -79,3 +79,10 @@ void sbx_fault_pause(const char *name)
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 }
+
+bool sbx_fault_fails(const char *name)
+{
+	const char *spec = fault_env();
+
+	return spec && listed(spec, name);
+}

@@ -12,6 +12,8 @@
  *
  *   after-clone    supervisor, right after the jail's init is cloned
  *   during-mounts  supervisor, GO sent, init building the root
+ *   during-disk    supervisor, as root: the layers' image mounted in its own
+ *                  mount namespace after the clone, init waiting for it
  *   before-exec    supervisor, the command's EXEC message arrived
  *   after-record   the running record was saved (saver thread)
  *   during-run     supervisor, about to supervise the running command
@@ -22,6 +24,8 @@
  */
 #ifndef SBX_FAULT_H
 #define SBX_FAULT_H
+
+#include <stdbool.h>
 
 void sbx_fault_point(const char *name);
 
@@ -35,7 +39,19 @@ void sbx_fault_point(const char *name);
  *                       its record and trying its lock (the same test)
  *   purger-start        a run's purger, before its work (lib/state/trash.c;
  *                       tests/integration/run_trash.sh)
+ *   init-after-go       the jail's init, right after GO, while the
+ *                       supervisor mounts the layers' image
+ *                       (tests/integration/disk_ready.sh)
  */
 void sbx_fault_pause(const char *name);
+
+/*
+ * sbx_fault_fails(NAME): true when SBX_FAULT names it, for a failure that
+ * cannot be made from outside.
+ *
+ *   disk-no-image  as root, the layers' ext4 image cannot be mounted: the
+ *                  layers go in memory (tests/integration/disk_ready.sh)
+ */
+bool sbx_fault_fails(const char *name);
 
 #endif

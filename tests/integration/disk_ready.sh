@@ -171,6 +171,32 @@ wait $bg 2>/dev/null
 sbx_as_mode root "$SBX" destroy --all >/dev/null 2>&1
 ready_slots "$T" >/dev/null
 
+# The image is mounted after the clone, while init builds what needs no
+# layer (lib/run/run_layers.c sbx_run_layers_ready): an init held 1.5 s
+# right after GO finds it ready (the disk phase is what the start waited
+# for it), and the layers' message already waiting in its socket is not
+# taken for the supervisor's end (init used to exit there).
+capture sbx_as_mode_in "$WD" root env SBX_FAULT=init-after-go "$SBX" run --name dr-late --keep \
+	--rootfs "$IMG" -- sh -c 'echo late >/late; cat /late'
+disk_ms=$(sbx_as_mode root "$SBX" inspect --json dr-late | jq -r '.timings_ms.disk // empty')
+[ $rc -eq 0 ] && [ "$out" = late ] && [ -n "$disk_ms" ] && jq -en "$disk_ms < 1000" >/dev/null
+ok $? "root: an init held after GO starts all the same and finds the image mounted meanwhile (rc $rc, disk phase ${disk_ms:-?} ms; $(grep -m1 'init died' <<<"$err"))"
+sbx_as_mode root "$SBX" destroy dr-late >/dev/null 2>&1
+
+# An image that cannot be mounted then (SBX_FAULT=disk-no-image): the
+# layers are a tmpfs in the jail, the run log says why, and a kept
+# sandbox's layer is copied to disk/, where inspect and exec find it.
+capture sbx_as_mode_in "$WD" root env SBX_FAULT=disk-no-image "$SBX" run --name dr-mem \
+	--rootfs "$IMG" -- sh -c 'echo mem >/mem.txt; exit 3'
+chg=$(sbx_as_mode root "$SBX" inspect --changes dr-mem 2>&1)
+got=$(sbx_as_mode root "$SBX" exec dr-mem -- cat /mem.txt 2>&1)
+[ $rc -eq 3 ] && grep -q 'cannot be an image on disk (SBX_FAULT=disk-no-image): it is a tmpfs, in memory' <<<"$err" &&
+	grep -q '^sbx: limits: .*disk [0-9]*M (the writable layer is a tmpfs, in memory' <<<"$err" &&
+	grep -q '^A /mem.txt' <<<"$chg" && [ "$got" = mem ]
+ok $? "root: an image that cannot be mounted leaves the layers in memory, kept to disk/ (rc $rc; changes: $(head -1 <<<"$chg"); exec: $got)"
+sbx_as_mode root "$SBX" destroy dr-mem >/dev/null 2>&1
+ready_slots "$T" >/dev/null
+
 # On a state filesystem with less free space than the default cap, the cap
 # is cut down and the run makes an image of its own with mke2fs (no
 # template): debugfs, which removes lost+found from a template once

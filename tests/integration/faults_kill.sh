@@ -5,7 +5,8 @@
 # the sandbox lost, `sbx destroy --stale` cleans it up, and then nothing of
 # that run remains: no process (sbx, sbx-init, the command: found by a marker
 # in their environment), no mount under the test's state/cache dirs, no
-# sbx-<id> cgroup, no sandbox directory, no half image (the next run of the
+# sbx-<id> cgroup, no sandbox directory, no loop device on its layers' image,
+# no half image (the next run of the
 # same tarball publishes a complete image and removes the dead unpack's
 # .tmp- directory once it is stale), and the next run succeeds.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -59,6 +60,9 @@ leftovers() {
 		find /sys/fs/cgroup -maxdepth 4 -type d -name "sbx-$id*" 2>/dev/null | sed 's/^/cgroup /'
 	done
 	[ -d "$S/sandboxes" ] && find "$S/sandboxes" -mindepth 1 -maxdepth 1 ! -name '.ready-[0-9]' | sed 's/^/sandbox dir /'
+	for f in /sys/block/loop*/loop/backing_file; do
+		[ -r "$f" ] && case "$(cat "$f" 2>/dev/null)" in "$S"/*) echo "loop device $f: $(cat "$f")" ;; esac
+	done
 	true
 }
 
@@ -134,7 +138,11 @@ for mode in root user; do
 	# Warm the cache (the other points must not depend on an unpack).
 	out=$(as_mode "$mode" "$SBX" run -q --rm -p "$BASE/fault.ini" -- true 2>&1)
 	ok $? "as $who: a plain run works ($out)"
-	for point in $POINTS; do
+	points=$POINTS
+	# as root the layers' image is mounted after the clone (lib/jail/disk.c)
+	[ "$mode" = root ] && sbx_as_mode root sh -c '[ -w /dev/loop-control ] && command -v mke2fs' >/dev/null &&
+		points="$points during-disk"
+	for point in $points; do
 		n=$ITER
 		[ "$point" = during-unpack ] && n=2
 		bad=
