@@ -390,15 +390,30 @@ static int attach(int mfd, int target_fd, const char *what, const char *where, s
  * when it is the read-only root that lacks it (the errno's text in the
  * middle, so err holds none; the caller still gets -EROFS: files_tmpfs
  * mounts a tmpfs on the parent then). */
-static int no_mountpoint(const char *path, struct sbx_err *err)
+static int no_mountpoint(int rootfd, const char *path, struct sbx_err *err)
 {
+	/* the first two of these that this root has */
+	static const char *const dirs[] = {"/tmp", "/mnt", "/home", "/opt", "/srv"};
+	char such[64] = "";
+	size_t n = 0;
+
 	if (errno != EROFS)
 		return sbx_err_set(err, errno, "cannot create mount point '%s'", path);
+	for (size_t i = 0, k = 0; i < SBX_ARRAY_SIZE(dirs) && k < 2; i++) {
+		int d = sbx_openat2(rootfd, dirs[i], O_PATH | O_DIRECTORY,
+				    RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+
+		if (d < 0)
+			continue;
+		close(d);
+		n += (size_t)snprintf(such + n, sizeof(such) - n, "%s%s",
+				      k++ ? " or " : ", such as ", dirs[i]);
+	}
 	(void)sbx_err_set(err, 0,
 			  "cannot create mount point '%s': %s (the jail's root is read-only and "
-			  "has no '%s': mount it under a directory the root has, such as /tmp or "
-			  "/mnt, or make that directory in the root first)",
-			  path, strerror(EROFS), path);
+			  "has no '%s': mount it under a directory the root has%s, or make that "
+			  "directory in the root first)",
+			  path, strerror(EROFS), path, such);
 	return -EROFS;
 }
 
@@ -432,11 +447,11 @@ static int resolve(int rootfd, const char *path, bool create, bool want_file, ui
 		    openat(pfd, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
 
 		if (f < 0 && errno != EEXIST)
-			return no_mountpoint(path, err);
+			return no_mountpoint(rootfd, path, err);
 		if (f >= 0)
 			close(f);
 	} else if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST) {
-		return no_mountpoint(path, err);
+		return no_mountpoint(rootfd, path, err);
 	}
 	fd = sbx_openat2(pfd, base, O_PATH,
 			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);

@@ -275,9 +275,12 @@ for mode in $MODES; do
 	for root in host image; do
 		ropt=
 		[ $root = image ] && ropt="-p $BASE/ro.ini --rootfs $IMG"
+		# the directories named are ones this root has (busybox: no /mnt)
+		such="/tmp or /mnt"
+		[ $root = image ] && such="/tmp or /home"
 		capture as_mode $mode "$SBX" run -q $ropt --tmpfs /sbx-no-such-dir -- true
 		[ "$rc" = 125 ] && [ "$(wc -l <<<"$err")" = 1 ] &&
-			[ "$err" = "sbx: cannot create mount point '/sbx-no-such-dir': Read-only file system (the jail's root is read-only and has no '/sbx-no-such-dir': mount it under a directory the root has, such as /tmp or /mnt, or make that directory in the root first)" ]
+			[ "$err" = "sbx: cannot create mount point '/sbx-no-such-dir': Read-only file system (the jail's root is read-only and has no '/sbx-no-such-dir': mount it under a directory the root has, such as $such, or make that directory in the root first)" ]
 		ok $? "$mode, $root root: a tmpfs where the read-only root has no directory: exit 125, one line saying what to do ($rc: $err)"
 	done
 done
