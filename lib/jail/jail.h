@@ -205,7 +205,7 @@ struct sbx_jail {
 	pid_t cmd_pid; /* the command's pid inside the jail */
 	/* phase timings, ms */
 	double t_namespaces, t_mounts, t_seccomp, t_exec;
-	double t_layer_wait; /* of t_mounts' time, init waited for layer_ready */
+	double t_layer_wait; /* init waited for the layers (layer_later); not in t_mounts */
 	bool exec_ok;	     /* the command reached execve */
 	int exec_errno;	     /* execve failed with this (status 126/127) */
 	char *exec_msg;	     /* and why, as the jail saw it (sbx_exec_diagnose) */

@@ -166,8 +166,9 @@ static void refill_ready(const char *state_dir, const uint64_t args[2])
 /*
  * As root: the layers in an ext4 image of the cap's size (disk.img),
  * loop-mounted on disk/ (in the run's own mount namespace, when it has
- * one: then after the clone, sbx_run_layers_ready).  1 when mounted; 0 when it cannot be (said in
- * the run log: the layers go in memory, with the cap made again for that).
+ * one: then after the clone, sbx_run_layers_ready).  1 when mounted; 0
+ * when it cannot be (said in the run log: the layers go in memory, with
+ * the cap made again for that).
  */
 static int loop_disk(struct sbx_run *c, uint64_t asked, struct sbx_err *err)
 {
@@ -389,11 +390,11 @@ int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err)
 }
 
 /*
- * In a thread of its own from the jail's clone on (sbx_jail_opts.layer_ready):
- * the image mounted and the layers made on it, for init, which waits for
- * them only if it gets to its layers first (jail.t_layer_wait: the run's
- * disk phase).  An image that cannot be mounted leaves the layers in
- * memory, as it would have before the clone.
+ * Once init has GO (sbx_jail_opts.layer_ready): the image mounted and the
+ * layers made on it, for init, which waits for them only if it gets to
+ * its first layer before (jail.t_layer_wait: the run's disk phase).  An
+ * image that cannot be mounted leaves the layers in memory, as it would
+ * have before the clone.
  */
 int sbx_run_layers_ready(void *data, int *mnt, uint64_t *tmpfs, struct sbx_err *err)
 {
