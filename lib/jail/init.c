@@ -28,16 +28,14 @@ static void wait_go(struct sbx_jail_child *c)
 	static int slots[SBX_MSG_MAXFDS];
 	struct sbx_jail_msg m;
 	int fds[SBX_MSG_MAXFDS];
-	size_t nfds = 0, k = 0;
+	size_t nfds = 0;
 	ssize_t n;
 
 	n = sbx_jail_recv(c->sock, &m, fds, SBX_ARRAY_SIZE(fds), &nfds);
 	if (n <= 0 || m.type != SBX_MSG_GO)
 		_exit(1); /* the supervisor is gone */
 	c->ts[SBX_TS_GO] = sbx_now_ns();
-	c->n_idmap = m.value > 0 && m.value <= SBX_MSG_MAXFDS ? (size_t)m.value : 0;
-	for (size_t i = 0; i < c->n_idmap; i++)
-		slots[i] = (i < sizeof(m.text) && m.text[i] && k < nfds) ? fds[k++] : -1;
+	c->n_idmap = sbx_jail_msg_slots(&m, fds, nfds, slots);
 	c->idmap_fds = slots;
 }
 

@@ -252,23 +252,6 @@ static void idmap_lowers(struct sbx_jail *j, const struct sbx_jail_opts *o, pid_
 			fds[i] = -1;
 }
 
-/* Send fds (-1 for none) as GO does: the valid ones, a bitmap in text. */
-static int send_slots(int sock, struct sbx_jail_msg *m, const int *fds, size_t n)
-{
-	int valid[SBX_MSG_MAXFDS];
-	size_t nv = 0;
-
-	for (size_t i = 0; i < n && i < SBX_MSG_MAXFDS; i++) {
-		if (fds[i] >= 0) {
-			valid[nv++] = fds[i];
-			if (i < sizeof(m->text))
-				m->text[i] = 1;
-		}
-	}
-	m->value = (int)n;
-	return sbx_jail_send(sock, m, valid, nv);
-}
-
 /* O_PATH of DIR/NAME, or -1. */
 static int open_path(int dir, const char *name)
 {
@@ -316,7 +299,7 @@ static int send_layer(struct sbx_jail *j, const struct sbx_jail_opts *o, struct 
 			fds[n++] = open_path(fds[0], p);
 		}
 	}
-	(void)send_slots(j->sync_fd, &m, fds, n);
+	(void)sbx_jail_send_slots(j->sync_fd, &m, fds, n);
 	for (size_t i = 0; i < n; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -451,7 +434,7 @@ static int prepare_child(struct sbx_jail *j, const struct sbx_jail_opts *o, stru
 		if (j->ns_user_fd < 0 || j->ns_net_fd < 0)
 			return sbx_err_set(err, errno, "cannot open the jail's namespaces");
 	}
-	r = send_slots(j->sync_fd, &(struct sbx_jail_msg){.type = SBX_MSG_GO}, fds, n);
+	r = sbx_jail_send_slots(j->sync_fd, &(struct sbx_jail_msg){.type = SBX_MSG_GO}, fds, n);
 	if (r < 0)
 		r = sbx_err_set(err, -r, "cannot release the jail");
 	for (size_t i = 0; i < n; i++)

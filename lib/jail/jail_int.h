@@ -54,6 +54,12 @@ struct sbx_jail_msg {
 
 /* 0 or -errno.  fds (may be NULL) go as SCM_RIGHTS. */
 int sbx_jail_send(int sock, const struct sbx_jail_msg *m, const int *fds, size_t nfds);
+/* m with fds[0..n) in slots, -1 for an empty one (GO, SBX_MSG_DISK): 0 or
+ * -errno.  Sets m->value and m->text. */
+int sbx_jail_send_slots(int sock, struct sbx_jail_msg *m, const int *fds, size_t n);
+/* A received slots message: slots[] (SBX_MSG_MAXFDS of room) filled from
+ * the nfds received fds, -1 for an empty slot; the number of slots. */
+size_t sbx_jail_msg_slots(const struct sbx_jail_msg *m, const int *fds, size_t nfds, int *slots);
 /* Bytes received (0 = EOF) or -errno; received fds into fds[], count in *nfds. */
 ssize_t sbx_jail_recv(int sock, struct sbx_jail_msg *m, int *fds, size_t maxfds, size_t *nfds);
 

@@ -181,18 +181,6 @@ static bool o_rootfs_layer(const struct build *b)
 	return b->c->o->rootfs_dir && b->cfg->rootfs_writable;
 }
 
-/* Slot k of a message's fds (the bitmap in its text, as GO's), or -1. */
-static int slot_fd(const struct sbx_jail_msg *m, const int *fds, size_t nfds, size_t k)
-{
-	size_t j = 0;
-
-	if (k >= (size_t)m->value || k >= sizeof(m->text) || !m->text[k])
-		return -1;
-	for (size_t i = 0; i < k; i++)
-		j += m->text[i] ? 1 : 0;
-	return j < nfds ? fds[j] : -1;
-}
-
 /*
  * o->layer_later: SBX_MSG_DISK, which the supervisor sends once it has
  * mounted the layers' filesystem while init built what needs none (timed:
@@ -205,8 +193,8 @@ static int wait_layer(struct build *b, struct sbx_err *err)
 	struct sbx_jail_child *c = b->c;
 	const struct sbx_config *cfg = b->cfg;
 	struct sbx_jail_msg m;
-	int fds[SBX_MSG_MAXFDS];
-	size_t nfds = 0, k = 1;
+	int fds[SBX_MSG_MAXFDS], slot[SBX_MSG_MAXFDS];
+	size_t nfds = 0, ns, k = 1;
 	ssize_t n;
 
 	c->ts[SBX_TS_LAYER0] = sbx_now_ns();
@@ -221,17 +209,25 @@ static int wait_layer(struct build *b, struct sbx_err *err)
 		c->layer_tmpfs = m.ts[0];
 		return c->layer_tmpfs > 0 ? 0 : sbx_err_set(err, EINVAL, "an empty writable layer");
 	}
-	b->layer = slot_fd(&m, fds, nfds, 0);
+	ns = sbx_jail_msg_slots(&m, fds, nfds, slot);
+#define SLOT(i) ((i) < ns ? slot[i] : -1)
+	b->layer = SLOT(0);
 	if (o_rootfs_layer(b)) {
-		b->upper = slot_fd(&m, fds, nfds, k++);
-		b->work = slot_fd(&m, fds, nfds, k++);
+		b->upper = SLOT(k);
+		b->work = SLOT(k + 1);
+		k += 2;
 	}
 	for (size_t i = 0; i < cfg->n_mounts; i++) {
 		if (cfg->mounts[i].kind != SBX_MNT_OVERLAY)
 			continue;
-		b->srcs[i].upper = slot_fd(&m, fds, nfds, k++);
-		b->srcs[i].work = slot_fd(&m, fds, nfds, k++);
+		b->srcs[i].upper = SLOT(k);
+		b->srcs[i].work = SLOT(k + 1);
+		k += 2;
 	}
+#undef SLOT
+	for (; k < ns; k++) /* slots of no layer here */
+		if (slot[k] >= 0)
+			close(slot[k]);
 	return 0;
 }
 

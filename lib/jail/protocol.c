@@ -129,3 +129,32 @@ int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err)
 	}
 	return 0;
 }
+
+/* SCM_RIGHTS cannot carry -1: the valid fds, and in text a bitmap of which
+ * slots they fill. */
+int sbx_jail_send_slots(int sock, struct sbx_jail_msg *m, const int *fds, size_t n)
+{
+	int valid[SBX_MSG_MAXFDS];
+	size_t nv = 0;
+
+	for (size_t i = 0; i < n && i < SBX_MSG_MAXFDS; i++) {
+		if (fds[i] >= 0) {
+			valid[nv++] = fds[i];
+			if (i < sizeof(m->text))
+				m->text[i] = 1;
+		}
+	}
+	m->value = (int)n;
+	return sbx_jail_send(sock, m, valid, nv);
+}
+
+size_t sbx_jail_msg_slots(const struct sbx_jail_msg *m, const int *fds, size_t nfds, int *slots)
+{
+	size_t n = m->value > 0 && m->value <= SBX_MSG_MAXFDS ? (size_t)m->value : 0, k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		slots[i] = (i < sizeof(m->text) && m->text[i] && k < nfds) ? fds[k++] : -1;
+	while (k < nfds) /* in no slot: not ours to keep */
+		close(fds[k++]);
+	return n;
+}
