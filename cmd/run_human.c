@@ -118,15 +118,18 @@ static void human_signal(struct run_ctx *c, const json_t *ev)
 	bool stop =
 	    !strcmp(n, "INT") || !strcmp(n, "TERM") || !strcmp(n, "HUP") || !strcmp(n, "QUIT");
 	json_t *ms = json_object_get(ev, "stop_timeout_ms");
+	const char *to = json_is_string(json_object_get(ev, "to"))
+			     ? " (from the terminal) to the command's process group"
+			     : " to the command";
 
 	if (stop && json_is_integer(ms) && !c->stop_said) {
 		c->stop_said = true;
-		sbx_errorf("forwarded SIG%s to the command; the jail is killed if it has not "
+		sbx_errorf("forwarded SIG%s%s; the jail is killed if it has not "
 			   "ended in %s (--stop-timeout), or at once on a second Ctrl-C or "
 			   "SIGTERM",
-			   n, duration_text((uint64_t)json_integer_value(ms)));
+			   n, to, duration_text((uint64_t)json_integer_value(ms)));
 	} else {
-		sbx_errorf("forwarded SIG%s to the command", n);
+		sbx_errorf("forwarded SIG%s%s", n, to);
 	}
 }
 

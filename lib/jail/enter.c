@@ -521,7 +521,7 @@ run_command(const struct sbx_enter_opts *o, const int fds[H_N])
 }
 
 /* Forward signals to the command, reap it, report its status, exit. */
-static void __attribute__((noreturn)) wait_command(int sock, pid_t cmd)
+static void __attribute__((noreturn)) wait_command(int sock, pid_t cmd, pid_t parent)
 {
 	struct sbx_jail_msg m = {.type = SBX_MSG_STATUS};
 	sigset_t set;
@@ -532,7 +532,7 @@ static void __attribute__((noreturn)) wait_command(int sock, pid_t cmd)
 		int sig = sigwaitinfo(&set, &si), st;
 
 		if (sig != SIGCHLD && sig > 0) {
-			kill(cmd, sig);
+			sbx_jail_fwd_pass(&si, cmd, parent);
 			continue;
 		}
 		if (waitpid(cmd, &st, WNOHANG) == cmd) {
@@ -573,7 +573,7 @@ helper_main(const struct sbx_enter_opts *o, int sock, pid_t parent)
 		run_command(o, fds);
 	sbx_closep(&fds[H_OUT]);
 	sbx_closep(&fds[H_ERR]);
-	wait_command(fds[H_SOCK], cmd);
+	wait_command(fds[H_SOCK], cmd, parent);
 }
 
 /* ---- sbx exec's side ---- */

@@ -310,7 +310,7 @@ static void __attribute__((noreturn)) supervise_command(struct sbx_jail_child *c
 			if (si.si_pid == 0) /* the supervisor's, from outside */
 				kill_jail(c, cmd);
 		} else {
-			kill(cmd, sig);
+			sbx_jail_fwd_pass(&si, cmd, 0);
 		}
 	}
 }

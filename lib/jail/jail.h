@@ -285,7 +285,9 @@ void sbx_jail_build_env(const struct sbx_config *cfg, const struct sbx_jail_ids 
 			bool host_root, bool tty, char *const *extra, struct sbx_strv *out);
 
 /* Supervision: proxy I/O, forward signals, enforce the time limit. */
-/* what: "signal" (forwarded: value), "timeout", "kill" (time limit),
+/* what: "signal" (forwarded: value), "signal-group" (one the caller's
+ * terminal raised, forwarded to the command's process group), "timeout",
+ * "kill" (time limit),
  * "stop-kill" (the stop timeout ran out), "second-signal" (value),
  * "stop-request" (sbx stop: value is its grace time in ms). */
 typedef void (*sbx_jail_event_fn)(const char *what, int value, void *data);

@@ -6,6 +6,7 @@
 #ifndef SBX_JAIL_INT_H
 #define SBX_JAIL_INT_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "jail.h"
@@ -121,6 +122,26 @@ int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve);
 /* SIGCHLD and the signals a jail forwards to its command
  * (sbx_jail_fwd_signals): what its waiting loops take with sigwaitinfo. */
 void sbx_jail_fwd_sigset(sigset_t *set);
+
+/*
+ * Forwarding a signal.  One the caller's terminal raised (Ctrl-C, Ctrl-\,
+ * its hang-up: si_code SI_KERNEL) went to the terminal's whole foreground
+ * job, sbx included; the command leads a session of its own in the jail,
+ * so the supervisor asks for the same: SI_QUEUE with SBX_JAIL_SIG_GROUP,
+ * and init (or sbx exec's helper) signals the command's process group.
+ * Anything else (kill, timeout(1), a CI runner) reaches the command alone,
+ * as it would reach a process run without sbx.
+ */
+#define SBX_JAIL_SIG_GROUP 0x5b78 /* si_value of a signal for the group */
+/* The supervisor: forward sig, as received (ssi_code), to pidfd's process;
+ * true if it is for the command's process group. */
+bool sbx_jail_fwd_send(int pidfd, int sig, int32_t ssi_code);
+/* init, sbx exec's helper: pass a forwarded signal on to the command (its
+ * process group if the supervisor, seen as pid `from`, asked so: 0 for init,
+ * outside whose pid namespace it is).  A process of the jail that signals
+ * pid 1 gets the plain forward; one that forges si_pid 0 (rt_sigqueueinfo)
+ * reaches its own jail's command group, nothing beyond the jail. */
+void sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from);
 
 /*
  * The supervisor's request to init to end the jail now (its time limit,

@@ -31,6 +31,34 @@ void sbx_jail_fwd_sigset(sigset_t *set)
 		sigaddset(set, sbx_jail_fwd_signals[i]);
 }
 
+bool sbx_jail_fwd_send(int pidfd, int sig, int32_t ssi_code)
+{
+	siginfo_t si = {0};
+	bool group = ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT || sig == SIGHUP);
+
+	if (!group) {
+		(void)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+		return false;
+	}
+	si.si_signo = sig;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_int = SBX_JAIL_SIG_GROUP;
+	if (syscall(SYS_pidfd_send_signal, pidfd, sig, &si, 0) == 0)
+		return true;
+	(void)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+	return false;
+}
+
+void sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from)
+{
+	if (si->si_code == SI_QUEUE && si->si_pid == from &&
+	    si->si_value.sival_int == SBX_JAIL_SIG_GROUP && kill(-cmd, si->si_signo) == 0)
+		return;
+	(void)kill(cmd, si->si_signo);
+}
+
 void sbx_jail_winsize(struct winsize *ws)
 {
 	if (ioctl(STDIN_FILENO, TIOCGWINSZ, ws) < 0)

@@ -275,6 +275,7 @@ static void on_signal(struct sup *s)
 
 	while (read(s->p[S_SIG].fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		int sig = (int)si.ssi_signo;
+		bool group;
 
 		if (sig == SIGWINCH && s->j->pty_fd >= 0) {
 			struct winsize ws;
@@ -288,9 +289,10 @@ static void on_signal(struct sup *s)
 			stop_signal(s, sig);
 			continue;
 		}
-		sendsig(s, sig);
+		group = s->j->pidfd >= 0 && !s->init_done &&
+			sbx_jail_fwd_send(s->j->pidfd, sig, si.ssi_code);
 		if (s->io->event)
-			s->io->event("signal", sig, s->io->event_data);
+			s->io->event(group ? "signal-group" : "signal", sig, s->io->event_data);
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
 			stop_signal(s, sig);
 	}

@@ -418,14 +418,16 @@ void sbx_run_event_cb(const char *what, int value, void *data)
 {
 	struct sbx_run *c = data;
 
-	if (!strcmp(what, "signal") || !strcmp(what, "second-signal") || !strcmp(what, "stop-kill"))
-		sbx_log_event(&c->log, what,
-			      json_pack("{s:i, s:s, s:o}", "signal", value, "name",
-					sigabbrev_np(value) ? sigabbrev_np(value) : "?",
-					"stop_timeout_ms",
-					c->cfg->stop_timeout_ms == SBX_UNSET
-					    ? json_null()
-					    : json_integer((json_int_t)c->cfg->stop_timeout_ms)));
+	if (!strcmp(what, "signal") || !strcmp(what, "signal-group") ||
+	    !strcmp(what, "second-signal") || !strcmp(what, "stop-kill"))
+		sbx_log_event(
+		    &c->log, strcmp(what, "signal-group") ? what : "signal",
+		    json_pack("{s:i, s:s, s:o, s:s?}", "signal", value, "name",
+			      sigabbrev_np(value) ? sigabbrev_np(value) : "?", "stop_timeout_ms",
+			      c->cfg->stop_timeout_ms == SBX_UNSET
+				  ? json_null()
+				  : json_integer((json_int_t)c->cfg->stop_timeout_ms),
+			      "to", strcmp(what, "signal-group") ? NULL : "process group"));
 	else if (!strcmp(what, "timeout"))
 		sbx_log_event(&c->log, "timeout", json_pack("{s:i}", "grace_ms", 2000));
 	else if (!strcmp(what, "stop-request"))

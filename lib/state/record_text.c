@@ -362,7 +362,9 @@ static void put_event(FILE *f, const char *type, const json_t *e)
 	} else if (!strcmp(type, "warning") || !strcmp(type, "error")) {
 		fputs(str(e, "message") ?: "", f);
 	} else if (!strcmp(type, "signal")) {
-		fprintf(f, "forwarded SIG%s to the command", str(e, "name") ?: "?");
+		fprintf(f, "forwarded SIG%s %s", str(e, "name") ?: "?",
+			str(e, "to") ? "(from the terminal) to the command's process group"
+				     : "to the command");
 	} else if (!strcmp(type, "stop-kill")) {
 		fprintf(f, "the command outlived its stop timeout after SIG%s: the jail was killed",
 			str(e, "name") ?: "?");
