@@ -38,17 +38,20 @@
 
 /* Sources opened before any mount, per [filesystem] entry. */
 struct src {
-	int fd;		 /* bind: detached clone; overlay: lower (idmapped or O_PATH) */
-	int upper, work; /* overlay */
-	bool detached;	 /* fd is a detached (idmapped) tree: attach before use */
+	int fd;			/* bind: detached clone; overlay: lower (idmapped or O_PATH) */
+	int upper, work;	/* overlay */
+	bool detached;		/* fd is a detached (idmapped) tree: attach before use */
+	bool rbind;		/* bound with what is mounted inside it (procfs.c) */
+	struct sbx_strv procfs; /* the host's procfs mounts inside it, as jail paths */
 };
 
 struct build {
 	struct sbx_jail_child *c;
 	const struct sbx_config *cfg;
-	int rootfd;		/* the new root (after the rootfs is attached) */
-	int host_fd;		/* host root clone (rootfs = host) */
-	int lower, upper, work; /* rootfs image */
+	int rootfd;		     /* the new root (after the rootfs is attached) */
+	int host_fd;		     /* host root clone (rootfs = host) */
+	struct sbx_strv host_procfs; /* the host's procfs mounts in it */
+	int lower, upper, work;	     /* rootfs image */
 	bool lower_detached;
 	int stage; /* the staging tmpfs on STAGE */
 	int layer; /* the layers' tmpfs (o->layer_tmpfs) or mount (layer_later), until attached */
@@ -109,6 +112,29 @@ static int open_upper_work(int sbfd, const char *prefix, int *upper, int *work, 
 	return *work < 0 ? *work : 0;
 }
 
+/* A source on the host's procfs would show the jail the host's processes. */
+static int not_procfs(const struct sbx_mount *m, int fd, struct sbx_err *err)
+{
+	if (fd < 0 || !sbx_jail_on_procfs(fd))
+		return 0;
+	return sbx_err_set(err, 0,
+			   "cannot %s '%s': it is on the host's procfs, which would show the "
+			   "jail the host's processes (the jail has its own /proc)",
+			   m->kind == SBX_MNT_OVERLAY ? "overlay" : "bind", m->src);
+}
+
+/* Refused on a procfs; the host's procfs mounts inside it, else. */
+static int procfs_inside(struct build *b, const struct sbx_mount *m, struct src *s,
+			 struct sbx_err *err)
+{
+	int r = not_procfs(m, s->fd, err);
+
+	if (r == 0 && (r = sbx_jail_procfs_inside(b->c, m->src, s->fd, m->dst, &s->procfs)) < 0)
+		r = sbx_err_set(err, -r, "cannot look for the host's procfs mounts in '%s'",
+				m->src);
+	return r;
+}
+
 static int capture_mount(struct build *b, size_t i, size_t *next_idmap, struct sbx_err *err)
 {
 	const struct sbx_mount *m = &b->cfg->mounts[i];
@@ -121,7 +147,7 @@ static int capture_mount(struct build *b, size_t i, size_t *next_idmap, struct s
 		k = (*next_idmap)++;
 		if (k < b->c->n_idmap && b->c->idmap_fds[k] >= 0) {
 			s->fd = steal_fd(&b->c->idmap_fds[k]);
-			return 0;
+			return procfs_inside(b, m, s, err);
 		}
 		/* fall through */
 	case SBX_MNT_RO_BIND:
@@ -133,7 +159,7 @@ static int capture_mount(struct build *b, size_t i, size_t *next_idmap, struct s
 			sbx_err_clear(err);
 			return 0;
 		}
-		return s->fd < 0 ? s->fd : 0;
+		return s->fd < 0 ? s->fd : procfs_inside(b, m, s, err);
 	case SBX_MNT_OVERLAY:
 		k = (*next_idmap)++;
 		if (k < b->c->n_idmap && b->c->idmap_fds[k] >= 0) {
@@ -148,7 +174,8 @@ static int capture_mount(struct build *b, size_t i, size_t *next_idmap, struct s
 			}
 			return s->fd;
 		}
-		return 0;
+		/* for the read-only bind it becomes if it holds mount points */
+		return procfs_inside(b, m, s, err);
 	default:
 		return 0;
 	}
@@ -290,6 +317,9 @@ static int capture_sources(struct build *b, struct sbx_err *err)
 		    AT_FDCWD, "/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
 		if (b->host_fd < 0)
 			return b->host_fd;
+		r = sbx_jail_procfs_inside(b->c, "/", -1, "/", &b->host_procfs);
+		if (r < 0)
+			return sbx_err_set(err, -r, "cannot look for the host's procfs mounts");
 	} else if (b->c->n_idmap > 0 && b->c->idmap_fds[0] >= 0) {
 		b->lower = steal_fd(&b->c->idmap_fds[0]);
 		b->lower_detached = true;
@@ -1086,6 +1116,7 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 	case SBX_MNT_RO_BIND:
 		if (s->fd < 0)
 			return 0;
+		s->rbind = true;
 		return bind_at(b, m, s, err);
 	case SBX_MNT_OVERLAY:
 		if (s->fd < 0)
@@ -1113,6 +1144,7 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 
 			if (rb >= 0 &&
 			    mount_at(b, rb, m->src, m->dst, false, R_IN_ROOT, &e2) == 0) {
+				s->rbind = true;
 				sbx_err_clear(err);
 				sbx_jail_report(
 				    b->c->sock, SBX_MSG_WARN, 0,
@@ -1135,6 +1167,32 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 		return mask_fd(t, m->dst, err);
 	}
 	return 0;
+}
+
+/*
+ * The host's procfs mounts that came along with the host's root or with a
+ * bind (lib/jail/procfs.c), each hidden under an empty read-only
+ * directory: only what is still a procfs where the jail sees it (a later
+ * mount may cover it).
+ */
+static int hide_host_procfs(struct build *b, struct sbx_err *err)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i <= b->cfg->n_mounts; i++) {
+		const struct sbx_strv *l =
+		    i < b->cfg->n_mounts ? &b->srcs[i].procfs : &b->host_procfs;
+
+		if (i < b->cfg->n_mounts && !b->srcs[i].rbind)
+			continue;
+		for (size_t k = 0; r == 0 && k < l->n; k++) {
+			_cleanup_close_ int t = sbx_openat2(b->rootfd, l->v[k], O_PATH, R_IN_ROOT);
+
+			if (t >= 0 && sbx_jail_on_procfs(t))
+				r = mask_fd(t, l->v[k], err);
+		}
+	}
+	return r;
 }
 
 /* The size option of a files tmpfs (SBX_JAIL_FILES_MAX as a string). */
@@ -1276,7 +1334,9 @@ static void build_free(struct build *b)
 		sbx_closep(&b->srcs[i].fd);
 		sbx_closep(&b->srcs[i].upper);
 		sbx_closep(&b->srcs[i].work);
+		sbx_strv_free(&b->srcs[i].procfs);
 	}
+	sbx_strv_free(&b->host_procfs);
 	free(b->srcs);
 }
 
@@ -1316,6 +1376,8 @@ static int build_steps(struct build *b, struct sbx_err *err)
 	for (size_t i = 0; r == 0 && i < b->cfg->n_mounts; i++)
 		if (b->cfg->mounts[i].kind != SBX_MNT_MASK)
 			r = mount_entry(b, i, err);
+	if (r == 0)
+		r = hide_host_procfs(b, err);
 	for (size_t i = 0; r == 0 && i < b->cfg->n_mounts; i++)
 		if (b->cfg->mounts[i].kind == SBX_MNT_MASK)
 			r = mount_entry(b, i, err);

@@ -92,9 +92,15 @@ ssize_t sbx_jail_recv(int sock, struct sbx_jail_msg *m, int *fds, size_t maxfds,
 	if (nfds)
 		*nfds = 0;
 	memset(m, 0, sizeof(*m));
-	do
+	/* A peer that closed with messages of ours unread (init dying on an
+	 * error while SBX_MSG_DISK waits for it) makes the next read fail once
+	 * with ECONNRESET, before what it sent last: read on, or its error
+	 * report is lost ("the jail's init died during set-up"). */
+	for (int reset = 0;;) {
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+		if (n >= 0 || (errno != EINTR && (errno != ECONNRESET || reset++)))
+			break;
+	}
 	if (n < 0)
 		return -errno;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {

@@ -328,6 +328,14 @@ static int check_dst(const char *raw, char **out, struct sbx_err *err)
 	return r;
 }
 
+/* path is dir or below it. */
+static bool jail_own(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
 static int set_bind(struct sbx_config *c, const char *key, const char *val,
 		    const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
@@ -365,10 +373,14 @@ static int set_bind(struct sbx_config *c, const char *key, const char *val,
 	/*
 	 * An overlay of '/' (e.g. `overlay = $PWD` run from '/') adds nothing:
 	 * the root already is the rootfs, copy-on-write for an image and
-	 * read-only for the host root.  It is a no-op, not an error, so the
-	 * built-in profiles work from any directory.
+	 * read-only for the host root.  Nor does one of /proc, /dev or /sys
+	 * (or below) on itself: the jail has its own there, which the host's
+	 * would cover (its processes, its devices).  A no-op, not an error,
+	 * so the built-in profiles work from any directory.
 	 */
-	if (kind == SBX_MNT_OVERLAY && !colon && strcmp(src, "/") == 0)
+	if (kind == SBX_MNT_OVERLAY && !colon &&
+	    (strcmp(src, "/") == 0 || jail_own(src, "/proc") || jail_own(src, "/dev") ||
+	     jail_own(src, "/sys")))
 		return 0;
 	r = check_dst(colon ? colon + 1 : src, &dst, err);
 	if (r < 0)

@@ -31,7 +31,10 @@ static const char *policy(const char *file)
 }
 
 static const struct sbx_profile_vars V = {
-	.pwd = "/work/proj", .home = "/home/u", .user = "u", .uid = 1000,
+    .pwd = "/work/proj",
+    .home = "/home/u",
+    .user = "u",
+    .uid = 1000,
 };
 static char dir[64];
 
@@ -68,7 +71,7 @@ static const char *put(const char *name, const char *text)
 /* Load a profile file; the errors joined with newlines (NULL if none). */
 static char *load(struct sbx_config *c, const char *name_or_path)
 {
-	struct sbx_strv errs = { 0 };
+	struct sbx_strv errs = {0};
 	char *all = NULL;
 	size_t len = 0;
 	FILE *ms;
@@ -209,15 +212,19 @@ static void test_bad_paths(void **state)
 	/* Any blank inih strips: "/m\t//\v/" is "/m\t/\v" once normalised. */
 	expect_err("[filesystem]\ntmpfs = /m\t//\v/\n", 2,
 		   "key 'tmpfs': destination '/m\t//\v/' ends with a blank");
-	expect_err("[filesystem]\nbind = /a\f:/b\n", 2, "key 'bind': source '/a\f' ends with a blank");
-	expect_err("[sandbox]\nworkdir = src\n", 2, "key 'workdir': workdir 'src' is not an absolute path");
+	expect_err("[filesystem]\nbind = /a\f:/b\n", 2,
+		   "key 'bind': source '/a\f' ends with a blank");
+	expect_err("[sandbox]\nworkdir = src\n", 2,
+		   "key 'workdir': workdir 'src' is not an absolute path");
 	expect_err("[sandbox]\nrootfs = missing.tar\n", 2, "key 'rootfs': '");
-	expect_err("[limits]\nmemory = 512k\n", 2, "key 'memory': memory limit '512k' is too small");
+	expect_err("[limits]\nmemory = 512k\n", 2,
+		   "key 'memory': memory limit '512k' is too small");
 	expect_err("[security]\nseccomp = nope.policy\n", 2, "key 'seccomp': seccomp policy '");
 	put("bad.policy", "base default\ndeny not_a_syscall\n");
 	char want[512];
 	snprintf(want, sizeof(want),
-		 "key 'seccomp': seccomp policy '%s/bad.policy': line 2: unknown syscall 'not_a_syscall'",
+		 "key 'seccomp': seccomp policy '%s/bad.policy': line 2: unknown syscall "
+		 "'not_a_syscall'",
 		 dir);
 	expect_err("[security]\nseccomp = bad.policy\n", 2, want);
 }
@@ -231,15 +238,18 @@ static void test_bad_allow(void **state)
 		   "key 'allow': bad allow entry 'example.com:70000' (port must be 1..65535)");
 	expect_err("[network]\nallow = *\n", 2, "key 'allow': bad allow entry '*'");
 	expect_err("[network]\nallow = -x.com\n", 2, "key 'allow': bad allow entry '-x.com'");
-	expect_err("[network]\nallow = [::zz]:443\n", 2, "key 'allow': bad allow entry '[::zz]:443'");
+	expect_err("[network]\nallow = [::zz]:443\n", 2,
+		   "key 'allow': bad allow entry '[::zz]:443'");
 }
 
 static void test_bad_caps(void **state)
 {
 	expect_err("[security]\ncapabilities = CAP_FLY\n", 2,
 		   "key 'capabilities': unknown capability 'CAP_FLY'");
-	expect_err("[security]\ncapabilities = 12\n", 2, "key 'capabilities': unknown capability '12'");
-	expect_err("[security]\ncapabilities = chown none\n", 2, "key 'capabilities': 'none' cannot be combined");
+	expect_err("[security]\ncapabilities = 12\n", 2,
+		   "key 'capabilities': unknown capability '12'");
+	expect_err("[security]\ncapabilities = chown none\n", 2,
+		   "key 'capabilities': 'none' cannot be combined");
 	expect_err("[security]\nno-new-privs = no\n", 2,
 		   "'no-new-privs = no' is refused unless capabilities are kept");
 }
@@ -249,17 +259,21 @@ static void test_bad_secrets(void **state)
 	expect_err("[secrets]\n1BAD = env:X\n", 2, "bad secret name '1BAD'");
 	expect_err("[secrets]\nTOKEN = vault:x\n", 2, "secret 'TOKEN': bad value 'vault:x'");
 	expect_err("[secrets]\nTOKEN = env:X as pipe\n", 2, "secret 'TOKEN': bad value");
-	expect_err("[secrets]\nTOKEN = env:MY-VAR\n", 2, "secret 'TOKEN': bad variable name 'MY-VAR'");
+	expect_err("[secrets]\nTOKEN = env:MY-VAR\n", 2,
+		   "secret 'TOKEN': bad variable name 'MY-VAR'");
 	expect_err("[secrets]\nTOKEN = file:rel/path\n", 2,
 		   "secret 'TOKEN': secret file 'rel/path' is not an absolute path");
-	expect_err("[secrets]\nA = env:X\nA = env:Y\n", 3, "'A' in [secrets] is already set at line 2");
+	expect_err("[secrets]\nA = env:X\nA = env:Y\n", 3,
+		   "'A' in [secrets] is already set at line 2");
 	expect_err("[secrets]\nK = env:K inject\n", 2, "secret 'K': 'inject' needs HOST[,HOST...]");
-	expect_err("[secrets]\nK = env:K inject 10.0.0.1\n", 2,
-		   "secret 'K': bad inject host '10.0.0.1' (expected a DNS name or *.domain, no port");
+	expect_err(
+	    "[secrets]\nK = env:K inject 10.0.0.1\n", 2,
+	    "secret 'K': bad inject host '10.0.0.1' (expected a DNS name or *.domain, no port");
 	expect_err("[secrets]\nK = env:K inject api.x.com:443\n", 2, "secret 'K': bad inject host");
 	expect_err("[secrets]\nK = env:K inject a.com as env\n", 2, "secret 'K': bad value");
 	expect_err("[secrets]\nK = env:K inject a.com inject b.com\n", 2, "secret 'K': bad value");
-	expect_err("[network]\nupstream-ca = rel.pem\n", 2, "key 'upstream-ca': upstream-ca 'rel.pem' is not an absolute path");
+	expect_err("[network]\nupstream-ca = rel.pem\n", 2,
+		   "key 'upstream-ca': upstream-ca 'rel.pem' is not an absolute path");
 }
 
 /* "inject HOST,...": hosts normalised, kept in order, written back. */
@@ -272,7 +286,8 @@ static void test_secret_inject(void **state)
 	FILE *ms;
 
 	sbx_config_init(&c);
-	assert_int_equal(sbx_profile_set(&c, "secrets", "K", "env:K? as file inject API.x.com.,*.y.org", &e), 0);
+	assert_int_equal(
+	    sbx_profile_set(&c, "secrets", "K", "env:K? as file inject API.x.com.,*.y.org", &e), 0);
 	assert_int_equal(c.secrets[0].inject, SBX_SECRET_AS_FILE);
 	assert_true(c.secrets[0].optional);
 	assert_int_equal(c.secrets[0].inject_hosts.n, 2);
@@ -299,7 +314,7 @@ static void test_every_error_reported(void **state)
 {
 	struct sbx_config c;
 	char *errs = load(&c, put("many.ini", "[limits]\nmemroy = 1\npids = x\n"
-						  "[nope]\n[network]\nmode = up\n"));
+					      "[nope]\n[network]\nmode = up\n"));
 	int n = 0;
 
 	assert_non_null(errs);
@@ -321,16 +336,17 @@ static void test_missing_file(void **state)
 	char *errs = load(&c, "/nonexistent/sbx/x.ini");
 
 	assert_non_null(errs);
-	assert_string_equal(errs,
-			    "cannot read profile '/nonexistent/sbx/x.ini': No such file or directory\n");
+	assert_string_equal(
+	    errs, "cannot read profile '/nonexistent/sbx/x.ini': No such file or directory\n");
 	free(errs);
 	sbx_config_free(&c);
 	/* sbx_profile_load: the same, as one sbx_err without errno text added. */
 	sbx_config_init(&c);
 	assert_int_equal(sbx_profile_load(&c, "/nonexistent/sbx/x.ini", &V, &e), -EINVAL);
 	char buf[2048];
-	assert_string_equal(sbx_err_str(&e, buf, sizeof(buf)),
-			    "cannot read profile '/nonexistent/sbx/x.ini': No such file or directory");
+	assert_string_equal(
+	    sbx_err_str(&e, buf, sizeof(buf)),
+	    "cannot read profile '/nonexistent/sbx/x.ini': No such file or directory");
 	sbx_config_free(&c);
 	errs = load(&c, "defualt");
 	assert_non_null(errs);
@@ -347,16 +363,16 @@ static void test_extends_errors(void **state)
 
 	expect_err("[sandbox]\nextends = defualt\n", 2,
 		   "extends: unknown built-in profile 'defualt' (did you mean 'default'?)");
-	expect_err("[sandbox]\nextends = gone.ini\n", 2,
-		   "extends: cannot read profile '");
+	expect_err("[sandbox]\nextends = gone.ini\n", 2, "extends: cannot read profile '");
 	expect_err("[sandbox]\nextends = default\nextends = ci\n", 3,
 		   "'extends' is already set at line 2");
 	/* a -> b -> a */
 	put("b.ini", "[sandbox]\nhostname = b\nextends = a.ini\n");
 	a = put("a.ini", "# a\n[sandbox]\nextends = b.ini\n");
 	errs = load(&c, a);
-	snprintf(want, sizeof(want), "'%s/b.ini:3': extends cycle: %s/a.ini -> %s/b.ini -> %s/a.ini",
-		 dir, dir, dir, dir);
+	snprintf(want, sizeof(want),
+		 "'%s/b.ini:3': extends cycle: %s/a.ini -> %s/b.ini -> %s/a.ini", dir, dir, dir,
+		 dir);
 	if (!errs || !strstr(errs, want))
 		fail_msg("want '%s', got '%s'", want, errs ? errs : "");
 	free(errs);
@@ -386,18 +402,19 @@ static void test_inheritance(void **state)
 			    "[filesystem]\nbind = /srv/a\n[network]\nmode = proxy\nallow = a.com\n"
 			    "[limits]\nmemory = 1g\npids = 10\n[env]\nset = A=1\n");
 	/* extends written after other keys is still applied first. */
-	errs = load(&c, put("child.ini", "[filesystem]\nbind = /srv/b\n[sandbox]\nhostname = kid\n"
-					 "extends = sub/base.ini\n[network]\nallow = b.com:8443\n"
-					 "[limits]\nmemory = 2g\ntime = unlimited\n[env]\nset = A=2\n"));
+	errs = load(&c, put("child.ini",
+			    "[filesystem]\nbind = /srv/b\n[sandbox]\nhostname = kid\n"
+			    "extends = sub/base.ini\n[network]\nallow = b.com:8443\n"
+			    "[limits]\nmemory = 2g\ntime = unlimited\n[env]\nset = A=2\n"));
 	if (errs)
 		fail_msg("%s", errs);
-	assert_string_equal(c.hostname, "kid");			/* child overrides */
+	assert_string_equal(c.hostname, "kid"); /* child overrides */
 	assert_int_equal(c.memory, 2ULL << 30);
-	assert_int_equal(c.pids, 10);				/* from base */
-	assert_int_equal(c.time_ms, SBX_UNSET);			/* ci's 30m removed */
-	assert_int_equal(c.nofile, 4096);			/* from ci */
+	assert_int_equal(c.pids, 10);		/* from base */
+	assert_int_equal(c.time_ms, SBX_UNSET); /* ci's 30m removed */
+	assert_int_equal(c.nofile, 4096);	/* from ci */
 	assert_int_equal(c.net, SBX_NET_PROXY);
-	assert_int_equal(c.allow.n, 2);				/* accumulated, parent first */
+	assert_int_equal(c.allow.n, 2); /* accumulated, parent first */
 	assert_string_equal(c.allow.v[0], "a.com");
 	assert_string_equal(c.allow.v[1], "b.com:8443");
 	assert_int_equal(c.env_set.n, 1);
@@ -486,16 +503,17 @@ static void test_values(void **state)
 	put("pol.json", "# a policy\nbase default\ndeny ptrace\n");
 	char text[2048];
 
-	snprintf(text, sizeof(text), "[sandbox]\nrootfs = .\nuser = 1000:100\nworkdir = /w//x/./y/\n"
-		      "persist = always\ntty = yes\nwritable = no\nhostname = box-1\n"
-		      "[filesystem]\ntmpfs = /tmp:64m\noverlay = /srv//data/:/data\nmask = /etc/shadow\n"
-		      "[env]\nclear = no\npass = LC_*, TERM LANG\n"
-		      "[secrets]\nTOKEN = env:GH_TOKEN?\nKEY = file:/etc/k as file\n"
-		      "[network]\nmode = loopback\nallow = Example.COM *.npmjs.org:443,[::1]:8080\n"
-		      "[limits]\nmemory = 6144k\ncpus = 1.5\ntime = 90s\nnofile = 64\nfsize = 4G\n"
-		      "image-size = 1t\nimage-entries = 100\n"
-		      "[security]\nseccomp = %s\ncapabilities = CAP_NET_BIND_SERVICE chown\n"
-		      "no-new-privs = no\n",
+	snprintf(text, sizeof(text),
+		 "[sandbox]\nrootfs = .\nuser = 1000:100\nworkdir = /w//x/./y/\n"
+		 "persist = always\ntty = yes\nwritable = no\nhostname = box-1\n"
+		 "[filesystem]\ntmpfs = /tmp:64m\noverlay = /srv//data/:/data\nmask = /etc/shadow\n"
+		 "[env]\nclear = no\npass = LC_*, TERM LANG\n"
+		 "[secrets]\nTOKEN = env:GH_TOKEN?\nKEY = file:/etc/k as file\n"
+		 "[network]\nmode = loopback\nallow = Example.COM *.npmjs.org:443,[::1]:8080\n"
+		 "[limits]\nmemory = 6144k\ncpus = 1.5\ntime = 90s\nnofile = 64\nfsize = 4G\n"
+		 "image-size = 1t\nimage-entries = 100\n"
+		 "[security]\nseccomp = %s\ncapabilities = CAP_NET_BIND_SERVICE chown\n"
+		 "no-new-privs = no\n",
 		 policy("pol.json"));
 	expect_ok(&c, text);
 	assert_string_equal(c.rootfs, dir);
@@ -549,7 +567,8 @@ static void test_values(void **state)
 	assert_false(c.no_new_privs);
 	sbx_config_free(&c);
 
-	expect_ok(&c, "[sandbox]\nuser = root\nrootfs = required\n[limits]\ntime = 2h\ncpus = 0.25\n");
+	expect_ok(&c,
+		  "[sandbox]\nuser = root\nrootfs = required\n[limits]\ntime = 2h\ncpus = 0.25\n");
 	assert_true(c.user_set && c.user_root);
 	assert_null(c.rootfs);
 	assert_true(c.rootfs_required);
@@ -559,6 +578,23 @@ static void test_values(void **state)
 }
 
 /* ------------------------------------------------------------ the CLI setter */
+
+/* `overlay = $PWD` from /, /proc, /dev or /sys (or below) adds nothing:
+ * the jail has its own there; elsewhere, or onto another place, it stays. */
+static void test_overlay_jail_own(void **state)
+{
+	struct sbx_config c;
+
+	(void)state;
+	expect_ok(&c, "[filesystem]\noverlay = /\noverlay = /proc\noverlay = /proc/self/fd\n"
+		      "overlay = /dev\noverlay = /dev/shm\noverlay = /sys/kernel\n"
+		      "overlay = /procx\noverlay = /devices\noverlay = /proc:/hostproc\n");
+	assert_int_equal(c.n_mounts, 3);
+	assert_string_equal(c.mounts[0].src, "/procx");
+	assert_string_equal(c.mounts[1].src, "/devices");
+	assert_string_equal(c.mounts[2].dst, "/hostproc");
+	sbx_config_free(&c);
+}
 
 static void test_cli_set(void **state)
 {
@@ -602,7 +638,7 @@ static void test_finish(void **state)
 	assert_non_null(strstr(e.msg, "profile 'strict' needs a rootfs image"));
 	assert_non_null(strstr(e.msg, "--rootfs"));
 	assert_int_equal(sbx_profile_set(&c, "sandbox", "rootfs", "host", &e), 0);
-	assert_int_equal(sbx_profile_finish(&c, &e), 0);	/* host given on purpose */
+	assert_int_equal(sbx_profile_finish(&c, &e), 0); /* host given on purpose */
 	assert_int_equal(sbx_profile_set(&c, "sandbox", "rootfs", "required", &e), 0);
 	assert_int_equal(sbx_profile_set(&c, "sandbox", "rootfs", dir, &e), 0);
 	assert_string_equal(c.rootfs, dir);
@@ -674,14 +710,16 @@ static void test_round_trip(void **state)
 	expect_ok(&c, "[sandbox]\nuser = 0:5\n");
 	round_trip(&c);
 	sbx_config_free(&c);
-	snprintf(text, sizeof(text), "[sandbox]\nhostname = h\nuser = 7\nworkdir = /w\n"
-		      "[filesystem]\ntmpfs = /t:1m\nbind = -/a$$b:/c\nmask = /m\n"
-		      "[env]\nset = X=$$HOME and ~/x\npass = A*\n"
-		      "[secrets]\nS = file:/s? as file\n"
-		      "[network]\nmode = host\nallow = x.y:1\n"
-		      "[limits]\ncpus = 0.5\ntime = 1500ms\nmemory = 4194305\n"
-		      "[security]\nseccomp = %s\ncapabilities = sys_admin NET_ADMIN\nno-new-privs = no\n",
-		 policy("pol2.json"));
+	snprintf(
+	    text, sizeof(text),
+	    "[sandbox]\nhostname = h\nuser = 7\nworkdir = /w\n"
+	    "[filesystem]\ntmpfs = /t:1m\nbind = -/a$$b:/c\nmask = /m\n"
+	    "[env]\nset = X=$$HOME and ~/x\npass = A*\n"
+	    "[secrets]\nS = file:/s? as file\n"
+	    "[network]\nmode = host\nallow = x.y:1\n"
+	    "[limits]\ncpus = 0.5\ntime = 1500ms\nmemory = 4194305\n"
+	    "[security]\nseccomp = %s\ncapabilities = sys_admin NET_ADMIN\nno-new-privs = no\n",
+	    policy("pol2.json"));
 	expect_ok(&c, text);
 	assert_string_equal(c.mounts[1].src, "/a$b");
 	assert_string_equal(c.env_set.v[0], "X=$HOME and ~/x");
@@ -701,8 +739,8 @@ static void test_round_trip(void **state)
 
 static void test_builtins(void **state)
 {
-	static const char *const need[] = { "default", "agent", "ci", "strict", "build",
-					    "claude", "codex", "gemini", "goose" };
+	static const char *const need[] = {"default", "agent", "ci",	 "strict", "build",
+					   "claude",  "codex", "gemini", "goose"};
 	char buf[256];
 
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(need); i++)
@@ -743,7 +781,7 @@ static void test_builtin_contents(void **state)
 	assert_true(has_mount(&c, SBX_MNT_MASK, "/home/u/.ssh"));
 	assert_true(has_mount(&c, SBX_MNT_MASK, "/home/u/.aws"));
 	assert_true(has_mount(&c, SBX_MNT_MASK, "/home/u/.git-credentials"));
-	assert_true(has_mount(&c, SBX_MNT_TMPFS, "/run"));	/* host sockets hidden */
+	assert_true(has_mount(&c, SBX_MNT_TMPFS, "/run")); /* host sockets hidden */
 	assert_true(has_mount(&c, SBX_MNT_RO_BIND, "/run/systemd/resolve"));
 	sbx_config_free(&c);
 
@@ -751,7 +789,7 @@ static void test_builtin_contents(void **state)
 	assert_int_equal(c.net, SBX_NET_PROXY);
 	assert_true(has_mount(&c, SBX_MNT_BIND, "/work/proj"));
 	assert_true(has_mount(&c, SBX_MNT_BIND, "/home/u/.claude"));
-	assert_true(has_mount(&c, SBX_MNT_OVERLAY, "/home/u"));	/* copy-on-write home */
+	assert_true(has_mount(&c, SBX_MNT_OVERLAY, "/home/u")); /* copy-on-write home */
 	assert_true(has_mount(&c, SBX_MNT_MASK, "/home/u/.ssh"));
 	assert_true(has_mount(&c, SBX_MNT_TMPFS, "/run"));
 	assert_true(sbx_strv_contains(&c.allow, "api.anthropic.com"));
@@ -770,7 +808,7 @@ static void test_builtin_contents(void **state)
 	assert_true(c.rootfs_required);
 	assert_string_equal(c.seccomp, "strict");
 	for (size_t i = 0; i < c.n_mounts; i++)
-		assert_null(c.mounts[i].src);	/* no host paths */
+		assert_null(c.mounts[i].src); /* no host paths */
 	sbx_config_free(&c);
 }
 
@@ -784,7 +822,7 @@ static void test_comments(void **state)
 	assert_int_equal(c.memory, 4ULL << 30);
 	assert_int_equal(c.pids, 9);
 	assert_int_equal(c.allow.n, 2);
-	assert_string_equal(c.env_set.v[0], "URL=http://x/#frag");	/* no blank before '#' */
+	assert_string_equal(c.env_set.v[0], "URL=http://x/#frag"); /* no blank before '#' */
 	sbx_config_free(&c);
 }
 
@@ -800,7 +838,7 @@ static void test_relative_profile_path(void **state)
 		 policy("./rel.policy"));
 	put("rel.ini", want);
 	put("rel.policy", "base default\n");
-	errs = load(&c, dir + 5);	/* a directory is not a profile */
+	errs = load(&c, dir + 5); /* a directory is not a profile */
 	assert_non_null(errs);
 	assert_non_null(strstr(errs, "Is a directory"));
 	free(errs);
@@ -863,32 +901,33 @@ static void test_summary(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unknown_section),
-		cmocka_unit_test(test_unknown_key),
-		cmocka_unit_test(test_syntax),
-		cmocka_unit_test(test_empty_lines),
-		cmocka_unit_test(test_long_line),
-		cmocka_unit_test(test_bad_values),
-		cmocka_unit_test(test_bad_paths),
-		cmocka_unit_test(test_bad_allow),
-		cmocka_unit_test(test_bad_caps),
-		cmocka_unit_test(test_bad_secrets),
-		cmocka_unit_test(test_secret_inject),
-		cmocka_unit_test(test_every_error_reported),
-		cmocka_unit_test(test_missing_file),
-		cmocka_unit_test(test_extends_errors),
-		cmocka_unit_test(test_inheritance),
-		cmocka_unit_test(test_expansion),
-		cmocka_unit_test(test_values),
-		cmocka_unit_test(test_cli_set),
-		cmocka_unit_test(test_finish),
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_builtins),
-		cmocka_unit_test(test_builtin_contents),
-		cmocka_unit_test(test_comments),
-		cmocka_unit_test(test_relative_profile_path),
-		cmocka_unit_test(test_mutations),
-		cmocka_unit_test(test_summary),
+	    cmocka_unit_test(test_unknown_section),
+	    cmocka_unit_test(test_unknown_key),
+	    cmocka_unit_test(test_syntax),
+	    cmocka_unit_test(test_empty_lines),
+	    cmocka_unit_test(test_long_line),
+	    cmocka_unit_test(test_bad_values),
+	    cmocka_unit_test(test_bad_paths),
+	    cmocka_unit_test(test_bad_allow),
+	    cmocka_unit_test(test_bad_caps),
+	    cmocka_unit_test(test_bad_secrets),
+	    cmocka_unit_test(test_secret_inject),
+	    cmocka_unit_test(test_every_error_reported),
+	    cmocka_unit_test(test_missing_file),
+	    cmocka_unit_test(test_extends_errors),
+	    cmocka_unit_test(test_inheritance),
+	    cmocka_unit_test(test_expansion),
+	    cmocka_unit_test(test_values),
+	    cmocka_unit_test(test_cli_set),
+	    cmocka_unit_test(test_finish),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_builtins),
+	    cmocka_unit_test(test_builtin_contents),
+	    cmocka_unit_test(test_comments),
+	    cmocka_unit_test(test_overlay_jail_own),
+	    cmocka_unit_test(test_relative_profile_path),
+	    cmocka_unit_test(test_mutations),
+	    cmocka_unit_test(test_summary),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
