@@ -299,7 +299,8 @@ int cmd_diff(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	o.format = a.stat ? SBX_DIFF_STAT : a.name_only ? SBX_DIFF_NAME_ONLY : SBX_DIFF_PATCH;
 	o.binary = a.binary;
 	o.git_dir = a.git_dir;
-	o.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	o.shown = isatty(STDOUT_FILENO);
+	o.color = o.shown && !getenv("NO_COLOR");
 	rc = sbx_review_diff(&r, &o, stdout, &err) < 0 ? sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL)
 						       : SBX_EXIT_OK;
 	warn_flagged(&r, a.git_dir, false, false);

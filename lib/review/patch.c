@@ -155,16 +155,62 @@ static int build(const struct sbx_review *r, const struct sbx_diff_opts *o, stru
 
 struct printer {
 	FILE *out;
-	bool color;
+	bool color, shown;
 	int rc;
 };
+
+/*
+ * s[0..n) on out; with shown (out is the reviewer's terminal) what the jail
+ * wrote cannot act on the terminal: every control character but tab and
+ * newline (escape sequences: a title set, a screen clear, a status request
+ * the terminal answers by typing into the reviewer's input), DEL, C1
+ * controls and bytes that are not UTF-8 are written as \xNN.  Into a pipe
+ * the patch stays exact.
+ */
+static void put_shown(FILE *out, const char *s, size_t n, bool shown)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t run = 0;
+
+	if (!shown) {
+		fwrite(s, 1, n, out);
+		return;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t k = 1;
+		bool ok;
+
+		if (p[i] >= 0x80) {
+			k = (p[i] & 0xe0) == 0xc0   ? 2
+			    : (p[i] & 0xf0) == 0xe0 ? 3
+			    : (p[i] & 0xf8) == 0xf0 ? 4
+						    : 1;
+			ok = k > 1 && i + k <= n && sbx_utf8_valid(s + i, k) &&
+			     !(k == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0);
+			if (!ok)
+				k = 1;
+		} else {
+			ok = p[i] == '\n' || p[i] == '\t' || (p[i] >= 0x20 && p[i] != 0x7f);
+		}
+		if (ok) {
+			run += k;
+			i += k;
+			continue;
+		}
+		fwrite(s + i - run, 1, run, out);
+		run = 0;
+		fprintf(out, "\\x%02x", p[i]);
+		i++;
+	}
+	fwrite(s + n - run, 1, run, out);
+}
 
 /*
  * A file header as git writes it: a "--- a/NAME" or "+++ b/NAME" line whose
  * name has a space ends with a tab, so that GNU patch, which takes a name
  * up to the first space otherwise, reads all of it (git apply ignores it).
  */
-static void put_header(FILE *out, const char *s, size_t len)
+static void put_header(FILE *out, const char *s, size_t len, bool shown)
 {
 	const char *end = s + len;
 
@@ -174,7 +220,7 @@ static void put_header(FILE *out, const char *s, size_t len)
 		bool name = n > 4 && (!strncmp(s, "--- ", 4) || !strncmp(s, "+++ ", 4)) &&
 			    s[4] != '"' && memchr(s + 4, ' ', n - 4);
 
-		fwrite(s, 1, n, out);
+		put_shown(out, s, n, shown);
 		if (name)
 			fputc('\t', out);
 		if (nl)
@@ -212,7 +258,7 @@ static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git
 	if (c)
 		fputs(c, p->out);
 	if (l->origin == GIT_DIFF_LINE_FILE_HDR) {
-		put_header(p->out, l->content, l->content_len);
+		put_header(p->out, l->content, l->content_len, p->shown);
 		if (c)
 			fputs("\033[m", p->out);
 		return ferror(p->out) ? (p->rc = -EIO, -1) : 0;
@@ -220,7 +266,7 @@ static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git
 	if (l->origin == GIT_DIFF_LINE_CONTEXT || l->origin == GIT_DIFF_LINE_ADDITION ||
 	    l->origin == GIT_DIFF_LINE_DELETION)
 		fputc(l->origin, p->out);
-	fwrite(l->content, 1, l->content_len, p->out);
+	put_shown(p->out, l->content, l->content_len, p->shown);
 	if (c)
 		fputs("\033[m", p->out);
 	if (ferror(p->out)) {
@@ -236,7 +282,7 @@ static int diff_trees(struct repo *g, const struct sbx_diff_opts *o, FILE *out, 
 	git_tree *ta = NULL, *tb = NULL;
 	git_diff *d = NULL;
 	git_diff_options dopts;
-	struct printer p = {.out = out, .color = o->color};
+	struct printer p = {.out = out, .color = o->color, .shown = o->shown};
 	int rc = -1;
 
 	if (git_index_write_tree_to(&a, g->old, g->repo) < 0 ||
@@ -258,7 +304,7 @@ static int diff_trees(struct repo *g, const struct sbx_diff_opts *o, FILE *out, 
 				git_diff_stats_free(st);
 			goto fail;
 		}
-		fwrite(buf.ptr, 1, buf.size, out);
+		put_shown(out, buf.ptr, buf.size, o->shown);
 		git_buf_dispose(&buf);
 		git_diff_stats_free(st);
 		rc = 0;

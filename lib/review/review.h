@@ -98,6 +98,7 @@ struct sbx_diff_opts {
 	bool binary;  /* binary files as git binary patches */
 	bool git_dir; /* changes under .git/ as hunks too */
 	bool color;
+	bool shown; /* out is a terminal: control characters as \xNN */
 };
 /* The diff (libgit2's patch API) of r's entries on out. */
 int sbx_review_diff(const struct sbx_review *r, const struct sbx_diff_opts *o, FILE *out,
