@@ -147,8 +147,13 @@ void sbx_jail_fwd_sigset(sigset_t *set);
  * job, sbx included; the command leads a session of its own in the jail,
  * so the supervisor asks for the same: SI_QUEUE with SBX_JAIL_SIG_GROUP,
  * and init (or sbx exec's helper) signals the command's process group.
- * Anything else (kill, timeout(1), a CI runner) reaches the command alone,
- * as it would reach a process run without sbx.
+ * Init, cloned in sbx's process group, gets the terminal's signal itself
+ * too, before the supervisor has read its own: it passes that one on and
+ * drops the supervisor's copy, so one key is one signal (a second Ctrl-C
+ * means "force" to many programs); the supervisor's request alone (a
+ * signal that came before init existed) is passed on.  Anything else
+ * (kill, timeout(1), a CI runner) reaches the command alone, as it would
+ * reach a process run without sbx.
  */
 #define SBX_JAIL_SIG_GROUP 0x5b78 /* si_value of a signal for the group */
 /* The supervisor: forward sig, as received (ssi_code), to pidfd's process;

@@ -289,6 +289,7 @@ static void on_signal(struct sup *s)
 			stop_signal(s, sig);
 			continue;
 		}
+		sbx_fault_pause("before-forward");
 		group = s->j->pidfd >= 0 && !s->init_done &&
 			sbx_jail_fwd_send(s->j->pidfd, sig, si.ssi_code);
 		if (s->io->event)

@@ -42,6 +42,8 @@ void sbx_fault_point(const char *name);
  *   init-after-go       the jail's init, right after GO, while the
  *                       supervisor mounts the layers' image
  *                       (tests/integration/disk_ready.sh)
+ *   before-forward      the supervisor, a signal read, before it forwards
+ *                       it (tests/integration/run_tty.sh)
  */
 void sbx_fault_pause(const char *name);
 

@@ -78,7 +78,7 @@ for mode in $MODES; do
 		timeout 30 $([ "$mode" = user ] && [ "$(id -u)" -eq 0 ] &&
 			echo setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --) \
 		script -qec "$SBX run -n ctrlc-run --rootfs $IMG -- sh -c 'sleep 15; echo after'; echo rc=\$?" /dev/null \
-		< <(sleep 2; printf '\003'; sleep 20))
+		< <(sleep 2; printf '\003'))
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	out=$(printf '%s' "$out" | tr -d '\r\000' | sed 's/\^@//g')
 	printf '%s\n' "$out" | grep -q '^rc=130$' && [ "$ms" -lt 10000 ] &&
@@ -104,7 +104,7 @@ for mode in $MODES; do
 	t0=$(date +%s%N)
 	out=$(cd "$BASE/wd" && HOME=$BASE timeout 30 $pre \
 		script -qec "$SBX exec ctrlc -- sh -c 'sleep 15; echo after'; echo rc=\$?" /dev/null \
-		< <(sleep 2; printf '\003'; sleep 20))
+		< <(sleep 2; printf '\003'))
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	out=$(printf '%s' "$out" | tr -d '\r\000' | sed 's/\^@//g')
 	printf '%s\n' "$out" | grep -q 'rc=130$' && [ "$ms" -lt 10000 ] &&
@@ -112,6 +112,21 @@ for mode in $MODES; do
 	ok $? "$mode: Ctrl-C at the terminal reaches sbx exec's whole process group too ($ms ms)"
 	printf '%s\n' "$out" | grep -q 'rc=130$' || diag "$out"
 	(cd "$BASE/wd" && HOME=$BASE $pre "$SBX" destroy ctrlc >/dev/null 2>&1)
+
+	# One Ctrl-C is one SIGINT for the command: init gets the terminal's
+	# own (it is in sbx's process group) and passes it on at once; the
+	# supervisor's request, here held back 1.5 s (SBX_FAULT=before-forward),
+	# is that same key.  Many programs take a second SIGINT as "force".
+	# (The host's python3: when each SIGINT came, from its start.)
+	count='import signal, time; t = time.monotonic(); got = []
+signal.signal(signal.SIGINT, lambda *a: got.append(round(time.monotonic() - t, 1)))
+time.sleep(4); print("sigints", len(got), "at", *got)'
+	out=$(cd "$BASE/wd" && HOME=$BASE SBX_FAULT=before-forward timeout 30 $pre \
+		script -qec "$SBX run -q -- python3 -c '$count'" /dev/null < <(sleep 1.5; printf '\003'))
+	out=$(printf '%s' "$out" | tr -d '\r\000' | sed 's/\^@//g')
+	at=$(sed -n 's/.*sigints 1 at \([0-9.]*\).*/\1/p' <<<"$out")
+	[ -n "$at" ] && awk -v a="$at" 'BEGIN { exit !(a < 2.4) }'
+	ok $? "$mode: one Ctrl-C is one SIGINT for the command, passed on by init at once ($out)"
 	unset SBX_STATE_DIR SBX_CACHE_DIR
 done
 
