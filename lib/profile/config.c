@@ -3,7 +3,10 @@
  * that drops overlays an earlier overlay already shows. */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -202,6 +205,50 @@ void sbx_config_drop_host_only(struct sbx_config *c)
 		c->mounts[j++] = c->mounts[i];
 	}
 	c->n_mounts = j;
+}
+
+/* A home directory of ~/... masks: a normalised absolute path, not "/". */
+static char *home_dir(const char *h)
+{
+	size_t n = h ? strlen(h) : 0;
+
+	while (n > 1 && h[n - 1] == '/')
+		n--;
+	return n > 1 && h[0] == '/' ? sbx_xstrndup(h, n) : NULL;
+}
+
+size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home)
+{
+	const char *s = getenv("SUDO_UID");
+	_cleanup_free_ char *from = home_dir(home), *to = NULL;
+	struct passwd *pw;
+	unsigned long uid;
+	size_t n = c->n_mounts, added = 0, fl;
+	char *end = NULL;
+
+	if (getuid() != 0 || !s || !*s || !from)
+		return 0;
+	errno = 0;
+	uid = strtoul(s, &end, 10);
+	if (errno || *end || uid == 0 || uid != (uid_t)uid || !(pw = getpwuid((uid_t)uid)))
+		return 0;
+	to = home_dir(pw->pw_dir);
+	if (!to || strcmp(to, from) == 0)
+		return 0;
+	fl = strlen(from);
+	for (size_t i = 0; i < n; i++) {
+		const struct sbx_mount *m = &c->mounts[i];
+		struct sbx_mount *x;
+
+		if (m->kind != SBX_MNT_MASK || strncmp(m->dst, from, fl) != 0 || m->dst[fl] != '/')
+			continue;
+		c->mounts = sbx_xrealloc(c->mounts, (c->n_mounts + 1) * sizeof(*c->mounts));
+		x = &c->mounts[c->n_mounts++];
+		*x = (struct sbx_mount){.kind = SBX_MNT_MASK,
+					.dst = sbx_xasprintf("%s%s", to, c->mounts[i].dst + fl)};
+		added++;
+	}
+	return added;
 }
 
 int sbx_config_check_sources(const struct sbx_config *c, struct sbx_err *err)

@@ -308,9 +308,13 @@ static int claim_name(struct sbx_state *st, const char *name, const char *id, st
 	if (lk < 0 || flock(lk, LOCK_EX) < 0)
 		return sbx_err_set(err, errno, "cannot lock state directory '%s'", st->state_dir);
 	if (sbx_state_read_name(st, name, old) == 0 && strcmp(old, id) != 0 &&
-	    sbx_state_sandbox_exists(st, old))
-		return sbx_err_set(err, EEXIST, "the name '%s' is already used by sandbox %s", name,
-				   old);
+	    sbx_state_sandbox_exists(st, old)) {
+		sbx_err_set(err, 0,
+			    "the name '%s' is already used by sandbox %s (sbx destroy %s frees it, "
+			    "or pick another --name)",
+			    name, old, name);
+		return -EEXIST;
+	}
 	nfd = openat(st->state_fd, "names", DIR_FLAGS);
 	if (nfd < 0)
 		return sbx_err_set(err, errno, "cannot open '%s/names'", st->state_dir);

@@ -218,6 +218,13 @@ assert len(a) == 10 and all(x["state"] == "exited" and x["exit_code"] == 4 for x
 	grep -q "^sbx: removed sandbox $id (destroyed by 'sbx destroy' while it ran)$" "$TAP_TMP/destroyed.err" &&
 		! grep -q "kept sandbox" "$TAP_TMP/destroyed.err"
 	ok $? "$mode: the destroyed run says it was destroyed, not kept ($(tail -1 "$TAP_TMP/destroyed.err"))"
+
+	# a name in use: what to do, not an errno
+	as_mode "$mode" "$SBX" run -q -d -n taken --rootfs "$IMG" -- sleep 30 >/dev/null 2>&1
+	capture as_mode "$mode" "$SBX" run -q -n taken --rootfs "$IMG" -- true
+	[ "$rc" = 125 ] && [[ "$err" == "sbx: the name 'taken' is already used by sandbox "*" (sbx destroy taken frees it, or pick another --name)" ]]
+	ok $? "$mode: a name in use says how to free it ($rc: $err)"
+	as_mode "$mode" "$SBX" destroy taken >/dev/null 2>&1
 done
 
 done_testing
