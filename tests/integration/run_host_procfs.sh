@@ -23,7 +23,7 @@ sbx_wd
 CH=$BASE/chroot
 mkdir -p "$CH/proc" "$CH/etc" && echo chroot >"$CH/etc/name" && chmod -R a+rX "$CH"
 mount -t proc proc "$CH/proc" || { echo "1..0 # SKIP cannot mount a procfs here"; exit 77; }
-trap 'umount "$CH/proc" 2>/dev/null' EXIT
+trap 'umount "$CH/proc" 2>/dev/null; tap_cleanup' EXIT
 # pid 1 of the host as the host's procfs shows it: what the jail must not see
 HOST1=$(tr '\0' ' ' </proc/1/cmdline | cut -c1-40)
 cat >"$BASE/hostroot.ini" <<INI

@@ -19,7 +19,7 @@ for u in $(seq 61000 61200); do getent passwd "$u" >/dev/null || { U=$u; break; 
 NAME=sbxsudo$$
 H=/home/$NAME
 useradd -M -d "$H" -s /bin/sh -u "$U" "$NAME" || { echo "1..0 # SKIP useradd failed"; exit 77; }
-trap 'userdel "$NAME" 2>/dev/null; rm -rf "$H"' EXIT
+trap 'userdel "$NAME" 2>/dev/null; tap_cleanup "$H"' EXIT
 mkdir -p "$H/proj" "$H/.aws" && chmod 0755 "$H" "$H/.aws"
 echo "//registry.npmjs.org/:_authToken=NPM-SECRET" >"$H/.npmrc"
 echo "aws_secret_access_key = AWS-SECRET" >"$H/.aws/credentials"
