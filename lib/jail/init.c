@@ -357,7 +357,7 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	close_inherited(c);
 	early_capture(c);
-	sbx_jail_procfs_scan(c);
+	sbx_jail_hostfs_scan(c);
 	wait_go(c);
 	sbx_fault_pause("init-after-go");
 	/* The supervisor may have died before the prctl above took effect

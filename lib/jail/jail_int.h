@@ -86,25 +86,27 @@ struct sbx_jail_child {
 	size_t n_idmap;
 	uint64_t ts[SBX_TS_N];
 	struct sbx_jail_capture capture;
-	/* procfs.c: where the host has a procfs mounted (its mount points),
-	 * listed by init before GO; or why they could not be read */
-	struct sbx_strv procfs;
-	int procfs_err;
+	/* hostfs.c: where the host has a procfs or sysfs mounted (their mount
+	 * points), listed by init before GO; or why they could not be read */
+	struct sbx_strv host_proc, host_sys;
+	int hostfs_err;
 	dev_t root_dev; /* the host's root, to know a bind of it */
 	ino_t root_ino;
 	/* opts->layer_later: the tmpfs's size SBX_MSG_DISK gave, or 0 (a mount) */
 	uint64_t layer_tmpfs;
 };
 
-/* procfs.c: the host's procfs mounts into c->procfs (init, before GO). */
-void sbx_jail_procfs_scan(struct sbx_jail_child *c);
-/* procfs.c: fd is on a procfs. */
+/* hostfs.c: the host's procfs and sysfs mounts into c (init, before GO). */
+void sbx_jail_hostfs_scan(struct sbx_jail_child *c);
+/* hostfs.c: fd is on a procfs; on a procfs or a sysfs. */
 bool sbx_jail_on_procfs(int fd);
-/* procfs.c: the jail paths of the host's procfs mounts strictly inside src
- * (captured as fd) once it is bound on dst appended to out; fd -1 and dst
- * "/": the host's root as the jail's, its /proc left to the jail's own.
- * Before the staging tmpfs covers the host's /tmp.  0 or -errno. */
-int sbx_jail_procfs_inside(const struct sbx_jail_child *c, const char *src, int fd, const char *dst,
+bool sbx_jail_on_hostfs(int fd);
+/* hostfs.c: the jail paths of the host's procfs and sysfs mounts strictly
+ * inside src (captured as fd) once it is bound on dst appended to out; fd
+ * -1 and dst "/": the host's root as the jail's, its /proc and /sys left
+ * to the jail's own.  Before the staging tmpfs covers the host's /tmp.
+ * 0 or -errno. */
+int sbx_jail_hostfs_inside(const struct sbx_jail_child *c, const char *src, int fd, const char *dst,
 			   struct sbx_strv *out);
 
 /* mounts.c: build the new root and pivot into it (in init, after GO). */

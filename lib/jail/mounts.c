@@ -41,8 +41,8 @@ struct src {
 	int fd;			/* bind: detached clone; overlay: lower (idmapped or O_PATH) */
 	int upper, work;	/* overlay */
 	bool detached;		/* fd is a detached (idmapped) tree: attach before use */
-	bool rbind;		/* bound with what is mounted inside it (procfs.c) */
-	struct sbx_strv procfs; /* the host's procfs mounts inside it, as jail paths */
+	bool rbind;		/* bound with what is mounted inside it (hostfs.c) */
+	struct sbx_strv hostfs; /* the host's procfs and sysfs mounts inside it, as jail paths */
 };
 
 struct build {
@@ -50,7 +50,7 @@ struct build {
 	const struct sbx_config *cfg;
 	int rootfd;		     /* the new root (after the rootfs is attached) */
 	int host_fd;		     /* host root clone (rootfs = host) */
-	struct sbx_strv host_procfs; /* the host's procfs mounts in it */
+	struct sbx_strv host_hostfs; /* the host's procfs and sysfs mounts in it */
 	int lower, upper, work;	     /* rootfs image */
 	bool lower_detached;
 	int stage; /* the staging tmpfs on STAGE */
@@ -123,15 +123,15 @@ static int not_procfs(const struct sbx_mount *m, int fd, struct sbx_err *err)
 			   m->kind == SBX_MNT_OVERLAY ? "overlay" : "bind", m->src);
 }
 
-/* Refused on a procfs; the host's procfs mounts inside it, else. */
-static int procfs_inside(struct build *b, const struct sbx_mount *m, struct src *s,
+/* Refused on a procfs; the host's procfs and sysfs mounts inside it, else. */
+static int hostfs_inside(struct build *b, const struct sbx_mount *m, struct src *s,
 			 struct sbx_err *err)
 {
 	int r = not_procfs(m, s->fd, err);
 
-	if (r == 0 && (r = sbx_jail_procfs_inside(b->c, m->src, s->fd, m->dst, &s->procfs)) < 0)
-		r = sbx_err_set(err, -r, "cannot look for the host's procfs mounts in '%s'",
-				m->src);
+	if (r == 0 && (r = sbx_jail_hostfs_inside(b->c, m->src, s->fd, m->dst, &s->hostfs)) < 0)
+		r = sbx_err_set(
+		    err, -r, "cannot look for the host's procfs and sysfs mounts in '%s'", m->src);
 	return r;
 }
 
@@ -147,7 +147,7 @@ static int capture_mount(struct build *b, size_t i, size_t *next_idmap, struct s
 		k = (*next_idmap)++;
 		if (k < b->c->n_idmap && b->c->idmap_fds[k] >= 0) {
 			s->fd = steal_fd(&b->c->idmap_fds[k]);
-			return procfs_inside(b, m, s, err);
+			return hostfs_inside(b, m, s, err);
 		}
 		/* fall through */
 	case SBX_MNT_RO_BIND:
@@ -159,7 +159,7 @@ static int capture_mount(struct build *b, size_t i, size_t *next_idmap, struct s
 			sbx_err_clear(err);
 			return 0;
 		}
-		return s->fd < 0 ? s->fd : procfs_inside(b, m, s, err);
+		return s->fd < 0 ? s->fd : hostfs_inside(b, m, s, err);
 	case SBX_MNT_OVERLAY:
 		k = (*next_idmap)++;
 		if (k < b->c->n_idmap && b->c->idmap_fds[k] >= 0) {
@@ -175,7 +175,7 @@ static int capture_mount(struct build *b, size_t i, size_t *next_idmap, struct s
 			return s->fd;
 		}
 		/* for the read-only bind it becomes if it holds mount points */
-		return procfs_inside(b, m, s, err);
+		return hostfs_inside(b, m, s, err);
 	default:
 		return 0;
 	}
@@ -317,9 +317,10 @@ static int capture_sources(struct build *b, struct sbx_err *err)
 		    AT_FDCWD, "/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
 		if (b->host_fd < 0)
 			return b->host_fd;
-		r = sbx_jail_procfs_inside(b->c, "/", -1, "/", &b->host_procfs);
+		r = sbx_jail_hostfs_inside(b->c, "/", -1, "/", &b->host_hostfs);
 		if (r < 0)
-			return sbx_err_set(err, -r, "cannot look for the host's procfs mounts");
+			return sbx_err_set(err, -r,
+					   "cannot look for the host's procfs and sysfs mounts");
 	} else if (b->c->n_idmap > 0 && b->c->idmap_fds[0] >= 0) {
 		b->lower = steal_fd(&b->c->idmap_fds[0]);
 		b->lower_detached = true;
@@ -1170,25 +1171,25 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 }
 
 /*
- * The host's procfs mounts that came along with the host's root or with a
- * bind (lib/jail/procfs.c), each hidden under an empty read-only
- * directory: only what is still a procfs where the jail sees it (a later
- * mount may cover it).
+ * The host's procfs and sysfs mounts that came along with the host's root
+ * or with a bind (lib/jail/hostfs.c), each hidden under an empty read-only
+ * directory: only what is still one where the jail sees it (a later mount
+ * may cover it).
  */
-static int hide_host_procfs(struct build *b, struct sbx_err *err)
+static int hide_hostfs(struct build *b, struct sbx_err *err)
 {
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && i <= b->cfg->n_mounts; i++) {
 		const struct sbx_strv *l =
-		    i < b->cfg->n_mounts ? &b->srcs[i].procfs : &b->host_procfs;
+		    i < b->cfg->n_mounts ? &b->srcs[i].hostfs : &b->host_hostfs;
 
 		if (i < b->cfg->n_mounts && !b->srcs[i].rbind)
 			continue;
 		for (size_t k = 0; r == 0 && k < l->n; k++) {
 			_cleanup_close_ int t = sbx_openat2(b->rootfd, l->v[k], O_PATH, R_IN_ROOT);
 
-			if (t >= 0 && sbx_jail_on_procfs(t))
+			if (t >= 0 && sbx_jail_on_hostfs(t))
 				r = mask_fd(t, l->v[k], err);
 		}
 	}
@@ -1334,9 +1335,9 @@ static void build_free(struct build *b)
 		sbx_closep(&b->srcs[i].fd);
 		sbx_closep(&b->srcs[i].upper);
 		sbx_closep(&b->srcs[i].work);
-		sbx_strv_free(&b->srcs[i].procfs);
+		sbx_strv_free(&b->srcs[i].hostfs);
 	}
-	sbx_strv_free(&b->host_procfs);
+	sbx_strv_free(&b->host_hostfs);
 	free(b->srcs);
 }
 
@@ -1377,7 +1378,7 @@ static int build_steps(struct build *b, struct sbx_err *err)
 		if (b->cfg->mounts[i].kind != SBX_MNT_MASK)
 			r = mount_entry(b, i, err);
 	if (r == 0)
-		r = hide_host_procfs(b, err);
+		r = hide_hostfs(b, err);
 	for (size_t i = 0; r == 0 && i < b->cfg->n_mounts; i++)
 		if (b->cfg->mounts[i].kind == SBX_MNT_MASK)
 			r = mount_entry(b, i, err);
