@@ -278,13 +278,15 @@ PY
 	as_mode $mode "$SBX" run -q --keep -n "strict-$mode" -p strict --rootfs "$IMG" -- \
 		sh -c 'nc 127.0.0.1 1 </dev/null >/tmp/cmd.txt 2>&1; sleep 300' >/dev/null 2>&1 &
 	strictrun=$!
-	for _ in $(seq 100); do
-		as_mode $mode "$SBX" ps | grep -q " strict-$mode .*running" && break
+	# running, and its command's nc done (a loaded machine: up to 30 s)
+	for _ in $(seq 300); do
+		as_mode $mode "$SBX" ps | grep -q " strict-$mode .*running" &&
+			as_mode $mode "$SBX" exec "strict-$mode" test -s /tmp/cmd.txt 2>/dev/null && break
 		sleep 0.1
 	done
 	capture as_mode $mode "$SBX" exec "strict-$mode" sh -c 'cat /tmp/cmd.txt; nc 127.0.0.1 1 </dev/null 2>&1'
 	[ "$(printf '%s\n' "$out" | grep -c 'socket: Function not implemented')" -eq 2 ]
-	ok $? "$mode: in a strict sandbox the exec'd command gets strict's seccomp errno, as the sandbox's command did ($(echo $out))"
+	ok $? "$mode: in a strict sandbox the exec'd command gets strict's seccomp errno, as the sandbox's command did ($(echo $out) $err)"
 	as_mode $mode "$SBX" destroy "strict-$mode" >/dev/null
 	wait $strictrun 2>/dev/null
 	capture as_mode $mode "$SBX" run -q --rootfs "$IMG" -- sh -c 'nc 127.0.0.1 1 </dev/null 2>&1'
