@@ -442,6 +442,7 @@ static int unmount_disk(struct sbx_run *c, struct sbx_err *err)
 static void teardown(struct sbx_run *c)
 {
 	struct sbx_err e = {0};
+	bool purge_kept = false;
 
 	sbx_run_record_join(c);
 	sbx_run_publish_free(c);
@@ -472,18 +473,26 @@ static void teardown(struct sbx_run *c)
 			sbx_run_say_err(c, &e);
 		c->st.exiting = true; /* sbx run returns next */
 		/* one rename, removed by a detached purger (lib/state/trash.c);
-		 * kept, the purger only does the idle work (a ready image) */
+		 * kept, the purger only does the idle work (a ready image),
+		 * spawned below */
 		if (!c->kept && sbx_sandbox_trash(&c->st, &c->sb, &e) < 0)
 			sbx_run_say_err(c, &e);
-		else if (c->kept)
-			sbx_state_purge_background(&c->st);
+		purge_kept = c->kept;
 	}
+	/* A kept sandbox is let go before anyone hears it is kept (a waiter
+	 * may exec into it at once), and before the purger is spawned: a
+	 * clone of sbx, it would hold a copy of the lock until its first step,
+	 * and a purger scheduled late kept the sandbox "in use" after sbx run
+	 * returned. */
+	sbx_closep(&c->sb.lockfd);
 	/* sbx wait and stop return now: the sandbox is kept or gone */
 	sbx_run_control_finish(c);
 	sbx_closep(&c->jsonl_fd);
 	sbx_closep(&c->log_json_fd);
 	sbx_log_free(&c->log);
 	sbx_sandbox_close(&c->sb);
+	if (purge_kept)
+		sbx_state_purge_background(&c->st);
 	sbx_state_close(&c->st);
 	sbx_seccomp_filter_free(&c->filter);
 	free(c->rootfs_dir);

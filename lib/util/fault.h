@@ -53,6 +53,8 @@ void sbx_fault_pause(const char *name);
  *
  *   disk-no-image  as root, the layers' ext4 image cannot be mounted: the
  *                  layers go in memory (tests/integration/disk_ready.sh)
+ *   purger-late    sbx run's purger sleeps 1 s before its first step
+ *                  (tests/integration/lifecycle_run.sh)
  */
 bool sbx_fault_fails(const char *name);
 

@@ -219,6 +219,14 @@ assert len(a) == 10 and all(x["state"] == "exited" and x["exit_code"] == 4 for x
 		! grep -q "kept sandbox" "$TAP_TMP/destroyed.err"
 	ok $? "$mode: the destroyed run says it was destroyed, not kept ($(tail -1 "$TAP_TMP/destroyed.err"))"
 
+	# kept, then entered at once: the purger (a clone of sbx, here late to
+	# its first step) holds no copy of the sandbox's lock
+	capture as_mode "$mode" env SBX_FAULT=purger-late "$SBX" run -q --keep -n late --rootfs "$IMG" -- true
+	capture as_mode "$mode" "$SBX" exec late echo entered
+	[ "$rc" = 0 ] && [ "$out" = entered ]
+	ok $? "$mode: exec right after a kept run: not 'in use' ($rc: $out $err)"
+	as_mode "$mode" "$SBX" destroy late >/dev/null 2>&1
+
 	# a name in use: what to do, not an errno
 	as_mode "$mode" "$SBX" run -q -d -n taken --rootfs "$IMG" -- sleep 30 >/dev/null 2>&1
 	capture as_mode "$mode" "$SBX" run -q -n taken --rootfs "$IMG" -- true
