@@ -147,16 +147,6 @@ bool sbx_exec_diagnose(const char *file, const char *path, int errnum, char *out
 	}
 }
 
-/* Is `path` at or below `dir` (both absolute, normalised)? */
-static bool path_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* The directory to bind so that `file` (a host path) works in the jail: its
  * own directory, or, when it is a symlink into a sibling tree (npm's
  * bin/claude -> ../lib/node_modules/...), the directory holding both. */
@@ -172,7 +162,7 @@ static void bind_dir(const char *file, char *out, size_t len)
 	if (slash)
 		slash[slash == out ? 1 : 0] = '\0';
 	rdir = realpath(out, NULL);
-	if (!real || !rdir || path_under(real, rdir))
+	if (!real || !rdir || sbx_path_under(real, rdir))
 		return;
 	for (i = 0; rdir[i] && rdir[i] == real[i]; i++)
 		if (rdir[i] == '/')
@@ -214,7 +204,7 @@ bool sbx_exec_hint(const struct sbx_config *cfg, bool image, const char *file, c
 	for (size_t i = 0; i < cfg->n_mounts; i++) {
 		const struct sbx_mount *m = &cfg->mounts[i];
 
-		if (m->kind == SBX_MNT_MASK && m->dst && path_under(host, m->dst)) {
+		if (m->kind == SBX_MNT_MASK && m->dst && sbx_path_under(host, m->dst)) {
 			snprintf(out, len,
 				 "'%s' is on the host, but the profile hides it (mask = %s)", host,
 				 m->dst);
@@ -225,7 +215,7 @@ bool sbx_exec_hint(const struct sbx_config *cfg, bool image, const char *file, c
 	for (size_t i = cfg->n_mounts; i-- > 0;) {
 		const struct sbx_mount *m = &cfg->mounts[i];
 
-		if (m->kind == SBX_MNT_MASK || !m->dst || !path_under(host, m->dst))
+		if (m->kind == SBX_MNT_MASK || !m->dst || !sbx_path_under(host, m->dst))
 			continue;
 		if (m->kind != SBX_MNT_TMPFS)
 			return false; /* shown from elsewhere: the file is not there */

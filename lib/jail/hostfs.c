@@ -67,16 +67,6 @@ bool sbx_jail_on_hostfs(int fd)
 	return fstatfs(fd, &s) == 0 && (s.f_type == PROC_SUPER_MAGIC || s.f_type == SYSFS_MAGIC);
 }
 
-/* path is dir or below it ("/" holds everything). */
-static bool under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 /* One list (the host's procfs or sysfs mounts; own: /proc or /sys, the
  * jail's own, which covers the host's in the host's root). */
 static int inside(const struct sbx_strv *l, const char *own, const char *src, char *real, bool root,
@@ -87,13 +77,13 @@ static int inside(const struct sbx_strv *l, const char *own, const char *src, ch
 
 		/* /proc and /sys (almost always the only ones): inside a bind of
 		 * the host's root alone */
-		if (under(p, own)) {
+		if (sbx_path_under(p, own)) {
 			if (!root || host_root)
 				continue;
 		} else {
 			if (!real[0] && !realpath(src, real))
 				return -errno;
-			if (!under(p, real) || strcmp(p, real) == 0)
+			if (!sbx_path_under(p, real) || strcmp(p, real) == 0)
 				continue;
 			rel = p + (strcmp(real, "/") ? strlen(real) : 0);
 		}

@@ -223,7 +223,7 @@ size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home)
 	_cleanup_free_ char *from = home_dir(home), *to = NULL;
 	struct passwd *pw;
 	unsigned long uid;
-	size_t n = c->n_mounts, added = 0, fl;
+	size_t n = c->n_mounts, added = 0;
 	char *end = NULL;
 
 	if (getuid() != 0 || !s || !*s || !from)
@@ -235,17 +235,17 @@ size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home)
 	to = home_dir(pw->pw_dir);
 	if (!to || strcmp(to, from) == 0)
 		return 0;
-	fl = strlen(from);
 	for (size_t i = 0; i < n; i++) {
-		const struct sbx_mount *m = &c->mounts[i];
+		const char *rest =
+		    c->mounts[i].kind == SBX_MNT_MASK ? path_below(c->mounts[i].dst, from) : NULL;
 		struct sbx_mount *x;
 
-		if (m->kind != SBX_MNT_MASK || strncmp(m->dst, from, fl) != 0 || m->dst[fl] != '/')
+		if (!rest || !*rest)
 			continue;
 		c->mounts = sbx_xrealloc(c->mounts, (c->n_mounts + 1) * sizeof(*c->mounts));
 		x = &c->mounts[c->n_mounts++];
 		*x = (struct sbx_mount){.kind = SBX_MNT_MASK,
-					.dst = sbx_xasprintf("%s%s", to, c->mounts[i].dst + fl)};
+					.dst = sbx_xasprintf("%s%s", to, rest)};
 		added++;
 	}
 	return added;

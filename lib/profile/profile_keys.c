@@ -328,14 +328,6 @@ static int check_dst(const char *raw, char **out, struct sbx_err *err)
 	return r;
 }
 
-/* path is dir or below it. */
-static bool jail_own(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 static int set_bind(struct sbx_config *c, const char *key, const char *val,
 		    const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
@@ -379,8 +371,8 @@ static int set_bind(struct sbx_config *c, const char *key, const char *val,
 	 * so the built-in profiles work from any directory.
 	 */
 	if (kind == SBX_MNT_OVERLAY && !colon &&
-	    (strcmp(src, "/") == 0 || jail_own(src, "/proc") || jail_own(src, "/dev") ||
-	     jail_own(src, "/sys")))
+	    (strcmp(src, "/") == 0 || sbx_path_under(src, "/proc") || sbx_path_under(src, "/dev") ||
+	     sbx_path_under(src, "/sys")))
 		return 0;
 	r = check_dst(colon ? colon + 1 : src, &dst, err);
 	if (r < 0)

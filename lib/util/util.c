@@ -688,3 +688,12 @@ int sbx_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n
 			return -errno;
 	}
 }
+
+bool sbx_path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}

@@ -169,6 +169,8 @@ bool sbx_utf8_valid(const char *s, size_t len);
 /* Decode mountinfo's octal escapes (\040 space, \011 tab, \012 nl, \134
  * backslash) in place. */
 void sbx_mountinfo_unescape(char *s);
+/* Is path (absolute, normalised) dir itself or below it ("/" holds all)? */
+bool sbx_path_under(const char *path, const char *dir);
 
 /* Exit statuses (README.md "Exit status", sbx(1) EXIT STATUS). */
 enum {
