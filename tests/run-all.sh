@@ -73,6 +73,10 @@ OUT=$ROOT/tests/out
 TIMEOUT=${SBX_TEST_TIMEOUT:-300}
 export SBX=${SBX:-$ROOT/sbx}
 export SBX_TEST_TIMEOUT=$TIMEOUT
+# script(1) runs its command with $SHELL: a CI runner often has none set
+# (/bin/sh, dash: it dies of the terminal's SIGINT where bash would go on),
+# so every run of the suite uses what such a runner has.
+export SHELL=/bin/sh
 mkdir -p "$OUT/integration"
 START=$(date +%s)
 
