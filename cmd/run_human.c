@@ -245,6 +245,16 @@ void run_human(const json_t *ev, void *data)
 		sbx_errorf("warning: %s", jstr(ev, "message"));
 	} else if (!strcmp(type, "signal")) {
 		human_signal(c, ev);
+	} else if (!strcmp(type, "suspend")) {
+		if (!strcmp(jstr(ev, "by"), "terminal"))
+			sbx_errorf("suspended (Ctrl-Z): the jail is stopped, and sbx with it; fg "
+				   "continues them");
+		else
+			sbx_errorf("suspended: the command stopped (SIG%s); the jail is stopped, "
+				   "and sbx with it; fg continues them",
+				   jstr(ev, "name"));
+	} else if (!strcmp(type, "continue")) {
+		sbx_errorf("continued");
 	} else if (!strcmp(type, "stop-kill")) {
 		sbx_errorf("the command had not ended %s after SIG%s: killing the jail (SIGKILL)",
 			   duration_text((uint64_t)json_integer_value(

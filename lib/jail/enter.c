@@ -524,6 +524,7 @@ run_command(const struct sbx_enter_opts *o, const int fds[H_N])
 static void __attribute__((noreturn)) wait_command(int sock, pid_t cmd, pid_t parent)
 {
 	struct sbx_jail_msg m = {.type = SBX_MSG_STATUS};
+	bool frozen = false; /* the supervisor's freeze, until its SIGCONT */
 	sigset_t set;
 
 	sbx_jail_fwd_sigset(&set);
@@ -532,10 +533,22 @@ static void __attribute__((noreturn)) wait_command(int sock, pid_t cmd, pid_t pa
 		int sig = sigwaitinfo(&set, &si), st;
 
 		if (sig != SIGCHLD && sig > 0) {
-			sbx_jail_fwd_pass(&si, cmd, parent);
+			int did = sbx_jail_fwd_pass(&si, cmd, parent, false);
+
+			if (did)
+				frozen = did == SIGSTOP;
 			continue;
 		}
-		if (waitpid(cmd, &st, WNOHANG) == cmd) {
+		while (waitpid(cmd, &st, WNOHANG | WUNTRACED) == cmd) {
+			if (WIFSTOPPED(st)) { /* told, unless the freeze did it */
+				if (frozen)
+					continue;
+				struct sbx_jail_msg stop = {.type = SBX_MSG_STOPPED,
+							    .value = WSTOPSIG(st)};
+
+				(void)sbx_jail_send(sock, &stop, NULL, 0);
+				continue;
+			}
 			m.value = st;
 			(void)sbx_jail_send(sock, &m, NULL, 0);
 			_exit(0);

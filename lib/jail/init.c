@@ -283,19 +283,32 @@ static void __attribute__((noreturn)) kill_jail(struct sbx_jail_child *c, pid_t 
 	end_jail(c, st);
 }
 
-/* Reap what has ended; the jail ends with the command. */
-static void reap(struct sbx_jail_child *c, pid_t cmd)
+/* Reap what has ended; the jail ends with the command.  A stop of the
+ * command that init did not cause (frozen) is told to the supervisor,
+ * which may suspend. */
+static void reap(struct sbx_jail_child *c, pid_t cmd, bool frozen)
 {
 	int st;
 	pid_t p;
 
-	while ((p = waitpid(-1, &st, WNOHANG)) > 0)
-		if (p == cmd)
-			end_jail(c, st);
+	while ((p = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
+		if (p != cmd)
+			continue;
+		if (WIFSTOPPED(st)) {
+			if (frozen)
+				continue;
+			struct sbx_jail_msg m = {.type = SBX_MSG_STOPPED, .value = WSTOPSIG(st)};
+
+			(void)sbx_jail_send(c->sock, &m, NULL, 0);
+			continue;
+		}
+		end_jail(c, st);
+	}
 }
 
 static void __attribute__((noreturn)) supervise_command(struct sbx_jail_child *c, pid_t cmd)
 {
+	bool frozen = false; /* the supervisor's freeze, until its SIGCONT */
 	sigset_t set;
 
 	sbx_jail_fwd_sigset(&set);
@@ -305,12 +318,15 @@ static void __attribute__((noreturn)) supervise_command(struct sbx_jail_child *c
 		int sig = sigwaitinfo(&set, &si);
 
 		if (sig == SIGCHLD || sig < 0) {
-			reap(c, cmd);
+			reap(c, cmd, frozen);
 		} else if (sig == SBX_JAIL_SIG_END) {
 			if (si.si_pid == 0) /* the supervisor's, from outside */
 				kill_jail(c, cmd);
 		} else {
-			sbx_jail_fwd_pass(&si, cmd, 0);
+			int did = sbx_jail_fwd_pass(&si, cmd, 0, true);
+
+			if (did)
+				frozen = did == SIGSTOP;
 		}
 	}
 }

@@ -459,13 +459,15 @@ int sbx_jail_start(struct sbx_jail *j, const struct sbx_jail_opts *o, struct sbx
 	/*
 	 * An ignored signal never reaches a signalfd: a shell starts background
 	 * jobs with SIGINT and SIGQUIT ignored, yet `kill -INT` of sbx must
-	 * reach the command.  Only SIGHUP keeps an inherited SIG_IGN (nohup).
+	 * reach the command.  Only SIGHUP (nohup) and SIGTSTP (a caller that
+	 * must not be suspended) keep an inherited SIG_IGN.
 	 */
 	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++) {
 		struct sigaction sa;
 		int sig = sbx_jail_fwd_signals[i];
 
-		if (sig != SIGHUP && sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+		if (sig != SIGHUP && sig != SIGTSTP && sigaction(sig, NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
 			signal(sig, SIG_DFL);
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)

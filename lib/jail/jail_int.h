@@ -29,6 +29,8 @@ enum sbx_jail_msg_type {
 	SBX_MSG_DISK,	   /* supervisor -> init (opts->layer_later): the layers'
 			    * filesystem, a detached clone of its mount (fd); or
 			    * none: a tmpfs of ts[0] bytes instead */
+	SBX_MSG_STOPPED,   /* init, sbx exec's helper: the command stopped, by
+			    * signal value (Ctrl-Z: the supervisor suspends) */
 };
 
 enum {
@@ -159,14 +161,33 @@ void sbx_jail_fwd_sigset(sigset_t *set);
  */
 #define SBX_JAIL_SIG_GROUP 0x5b78 /* si_value of a signal for the group */
 /* The supervisor: forward sig, as received (ssi_code), to pidfd's process;
- * true if it is for the command's process group. */
+ * true if it is for the command's process group.  SIGCONT always is. */
 bool sbx_jail_fwd_send(int pidfd, int sig, int32_t ssi_code);
+/*
+ * Suspension (Ctrl-Z).  The command leads a session of its own, whose
+ * process group the kernel counts as orphaned: the terminal's SIGTSTP
+ * would not stop it.  The supervisor takes that SIGTSTP (init and sbx
+ * exec's helper, in sbx's process group, ignore their copy): if sbx is its
+ * terminal's foreground job, it asks for the jail to be stopped (SIGTSTP
+ * with SBX_JAIL_SIG_FREEZE: init sends SIGSTOP to every process of the
+ * jail, sbx exec's helper to its command's group), then stops itself, so
+ * that the caller's shell has its prompt back and nothing of the jail runs
+ * unwatched by a stopped supervisor.  The same when the command stops by
+ * itself (SBX_MSG_STOPPED: a stop init did not cause).  The shell's SIGCONT
+ * (fg, bg) continues sbx, which passes it on; init and the helper take
+ * SIGCONT only from the supervisor.
+ */
+#define SBX_JAIL_SIG_FREEZE 0x5b7a
+/* The supervisor: ask pidfd's process to stop the jail; 0 or -errno. */
+int sbx_jail_fwd_freeze(int pidfd);
 /* init, sbx exec's helper: pass a forwarded signal on to the command (its
  * process group if the supervisor, seen as pid `from`, asked so: 0 for init,
- * outside whose pid namespace it is).  A process of the jail that signals
- * pid 1 gets the plain forward; one that forges si_pid 0 (rt_sigqueueinfo)
- * reaches its own jail's command group, nothing beyond the jail. */
-void sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from);
+ * outside whose pid namespace it is; pid1: init, whose freeze and SIGCONT
+ * are for the whole jail).  A process of the jail that signals pid 1 gets
+ * the plain forward; one that forges si_pid 0 (rt_sigqueueinfo) reaches its
+ * own jail's processes, nothing beyond the jail.  Returns SIGSTOP after a
+ * freeze, SIGCONT after the supervisor's SIGCONT, else 0. */
+int sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from, bool pid1);
 
 /*
  * The supervisor's request to init to end the jail now (its time limit,

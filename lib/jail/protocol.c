@@ -20,7 +20,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-const int sbx_jail_fwd_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+const int sbx_jail_fwd_signals[] = {SIGINT,  SIGTERM,  SIGHUP,	SIGQUIT, SIGUSR1,
+				    SIGUSR2, SIGWINCH, SIGTSTP, SIGCONT};
 const size_t sbx_jail_n_fwd_signals = SBX_ARRAY_SIZE(sbx_jail_fwd_signals);
 
 void sbx_jail_fwd_sigset(sigset_t *set)
@@ -36,48 +37,74 @@ static bool terminal_sig(int sig)
 	return sig == SIGINT || sig == SIGQUIT || sig == SIGHUP;
 }
 
-bool sbx_jail_fwd_send(int pidfd, int sig, int32_t ssi_code)
+/* sig with SI_QUEUE and a marker: 0, or -errno. */
+static int send_marked(int pidfd, int sig, int marker)
 {
 	siginfo_t si = {0};
 
-	if (ssi_code != SI_KERNEL || !terminal_sig(sig)) {
-		(void)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
-		return false;
-	}
 	si.si_signo = sig;
 	si.si_code = SI_QUEUE;
 	si.si_pid = getpid();
 	si.si_uid = getuid();
-	si.si_value.sival_int = SBX_JAIL_SIG_GROUP;
-	if (syscall(SYS_pidfd_send_signal, pidfd, sig, &si, 0) == 0)
-		return true;
-	(void)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+	si.si_value.sival_int = marker;
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, &si, 0) == 0 ? 0 : -errno;
+}
+
+bool sbx_jail_fwd_send(int pidfd, int sig, int32_t ssi_code)
+{
+	if ((ssi_code == SI_KERNEL && terminal_sig(sig)) || sig == SIGCONT) {
+		if (send_marked(pidfd, sig, SBX_JAIL_SIG_GROUP) == 0)
+			return true;
+	}
+	if (sig != SIGCONT)
+		(void)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 	return false;
 }
 
-void sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from)
+int sbx_jail_fwd_freeze(int pidfd)
+{
+	return send_marked(pidfd, SIGTSTP, SBX_JAIL_SIG_FREEZE);
+}
+
+int sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from, bool pid1)
 {
 	/* terminal signals init had itself, whose copy from the supervisor is
 	 * still to come (bounded: a copy the kernel merged never comes) */
 	static unsigned char owed[NSIG];
 	const int sig = si->si_signo;
 	const bool ok = sig > 0 && sig < NSIG;
+	const bool marked = si->si_code == SI_QUEUE && si->si_pid == from;
 
+	if (sig == SIGTSTP && si->si_code == SI_KERNEL)
+		return 0; /* the terminal's Ctrl-Z: the supervisor suspends */
+	if (sig == SIGCONT || (marked && si->si_value.sival_int == SBX_JAIL_SIG_FREEZE)) {
+		/* A SIGCONT only from the supervisor: the caller's shell
+		 * continues sbx's whole process group, init with it, and sbx
+		 * passes that on (once).  Both for the whole jail from init,
+		 * for the command's group from sbx exec's helper. */
+		const int to = sig == SIGCONT ? SIGCONT : SIGSTOP;
+
+		if (!marked)
+			return 0;
+		if (kill(pid1 ? -1 : -cmd, to) < 0)
+			(void)kill(cmd, to);
+		return to;
+	}
 	if (si->si_code == SI_KERNEL && terminal_sig(sig)) {
 		if (ok && owed[sig] < 8)
 			owed[sig]++;
-	} else if (si->si_code == SI_QUEUE && si->si_pid == from &&
-		   si->si_value.sival_int == SBX_JAIL_SIG_GROUP) {
+	} else if (marked && si->si_value.sival_int == SBX_JAIL_SIG_GROUP) {
 		if (ok && owed[sig] > 0) {
 			owed[sig]--;
-			return; /* that key again, not another one */
+			return 0; /* that key again, not another one */
 		}
 	} else {
 		(void)kill(cmd, sig);
-		return;
+		return 0;
 	}
 	if (kill(-cmd, sig) < 0)
 		(void)kill(cmd, sig); /* no group yet: the command before its setsid() */
+	return 0;
 }
 
 void sbx_jail_winsize(struct winsize *ws)

@@ -50,6 +50,7 @@ struct sup {
 	int stop_fd;	  /* the stop timeout after a forwarded terminating signal */
 	uint64_t stop_ns; /* when that signal came */
 	bool raw;
+	bool suspended;	 /* stopped with the jail, its SIGCONT not passed on yet */
 	bool in_midline; /* the last byte of stdin sent to the pty was not '\n' */
 	struct termios saved;
 	uint64_t t0;
@@ -269,6 +270,56 @@ static bool pump_stdin(struct sup *s)
 	return false;
 }
 
+/*
+ * Ctrl-Z (the terminal's SIGTSTP), or the command stopped by itself
+ * (SBX_MSG_STOPPED, by sig).  If sbx is its terminal's foreground job, the
+ * jail is stopped (jail_int.h) and sbx stops with sig, so that the
+ * caller's shell has its prompt back and says "Stopped"; the shell's
+ * SIGCONT (fg, bg) continues sbx, which passes it on (on_signal).
+ * Anywhere else (a CI job, a pipe, -d) nobody would continue sbx, and its
+ * time limit must keep running: nothing is done.  With -t the caller's
+ * terminal is in its own mode while sbx is stopped.
+ */
+static void suspend(struct sup *s, int sig, bool key)
+{
+	int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	bool fg = tty >= 0 && tcgetpgrp(tty) == getpgrp();
+	struct sigaction sa;
+	sigset_t one;
+
+	if (tty >= 0)
+		close(tty);
+	if (!fg || s->init_done || s->j->pidfd < 0 || sbx_jail_fwd_freeze(s->j->pidfd) < 0)
+		return;
+	if (s->raw)
+		(void)tcsetattr(STDIN_FILENO, TCSADRAIN, &s->saved);
+	s->suspended = true;
+	if (s->io->event)
+		s->io->event(key ? "suspend-key" : "suspend", sig, s->io->event_data);
+	/* stop as the command did (bash says "Stopped" for SIGTSTP, "Stopped
+	 * (signal)" for SIGSTOP); sig is blocked here, for the signalfd */
+	if (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
+		sig = SIGSTOP;
+	if (sig != SIGSTOP && (sigaction(sig, NULL, &sa) < 0 || sa.sa_handler != SIG_DFL))
+		sig = SIGSTOP;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	(void)raise(sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL); /* stopped here until SIGCONT */
+	sigprocmask(SIG_BLOCK, &one, NULL);
+	if (s->raw) {
+		struct termios raw = s->saved;
+		struct winsize ws;
+
+		cfmakeraw(&raw);
+		/* in the background (bg) that stops sbx with SIGTTOU, the jail
+		 * still stopped: it needs the terminal */
+		(void)tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+			(void)ioctl(s->j->pty_fd, TIOCSWINSZ, &ws);
+	}
+}
+
 static void on_signal(struct sup *s)
 {
 	struct signalfd_siginfo si;
@@ -289,9 +340,19 @@ static void on_signal(struct sup *s)
 			stop_signal(s, sig);
 			continue;
 		}
+		if (sig == SIGTSTP && si.ssi_code == SI_KERNEL) {
+			suspend(s, sig, true); /* Ctrl-Z */
+			continue;
+		}
 		sbx_fault_pause("before-forward");
 		group = s->j->pidfd >= 0 && !s->init_done &&
 			sbx_jail_fwd_send(s->j->pidfd, sig, si.ssi_code);
+		if (sig == SIGCONT) {
+			if (s->io->event && s->suspended && !s->init_done)
+				s->io->event("continue", sig, s->io->event_data);
+			s->suspended = false;
+			continue;
+		}
 		if (s->io->event)
 			s->io->event(group ? "signal-group" : "signal", sig, s->io->event_data);
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
@@ -342,6 +403,8 @@ static void on_sync(struct sup *s)
 	if (m.type == SBX_MSG_STATUS) {
 		s->res->status = m.value;
 		s->res->have_status = true;
+	} else if (m.type == SBX_MSG_STOPPED) {
+		suspend(s, m.value, false);
 	} else if (m.type == SBX_MSG_EXEC_FAIL) {
 		s->j->exec_errno = m.errnum ? m.errnum : ENOENT;
 		free(s->j->exec_msg);

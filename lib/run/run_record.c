@@ -428,6 +428,14 @@ void sbx_run_event_cb(const char *what, int value, void *data)
 				  ? json_null()
 				  : json_integer((json_int_t)c->cfg->stop_timeout_ms),
 			      "to", strcmp(what, "signal-group") ? NULL : "process group"));
+	else if (!strcmp(what, "suspend") || !strcmp(what, "suspend-key"))
+		sbx_log_event(&c->log, "suspend",
+			      json_pack("{s:s, s:i, s:s}", "by",
+					strcmp(what, "suspend") ? "terminal" : "command", "signal",
+					value, "name",
+					sigabbrev_np(value) ? sigabbrev_np(value) : "?"));
+	else if (!strcmp(what, "continue"))
+		sbx_log_event(&c->log, "continue", NULL);
 	else if (!strcmp(what, "timeout"))
 		sbx_log_event(&c->log, "timeout", json_pack("{s:i}", "grace_ms", 2000));
 	else if (!strcmp(what, "stop-request"))

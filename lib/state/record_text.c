@@ -365,6 +365,15 @@ static void put_event(FILE *f, const char *type, const json_t *e)
 		fprintf(f, "forwarded SIG%s %s", str(e, "name") ?: "?",
 			str(e, "to") ? "(from the terminal) to the command's process group"
 				     : "to the command");
+	} else if (!strcmp(type, "suspend")) {
+		if (str(e, "by") && !strcmp(str(e, "by"), "terminal"))
+			fputs("suspended (Ctrl-Z): the jail and sbx stopped", f);
+		else
+			fprintf(f,
+				"suspended: the command stopped (SIG%s), the jail and sbx with it",
+				str(e, "name") ?: "?");
+	} else if (!strcmp(type, "continue")) {
+		fputs("continued", f);
 	} else if (!strcmp(type, "stop-kill")) {
 		fprintf(f, "the command outlived its stop timeout after SIG%s: the jail was killed",
 			str(e, "name") ?: "?");

@@ -1,0 +1,162 @@
+#!/bin/bash
+# tests/integration/run_suspend.sh - Ctrl-Z at the caller's terminal
+# suspends the run: the command's process group stops, the rest of the jail
+# is frozen with it, sbx stops so that the caller's shell gets its prompt
+# back ("Stopped"), and `fg` continues all of it; the same for sbx exec and
+# for a command that stops itself under -t (the caller's terminal back in
+# its own mode while stopped).  A
+# command that stops while sbx is not the terminal's foreground job (CI, a
+# pipe, a jail process stopping it) leaves sbx running: the time limit
+# still ends the run.  Driven through an interactive bash in script(1)'s
+# pty.  As root and as nobody.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+
+sbx_modes
+command -v script >/dev/null || { echo "1..0 # SKIP script(1) missing"; exit 77; }
+
+sbx_base
+IMG=$BASE/busybox.tar.gz
+sbx_rootfs "$IMG"
+mkdir -p "$BASE/wd" && chmod 0777 "$BASE/wd"
+# ticks N: "tick I UPTIME" every 0.2 s; a gap between two ticks is a
+# time the jail did not run.
+cat >"$BASE/wd/ticks" <<'EOF'
+#!/bin/sh
+i=0
+while [ $i -lt "$1" ]; do
+	i=$((i + 1))
+	echo "tick $i $(cut -d' ' -f1 /proc/uptime)"
+	sleep 0.2
+done
+EOF
+# bgticks N: the same from a process in a session of its own (not in the
+# command's process group, which the terminal's SIGTSTP reaches), to a
+# file; the command waits for it.
+cat >"$BASE/wd/bgticks" <<'EOF'
+#!/bin/sh
+setsid sh ./ticks "$1" >/tmp/bg &
+sleep 0.1
+while [ "$(wc -l </tmp/bg)" -lt "$1" ]; do sleep 0.1; done
+sed 's/^/bg /' /tmp/bg
+EOF
+# selfstop: 5 ticks, the command stops itself (SIGSTOP), 5 ticks.
+printf '#!/bin/sh\n./ticks 5\nkill -STOP $$\n./ticks 5\n' >"$BASE/wd/selfstop"
+chmod 0755 "$BASE/wd/ticks" "$BASE/wd/bgticks" "$BASE/wd/selfstop"
+
+# in_shell MODE FEED: an interactive bash as MODE in a pty, reading what
+# the function FEED prints (it sleeps between lines and keys).
+in_shell() {
+	local mode=$1 feed=$2 pre=""
+	[ "$mode" = user ] && [ "$(id -u)" -eq 0 ] && pre="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --"
+	(cd "$BASE/wd" && $feed | env -i PATH="$PATH" HOME="$BASE" TERM=dumb SBX="$SBX" IMG="$IMG" \
+		SBX_STATE_DIR="$BASE/state-$mode" SBX_CACHE_DIR="$BASE/cache-$mode" \
+		timeout 40 script -qec "$pre bash --norc --noprofile -i" /dev/null 2>&1) |
+		tr -d '\r\000' | sed 's/\^@//g'
+}
+
+# max_gap: the longest time between two consecutive ticks (of one prefix).
+max_gap() {
+	awk -v p="$1" '$1 == p && $2 ~ /^[0-9]+$/ { if (n++) { g = $3 - t; if (g > m) m = g } t = $3 }
+		END { printf "%.1f\n", m + 0 }'
+}
+
+feed_run() {
+	sleep 1
+	echo '"$SBX" run -q --log-json ev-run.jsonl --rootfs "$IMG" -- ./ticks 15; echo rc=$?'
+	sleep 1.5
+	printf '\032'
+	sleep 2.5
+	echo 'jobs; echo ---'
+	sleep 0.5
+	echo 'fg; echo rc=$?'
+	sleep 4
+	echo exit
+}
+feed_bg() {
+	sleep 1
+	echo '"$SBX" run -q --rootfs "$IMG" -- ./bgticks 15; echo rc=$?'
+	sleep 1.5
+	printf '\032'
+	sleep 2.5
+	echo 'fg; echo rc=$?'
+	sleep 4.5
+	echo exit
+}
+feed_tty() {
+	sleep 1
+	echo '"$SBX" run -q -t --log-json ev-tty.jsonl --rootfs "$IMG" -- ./selfstop; echo rc=$?'
+	sleep 4
+	echo 'stty -a | grep -o -- "-*icanon"; echo ---'
+	sleep 0.5
+	echo 'fg; echo rc=$?'
+	sleep 4
+	echo exit
+}
+feed_exec() {
+	sleep 1
+	echo '"$SBX" exec sus -- ./ticks 15; echo rc=$?'
+	sleep 1.5
+	printf '\032'
+	sleep 2.5
+	echo 'jobs; echo ---'
+	sleep 0.5
+	echo 'fg; echo rc=$?'
+	sleep 4
+	echo exit
+}
+
+for mode in $MODES; do
+	out=$(in_shell $mode feed_run)
+	gap=$(max_gap tick <<<"$out")
+	printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped' &&
+		[ "$(printf '%s\n' "$out" | grep -c '^tick ')" = 15 ] &&
+		printf '%s\n' "$out" | grep -q '^rc=0$' &&
+		awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
+	ok $? "$mode: Ctrl-Z stops the command and sbx, fg continues it (longest gap ${gap} s, rc 0)"
+	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
+	grep -q '"event":"suspend","by":"terminal","signal":20,"name":"TSTP"' "$BASE/wd/ev-run.jsonl" &&
+		grep -q '"event":"continue"' "$BASE/wd/ev-run.jsonl"
+	ok $? "$mode: the run log has the suspend (by the terminal) and the continue"
+	rm -f "$BASE/wd/ev-run.jsonl"
+
+	out=$(in_shell $mode feed_bg)
+	gap=$(sed -n 's/^bg tick/tick/p' <<<"$out" | max_gap tick)
+	printf '%s\n' "$out" | grep -q '^rc=0$' && awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
+	ok $? "$mode: Ctrl-Z freezes the jail's other sessions too (longest gap ${gap} s)"
+	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
+
+	out=$(in_shell $mode feed_tty)
+	gap=$(max_gap tick <<<"$out")
+	printf '%s\n' "$out" | grep -q '^icanon$' &&
+		printf '%s\n' "$out" | grep -q '^rc=0$' &&
+		awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
+	ok $? "$mode: -t: the command stopping suspends sbx, the caller's terminal back in its mode (gap ${gap} s)"
+	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
+	grep -q '"event":"suspend","by":"command","signal":19,"name":"STOP"' "$BASE/wd/ev-tty.jsonl"
+	ok $? "$mode: the run log says the command stopped by itself (SIGSTOP)"
+	rm -f "$BASE/wd/ev-tty.jsonl"
+
+	pre=""
+	[ "$mode" = user ] && [ "$(id -u)" -eq 0 ] && pre="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --"
+	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
+		$pre "$SBX" run -q -d -n sus --rootfs "$IMG" -- sleep 60 >/dev/null)
+	out=$(in_shell $mode feed_exec)
+	gap=$(max_gap tick <<<"$out")
+	printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped' &&
+		printf '%s\n' "$out" | grep -q '^rc=0$' &&
+		awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
+	ok $? "$mode: sbx exec: Ctrl-Z stops its command and sbx, fg continues it (gap ${gap} s)"
+	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
+	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
+		$pre "$SBX" destroy sus >/dev/null 2>&1)
+
+	# Not the terminal's foreground job: the command stopped by a process
+	# of its jail stays stopped, sbx does not, and --time ends the run.
+	capture sbx_as_mode_in "$BASE/wd" $mode timeout 30 "$SBX" run -q --time 2s --rootfs "$IMG" -- \
+		sh -c 'kill -STOP $$; echo continued'
+	[ "$rc" = 124 ] && ! grep -q continued <<<"$out"
+	ok $? "$mode: no terminal: a command the jail stops still ends at --time ($rc)"
+done
+
+done_testing
