@@ -574,6 +574,7 @@ helper_main(const struct sbx_enter_opts *o, int sock, pid_t parent)
 	sbx_proc_set_title(o->title, o->title_len, "sbx-exec");
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SBX_JAIL_SIG_CTL);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (keep_only(fds, &err) < 0 || join(o, fds, parent, &err) < 0)
 		sbx_jail_die(fds[H_SOCK] >= 0 ? fds[H_SOCK] : sock, &err, 125);

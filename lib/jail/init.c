@@ -370,6 +370,7 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	sigemptyset(&set);
 	sigaddset(&set, SBX_JAIL_SIG_END);
+	sigaddset(&set, SBX_JAIL_SIG_CTL);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	close_inherited(c);
 	early_capture(c);

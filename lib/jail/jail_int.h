@@ -141,7 +141,7 @@ int sbx_jail_rearm_pdeathsig(int sock, struct sbx_err *err);
 /* openat2 wrapper (no glibc wrapper yet). */
 int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve);
 
-/* SIGCHLD and the signals a jail forwards to its command
+/* SIGCHLD, SBX_JAIL_SIG_CTL and the signals a jail forwards to its command
  * (sbx_jail_fwd_signals): what its waiting loops take with sigwaitinfo. */
 void sbx_jail_fwd_sigset(sigset_t *set);
 
@@ -161,25 +161,31 @@ void sbx_jail_fwd_sigset(sigset_t *set);
  */
 #define SBX_JAIL_SIG_GROUP 0x5b78 /* si_value of a signal for the group */
 /* The supervisor: forward sig, as received (ssi_code), to pidfd's process;
- * true if it is for the command's process group.  SIGCONT always is. */
+ * true if it is for the command's process group.  SIGCONT is a thaw. */
 bool sbx_jail_fwd_send(int pidfd, int sig, int32_t ssi_code);
 /*
  * Suspension (Ctrl-Z).  The command leads a session of its own, whose
  * process group the kernel counts as orphaned: the terminal's SIGTSTP
  * would not stop it.  The supervisor takes that SIGTSTP (init and sbx
  * exec's helper, in sbx's process group, ignore their copy): if sbx is its
- * terminal's foreground job, it asks for the jail to be stopped (SIGTSTP
- * with SBX_JAIL_SIG_FREEZE: init sends SIGSTOP to every process of the
- * jail, sbx exec's helper to its command's group), then stops itself, so
- * that the caller's shell has its prompt back and nothing of the jail runs
- * unwatched by a stopped supervisor.  The same when the command stops by
- * itself (SBX_MSG_STOPPED: a stop init did not cause).  The shell's SIGCONT
- * (fg, bg) continues sbx, which passes it on; init and the helper take
- * SIGCONT only from the supervisor.
+ * terminal's foreground job, it asks for the jail to be stopped
+ * (SBX_JAIL_SIG_CTL with SBX_JAIL_CTL_FREEZE: init sends SIGSTOP to every
+ * process of the jail, sbx exec's helper to its command's group), then
+ * stops itself, so that the caller's shell has its prompt back and nothing
+ * of the jail runs unwatched by a stopped supervisor.  The same when the
+ * command stops by itself (SBX_MSG_STOPPED: a stop init did not cause).
+ * The shell's SIGCONT (fg, bg) continues sbx, which asks for the jail to
+ * continue (SBX_JAIL_CTL_THAW); init and the helper ignore SIGCONT itself.
+ * A real-time signal: a SIGCONT or SIGTSTP the supervisor sent could merge
+ * with the shell's own still pending (init gets those too), and each
+ * flushes the other from the queue.
  */
-#define SBX_JAIL_SIG_FREEZE 0x5b7a
-/* The supervisor: ask pidfd's process to stop the jail; 0 or -errno. */
-int sbx_jail_fwd_freeze(int pidfd);
+#define SBX_JAIL_SIG_CTL    (SIGRTMIN + 2)
+#define SBX_JAIL_CTL_FREEZE 0x5b7a
+#define SBX_JAIL_CTL_THAW   0x5b7b
+/* The supervisor: send SBX_JAIL_SIG_CTL (what) to pidfd's process; 0 or
+ * -errno. */
+int sbx_jail_fwd_ctl(int pidfd, int what);
 /* init, sbx exec's helper: pass a forwarded signal on to the command (its
  * process group if the supervisor, seen as pid `from`, asked so: 0 for init,
  * outside whose pid namespace it is; pid1: init, whose freeze and SIGCONT

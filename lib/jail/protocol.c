@@ -28,6 +28,7 @@ void sbx_jail_fwd_sigset(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGCHLD);
+	sigaddset(set, SBX_JAIL_SIG_CTL);
 	for (size_t i = 0; i < sbx_jail_n_fwd_signals; i++)
 		sigaddset(set, sbx_jail_fwd_signals[i]);
 }
@@ -52,18 +53,18 @@ static int send_marked(int pidfd, int sig, int marker)
 
 bool sbx_jail_fwd_send(int pidfd, int sig, int32_t ssi_code)
 {
-	if ((ssi_code == SI_KERNEL && terminal_sig(sig)) || sig == SIGCONT) {
-		if (send_marked(pidfd, sig, SBX_JAIL_SIG_GROUP) == 0)
-			return true;
-	}
-	if (sig != SIGCONT)
-		(void)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+	if (sig == SIGCONT)
+		return sbx_jail_fwd_ctl(pidfd, SBX_JAIL_CTL_THAW) == 0;
+	if (ssi_code == SI_KERNEL && terminal_sig(sig) &&
+	    send_marked(pidfd, sig, SBX_JAIL_SIG_GROUP) == 0)
+		return true;
+	(void)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 	return false;
 }
 
-int sbx_jail_fwd_freeze(int pidfd)
+int sbx_jail_fwd_ctl(int pidfd, int what)
 {
-	return send_marked(pidfd, SIGTSTP, SBX_JAIL_SIG_FREEZE);
+	return send_marked(pidfd, SBX_JAIL_SIG_CTL, what);
 }
 
 int sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from, bool pid1)
@@ -75,14 +76,10 @@ int sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from, bool pid1)
 	const bool ok = sig > 0 && sig < NSIG;
 	const bool marked = si->si_code == SI_QUEUE && si->si_pid == from;
 
-	if (sig == SIGTSTP && si->si_code == SI_KERNEL)
-		return 0; /* the terminal's Ctrl-Z: the supervisor suspends */
-	if (sig == SIGCONT || (marked && si->si_value.sival_int == SBX_JAIL_SIG_FREEZE)) {
-		/* A SIGCONT only from the supervisor: the caller's shell
-		 * continues sbx's whole process group, init with it, and sbx
-		 * passes that on (once).  Both for the whole jail from init,
-		 * for the command's group from sbx exec's helper. */
-		const int to = sig == SIGCONT ? SIGCONT : SIGSTOP;
+	if (sig == SBX_JAIL_SIG_CTL) {
+		/* Only the supervisor's: stop or continue the whole jail from
+		 * init, the command's group from sbx exec's helper. */
+		const int to = si->si_value.sival_int == SBX_JAIL_CTL_FREEZE ? SIGSTOP : SIGCONT;
 
 		if (!marked)
 			return 0;
@@ -90,6 +87,11 @@ int sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from, bool pid1)
 			(void)kill(cmd, to);
 		return to;
 	}
+	/* The terminal's Ctrl-Z: the supervisor suspends.  A SIGCONT: the
+	 * caller's shell continues sbx's whole process group, this process
+	 * with it; sbx passes it on (SBX_JAIL_CTL_THAW), once. */
+	if ((sig == SIGTSTP && si->si_code == SI_KERNEL) || sig == SIGCONT)
+		return 0;
 	if (si->si_code == SI_KERNEL && terminal_sig(sig)) {
 		if (ok && owed[sig] < 8)
 			owed[sig]++;

@@ -19,6 +19,8 @@
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <termios.h>
 
 enum {
@@ -244,33 +246,6 @@ static void on_stop_timer(struct sup *s)
 }
 
 /*
- * The caller's stdin into the pty.  At its end (`echo hi | sbx run -t --
- * cat`) the pty is told as a terminal would be: the EOF character (^D),
- * twice when a line is pending (the first only ends the line).
- */
-static bool pump_stdin(struct sup *s)
-{
-	char buf[65536];
-	ssize_t n = read(s->p[S_IN].fd, buf, sizeof(buf));
-	struct termios t;
-	char eof[2];
-
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return true;
-	if (n > 0) {
-		if (sbx_write_all(s->j->pty_fd, buf, (size_t)n) < 0)
-			return false;
-		s->in_midline = buf[n - 1] != '\n';
-		return true;
-	}
-	if (tcgetattr(s->j->pty_fd, &t) == 0 && (t.c_lflag & ICANON)) {
-		eof[0] = eof[1] = (char)(t.c_cc[VEOF] ? t.c_cc[VEOF] : 4);
-		(void)sbx_write_all(s->j->pty_fd, eof, s->in_midline ? 2 : 1);
-	}
-	return false;
-}
-
-/*
  * Ctrl-Z (the terminal's SIGTSTP), or the command stopped by itself
  * (SBX_MSG_STOPPED, by sig).  If sbx is its terminal's foreground job, the
  * jail is stopped (jail_int.h) and sbx stops with sig, so that the
@@ -289,7 +264,8 @@ static void suspend(struct sup *s, int sig, bool key)
 
 	if (tty >= 0)
 		close(tty);
-	if (!fg || s->init_done || s->j->pidfd < 0 || sbx_jail_fwd_freeze(s->j->pidfd) < 0)
+	if (!fg || s->init_done || s->j->pidfd < 0 ||
+	    sbx_jail_fwd_ctl(s->j->pidfd, SBX_JAIL_CTL_FREEZE) < 0)
 		return;
 	if (s->raw)
 		(void)tcsetattr(STDIN_FILENO, TCSADRAIN, &s->saved);
@@ -318,6 +294,76 @@ static void suspend(struct sup *s, int sig, bool key)
 		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
 			(void)ioctl(s->j->pty_fd, TIOCSWINSZ, &ws);
 	}
+}
+
+/*
+ * -t: was Ctrl-Z (the jail's terminal's suspend character, with ISIG) in
+ * buf, typed while the command's own process group is that terminal's
+ * foreground job, with SIGTSTP's default action?  That group is orphaned
+ * to the kernel (its leader's parent, init, is in another session), so the
+ * pty's SIGTSTP stops nothing of it: sbx suspends as at the caller's own
+ * Ctrl-Z.  A shell in the jail doing job control (its jobs are not
+ * orphaned) or a program that handles SIGTSTP is left to itself.
+ */
+static bool pty_suspend_key(struct sup *s, const char *buf, size_t n)
+{
+	unsigned long long mask;
+	struct termios t;
+	char path[64], line[256];
+	bool cmd = false, dfl = true;
+	pid_t pg = 0;
+	FILE *f;
+
+	if (tcgetattr(s->j->pty_fd, &t) < 0 || !(t.c_lflag & ISIG) ||
+	    t.c_cc[VSUSP] == _POSIX_VDISABLE || !memchr(buf, t.c_cc[VSUSP], n) ||
+	    ioctl(s->j->pty_fd, TIOCGPGRP, &pg) < 0 || pg <= 0 || s->j->cmd_pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pg);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "NSpid:", 6)) {
+			const char *last = strrchr(line, '\t');
+
+			cmd = last && atoi(last + 1) == s->j->cmd_pid;
+		} else if (!strncmp(line, "SigIgn:", 7) || !strncmp(line, "SigCgt:", 7)) {
+			mask = strtoull(line + 7, NULL, 16);
+			if (mask & (1ULL << (SIGTSTP - 1)))
+				dfl = false;
+		}
+	}
+	fclose(f);
+	return cmd && dfl;
+}
+
+/*
+ * The caller's stdin into the pty.  At its end (`echo hi | sbx run -t --
+ * cat`) the pty is told as a terminal would be: the EOF character (^D),
+ * twice when a line is pending (the first only ends the line).
+ */
+static bool pump_stdin(struct sup *s)
+{
+	char buf[65536];
+	ssize_t n = read(s->p[S_IN].fd, buf, sizeof(buf));
+	struct termios t;
+	char eof[2];
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n > 0) {
+		if (sbx_write_all(s->j->pty_fd, buf, (size_t)n) < 0)
+			return false;
+		s->in_midline = buf[n - 1] != '\n';
+		if (pty_suspend_key(s, buf, (size_t)n))
+			suspend(s, SIGTSTP, true);
+		return true;
+	}
+	if (tcgetattr(s->j->pty_fd, &t) == 0 && (t.c_lflag & ICANON)) {
+		eof[0] = eof[1] = (char)(t.c_cc[VEOF] ? t.c_cc[VEOF] : 4);
+		(void)sbx_write_all(s->j->pty_fd, eof, s->in_midline ? 2 : 1);
+	}
+	return false;
 }
 
 static void on_signal(struct sup *s)

@@ -57,7 +57,7 @@ in_shell() {
 
 # max_gap: the longest time between two consecutive ticks (of one prefix).
 max_gap() {
-	awk -v p="$1" '$1 == p && $2 ~ /^[0-9]+$/ { if (n++) { g = $3 - t; if (g > m) m = g } t = $3 }
+	sed 's/^\^Z//' | awk -v p="$1" '$1 == p && $2 ~ /^[0-9]+$/ { if (n++) { g = $3 - t; if (g > m) m = g } t = $3 }
 		END { printf "%.1f\n", m + 0 }'
 }
 
@@ -93,6 +93,35 @@ feed_tty() {
 	sleep 4
 	echo exit
 }
+feed_tty_key() {
+	sleep 1
+	echo '"$SBX" run -q -t --rootfs "$IMG" -- ./ticks 15; echo rc=$?'
+	sleep 1.5
+	printf '\032'
+	sleep 2.5
+	echo 'stty -a | grep -o -- "-*icanon"; echo ---'
+	sleep 0.5
+	echo 'fg; echo rc=$?'
+	sleep 4
+	echo exit
+}
+# a shell in the jail does its own job control: Ctrl-Z stops its job
+feed_tty_shell() {
+	sleep 1
+	echo '"$SBX" run -q -t --rootfs "$IMG" -- sh -i; echo rc=$?'
+	sleep 1
+	echo './ticks 12'
+	sleep 1.5
+	printf '\032'
+	sleep 1
+	echo 'jobs; echo inner-$((6*7))'
+	sleep 1
+	echo 'fg'
+	sleep 2.5
+	echo 'exit 3'
+	sleep 2
+	echo exit
+}
 feed_exec() {
 	sleep 1
 	echo '"$SBX" exec sus -- ./ticks 15; echo rc=$?'
@@ -110,7 +139,7 @@ for mode in $MODES; do
 	out=$(in_shell $mode feed_run)
 	gap=$(max_gap tick <<<"$out")
 	printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped' &&
-		[ "$(printf '%s\n' "$out" | grep -c '^tick ')" = 15 ] &&
+		[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 15 ] &&
 		printf '%s\n' "$out" | grep -q '^rc=0$' &&
 		awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
 	ok $? "$mode: Ctrl-Z stops the command and sbx, fg continues it (longest gap ${gap} s, rc 0)"
@@ -136,6 +165,22 @@ for mode in $MODES; do
 	grep -q '"event":"suspend","by":"command","signal":19,"name":"STOP"' "$BASE/wd/ev-tty.jsonl"
 	ok $? "$mode: the run log says the command stopped by itself (SIGSTOP)"
 	rm -f "$BASE/wd/ev-tty.jsonl"
+
+	out=$(in_shell $mode feed_tty_key)
+	gap=$(max_gap tick <<<"$out")
+	printf '%s\n' "$out" | grep -q '^icanon$' &&
+		[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 15 ] &&
+		printf '%s\n' "$out" | grep -q '^rc=0$' &&
+		awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
+	ok $? "$mode: -t: Ctrl-Z typed for the command suspends the jail and sbx (gap ${gap} s)"
+	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
+
+	out=$(in_shell $mode feed_tty_shell)
+	printf '%s\n' "$out" | grep -q '^inner-42$' && printf '%s\n' "$out" | grep -q '^rc=3$' &&
+		printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped *\./ticks 12' &&
+		! printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped *"\$SBX"'
+	ok $? "$mode: -t: a shell in the jail keeps its own job control (Ctrl-Z stops its job, not sbx)"
+	printf '%s\n' "$out" | grep -q '^rc=3$' || diag "$out"
 
 	pre=""
 	[ "$mode" = user ] && [ "$(id -u)" -eq 0 ] && pre="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --"
