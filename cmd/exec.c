@@ -326,13 +326,20 @@ static int supervise(struct sbx_jail *j, int out_r, int err_r, const struct sbx_
 				 .stop_ms = SBX_UNSET,
 				 .until_exit = sb != NULL};
 	struct sbx_jail_result res;
+	char msg[512];
 	int r = sbx_jail_supervise(j, &io, &res, err);
 
 	if (r < 0)
 		return r;
 	if (sb)
 		hand_over(sb, j, out_r, err_r, &res);
-	return sbx_jail_exit_code(j, &res);
+	r = sbx_jail_exit_code(j, &res);
+	if (sbx_jail_output_lost(&res, msg, sizeof(msg))) {
+		sbx_errorf("%s", msg); /* exec's output has no log */
+		if (r == 0)
+			r = SBX_EXIT_SBX;
+	}
+	return r;
 }
 
 int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], const struct sbx_sandbox *sb,

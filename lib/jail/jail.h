@@ -365,14 +365,22 @@ struct sbx_jail_result {
 	uint64_t stop_grace_ms;		   /* its grace time */
 	bool out_open, err_open, pty_open; /* until_exit: still open at the end */
 	uint64_t output_bytes;		   /* bytes of output seen */
-	bool output_truncated;		   /* output.log hit the cap */
-	uint64_t cpu_usec;		   /* rusage of the jail's init (includes what it reaped) */
-	uint64_t maxrss;		   /* bytes, largest process */
+	struct {
+		int err;	/* the write error (not EPIPE: that is the command's SIGPIPE) */
+		uint64_t bytes; /* how much did not reach it */
+	} lost[2];		/* output the caller's stdout [0], stderr [1] did not take */
+	bool output_truncated;	/* output.log hit the cap */
+	uint64_t cpu_usec;	/* rusage of the jail's init (includes what it reaped) */
+	uint64_t maxrss;	/* bytes, largest process */
 	double wall_ms;
 };
 
 int sbx_jail_supervise(struct sbx_jail *j, struct sbx_jail_io *io, struct sbx_jail_result *res,
 		       struct sbx_err *err);
+
+/* The command's output the caller's stdout or stderr did not take (a full
+ * disk, an I/O error): one line into msg, false if nothing was lost. */
+bool sbx_jail_output_lost(const struct sbx_jail_result *r, char *msg, size_t n);
 
 /* Kill the whole jail (init: SIGKILL tears down the pid namespace). */
 void sbx_jail_kill(struct sbx_jail *j);

@@ -84,6 +84,55 @@ static void tee_log(struct sup *s, const char *buf, size_t n)
 		(void)sbx_write_all(io->log_fd, buf, n < room ? n : room);
 }
 
+/* All of buf to fd, waiting out EAGAIN (a caller's fd left non-blocking
+ * by another process that shares it); 0, or -errno with *done written. */
+static int out_write(int fd, const char *buf, size_t n, size_t *done)
+{
+	*done = 0;
+	while (*done < n) {
+		ssize_t w = write(fd, buf + *done, n - *done);
+
+		if (w >= 0) {
+			*done += (size_t)w;
+		} else if (errno == EAGAIN) {
+			struct pollfd q = {.fd = fd, .events = POLLOUT};
+
+			(void)poll(&q, 1, -1);
+		} else if (errno != EINTR) {
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/*
+ * buf for the caller's out_fd; false once its reader is gone (EPIPE).  A
+ * stream that failed otherwise (ENOSPC, EIO) takes nothing more: what did
+ * not reach it is counted (res->lost), the command goes on writing (into
+ * the output log), and the run says so at its end.
+ */
+static bool deliver(struct sup *s, int out_fd, const char *buf, size_t n, bool *broken)
+{
+	int i = out_fd == STDERR_FILENO;
+	size_t done = 0;
+	int r;
+
+	if (*broken) {
+		if (s->res->lost[i].err)
+			s->res->lost[i].bytes += n;
+		return true;
+	}
+	r = out_write(out_fd, buf, n, &done);
+	if (r == 0)
+		return true;
+	*broken = true;
+	if (r == -EPIPE)
+		return false;
+	s->res->lost[i].err = -r;
+	s->res->lost[i].bytes += n - done;
+	return true;
+}
+
 /* Copy what is readable on p[idx] to out_fd (and the log); false at EOF. */
 static bool pump(struct sup *s, int idx, int out_fd, bool *broken, bool log)
 {
@@ -96,13 +145,12 @@ static bool pump(struct sup *s, int idx, int out_fd, bool *broken, bool log)
 		return false; /* EOF, or EIO from a pty whose slave is gone */
 	if (log)
 		tee_log(s, buf, (size_t)n);
-	if (!*broken && sbx_write_all(out_fd, buf, (size_t)n) < 0) {
+	if (!deliver(s, out_fd, buf, (size_t)n, broken)) {
 		/* Our reader is gone (`sbx run -- yes | head -1`): so is the
 		 * command's, which then gets SIGPIPE as it would without sbx in
 		 * between.  dup3 keeps the fd number valid for its owner. */
 		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-		*broken = true;
 		if (nul >= 0) {
 			(void)dup3(nul, s->p[idx].fd, O_CLOEXEC);
 			close(nul);
@@ -225,8 +273,7 @@ static bool drain_now(struct sup *s, int idx, int out_fd, bool *broken)
 		if (n <= 0)
 			return false;
 		tee_log(s, buf, (size_t)n);
-		if (!*broken && sbx_write_all(out_fd, buf, (size_t)n) < 0)
-			*broken = true;
+		(void)deliver(s, out_fd, buf, (size_t)n, broken);
 	}
 }
 
@@ -335,6 +382,29 @@ static bool pty_suspend_key(struct sup *s, const char *buf, size_t n)
 	}
 	fclose(f);
 	return cmd && dfl;
+}
+
+bool sbx_jail_output_lost(const struct sbx_jail_result *r, char *msg, size_t n)
+{
+	static const char *const name[2] = {"stdout", "stderr"};
+	size_t len = 0;
+
+	if (n)
+		msg[0] = '\0';
+	for (int i = 0; i < 2; i++) {
+		char size[32];
+
+		if (!r->lost[i].err)
+			continue;
+		sbx_size_text((double)r->lost[i].bytes, size, sizeof(size));
+		len += (size_t)snprintf(
+		    msg + len, len < n ? n - len : 0,
+		    "%scannot write the command's output to %s: %s (%s of it did not reach it)",
+		    len ? "; " : "", name[i], strerror(r->lost[i].err), size);
+		if (len >= n)
+			len = n ? n - 1 : 0;
+	}
+	return len > 0;
 }
 
 /*

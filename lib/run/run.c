@@ -338,6 +338,45 @@ static void finish(struct sbx_run *c)
 }
 
 /*
+ * Output the caller's stdout or stderr did not take (a full disk): a
+ * command that succeeded ends in 125, sbx's own failure, so that a script
+ * does not take a truncated file for a good one (and the sandbox is kept
+ * under persist = on-failure).  Said by say_output_lost.
+ */
+static void check_output(struct sbx_run *c)
+{
+	char msg[SBX_ERR_MSG_MAX];
+
+	if (!sbx_jail_output_lost(&c->res, msg, sizeof(msg)))
+		return;
+	c->output_lost = sbx_xstrdup(msg);
+	if (c->exit_code != 0)
+		return;
+	c->error = sbx_xstrdup(msg);
+	c->exit_code = SBX_EXIT_SBX;
+	c->reason = "error";
+}
+
+/* ... even with -q, in the run log too, and where the output is now. */
+static void say_output_lost(struct sbx_run *c)
+{
+	struct sbx_err e = {0};
+
+	if (!c->output_lost)
+		return;
+	if (c->kept)
+		sbx_err_set(&e, 0, "%s; the sandbox's output log has it: sbx inspect --output %s",
+			    c->output_lost, c->sb.name ? c->sb.name : c->sb.id);
+	else
+		sbx_err_set(&e, 0, "%s; the sandbox is not kept (%s), nor its output log",
+			    c->output_lost, c->keep_reason ? c->keep_reason : "removed");
+	sbx_run_say_err(c, &e);
+	sbx_log_event(&c->log, "output-lost", json_pack("{s:s}", "message", e.msg));
+	free(c->output_lost);
+	c->output_lost = NULL;
+}
+
+/*
  * A command that failed on a cached image: was the image damaged since it
  * was published (files deleted or truncated in the cache)?  Then that is
  * the failure sbx reports, 125, naming the image; a command that succeeds
@@ -560,7 +599,9 @@ int sbx_run(const struct sbx_run_opts *opts, struct sbx_run_result *res)
 		finish(&c);
 		explain_exec_failure(&c);
 		check_image(&c);
+		check_output(&c);
 		decide_keep(&c);
+		say_output_lost(&c);
 	}
 	sbx_run_keep_layers(&c);
 	res->exit_code = c.exit_code;

@@ -53,6 +53,7 @@ struct sbx_run {
 	int exit_code;
 	const char *reason; /* exited | signaled | timeout | oom | error */
 	char *error;	    /* set-up error message */
+	char *output_lost;  /* what of the output the caller did not take */
 	bool kept;
 	const char *keep_reason;
 	int log_json_fd, jsonl_fd;

@@ -359,7 +359,8 @@ static void put_event(FILE *f, const char *type, const json_t *e)
 	} else if (!strcmp(type, "phase")) {
 		fprintf(f, "%s %.1f ms", str(e, "name") ?: "?",
 			json_number_value(json_object_get(e, "ms")));
-	} else if (!strcmp(type, "warning") || !strcmp(type, "error")) {
+	} else if (!strcmp(type, "warning") || !strcmp(type, "error") ||
+		   !strcmp(type, "output-lost")) {
 		fputs(str(e, "message") ?: "", f);
 	} else if (!strcmp(type, "signal")) {
 		fprintf(f, "forwarded SIG%s %s", str(e, "name") ?: "?",
