@@ -61,77 +61,88 @@ max_gap() {
 		END { printf "%.1f\n", m + 0 }'
 }
 
+# wait_fed: until the shell has run its last line (": >fed"), 15 s at most.
+wait_fed() {
+	local i=0
+	while [ ! -e "$BASE/wd/fed" ] && [ $i -lt 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	rm -f "$BASE/wd/fed"
+}
+
+# Each feed: the command, Ctrl-Z after 1.2 s, 2 s stopped, fg.
 feed_run() {
-	sleep 1
-	echo '"$SBX" run -q --log-json ev-run.jsonl --rootfs "$IMG" -- ./ticks 15; echo rc=$?'
-	sleep 1.5
-	printf '\032'
-	sleep 2.5
-	echo 'jobs; echo ---'
 	sleep 0.5
-	echo 'fg; echo rc=$?'
-	sleep 4
+	echo '"$SBX" run -q --log-json ev-run.jsonl --rootfs "$IMG" -- ./ticks 15; echo rc=$?'
+	sleep 1.2
+	printf '\032'
+	sleep 2
+	echo 'jobs; echo ---'
+	sleep 0.3
+	echo 'fg; echo rc=$?; : >fed'
+	wait_fed
 	echo exit
 }
 feed_bg() {
-	sleep 1
+	sleep 0.5
 	echo '"$SBX" run -q --rootfs "$IMG" -- ./bgticks 15; echo rc=$?'
-	sleep 1.5
+	sleep 1.2
 	printf '\032'
-	sleep 2.5
-	echo 'fg; echo rc=$?'
-	sleep 4.5
+	sleep 2
+	echo 'fg; echo rc=$?; : >fed'
+	wait_fed
 	echo exit
 }
 feed_tty() {
-	sleep 1
-	echo '"$SBX" run -q -t --log-json ev-tty.jsonl --rootfs "$IMG" -- ./selfstop; echo rc=$?'
-	sleep 4
-	echo 'stty -a | grep -o -- "-*icanon"; echo ---'
 	sleep 0.5
-	echo 'fg; echo rc=$?'
-	sleep 4
+	echo '"$SBX" run -q -t --log-json ev-tty.jsonl --rootfs "$IMG" -- ./selfstop; echo rc=$?'
+	sleep 3
+	echo 'stty -a | grep -o -- "-*icanon"; echo ---'
+	sleep 0.3
+	echo 'fg; echo rc=$?; : >fed'
+	wait_fed
 	echo exit
 }
 feed_tty_key() {
-	sleep 1
-	echo '"$SBX" run -q -t --rootfs "$IMG" -- ./ticks 15; echo rc=$?'
-	sleep 1.5
-	printf '\032'
-	sleep 2.5
-	echo 'stty -a | grep -o -- "-*icanon"; echo ---'
 	sleep 0.5
-	echo 'fg; echo rc=$?'
-	sleep 4
+	echo '"$SBX" run -q -t --rootfs "$IMG" -- ./ticks 15; echo rc=$?'
+	sleep 1.2
+	printf '\032'
+	sleep 2
+	echo 'stty -a | grep -o -- "-*icanon"; echo ---'
+	sleep 0.3
+	echo 'fg; echo rc=$?; : >fed'
+	wait_fed
 	echo exit
 }
 # a shell in the jail does its own job control: Ctrl-Z stops its job
 feed_tty_shell() {
-	sleep 1
-	echo '"$SBX" run -q -t --rootfs "$IMG" -- sh -i; echo rc=$?'
-	sleep 1
-	echo './ticks 12'
-	sleep 1.5
+	sleep 0.5
+	echo '"$SBX" run -q -t --rootfs "$IMG" -- sh -i; echo rc=$?; : >fed'
+	sleep 0.8
+	echo './ticks 8'
+	sleep 0.8
 	printf '\032'
-	sleep 1
+	sleep 0.5
 	echo 'jobs; echo inner-$((6*7))'
-	sleep 1
+	sleep 0.3
 	echo 'fg'
-	sleep 2.5
+	sleep 1.5
 	echo 'exit 3'
-	sleep 2
+	wait_fed
 	echo exit
 }
 feed_exec() {
-	sleep 1
-	echo '"$SBX" exec sus -- ./ticks 15; echo rc=$?'
-	sleep 1.5
-	printf '\032'
-	sleep 2.5
-	echo 'jobs; echo ---'
 	sleep 0.5
-	echo 'fg; echo rc=$?'
-	sleep 4
+	echo '"$SBX" exec sus -- ./ticks 15; echo rc=$?'
+	sleep 1.2
+	printf '\032'
+	sleep 2
+	echo 'jobs; echo ---'
+	sleep 0.3
+	echo 'fg; echo rc=$?; : >fed'
+	wait_fed
 	echo exit
 }
 
@@ -141,7 +152,7 @@ for mode in $MODES; do
 	printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped' &&
 		[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 15 ] &&
 		printf '%s\n' "$out" | grep -q '^rc=0$' &&
-		awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
+		awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'
 	ok $? "$mode: Ctrl-Z stops the command and sbx, fg continues it (longest gap ${gap} s, rc 0)"
 	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
 	grep -q '"event":"suspend","by":"terminal","signal":20,"name":"TSTP"' "$BASE/wd/ev-run.jsonl" &&
@@ -151,7 +162,7 @@ for mode in $MODES; do
 
 	out=$(in_shell $mode feed_bg)
 	gap=$(sed -n 's/^bg tick/tick/p' <<<"$out" | max_gap tick)
-	printf '%s\n' "$out" | grep -q '^rc=0$' && awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
+	printf '%s\n' "$out" | grep -q '^rc=0$' && awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'
 	ok $? "$mode: Ctrl-Z freezes the jail's other sessions too (longest gap ${gap} s)"
 	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
 
@@ -159,7 +170,7 @@ for mode in $MODES; do
 	gap=$(max_gap tick <<<"$out")
 	printf '%s\n' "$out" | grep -q '^icanon$' &&
 		printf '%s\n' "$out" | grep -q '^rc=0$' &&
-		awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
+		awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'
 	ok $? "$mode: -t: the command stopping suspends sbx, the caller's terminal back in its mode (gap ${gap} s)"
 	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
 	grep -q '"event":"suspend","by":"command","signal":19,"name":"STOP"' "$BASE/wd/ev-tty.jsonl"
@@ -171,13 +182,13 @@ for mode in $MODES; do
 	printf '%s\n' "$out" | grep -q '^icanon$' &&
 		[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 15 ] &&
 		printf '%s\n' "$out" | grep -q '^rc=0$' &&
-		awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
+		awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'
 	ok $? "$mode: -t: Ctrl-Z typed for the command suspends the jail and sbx (gap ${gap} s)"
 	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
 
 	out=$(in_shell $mode feed_tty_shell)
 	printf '%s\n' "$out" | grep -q '^inner-42$' && printf '%s\n' "$out" | grep -q '^rc=3$' &&
-		printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped *\./ticks 12' &&
+		printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped *\./ticks 8' &&
 		! printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped *"\$SBX"'
 	ok $? "$mode: -t: a shell in the jail keeps its own job control (Ctrl-Z stops its job, not sbx)"
 	printf '%s\n' "$out" | grep -q '^rc=3$' || diag "$out"
@@ -190,7 +201,7 @@ for mode in $MODES; do
 	gap=$(max_gap tick <<<"$out")
 	printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped' &&
 		printf '%s\n' "$out" | grep -q '^rc=0$' &&
-		awk -v g="$gap" 'BEGIN { exit !(g >= 1.8) }'
+		awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'
 	ok $? "$mode: sbx exec: Ctrl-Z stops its command and sbx, fg continues it (gap ${gap} s)"
 	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
 	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
