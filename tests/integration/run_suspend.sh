@@ -12,13 +12,8 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
-sbx_modes
 command -v script >/dev/null || { echo "1..0 # SKIP script(1) missing"; exit 77; }
-
-sbx_base
-IMG=$BASE/busybox.tar.gz
-sbx_rootfs "$IMG"
-mkdir -p "$BASE/wd" && chmod 0777 "$BASE/wd"
+sbx_setup_busybox
 # ticks N: "tick I UPTIME" every 0.2 s; a gap between two ticks is a
 # time the jail did not run.
 cat >"$BASE/wd/ticks" <<'EOF'
@@ -44,12 +39,13 @@ EOF
 printf '#!/bin/sh\n./ticks 5\nkill -STOP $$\n./ticks 5\n' >"$BASE/wd/selfstop"
 chmod 0755 "$BASE/wd/ticks" "$BASE/wd/bgticks" "$BASE/wd/selfstop"
 
-# in_shell MODE FEED: an interactive bash as MODE in a pty, reading what
-# the function FEED prints (it sleeps between lines and keys).
+# in_shell MODE FEED [ARG...]: an interactive bash as MODE in a pty,
+# reading what the function FEED prints (it sleeps between lines and keys).
 in_shell() {
-	local mode=$1 feed=$2 pre=""
+	local mode=$1 pre=""
+	shift
 	[ "$mode" = user ] && [ "$(id -u)" -eq 0 ] && pre="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --"
-	(cd "$BASE/wd" && $feed | env -i PATH="$PATH" HOME="$BASE" TERM=dumb SBX="$SBX" IMG="$IMG" \
+	(cd "$BASE/wd" && "$@" | env -i PATH="$PATH" HOME="$BASE" TERM=dumb SBX="$SBX" IMG="$IMG" \
 		SBX_STATE_DIR="$BASE/state-$mode" SBX_CACHE_DIR="$BASE/cache-$mode" \
 		timeout 40 script -qec "$pre bash --norc --noprofile -i" /dev/null 2>&1) |
 		tr -d '\r\000' | sed 's/\^@//g'
@@ -71,25 +67,18 @@ wait_fed() {
 	rm -f "$BASE/wd/fed"
 }
 
-# Each feed: the command, Ctrl-Z after 1.2 s, 2 s stopped, fg.
-feed_run() {
+# feed_ctrl_z 'COMMAND' ['LINE']: the command, Ctrl-Z after 1.2 s, 2 s
+# stopped (LINE run then), fg.
+feed_ctrl_z() {
 	sleep 0.5
-	echo '"$SBX" run -q --log-json ev-run.jsonl --rootfs "$IMG" -- ./ticks 15; echo rc=$?'
+	echo "$1; echo rc=\$?"
 	sleep 1.2
 	printf '\032'
 	sleep 2
-	echo 'jobs; echo ---'
-	sleep 0.3
-	echo 'fg; echo rc=$?; : >fed'
-	wait_fed
-	echo exit
-}
-feed_bg() {
-	sleep 0.5
-	echo '"$SBX" run -q --rootfs "$IMG" -- ./bgticks 15; echo rc=$?'
-	sleep 1.2
-	printf '\032'
-	sleep 2
+	if [ -n "${2:-}" ]; then
+		echo "$2; echo ---"
+		sleep 0.3
+	fi
 	echo 'fg; echo rc=$?; : >fed'
 	wait_fed
 	echo exit
@@ -98,18 +87,6 @@ feed_tty() {
 	sleep 0.5
 	echo '"$SBX" run -q -t --log-json ev-tty.jsonl --rootfs "$IMG" -- ./selfstop; echo rc=$?'
 	sleep 3
-	echo 'stty -a | grep -o -- "-*icanon"; echo ---'
-	sleep 0.3
-	echo 'fg; echo rc=$?; : >fed'
-	wait_fed
-	echo exit
-}
-feed_tty_key() {
-	sleep 0.5
-	echo '"$SBX" run -q -t --rootfs "$IMG" -- ./ticks 15; echo rc=$?'
-	sleep 1.2
-	printf '\032'
-	sleep 2
 	echo 'stty -a | grep -o -- "-*icanon"; echo ---'
 	sleep 0.3
 	echo 'fg; echo rc=$?; : >fed'
@@ -133,77 +110,60 @@ feed_tty_shell() {
 	wait_fed
 	echo exit
 }
-feed_exec() {
-	sleep 0.5
-	echo '"$SBX" exec sus -- ./ticks 15; echo rc=$?'
-	sleep 1.2
-	printf '\032'
-	sleep 2
-	echo 'jobs; echo ---'
-	sleep 0.3
-	echo 'fg; echo rc=$?; : >fed'
-	wait_fed
-	echo exit
-}
+# On $out and $gap: has PATTERN (a line of it), ticks15, gap_ok (the
+# longest gap between ticks is the time stopped).
+has() { printf '%s\n' "$out" | grep -q -- "$1"; }
+ticks15() { [ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 15 ]; }
+gap_ok() { awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'; }
 
 for mode in $MODES; do
-	out=$(in_shell $mode feed_run)
+	out=$(in_shell $mode feed_ctrl_z '"$SBX" run -q --log-json ev-run.jsonl --rootfs "$IMG" -- ./ticks 15' jobs)
 	gap=$(max_gap tick <<<"$out")
-	printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped' &&
-		[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 15 ] &&
-		printf '%s\n' "$out" | grep -q '^rc=0$' &&
-		awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'
+	has '^\[1\]+ *Stopped' && ticks15 && has '^rc=0$' && gap_ok
 	ok $? "$mode: Ctrl-Z stops the command and sbx, fg continues it (longest gap ${gap} s, rc 0)"
-	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
+	has '^rc=0$' || diag "$out"
 	grep -q '"event":"suspend","by":"terminal","signal":20,"name":"TSTP"' "$BASE/wd/ev-run.jsonl" &&
 		grep -q '"event":"continue"' "$BASE/wd/ev-run.jsonl"
 	ok $? "$mode: the run log has the suspend (by the terminal) and the continue"
 	rm -f "$BASE/wd/ev-run.jsonl"
 
-	out=$(in_shell $mode feed_bg)
+	out=$(in_shell $mode feed_ctrl_z '"$SBX" run -q --rootfs "$IMG" -- ./bgticks 15')
 	gap=$(sed -n 's/^bg tick/tick/p' <<<"$out" | max_gap tick)
-	printf '%s\n' "$out" | grep -q '^rc=0$' && awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'
+	has '^rc=0$' && gap_ok
 	ok $? "$mode: Ctrl-Z freezes the jail's other sessions too (longest gap ${gap} s)"
-	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
+	has '^rc=0$' || diag "$out"
 
 	out=$(in_shell $mode feed_tty)
 	gap=$(max_gap tick <<<"$out")
-	printf '%s\n' "$out" | grep -q '^icanon$' &&
-		printf '%s\n' "$out" | grep -q '^rc=0$' &&
-		awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'
+	has '^icanon$' && has '^rc=0$' && gap_ok
 	ok $? "$mode: -t: the command stopping suspends sbx, the caller's terminal back in its mode (gap ${gap} s)"
-	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
+	has '^rc=0$' || diag "$out"
 	grep -q '"event":"suspend","by":"command","signal":19,"name":"STOP"' "$BASE/wd/ev-tty.jsonl"
 	ok $? "$mode: the run log says the command stopped by itself (SIGSTOP)"
 	rm -f "$BASE/wd/ev-tty.jsonl"
 
-	out=$(in_shell $mode feed_tty_key)
+	out=$(in_shell $mode feed_ctrl_z '"$SBX" run -q -t --rootfs "$IMG" -- ./ticks 15' \
+		'stty -a | grep -o -- "-*icanon"')
 	gap=$(max_gap tick <<<"$out")
-	printf '%s\n' "$out" | grep -q '^icanon$' &&
-		[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 15 ] &&
-		printf '%s\n' "$out" | grep -q '^rc=0$' &&
-		awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'
+	has '^icanon$' && ticks15 && has '^rc=0$' && gap_ok
 	ok $? "$mode: -t: Ctrl-Z typed for the command suspends the jail and sbx (gap ${gap} s)"
-	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
+	has '^rc=0$' || diag "$out"
 
 	out=$(in_shell $mode feed_tty_shell)
-	printf '%s\n' "$out" | grep -q '^inner-42$' && printf '%s\n' "$out" | grep -q '^rc=3$' &&
-		printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped *\./ticks 8' &&
-		! printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped *"\$SBX"'
+	has '^inner-42$' && has '^rc=3$' && has '^\[1\]+ *Stopped *\./ticks 8' &&
+		! has '^\[1\]+ *Stopped *"\$SBX"'
 	ok $? "$mode: -t: a shell in the jail keeps its own job control (Ctrl-Z stops its job, not sbx)"
-	printf '%s\n' "$out" | grep -q '^rc=3$' || diag "$out"
+	has '^rc=3$' || diag "$out"
 
 	pre=""
 	[ "$mode" = user ] && [ "$(id -u)" -eq 0 ] && pre="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --"
 	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
 		$pre "$SBX" run -q -d -n sus --rootfs "$IMG" -- sleep 60 >/dev/null)
-	out=$(in_shell $mode feed_exec)
+	out=$(in_shell $mode feed_ctrl_z '"$SBX" exec sus -- ./ticks 15' jobs)
 	gap=$(max_gap tick <<<"$out")
-	printf '%s\n' "$out" | grep -q '^\[1\]+ *Stopped' &&
-		printf '%s\n' "$out" | grep -q '^rc=0$' &&
-		awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'
+	has '^\[1\]+ *Stopped' && has '^rc=0$' && gap_ok
 	ok $? "$mode: sbx exec: Ctrl-Z stops its command and sbx, fg continues it (gap ${gap} s)"
-	printf '%s\n' "$out" | grep -q '^rc=0$' || diag "$out"
+	has '^rc=0$' || diag "$out"
 	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
 		$pre "$SBX" destroy sus >/dev/null 2>&1)
 
