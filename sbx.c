@@ -5,6 +5,7 @@
  * the context (global options, the state directory opened on first use and
  * closed here), and printing the command's error once.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ enum {
 	CMD_HIDDEN = 1 << 0,	   /* not in the usage or the completions' list */
 	CMD_STATE = 1 << 1,	   /* uses the state directory (sbx_cmd_state, closed here) */
 	CMD_STATE_CREATE = 1 << 2, /* ... and creates it when it is not there yet */
+	CMD_RUNS = 1 << 3,	   /* exits with its command's status (125: sbx failed) */
 };
 
 struct sbx_command {
@@ -40,7 +42,7 @@ static const struct sbx_command commands[] = {
      sbx_usage_diff},
     {"doctor", cmd_doctor, "check which isolation layers this host gives sbx", CMD_STATE,
      sbx_usage_doctor},
-    {"exec", cmd_exec, "run a command in an existing sandbox", CMD_STATE, NULL},
+    {"exec", cmd_exec, "run a command in an existing sandbox", CMD_STATE | CMD_RUNS, NULL},
     {"export", cmd_export, "write a sandbox's change set as a tarball", CMD_STATE,
      sbx_usage_export},
     {"image", cmd_image, "unpack a rootfs tarball into the image cache",
@@ -52,7 +54,7 @@ static const struct sbx_command commands[] = {
     {"proxy", cmd_proxy, "run the allowlist proxy on the host (testing)", CMD_HIDDEN,
      sbx_usage_proxy},
     {"ps", cmd_ps, "list sandboxes", CMD_STATE, sbx_usage_ps},
-    {"run", cmd_run, "run a command in a new sandbox", 0, NULL},
+    {"run", cmd_run, "run a command in a new sandbox", CMD_RUNS, NULL},
     {"stop", cmd_stop, "end running sandboxes (SIGTERM, a grace time, SIGKILL)", CMD_STATE,
      sbx_usage_stop},
     {"wait", cmd_wait, "wait for a sandbox to end; exit with its status", CMD_STATE,
@@ -120,6 +122,15 @@ static int run_command(struct sbx_cmd_ctx *ctx, const struct sbx_command *c, int
 			 : c->flags & CMD_STATE	     ? SBX_CMD_STATE_OPEN
 						     : SBX_CMD_STATE_NONE;
 	r = c->fn(ctx, argc, argv);
+	/* What went to stdout must have reached it: a full disk or an I/O
+	 * error is one line and a failure, never 0 with half a patch (`sbx
+	 * diff ID >fix.patch`).  sbx run and exec say it for the command's
+	 * own output themselves; here it is their -d line. */
+	if ((fflush(stdout) != 0 || ferror(stdout)) && !ctx->err.msg[0]) {
+		sbx_err_set(&ctx->err, errno ? errno : EIO, "cannot write to standard output");
+		if (r == 0)
+			r = (c->flags & CMD_RUNS) ? SBX_EXIT_SBX : SBX_EXIT_FAIL;
+	}
 	if (ctx->err.msg[0])
 		sbx_print_err(&ctx->err);
 	if (ctx->st_open)

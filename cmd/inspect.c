@@ -118,9 +118,14 @@ static int print_output(struct sbx_cmd_ctx *ctx, const struct sbx_sandbox *sb)
 		return SBX_EXIT_FAIL;
 	}
 	fflush(stdout);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		if (sbx_write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		int r = sbx_write_all(STDOUT_FILENO, buf, (size_t)n);
+
+		if (r < 0) {
+			sbx_err_set(&ctx->err, -r, "cannot write to standard output");
 			return SBX_EXIT_FAIL;
+		}
+	}
 	if (sb->rec.resources.output_truncated)
 		sbx_warnf("the run truncated the captured output: %lld bytes kept",
 			  (long long)st.st_size);

@@ -30,14 +30,16 @@ const char sbx_usage_logs[] =
     "  -f, --follow   keep printing new output until the sandbox ends\n"
     "  -n, --tail N   start with the last N lines only\n";
 
+/* What fd has now to stdout: 0, or -errno of a failed write. */
 static int copy_out(int fd)
 {
 	char buf[65536];
 	ssize_t n;
+	int r;
 
 	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		if (n > 0 && sbx_write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
-			return -1;
+		if (n > 0 && (r = sbx_write_all(STDOUT_FILENO, buf, (size_t)n)) < 0)
+			return r;
 	return 0;
 }
 
@@ -78,7 +80,7 @@ static void seek_tail(int fd, uint64_t lines)
 /* Until the control socket answers (the sandbox ended) or goes away. */
 static int follow(int fd, int dirfd, int ctl)
 {
-	int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK), r = 0;
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/output.log", dirfd);
@@ -88,7 +90,7 @@ static int follow(int fd, int dirfd, int ctl)
 		struct pollfd q[2] = {{.fd = in, .events = POLLIN}, {.fd = ctl, .events = POLLIN}};
 		char ev[4096];
 
-		if (copy_out(fd) < 0)
+		if ((r = copy_out(fd)) < 0)
 			break;
 		/* no inotify: every 200 ms */
 		if (poll(q, 2, in >= 0 ? 5000 : 200) < 0 && errno != EINTR)
@@ -97,12 +99,12 @@ static int follow(int fd, int dirfd, int ctl)
 			while (read(in, ev, sizeof(ev)) > 0)
 				;
 		if (q[1].revents) {
-			(void)copy_out(fd); /* what came last */
+			r = copy_out(fd); /* what came last */
 			break;
 		}
 	}
 	sbx_closep(&in);
-	return 0;
+	return r;
 }
 
 int cmd_logs(struct sbx_cmd_ctx *ctx, int argc, char **argv)
@@ -173,5 +175,7 @@ int cmd_logs(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	sbx_closep(&fd);
 	sbx_closep(&ctl);
 	sbx_sandbox_close(&sb);
+	if (rc < 0)
+		sbx_err_set(&ctx->err, -rc, "cannot write to standard output");
 	return rc < 0 ? SBX_EXIT_FAIL : 0;
 }

@@ -371,9 +371,11 @@ static bool pty_suspend_key(struct sup *s, const char *buf, size_t n)
 		return false;
 	while (fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, "NSpid:", 6)) {
-			const char *last = strrchr(line, '\t');
+			/* its pid here, then in the jail's namespace */
+			char *end;
+			long here = strtol(line + 6, &end, 10);
 
-			cmd = last && atoi(last + 1) == s->j->cmd_pid;
+			cmd = here == pg && strtol(end, NULL, 10) == s->j->cmd_pid;
 		} else if (!strncmp(line, "SigIgn:", 7) || !strncmp(line, "SigCgt:", 7)) {
 			mask = strtoull(line + 7, NULL, 16);
 			if (mask & (1ULL << (SIGTSTP - 1)))

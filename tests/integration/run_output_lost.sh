@@ -84,6 +84,17 @@ print(p.wait(), data.split()[-1].decode(), len(data.split()))
 	[ "$rc" = 0 ] && [ "$out" = y ]
 	ok $? "$mode: yes | head -1: the reader's end is still the command's SIGPIPE ($rc)"
 
+	# the other commands' stdout on a full disk: one line and 1, never 0
+	# with half a patch (`sbx diff ID >fix.patch`)
+	run_in "$SBX" run -q --keep -n rev-$mode --rootfs "$IMG" -- sh -c 'seq 1 50; seq 1 50 >f.txt' >/dev/null 2>&1
+	for c in "diff rev-$mode" "inspect rev-$mode" "inspect --json rev-$mode" \
+		"inspect --output rev-$mode" "logs rev-$mode" ps "profile show default"; do
+		capture run_in sh -c "'$SBX' $c >/dev/full"
+		[ "$rc" = 1 ] && grep -q "cannot write .*: No space left on device" <<<"$err"
+		ok $? "$mode: sbx $c >/dev/full: said, exit 1 ($rc: $err)"
+	done
+	run_in "$SBX" destroy rev-$mode >/dev/null 2>&1
+
 	# sbx exec into a running sandbox: the same
 	run_in "$SBX" run -q -d -n ex-$mode --rootfs "$IMG" -- sleep 60 >/dev/null
 	capture run_in sh -c "'$SBX' exec ex-$mode -- echo hello >/dev/full"
