@@ -84,27 +84,6 @@ static void tee_log(struct sup *s, const char *buf, size_t n)
 		(void)sbx_write_all(io->log_fd, buf, n < room ? n : room);
 }
 
-/* All of buf to fd, waiting out EAGAIN (a caller's fd left non-blocking
- * by another process that shares it); 0, or -errno with *done written. */
-static int out_write(int fd, const char *buf, size_t n, size_t *done)
-{
-	*done = 0;
-	while (*done < n) {
-		ssize_t w = write(fd, buf + *done, n - *done);
-
-		if (w >= 0) {
-			*done += (size_t)w;
-		} else if (errno == EAGAIN) {
-			struct pollfd q = {.fd = fd, .events = POLLOUT};
-
-			(void)poll(&q, 1, -1);
-		} else if (errno != EINTR) {
-			return -errno;
-		}
-	}
-	return 0;
-}
-
 /*
  * buf for the caller's out_fd; false once its reader is gone (EPIPE).  A
  * stream that failed otherwise (ENOSPC, EIO) takes nothing more: what did
@@ -122,7 +101,7 @@ static bool deliver(struct sup *s, int out_fd, const char *buf, size_t n, bool *
 			s->res->lost[i].bytes += n;
 		return true;
 	}
-	r = out_write(out_fd, buf, n, &done);
+	r = sbx_write_done(out_fd, buf, n, &done);
 	if (r == 0)
 		return true;
 	*broken = true;

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -409,22 +410,32 @@ double sbx_rfc3339_parse(const char *t)
 	return (double)timegm(&tm) + frac;
 }
 
-int sbx_write_all(int fd, const void *buf, size_t len)
+int sbx_write_done(int fd, const void *buf, size_t len, size_t *done)
 {
 	const char *p = buf;
 
-	while (len) {
-		ssize_t n = write(fd, p, len);
+	*done = 0;
+	while (*done < len) {
+		ssize_t n = write(fd, p + *done, len - *done);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		if (n >= 0) {
+			*done += (size_t)n;
+		} else if (errno == EAGAIN) {
+			struct pollfd q = {.fd = fd, .events = POLLOUT};
+
+			(void)poll(&q, 1, -1);
+		} else if (errno != EINTR) {
 			return -errno;
 		}
-		p += n;
-		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int sbx_write_all(int fd, const void *buf, size_t len)
+{
+	size_t done;
+
+	return sbx_write_done(fd, buf, len, &done);
 }
 
 ssize_t sbx_read_all(int fd, void *buf, size_t len)

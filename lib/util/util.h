@@ -138,8 +138,11 @@ const char *sbx_rfc3339_now(char *buf, size_t len);
  * its fraction); -1 when t is NULL or not one. */
 double sbx_rfc3339_parse(const char *t);
 
-/* I/O that retries on EINTR and short counts. 0 or -errno. */
+/* I/O that retries on EINTR and short counts, and waits out EAGAIN (an fd
+ * another process left non-blocking: a caller's stdout).  0 or -errno;
+ * sbx_write_done says how much was written before an error. */
 int sbx_write_all(int fd, const void *buf, size_t len);
+int sbx_write_done(int fd, const void *buf, size_t len, size_t *done);
 ssize_t sbx_read_all(int fd, void *buf, size_t len); /* bytes read or -errno */
 /* One message buf[0..len) on a Unix socket with fds (SCM_RIGHTS, at most
  * 64), retried on EINTR, never SIGPIPE: 0 or -errno. */

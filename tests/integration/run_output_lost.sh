@@ -17,6 +17,24 @@ IMG=$BASE/busybox.tar.gz
 sbx_rootfs "$IMG"
 mkdir -p "$BASE/wd" && chmod 0777 "$BASE/wd"
 
+# python3 -c "$slow_reader" CMD...: CMD's stdout a pipe left non-blocking,
+# read only after a second; prints CMD's status, its last word and count.
+slow_reader='
+import fcntl, os, subprocess, sys, time
+r, w = os.pipe()
+fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+p = subprocess.Popen(sys.argv[1:], stdout=w)
+os.close(w)
+time.sleep(1)
+data = b""
+while True:
+    b = os.read(r, 65536)
+    if not b:
+        break
+    data += b
+print(p.wait(), data.split()[-1].decode() if data else "-", len(data.split()))
+'
+
 for mode in $MODES; do
 	export SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode
 	run_in() { sbx_as_mode_in "$BASE/wd" $mode "$@"; }
@@ -57,25 +75,14 @@ for mode in $MODES; do
 	capture run_in "$SBX" inspect --output lost2-$mode
 	[ "$(tail -1 <<<"$out")" = 20000 ]
 	ok $? "$mode: ... and its output log has every line ($(tail -1 <<<"$out"))"
+	capture run_in python3 -c "$slow_reader" "$SBX" logs lost2-$mode
+	[ "$out" = "0 20000 20000" ]
+	ok $? "$mode: sbx logs to a non-blocking stdout with a slow reader: all of it ($out)"
 	run_in "$SBX" destroy lost2-$mode >/dev/null 2>&1
 
 	# a caller's stdout left non-blocking (by another process sharing it)
 	# and a slow reader: sbx waits for room, nothing is lost
-	capture run_in python3 -c '
-import fcntl, os, subprocess, sys, time
-r, w = os.pipe()
-fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
-p = subprocess.Popen([sys.argv[1], "run", "-q", "--rootfs", sys.argv[2], "--", "seq", "1", "200000"], stdout=w)
-os.close(w)
-time.sleep(1)
-data = b""
-while True:
-    b = os.read(r, 65536)
-    if not b:
-        break
-    data += b
-print(p.wait(), data.split()[-1].decode(), len(data.split()))
-' "$SBX" "$IMG"
+	capture run_in python3 -c "$slow_reader" "$SBX" run -q --rootfs "$IMG" -- seq 1 200000
 	[ "$out" = "0 200000 200000" ]
 	ok $? "$mode: a non-blocking stdout with a slow reader gets all of it ($out)"
 
