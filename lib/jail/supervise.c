@@ -271,6 +271,23 @@ static void on_stop_timer(struct sup *s)
 		s->io->event("stop-kill", s->res->stop_signal, s->io->event_data);
 }
 
+/* -t: the caller's terminal raw (from s->saved), the pty's size its. */
+static bool make_raw(struct sup *s)
+{
+	struct termios raw = s->saved;
+
+	cfmakeraw(&raw);
+	return tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+}
+
+static void pass_winsize(struct sup *s)
+{
+	struct winsize ws;
+
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+		(void)ioctl(s->j->pty_fd, TIOCSWINSZ, &ws);
+}
+
 /*
  * Ctrl-Z (the terminal's SIGTSTP), or the command stopped by itself
  * (SBX_MSG_STOPPED, by sig).  If sbx is its terminal's foreground job, the
@@ -310,15 +327,10 @@ static void suspend(struct sup *s, int sig, bool key)
 	sigprocmask(SIG_UNBLOCK, &one, NULL); /* stopped here until SIGCONT */
 	sigprocmask(SIG_BLOCK, &one, NULL);
 	if (s->raw) {
-		struct termios raw = s->saved;
-		struct winsize ws;
-
-		cfmakeraw(&raw);
 		/* in the background (bg) that stops sbx with SIGTTOU, the jail
 		 * still stopped: it needs the terminal */
-		(void)tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-		if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
-			(void)ioctl(s->j->pty_fd, TIOCSWINSZ, &ws);
+		(void)make_raw(s);
+		pass_winsize(s);
 	}
 }
 
@@ -426,10 +438,7 @@ static void on_signal(struct sup *s)
 		bool group;
 
 		if (sig == SIGWINCH && s->j->pty_fd >= 0) {
-			struct winsize ws;
-
-			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
-				(void)ioctl(s->j->pty_fd, TIOCSWINSZ, &ws);
+			pass_winsize(s);
 			continue;
 		}
 		if (s->res->stop_signal && (sig == SIGINT || sig == SIGTERM) &&
@@ -569,12 +578,8 @@ static int setup_fds(struct sup *s, sigset_t *mask, struct sbx_err *err)
 	}
 	if (s->j->pty_fd >= 0) {
 		s->p[S_IN].fd = STDIN_FILENO;
-		if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &s->saved) == 0) {
-			struct termios raw = s->saved;
-
-			cfmakeraw(&raw);
-			s->raw = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
-		}
+		if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &s->saved) == 0)
+			s->raw = make_raw(s);
 	}
 	return 0;
 }
