@@ -101,8 +101,13 @@ static void print_user(FILE *o, const struct sbx_record_policy *p)
 		return;
 	}
 	kv_take(o, "inside",
-		sbx_xasprintf("uid %lld gid %lld%s", id_of(u->uid), id_of(u->gid),
-			      u->root_inside ? " (root in the jail)" : ""));
+		sbx_xasprintf("uid %lld gid %lld%s%s%s", id_of(u->uid), id_of(u->gid),
+			      u->root_inside ? " (root in the jail)" : "",
+			      u->sudo_user ? " as " : "", u->sudo_user ? u->sudo_user : ""));
+	if (u->sudo_user)
+		kv_take(o, "why",
+			sbx_xasprintf("%s ran sbx through sudo, in a directory of theirs",
+				      u->sudo_user));
 	kv_take(o, "on the host",
 		sbx_xasprintf("uid %lld gid %lld%s", id_of(u->host_uid), id_of(u->host_gid),
 			      u->root_on_host ? " (ROOT ON THE HOST)" : " (not root)"));

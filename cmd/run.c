@@ -22,19 +22,41 @@
 #include "profile.h"
 #include "run_cli.h"
 
-static int load_config(struct run_ctx *c, struct sbx_err *err)
+/* The profile, then the command-line options over it. */
+static int load_with(struct run_ctx *c, const struct sbx_profile_vars *vars, struct sbx_err *err)
 {
-	struct sbx_profile_vars vars;
-	int r;
+	int r = sbx_profile_load(&c->cfg, c->args.profile ? c->args.profile : "default", vars, err);
 
-	sbx_profile_vars_from_process(&vars);
-	r = sbx_profile_load(&c->cfg, c->args.profile ? c->args.profile : "default", &vars, err);
 	for (size_t i = 0; r == 0 && i < c->args.n_sets; i++) {
 		struct run_set *s = &c->args.sets[i];
 
 		r = sbx_profile_set(&c->cfg, s->section, s->key, s->value, err);
 		if (r < 0)
 			run_option_error(s, err);
+	}
+	return r;
+}
+
+static int load_config(struct run_ctx *c, struct sbx_err *err)
+{
+	struct sbx_profile_vars vars;
+	struct sbx_sudo_caller who;
+	int r;
+
+	sbx_profile_vars_from_process(&vars);
+	r = load_with(c, &vars, err);
+	/* `sudo sbx run` in the caller's own project runs as the caller, with
+	 * the caller's ~ in the profile (~/.claude, the masks), as without
+	 * sudo: loaded again with those variables. */
+	if (r == 0 && sbx_config_for_sudo_caller(&c->cfg, vars.pwd, &who)) {
+		vars.home = who.home;
+		vars.user = who.name;
+		vars.uid = who.uid;
+		sbx_config_free(&c->cfg);
+		sbx_config_init(&c->cfg);
+		r = load_with(c, &vars, err);
+		if (r == 0)
+			sbx_config_act_for(&c->cfg, &who);
 	}
 	if (r == 0) {
 		sbx_config_drop_host_only(&c->cfg);

@@ -77,6 +77,10 @@ export SBX_TEST_TIMEOUT=$TIMEOUT
 # (/bin/sh, dash: it dies of the terminal's SIGINT where bash would go on),
 # so every run of the suite uses what such a runner has.
 export SHELL=/bin/sh
+# `sudo make check` runs the suite as root, not as the user who ran sudo:
+# under sudo, in that user's directory, sbx runs the command as the user
+# (run_sudo_home.sh sets these itself).
+unset SUDO_UID SUDO_GID SUDO_USER SUDO_COMMAND
 mkdir -p "$OUT/integration"
 START=$(date +%s)
 

@@ -36,6 +36,7 @@ void sbx_config_free(struct sbx_config *c)
 	free(c->rootfs);
 	free(c->hostname);
 	free(c->workdir);
+	free(c->sudo_user);
 	for (size_t i = 0; i < c->n_mounts; i++) {
 		free(c->mounts[i].src);
 		free(c->mounts[i].dst);
@@ -217,23 +218,73 @@ static char *home_dir(const char *h)
 	return n > 1 && h[0] == '/' ? sbx_xstrndup(h, n) : NULL;
 }
 
-size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home)
+/* A decimal id below (id_t)-1, or -1. */
+static int64_t env_id(const char *name)
 {
-	const char *s = getenv("SUDO_UID");
-	_cleanup_free_ char *from = home_dir(home), *to = NULL;
-	struct passwd *pw;
-	unsigned long uid;
-	size_t n = c->n_mounts, added = 0;
+	const char *s = getenv(name);
+	unsigned long v;
 	char *end = NULL;
 
-	if (getuid() != 0 || !s || !*s || !from)
-		return 0;
+	if (!s || !*s || *s < '0' || *s > '9')
+		return -1;
 	errno = 0;
-	uid = strtoul(s, &end, 10);
-	if (errno || *end || uid == 0 || uid != (uid_t)uid || !(pw = getpwuid((uid_t)uid)))
-		return 0;
-	to = home_dir(pw->pw_dir);
-	if (!to || strcmp(to, from) == 0)
+	v = strtoul(s, &end, 10);
+	return errno || *end || v >= (uid_t)-1 ? -1 : (int64_t)v;
+}
+
+bool sbx_sudo_caller(struct sbx_sudo_caller *out)
+{
+	int64_t uid = env_id("SUDO_UID"), gid = env_id("SUDO_GID");
+	struct passwd *pw;
+	_cleanup_free_ char *home = NULL;
+
+	if (getuid() != 0 || uid <= 0 || !(pw = getpwuid((uid_t)uid)) || !pw->pw_name)
+		return false;
+	if (gid < 0)
+		gid = pw->pw_gid;
+	home = home_dir(pw->pw_dir);
+	if (!home || strlen(pw->pw_name) >= sizeof(out->name) || strlen(home) >= sizeof(out->home))
+		return false;
+	out->uid = (uid_t)uid;
+	out->gid = (gid_t)gid;
+	snprintf(out->name, sizeof(out->name), "%s", pw->pw_name);
+	snprintf(out->home, sizeof(out->home), "%s", home);
+	return true;
+}
+
+bool sbx_config_for_sudo_caller(const struct sbx_config *c, const char *pwd,
+				struct sbx_sudo_caller *out)
+{
+	struct stat st;
+
+	/* The jail's ids are 0..65535 (lib/jail/jail.h SBX_JAIL_ID_COUNT);
+	 * the root group is never the caller's to act as. */
+	return !c->user_set && (!c->rootfs || strcmp(c->rootfs, "host") == 0) &&
+	       sbx_sudo_caller(out) && out->uid < 65536 && out->gid != 0 && out->gid < 65536 &&
+	       pwd && stat(pwd, &st) == 0 && st.st_uid == out->uid;
+}
+
+void sbx_config_act_for(struct sbx_config *c, const struct sbx_sudo_caller *who)
+{
+	c->user_set = true;
+	c->user_root = false;
+	c->uid = who->uid;
+	c->gid = who->gid;
+	sbx_strv_push_take(&c->env_set, sbx_xasprintf("HOME=%s", who->home));
+	sbx_strv_push_take(&c->env_set, sbx_xasprintf("USER=%s", who->name));
+	sbx_strv_push_take(&c->env_set, sbx_xasprintf("LOGNAME=%s", who->name));
+	free(c->sudo_user);
+	c->sudo_user = sbx_xstrdup(who->name);
+}
+
+size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home)
+{
+	struct sbx_sudo_caller who;
+	_cleanup_free_ char *from = home_dir(home);
+	const char *to = who.home;
+	size_t n = c->n_mounts, added = 0;
+
+	if (!from || !sbx_sudo_caller(&who) || strcmp(to, from) == 0)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		const char *rest =

@@ -92,7 +92,8 @@ struct sbx_config {
 	bool user_root;	      /* user = root */
 	uid_t uid;
 	gid_t gid;
-	char *workdir; /* NULL: $PWD if visible inside, else / */
+	char *sudo_user; /* the run acts for this user, who ran sudo (below) */
+	char *workdir;	 /* NULL: $PWD if visible inside, else / */
 	enum sbx_persist persist;
 	bool tty; /* allocate a pty (also -t) */
 	/* After SIGINT/SIGTERM/SIGHUP/SIGQUIT reached sbx and was forwarded:
@@ -164,6 +165,33 @@ void sbx_config_drop_host_only(struct sbx_config *c);
  * it.  Returns how many were added.
  */
 size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home);
+
+/* The ordinary user who ran sbx through sudo. */
+struct sbx_sudo_caller {
+	uid_t uid;
+	gid_t gid;
+	char name[64];
+	char home[4096];
+};
+/*
+ * sbx runs as root through sudo: the real uid is 0 and $SUDO_UID names a
+ * user in the password database other than root (group: $SUDO_GID, else
+ * the user's own).  Fills *out.
+ */
+bool sbx_sudo_caller(struct sbx_sudo_caller *out);
+/*
+ * Should a run act for that caller?  With the host's root, the profile's
+ * user = inherit (no -u), a caller whose ids fit in the jail's, and a
+ * working directory pwd that the caller owns (a developer's project):
+ * the command then runs as the caller,
+ * with the caller's HOME, USER and LOGNAME, as it would without sudo.
+ * Root's own directories (sudo -i in /root) keep root.
+ */
+bool sbx_config_for_sudo_caller(const struct sbx_config *c, const char *pwd,
+				struct sbx_sudo_caller *out);
+/* Make c run as that caller: user = UID:GID, HOME, USER and LOGNAME set,
+ * and sudo_user named (for the run log). */
+void sbx_config_act_for(struct sbx_config *c, const struct sbx_sudo_caller *who);
 /*
  * Every bind, ro-bind and overlay source that is not optional exists on
  * the host: a missing one is one line before any jail starts, naming the

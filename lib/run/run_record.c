@@ -33,6 +33,11 @@ static void user_policy(struct sbx_run *c, struct sbx_record_user *u)
 			 root_on_host ? "ROOT" : "not root");
 	if (ids->uid == 0)
 		n = snprintf(s, sizeof(s), "root inside, %s", host);
+	else if (c->cfg->sudo_user)
+		n = snprintf(s, sizeof(s),
+			     "uid %u inside, as %s, who ran sudo in a directory of theirs (-u root "
+			     "runs as root), %s",
+			     ids->uid, c->cfg->sudo_user, host);
 	else
 		n = snprintf(s, sizeof(s), "uid %u inside, %s", ids->uid, host);
 	/* Which mapping: the other ids of the jail are someone on the host too. */
@@ -57,6 +62,7 @@ static void user_policy(struct sbx_run *c, struct sbx_record_user *u)
 	u->mapping = sbx_xstrdup(ids->range ? "range" : ids->subid ? "subordinate" : "one");
 	u->mapping_summary = sbx_xstrdup(map);
 	u->summary = sbx_xstrdup(s);
+	u->sudo_user = c->cfg->sudo_user ? sbx_xstrdup(c->cfg->sudo_user) : NULL;
 }
 
 static void network_policy(struct sbx_run *c, struct sbx_record_network *n)

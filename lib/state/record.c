@@ -40,6 +40,7 @@ static void policy_free(struct sbx_record_policy *p)
 	free(p->user.mapping);
 	free(p->user.mapping_summary);
 	free(p->user.summary);
+	free(p->user.sudo_user);
 	free(p->network.mode);
 	sbx_strv_free(&p->network.allow);
 	free(p->network.summary);
@@ -112,6 +113,7 @@ static json_t *user_json(const struct sbx_record_user *u)
 	set(o, "mapping", str(u->mapping));
 	set(o, "mapping_summary", str(u->mapping_summary));
 	set(o, "summary", str(u->summary));
+	set(o, "sudo_user", str(u->sudo_user));
 	return o;
 }
 
@@ -450,6 +452,7 @@ static void read_policy(struct rd *d, const json_t *o, struct sbx_record_policy 
 	p->user.mapping = get_str(d, u, "mapping");
 	p->user.mapping_summary = get_str(d, u, "mapping_summary");
 	p->user.summary = get_str(d, u, "summary");
+	p->user.sudo_user = get_str(d, u, "sudo_user");
 	within(d, "policy.network");
 	p->network.mode = get_str(d, n, "mode");
 	get_strv(d, n, "allow", &p->network.allow);

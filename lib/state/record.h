@@ -54,6 +54,7 @@ struct sbx_record_user {
 	bool root_inside, root_on_host;
 	char *mapping; /* range | subordinate | one */
 	char *mapping_summary, *summary;
+	char *sudo_user; /* run as this user, who ran sudo; NULL: not so */
 };
 
 struct sbx_record_network {

@@ -6,8 +6,14 @@
 # user's own home: a world-readable ~/.npmrc with its registry token, or a
 # ~/.aws/credentials in a world-readable directory, were read from the
 # project's jail.  With $SUDO_UID, every ~/ mask now covers that user's
-# home too; what is not masked there stays readable.  Root only (a
-# throw-away user with a home under /home).
+# home too; what is not masked there stays readable.
+#
+# And in a directory of that user's (a developer's project), the run is
+# the user's, as without sudo: the command runs as the user, with the
+# user's HOME, USER and LOGNAME, and the profile's ~ is the user's home
+# (`sudo sbx run -p claude` used /root/.claude, read-only as root's, and
+# the agent ran as root, which Claude Code refuses to do unattended).
+# Root only (a throw-away user with a home under /home).
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
 
@@ -46,5 +52,73 @@ n=$(env SBX_STATE_DIR="$BASE/state" "$SBX" inspect --json keepE |
 	jq -r '.profile.ini' | grep -c "^mask = $H/.npmrc$")
 [ "$rc" = 0 ] && [[ "$out" != *NPM-SECRET* ]] && [ "$n" = 1 ]
 ok $? "sudo -E: hidden, each mask once ($rc: $n)"
+env SBX_STATE_DIR="$BASE/state" "$SBX" destroy --all >/dev/null 2>&1
+
+# ---- the run is the user's ----
+mkdir -p "$H/.claude" "$H/.codex"
+echo '{"token":"CLAUDE-LOGIN"}' >"$H/.claude/.credentials.json"
+echo '{}' >"$H/.claude.json"
+printf '[user]\n\tname = Sudo Dev\n\temail = dev@example.invalid\n' >"$H/.gitconfig"
+chown -R "$U:$U" "$H"
+# sudo's environment: HOME, USER and LOGNAME root's, SUDO_* the user's
+as_sudo() {
+	local dir=$1
+	shift
+	env -C "$dir" HOME=/root USER=root LOGNAME=root SUDO_UID="$U" SUDO_GID="$U" \
+		SUDO_USER="$NAME" SBX_STATE_DIR="$BASE/state" SBX_CACHE_DIR="$BASE/cache" "$SBX" "$@"
+}
+who='echo "$(id -u):$(id -g) HOME=$HOME USER=$USER LOGNAME=$LOGNAME"'
+
+capture as_sudo "$H/proj" run -p claude --net none -- sh -c \
+	"$who; cat ~/.claude/.credentials.json; echo kept >~/.claude/note; echo made >made.txt"
+[ "$rc" = 0 ] && [[ "$out" == "$U:$U HOME=$H USER=$NAME LOGNAME=$NAME"* ]] &&
+	[[ "$out" == *CLAUDE-LOGIN* ]] &&
+	[ "$(stat -c %u:%g "$H/.claude/note" "$H/proj/made.txt" | sort -u)" = "$U:$U" ] &&
+	[[ "$err" == *"user: uid $U inside, as $NAME, who ran sudo in a directory of theirs"* ]] &&
+	[[ "$err" != *"root owns it"* ]] && [[ "$err" != *"/root/.claude"* ]]
+ok $? "sudo -p claude in the user's project: the user's ids, home and login, written as the user ($rc: $out | $err)"
+
+capture as_sudo "$H/proj" run -q -p codex --net none -- sh -c \
+	"cat ~/.claude/.credentials.json 2>&1; ls ~/.codex >/dev/null && echo codex-home"
+[ "$rc" = 0 ] && [[ "$out" != *CLAUDE-LOGIN* ]] && [[ "$out" == *codex-home* ]]
+ok $? "sudo -p codex: another agent's login in the user's home stays hidden ($rc: $out)"
+
+if command -v git >/dev/null; then
+	capture as_sudo "$H/proj" run -q -p agent --net none -- sh -c \
+		'git init -q . && git add made.txt && git commit -qm first && git log --format=%an'
+	[ "$rc" = 0 ] && [[ "$out" == "Sudo Dev" ]] &&
+		[ -z "$(find "$H/proj/.git" ! -uid "$U")" ]
+	ok $? "sudo -p agent: git commit as the user, with the user's ~/.gitconfig, .git the user's ($rc: $out | $err)"
+else
+	skip "git missing"
+fi
+
+capture as_sudo "$H/proj" run -q -d -n sudod -p agent --net none -- sleep 60
+capture as_sudo "$H/proj" exec sudod -- sh -c "$who"
+rec=$(as_sudo "$H/proj" inspect --json sudod | jq -r '.policy.user | "\(.uid) \(.sudo_user)"')
+capture2=$(as_sudo "$H/proj" inspect sudod)
+[ "$rc" = 0 ] && [[ "$out" == "$U:$U HOME=$H USER=$NAME LOGNAME=$NAME" ]] &&
+	[ "$rec" = "$U $NAME" ] && [[ "$capture2" == *"uid $U gid $U as $NAME"* ]]
+ok $? "sudo: sbx exec runs as the user too; the record and inspect say why ($rc: $out | $rec)"
+as_sudo "$H/proj" destroy sudod >/dev/null 2>&1
+
+# Root stays root: -u root, root's own directory, an image, no real caller
+capture as_sudo "$H/proj" run -q -u root -- sh -c "$who"
+[ "$rc" = 0 ] && [[ "$out" == "0:0 HOME=/root USER=root"* ]]
+ok $? "sudo -u root: root inside, root's home ($rc: $out)"
+chmod 0755 "$BASE"
+capture as_sudo "$BASE" run -q -- sh -c "$who"
+[ "$rc" = 0 ] && [[ "$out" == "0:0 HOME=/root"* ]]
+ok $? "sudo in a directory root owns: root inside ($rc: $out)"
+sbx_rootfs "$BASE/busybox.tar.gz"
+capture as_sudo "$H/proj" run -q --rootfs "$BASE/busybox.tar.gz" -- sh -c 'id -u'
+[ "$rc" = 0 ] && [ "$out" = 0 ]
+ok $? "sudo with an image: root inside, as image jobs need ($rc: $out)"
+for bad in 0 "${U}x" "" 4294967295; do
+	capture env -C "$H/proj" HOME=/root SUDO_UID="$bad" SBX_STATE_DIR="$BASE/state" \
+		SBX_CACHE_DIR="$BASE/cache" "$SBX" run -q -- id -u
+	[ "$rc" = 0 ] && [ "$out" = 0 ]
+	ok $? "SUDO_UID='$bad' is no caller: root inside ($rc: $out)"
+done
 env SBX_STATE_DIR="$BASE/state" "$SBX" destroy --all >/dev/null 2>&1
 done_testing

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tests/unit/test_config.c - sbx_config_drop_covered_overlays(): an overlay
- * that an earlier one already shows is dropped, nothing else is. */
+ * that an earlier one already shows is dropped, nothing else is; and when
+ * `sudo sbx run` acts for the user who ran sudo. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,6 +9,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -168,6 +170,92 @@ static void test_not_ours(void **unused)
 	sbx_config_free(&c);
 }
 
+/* A user of the password database with ids in the jail's range, not root. */
+static struct passwd *some_user(void)
+{
+	struct passwd *pw;
+
+	setpwent();
+	while ((pw = getpwent()))
+		if (pw->pw_uid > 0 && pw->pw_uid < 65536 && pw->pw_gid > 0 && pw->pw_gid < 65536 &&
+		    pw->pw_dir && pw->pw_dir[0] == '/' && pw->pw_dir[1])
+			break;
+	endpwent();
+	return pw;
+}
+
+static bool for_caller(struct sbx_config *c, const char *uid, const char *gid,
+		       struct sbx_sudo_caller *who)
+{
+	setenv("SUDO_UID", uid, 1);
+	if (gid)
+		setenv("SUDO_GID", gid, 1);
+	else
+		unsetenv("SUDO_GID");
+	return sbx_config_for_sudo_caller(c, base, who);
+}
+
+static void test_sudo_caller(void **unused)
+{
+	struct sbx_sudo_caller who;
+	struct sbx_config c;
+	struct passwd *pw;
+	char uid[16], gid[16];
+	uid_t u;
+	gid_t g;
+
+	if (getuid() != 0 || !(pw = some_user()))
+		skip();
+	u = pw->pw_uid;
+	g = pw->pw_gid;
+	snprintf(uid, sizeof(uid), "%u", (unsigned)u);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)g);
+	sbx_config_init(&c);
+	/* The working directory is the caller's: the run is the caller's. */
+	assert_int_equal(chown(base, u, g), 0);
+	assert_true(for_caller(&c, uid, NULL, &who));
+	assert_int_equal(who.uid, u);
+	assert_int_equal(who.gid, g);
+	assert_true(for_caller(&c, uid, gid, &who));
+	assert_int_equal(who.gid, g);
+	c.rootfs = sbx_xstrdup("host");
+	assert_true(for_caller(&c, uid, gid, &who));
+	/* Not the caller's: root's group, a bad id, root, an image, -u. */
+	assert_false(for_caller(&c, uid, "0", &who));
+	assert_false(for_caller(&c, "0", NULL, &who));
+	assert_false(for_caller(&c, "+1", NULL, &who));
+	assert_false(for_caller(&c, "-1", NULL, &who));
+	assert_false(for_caller(&c, "", NULL, &who));
+	free(c.rootfs);
+	c.rootfs = sbx_xstrdup("/tmp/img.tar");
+	assert_false(for_caller(&c, uid, gid, &who));
+	free(c.rootfs);
+	c.rootfs = NULL;
+	c.user_set = true;
+	assert_false(for_caller(&c, uid, gid, &who));
+	c.user_set = false;
+	/* A directory of someone else's (root's own: sudo -i in /root). */
+	assert_int_equal(chown(base, 0, 0), 0);
+	assert_false(for_caller(&c, uid, gid, &who));
+	/* Acting for the caller: its ids, HOME, USER and LOGNAME. */
+	assert_int_equal(chown(base, u, g), 0);
+	assert_true(for_caller(&c, uid, gid, &who));
+	sbx_config_act_for(&c, &who);
+	assert_true(c.user_set);
+	assert_false(c.user_root);
+	assert_int_equal(c.uid, u);
+	assert_int_equal(c.gid, g);
+	assert_string_equal(c.sudo_user, pw->pw_name);
+	assert_int_equal(c.env_set.n, 3);
+	assert_int_equal(strncmp(c.env_set.v[0], "HOME=/", 6), 0);
+	assert_int_equal(strncmp(c.env_set.v[1], "USER=", 5), 0);
+	assert_string_equal(c.env_set.v[1] + 5, pw->pw_name);
+	assert_string_equal(c.env_set.v[2] + 8, pw->pw_name);
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	sbx_config_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +263,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mount_between, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sudo_caller, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

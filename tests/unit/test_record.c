@@ -60,7 +60,8 @@ static void full_record(struct sbx_record *r)
 					   .root_inside = true,
 					   .mapping = sdup("range"),
 					   .mapping_summary = sdup("ids 0-65535 are host 100000-165535"),
-					   .summary = sdup("root inside, uid 100000 on the host")};
+					   .summary = sdup("root inside, uid 100000 on the host"),
+					   .sudo_user = sdup("alice")};
 	p->network.mode = sdup("proxy");
 	sbx_strv_push(&p->network.allow, "api.example.com:443");
 	p->network.summary = sdup("proxy (only the allowlist proxy)");
@@ -137,6 +138,7 @@ static void test_round_trip(void **state)
 	assert_string_equal(back.command.v[2], "echo 'quoted' \"both\"; exit 3");
 	assert_int_equal(back.init_start, 123460);
 	assert_int_equal(back.policy.user.host_uid, 100000);
+	assert_string_equal(back.policy.user.sudo_user, "alice");
 	assert_true(back.policy.has_user);
 	assert_int_equal(back.policy.filesystem.mounts[0].written_as, 1000);
 	assert_int_equal(back.policy.filesystem.mounts[1].written_as, -1);
