@@ -70,6 +70,14 @@ void sbx_subid_describe(const struct sbx_subid *s, uid_t in_uid, char *out, size
 int sbx_subid_call(const struct sbx_subid *s, int (*fn)(void *), void *arg);
 int sbx_subid_rm_rf_at(const struct sbx_subid *s, int dirfd, const char *name);
 
+/* An upper's root as it must look: its lower's mode, and its owner as the
+ * jail sees it ((uid_t)-1: whoever makes it). */
+struct sbx_jail_upper {
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+};
+
 /* Who the command is, inside and on the host. */
 struct sbx_jail_ids {
 	bool range; /* true: 0..65535 -> base.. (sbx ran as root) */
@@ -147,12 +155,12 @@ struct sbx_jail_opts {
 	bool volatile_layers;
 	/* > 0: the writable layers live on a tmpfs of this many bytes in the
 	 * jail's mount namespace (an unprivileged [limits] disk, --rm): init
-	 * makes their directories there, each upper with its mode in
-	 * layer_modes ([0] the image root's, [1 + N] overlay entry N's;
+	 * makes their directories there, each upper with the mode and owner
+	 * in layer_uppers ([0] the image root's, [1 + N] overlay entry N's;
 	 * sandbox_dir is not read), and its root comes back in
 	 * sbx_jail.layer_fd, for the supervisor to keep. */
 	uint64_t layer_tmpfs;
-	const mode_t *layer_modes;
+	const struct sbx_jail_upper *layer_uppers;
 	/* Instead: the directories of sandbox_dir (a kept sandbox's disk/)
 	 * copied onto it, their contents too. */
 	bool layer_tmpfs_fill;
@@ -262,10 +270,10 @@ enum sbx_layers_copy { SBX_LAYERS_SKELETON, SBX_LAYERS_INTO, SBX_LAYERS_REPLACE 
 int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool rootfs_layer,
 			 enum sbx_layers_copy how, struct sbx_err *err);
 /* The SKELETON of that layout made in `to` from nothing: each upper with
- * its mode in modes ([0] the image root's, [1 + N] overlay entry N's, as
- * sbx_jail_opts.layer_modes), each work/ 0700. */
+ * its mode and owner in uppers ([0] the image root's, [1 + N] overlay
+ * entry N's, as sbx_jail_opts.layer_uppers), each work/ 0700. */
 int sbx_jail_layers_make(int to, const struct sbx_config *cfg, bool rootfs_layer,
-			 const mode_t *modes, struct sbx_err *err);
+			 const struct sbx_jail_upper *uppers, struct sbx_err *err);
 /* After a jail with layer_tmpfs: its layers' upper directories into
  * layer_dir (INTO, or REPLACE what a kept sandbox had). */
 int sbx_jail_keep_layers(const struct sbx_jail *j, const char *layer_dir,

@@ -104,7 +104,8 @@ static const char *layer_upper(const struct sbx_config *cfg, bool rootfs_layer, 
 /* SKELETON: NAME and its sibling work/ (and the directories above them)
  * made in `to`, with the modes they have in `from`, or (from < 0) NAME
  * with upper_mode and work/ 0700, as lib/run/run_layers.c makes them. */
-static int make_skeleton(int from, int to, const char *name, mode_t upper_mode, struct sbx_err *err)
+static int make_skeleton(int from, int to, const char *name, const struct sbx_jail_upper *up,
+			 struct sbx_err *err)
 {
 	char path[48], work[48];
 	const char *dirs[] = {name, work};
@@ -117,11 +118,13 @@ static int make_skeleton(int from, int to, const char *name, mode_t upper_mode, 
 			return sbx_err_set(err, errno, "cannot create '%s'", path);
 	}
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(dirs); i++) {
-		struct stat st = {.st_mode = S_IFDIR | (i == 0 ? upper_mode : 0700)};
+		struct stat st = {.st_mode = S_IFDIR | (i == 0 ? up->mode : 0700)};
+		bool own = i == 0 && from < 0 && up->uid != (uid_t)-1;
 
 		if ((from >= 0 && (fstatat(from, dirs[i], &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 				   !S_ISDIR(st.st_mode))) ||
 		    mkdirat(to, dirs[i], 0700) < 0 ||
+		    (own && fchownat(to, dirs[i], up->uid, up->gid, AT_SYMLINK_NOFOLLOW) < 0) ||
 		    fchmodat(to, dirs[i], st.st_mode & 07777, 0) < 0)
 			return sbx_err_set(err, errno, "cannot create '%s'", dirs[i]);
 	}
@@ -162,19 +165,21 @@ static int copy_upper(int from, int to, const char *name, bool replace, struct s
 }
 
 static int layers_walk(int from, int to, const struct sbx_config *cfg, bool rootfs_layer,
-		       enum sbx_layers_copy how, const mode_t *modes, struct sbx_err *err)
+		       enum sbx_layers_copy how, const struct sbx_jail_upper *uppers,
+		       struct sbx_err *err)
 {
+	static const struct sbx_jail_upper plain = {0755, (uid_t)-1, (gid_t)-1};
 	char buf[48];
 	const char *name;
 	size_t k = 0;
 	int r = 0;
 
 	/* after each upper, k - 1 is its index in modes: 0 the image root's,
-	 * 1 + I overlay entry I's (sbx_jail_opts.layer_modes) */
+	 * 1 + I overlay entry I's (sbx_jail_opts.layer_uppers) */
 	while ((name = layer_upper(cfg, rootfs_layer, &k, buf))) {
 		struct sbx_err e = {0};
 		int r1 = how == SBX_LAYERS_SKELETON
-			     ? make_skeleton(from, to, name, modes ? modes[k - 1] : 0755, &e)
+			     ? make_skeleton(from, to, name, uppers ? &uppers[k - 1] : &plain, &e)
 			     : copy_upper(from, to, name, how == SBX_LAYERS_REPLACE, &e);
 
 		if (r1 < 0 && r == 0) {
@@ -193,9 +198,9 @@ int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool ro
 }
 
 int sbx_jail_layers_make(int to, const struct sbx_config *cfg, bool rootfs_layer,
-			 const mode_t *modes, struct sbx_err *err)
+			 const struct sbx_jail_upper *uppers, struct sbx_err *err)
 {
-	return layers_walk(-1, to, cfg, rootfs_layer, SBX_LAYERS_SKELETON, modes, err);
+	return layers_walk(-1, to, cfg, rootfs_layer, SBX_LAYERS_SKELETON, uppers, err);
 }
 
 int sbx_jail_keep_layers(const struct sbx_jail *j, const char *layer_dir,

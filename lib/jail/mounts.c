@@ -288,7 +288,7 @@ static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
 			r = sbx_jail_layers_copy(*sbfd, b->layer, b->cfg, rootfs_layer,
 						 SBX_LAYERS_INTO, err);
 	} else {
-		r = sbx_jail_layers_make(b->layer, b->cfg, rootfs_layer, o->layer_modes, err);
+		r = sbx_jail_layers_make(b->layer, b->cfg, rootfs_layer, o->layer_uppers, err);
 	}
 	if (r < 0)
 		return r;

@@ -5,11 +5,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "proc.h"
 
@@ -252,6 +254,25 @@ bool sbx_sudo_caller(struct sbx_sudo_caller *out)
 	return true;
 }
 
+/* Can uid:gid, with no other group (as the jail's user will be), reach
+ * dir?  Asked in a child that becomes them: a project under /root (0700)
+ * is the caller's own yet out of the caller's reach. */
+static bool reachable_as(uid_t uid, gid_t gid, const char *dir)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		bool ok = setgroups(0, NULL) == 0 && setresgid(gid, gid, gid) == 0 &&
+			  setresuid(uid, uid, uid) == 0 && access(dir, X_OK) == 0;
+
+		_exit(ok ? 0 : 1);
+	}
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 bool sbx_config_for_sudo_caller(const struct sbx_config *c, const char *pwd,
 				struct sbx_sudo_caller *out)
 {
@@ -261,7 +282,8 @@ bool sbx_config_for_sudo_caller(const struct sbx_config *c, const char *pwd,
 	 * the root group is never the caller's to act as. */
 	return !c->user_set && (!c->rootfs || strcmp(c->rootfs, "host") == 0) &&
 	       sbx_sudo_caller(out) && out->uid < 65536 && out->gid != 0 && out->gid < 65536 &&
-	       pwd && stat(pwd, &st) == 0 && st.st_uid == out->uid;
+	       pwd && stat(pwd, &st) == 0 && st.st_uid == out->uid &&
+	       reachable_as(out->uid, out->gid, pwd);
 }
 
 void sbx_config_act_for(struct sbx_config *c, const struct sbx_sudo_caller *who)

@@ -233,7 +233,7 @@ static int start_jail(struct sbx_run *c, int out[2], int errp[2], struct sbx_err
 	o.seccomp = c->auditing ? &c->audit.filter : &c->filter;
 	o.volatile_layers = true; /* synced in teardown() only if kept */
 	o.layer_tmpfs = c->disk_memory ? c->layer_size : 0;
-	o.layer_modes = c->layer_modes;
+	o.layer_uppers = c->layer_uppers;
 	o.layer_later = c->disk_later;
 	o.layer_ready = sbx_run_layers_ready;
 	o.proxy_port = c->cfg->net == SBX_NET_PROXY ? SBX_PROXY_DEFAULT_PORT : 0;
@@ -536,7 +536,7 @@ static void teardown(struct sbx_run *c)
 	sbx_seccomp_filter_free(&c->filter);
 	free(c->rootfs_dir);
 	free(c->layer_dir);
-	free(c->layer_modes);
+	free(c->layer_uppers);
 	free(c->jail_path);
 	free(c->exec_error);
 	free(c->layer_note);

@@ -42,8 +42,8 @@ struct sbx_run {
 			      * overlayfs): the layers are on a tmpfs in the jail
 			      * (jail.layer_fd), copied to disk/ when kept */
 	uint64_t layer_size; /* that tmpfs's size */
-	mode_t *layer_modes; /* its uppers' modes (sbx_jail_opts.layer_modes) */
-	char *layer_note;    /* why the layers are in memory, for the run log, or NULL */
+	struct sbx_jail_upper *layer_uppers; /* (sbx_jail_opts.layer_uppers) */
+	char *layer_note; /* why the layers are in memory, for the run log, or NULL */
 	const char *cwd;
 	char *jail_path;  /* the command's PATH in the jail */
 	char *exec_error; /* why the command could not be started (126/127) */

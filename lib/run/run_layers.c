@@ -37,30 +37,41 @@ static int make_layer_dir(struct sbx_run *c, struct sbx_err *err)
 }
 
 /* An overlay upper must look like its lower's root: same mode, owned by the
- * lower's owner as the jail sees it. */
-static int make_layer(struct sbx_run *c, const char *dir, const char *lower, struct sbx_err *err)
+ * lower's owner as the jail sees it (host ids: uid, gid). */
+static mode_t layer_owner(const struct sbx_run *c, const char *lower, uid_t *uid, gid_t *gid)
 {
-	_cleanup_free_ char *up = sbx_xasprintf("%s/upper", dir);
-	_cleanup_free_ char *wk = sbx_xasprintf("%s/work", dir);
 	struct stat st = {.st_mode = 0755};
-	uid_t uid = c->ids.host_root == (uid_t)-1 ? geteuid() : c->ids.host_root, u;
-	gid_t gid = c->ids.range ? (gid_t)c->ids.base : getegid(), g;
+	uid_t u;
+	gid_t g;
 
+	*uid = c->ids.host_root == (uid_t)-1 ? geteuid() : c->ids.host_root;
+	*gid = c->ids.range ? (gid_t)c->ids.base : getegid();
 	if (lower && stat(lower, &st) == 0 && c->ids.range && st.st_uid < SBX_JAIL_ID_COUNT) {
-		uid = c->ids.base + st.st_uid;
-		gid = c->ids.base + (st.st_gid < SBX_JAIL_ID_COUNT ? st.st_gid : 0);
+		*uid = c->ids.base + st.st_uid;
+		*gid = c->ids.base + (st.st_gid < SBX_JAIL_ID_COUNT ? st.st_gid : 0);
 	}
 	/* A lower an ordinary user owns shows as the jail's user's (lib/jail/jail.c
 	 * idmap_lower): so does its upper. */
 	if (lower && c->ids.range && c->rootfs_dir != lower &&
 	    sbx_idmap_bind_owner(lower, &u, &g) == 1) {
-		uid = c->ids.host_uid;
-		gid = c->ids.host_gid;
+		*uid = c->ids.host_uid;
+		*gid = c->ids.host_gid;
 	}
+	return st.st_mode & 07777;
+}
+
+static int make_layer(struct sbx_run *c, const char *dir, const char *lower, struct sbx_err *err)
+{
+	_cleanup_free_ char *up = sbx_xasprintf("%s/upper", dir);
+	_cleanup_free_ char *wk = sbx_xasprintf("%s/work", dir);
+	uid_t uid;
+	gid_t gid;
+	mode_t mode = layer_owner(c, lower, &uid, &gid);
+
 	/* an image's layout has them already (lib/jail/disk.c) */
 	if (sbx_mkdir_p(up, 0700) < 0 || (mkdir(wk, 0700) < 0 && !made_dir(wk)))
 		return sbx_err_set(err, errno, "cannot create the writable layer in '%s'", dir);
-	if (chmod(up, st.st_mode & 07777) < 0 ||
+	if (chmod(up, mode) < 0 ||
 	    (c->ids.range && (chown(up, uid, gid) < 0 || chown(wk, uid, gid) < 0)))
 		return sbx_err_set(err, errno, "cannot prepare the writable layer in '%s'", dir);
 	return 0;
@@ -354,14 +365,22 @@ static int make_layers(struct sbx_run *c, struct sbx_err *err)
 	return r;
 }
 
-/* An upper's mode: its lower's root's (make_layer), for init to make the
- * in-memory layer with (sbx_jail_opts.layer_modes: [0] the image root's,
- * [1 + N] overlay entry N's). */
-static mode_t lower_mode(const char *lower)
+/* An upper's mode and owner as make_layer() gives them, for init to make
+ * the in-memory layer with (sbx_jail_opts.layer_uppers: [0] the image
+ * root's, [1 + N] overlay entry N's): the owner as the jail sees it, when
+ * the jail maps root's range (init, the jail's root, may give it). */
+static struct sbx_jail_upper upper_of(const struct sbx_run *c, const char *lower)
 {
-	struct stat st;
+	struct sbx_jail_upper up = {.uid = (uid_t)-1, .gid = (gid_t)-1};
+	uid_t uid;
+	gid_t gid;
 
-	return lower && stat(lower, &st) == 0 ? st.st_mode & 07777 : 0755;
+	up.mode = layer_owner(c, lower, &uid, &gid);
+	if (c->ids.range) {
+		up.uid = uid - c->ids.base;
+		up.gid = gid - (gid_t)c->ids.base;
+	}
+	return up;
 }
 
 int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err)
@@ -378,12 +397,12 @@ int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err)
 	 * disk unless the sandbox is kept (sbx_run_keep_layers).  An image
 	 * mounted later may end up in memory too. */
 	if (c->disk_memory || c->disk_later) {
-		c->layer_modes = sbx_xcalloc(c->cfg->n_mounts + 1, sizeof(*c->layer_modes));
+		c->layer_uppers = sbx_xcalloc(c->cfg->n_mounts + 1, sizeof(*c->layer_uppers));
 		if (c->rootfs_dir && c->cfg->rootfs_writable)
-			c->layer_modes[0] = lower_mode(c->rootfs_dir);
+			c->layer_uppers[0] = upper_of(c, c->rootfs_dir);
 		for (size_t i = 0; i < c->cfg->n_mounts; i++)
 			if (c->cfg->mounts[i].kind == SBX_MNT_OVERLAY)
-				c->layer_modes[1 + i] = lower_mode(c->cfg->mounts[i].src);
+				c->layer_uppers[1 + i] = upper_of(c, c->cfg->mounts[i].src);
 		return 0;
 	}
 	return make_layers(c, err);

@@ -203,7 +203,8 @@ while end > 0:
         c.close()
 PY
 	server=$!
-	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$ctl" ] && [ -S "$hidden" ] && break; sleep 0.2; done
+	# python3 may take seconds to start on a loaded machine: wait for both
+	for _ in $(seq 100); do [ -S "$ctl" ] && [ -S "$hidden" ] && break; sleep 0.1; done
 	probe='import socket, sys
 s = socket.socket(socket.AF_UNIX)
 try:

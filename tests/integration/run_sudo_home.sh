@@ -83,6 +83,15 @@ capture as_sudo "$H/proj" run -q -p codex --net none -- sh -c \
 [ "$rc" = 0 ] && [[ "$out" != *CLAUDE-LOGIN* ]] && [[ "$out" == *codex-home* ]]
 ok $? "sudo -p codex: another agent's login in the user's home stays hidden ($rc: $out)"
 
+# The copy-on-write home is the user's to write, its layer on disk or in
+# memory (--rm: the in-memory upper was made owned by the jail's root)
+for rm in "" --rm; do
+	capture as_sudo "$H/proj" run -q $rm -p agent --net none -- sh -c \
+		'stat -c %u ~ && touch ~/.cow && mkdir ~/.npm && echo wrote'
+	[ "$rc" = 0 ] && [ "$out" = "$U"$'\n'wrote ] && [ ! -e "$H/.cow" ]
+	ok $? "sudo -p agent ${rm:-(on disk)}: the copy-on-write home is the user's, writable, the host's untouched ($rc: $out | $err)"
+done
+
 if command -v git >/dev/null; then
 	capture as_sudo "$H/proj" run -q -p agent --net none -- sh -c \
 		'git init -q . && git add made.txt && git commit -qm first && git log --format=%an'
@@ -110,6 +119,11 @@ chmod 0755 "$BASE"
 capture as_sudo "$BASE" run -q -- sh -c "$who"
 [ "$rc" = 0 ] && [[ "$out" == "0:0 HOME=/root"* ]]
 ok $? "sudo in a directory root owns: root inside ($rc: $out)"
+# the user's own directory, but where the user cannot reach it (/root)
+mkdir -m 0700 "$BASE/closed" && mkdir "$BASE/closed/mine" && chown "$U:$U" "$BASE/closed/mine"
+capture as_sudo "$BASE/closed/mine" run -q -- sh -c "$who"
+[ "$rc" = 0 ] && [[ "$out" == "0:0 HOME=/root"* ]]
+ok $? "sudo in a directory of the user's that the user cannot reach: root inside ($rc: $out | $err)"
 sbx_rootfs "$BASE/busybox.tar.gz"
 capture as_sudo "$H/proj" run -q --rootfs "$BASE/busybox.tar.gz" -- sh -c 'id -u'
 [ "$rc" = 0 ] && [ "$out" = 0 ]

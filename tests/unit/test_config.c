@@ -200,7 +200,7 @@ static void test_sudo_caller(void **unused)
 	struct sbx_sudo_caller who;
 	struct sbx_config c;
 	struct passwd *pw;
-	char uid[16], gid[16];
+	char uid[16], gid[16], sub[128];
 	uid_t u;
 	gid_t g;
 
@@ -237,6 +237,14 @@ static void test_sudo_caller(void **unused)
 	/* A directory of someone else's (root's own: sudo -i in /root). */
 	assert_int_equal(chown(base, 0, 0), 0);
 	assert_false(for_caller(&c, uid, gid, &who));
+	/* The caller's own, in a directory the caller cannot enter. */
+	snprintf(sub, sizeof(sub), "%s/other", base);
+	assert_int_equal(chmod(base, 0700), 0);
+	assert_int_equal(chown(sub, u, g), 0);
+	setenv("SUDO_UID", uid, 1);
+	assert_false(sbx_config_for_sudo_caller(&c, sub, &who));
+	assert_int_equal(chmod(base, 0711), 0);
+	assert_true(sbx_config_for_sudo_caller(&c, sub, &who));
 	/* Acting for the caller: its ids, HOME, USER and LOGNAME. */
 	assert_int_equal(chown(base, u, g), 0);
 	assert_true(for_caller(&c, uid, gid, &who));
