@@ -92,6 +92,8 @@ static bool secret_present(const struct sbx_run *c, const char *name)
 static void secrets_summary(struct sbx_run *c, char *sum, size_t len)
 {
 	size_t n = 0, absent = 0;
+	struct sbx_strv unset = {0}; /* host variables of the absent ones */
+	const char *sudo = getenv("SUDO_UID");
 	int w;
 
 	sum[0] = '\0';
@@ -119,11 +121,24 @@ static void secrets_summary(struct sbx_run *c, char *sum, size_t len)
 			else
 				w = snprintf(sum + n, len - n, "%s%s",
 					     absent++ ? ", " : "; absent (optional): ", s->name);
+			if (pass == 1 && s->source == SBX_SECRET_FROM_ENV && s->ref)
+				sbx_strv_push(&unset, s->ref);
 			if (w > 0 && (size_t)w < len - n)
 				n += (size_t)w;
 		}
 		if (pass == 0 && n == 0)
 			n = (size_t)snprintf(sum, len, "none");
+		/* sudo resets the environment: say how to pass the variable. */
+		if (pass == 1 && unset.n && getuid() == 0 && sudo && *sudo && n < len) {
+			_cleanup_free_ char *vars = sbx_strv_join(&unset, ",");
+
+			w = snprintf(sum + n, len - n,
+				     " (sudo passes none of the caller's variables: sudo "
+				     "--preserve-env=%s sbx ... passes %s)",
+				     vars, unset.n > 1 ? "them" : "it");
+			if (w > 0 && (size_t)w < len - n)
+				n += (size_t)w;
+		}
 		if (pass == 0 && c->n_inject && n < len)
 			n += (size_t)snprintf(
 			    sum + n, len - n,
@@ -134,6 +149,7 @@ static void secrets_summary(struct sbx_run *c, char *sum, size_t len)
 					: "made at its start");
 		n = n < len ? n : len - 1;
 	}
+	sbx_strv_free(&unset);
 }
 
 static void add_layer(struct sbx_record_filesystem *fs, const char *target, char *upper,

@@ -78,6 +78,18 @@ capture as_sudo "$H/proj" run -p claude --net none -- sh -c \
 	[[ "$err" != *"root owns it"* ]] && [[ "$err" != *"/root/.claude"* ]]
 ok $? "sudo -p claude in the user's project: the user's ids, home and login, written as the user ($rc: $out | $err)"
 
+# sudo drops the caller's environment: an absent API key says how to pass it
+unset ANTHROPIC_API_KEY
+capture as_sudo "$H/proj" run --rm -p claude --net none -- true
+hint="absent (optional): ANTHROPIC_API_KEY (sudo passes none of the caller's variables: sudo --preserve-env=ANTHROPIC_API_KEY sbx ... passes it)"
+[ "$rc" = 0 ] && [[ "$err" == *"$hint"* ]]
+ok $? "sudo -p claude without the key: the run log says how to pass it ($rc: $err)"
+capture env -C "$H/proj" SBX_STATE_DIR="$BASE/state" \
+	SBX_CACHE_DIR="$BASE/cache" "$SBX" run --rm -p claude --net none -- true
+[ "$rc" = 0 ] && [[ "$err" == *"absent (optional): ANTHROPIC_API_KEY"* ]] &&
+	[[ "$err" != *preserve-env* ]]
+ok $? "without sudo the key's absence is said plainly ($rc: $err)"
+
 capture as_sudo "$H/proj" run -q -p codex --net none -- sh -c \
 	"cat ~/.claude/.credentials.json 2>&1; ls ~/.codex >/dev/null && echo codex-home"
 [ "$rc" = 0 ] && [[ "$out" != *CLAUDE-LOGIN* ]] && [[ "$out" == *codex-home* ]]
