@@ -174,7 +174,7 @@ static int layers_walk(int from, int to, const struct sbx_config *cfg, bool root
 	size_t k = 0;
 	int r = 0;
 
-	/* after each upper, k - 1 is its index in modes: 0 the image root's,
+	/* after each upper, k - 1 is its index in uppers: 0 the image root's,
 	 * 1 + I overlay entry I's (sbx_jail_opts.layer_uppers) */
 	while ((name = layer_upper(cfg, rootfs_layer, &k, buf))) {
 		struct sbx_err e = {0};

@@ -183,10 +183,9 @@ bool sbx_sudo_caller(struct sbx_sudo_caller *out);
  * Should a run act for that caller?  With the host's root, the profile's
  * user = inherit (no -u), a caller whose ids fit in the jail's, and a
  * working directory pwd that the caller owns and can reach (a
- * developer's project):
- * the command then runs as the caller,
- * with the caller's HOME, USER and LOGNAME, as it would without sudo.
- * Root's own directories (sudo -i in /root) keep root.
+ * developer's project): the command then runs as the caller, with the
+ * caller's HOME, USER and LOGNAME, as it would without sudo.  Root's own
+ * directories (sudo -i in /root) keep root.
  */
 bool sbx_config_for_sudo_caller(const struct sbx_config *c, const char *pwd,
 				struct sbx_sudo_caller *out);
