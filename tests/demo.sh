@@ -45,9 +45,11 @@ echo "rootfs: $TARBALL ($(du -k "$TARBALL" | cut -f1) KiB); state in $SBX_STATE_
 step "sbx run --rootfs $TARBALL -- sh -c 'id; hostname; tr \"\\0\" \" \" </proc/1/cmdline; echo; ls /'"
 expect 0 "$SBX" run --rootfs "$TARBALL" -- sh -c 'id; hostname; tr "\\0" " " </proc/1/cmdline; echo; ls /'
 
-# 2. The host's root, read-only, with the working directory copy-on-write.
-step "sbx run -- ls $HOME"
-expect 0 "$SBX" run -- ls "$HOME"
+# 2. The host's root, read-only, with the working directory copy-on-write:
+# who the command is and its home (under sudo, in a directory of the user
+# who ran it, that user and that user's home: $HOME is expanded inside).
+step "sbx run -- sh -c 'id; ls \"\$HOME\"'"
+expect 0 "$SBX" run -- sh -c 'id; ls "$HOME"'
 
 # 3. Exit statuses pass through; a command that is not there is 127.
 step "sbx run -q --rm --rootfs $TARBALL -- sh -c 'exit 3'"

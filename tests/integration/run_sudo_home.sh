@@ -78,6 +78,12 @@ capture as_sudo "$H/proj" run -p claude --net none -- sh -c \
 	[[ "$err" != *"root owns it"* ]] && [[ "$err" != *"/root/.claude"* ]]
 ok $? "sudo -p claude in the user's project: the user's ids, home and login, written as the user ($rc: $out | $err)"
 
+# make demo's second step, as `sudo make demo` in the user's clone runs it
+# (it listed $HOME expanded on the host, /root, which the user cannot read)
+capture as_sudo "$H/proj" run -q -- sh -c 'id; ls "$HOME"'
+[ "$rc" = 0 ] && [[ "$out" == "uid=$U($NAME)"* ]] && [[ "$out" == *proj* ]]
+ok $? "sudo: the demo's step lists the user's home as the user ($rc: $out | $err)"
+
 # sudo drops the caller's environment: an absent API key says how to pass it
 unset ANTHROPIC_API_KEY
 capture as_sudo "$H/proj" run --rm -p claude --net none -- true
