@@ -133,8 +133,8 @@ static void secrets_summary(struct sbx_run *c, char *sum, size_t len)
 			_cleanup_free_ char *vars = sbx_strv_join(&unset, ",");
 
 			w = snprintf(sum + n, len - n,
-				     " (sudo passes none of the caller's variables: sudo "
-				     "--preserve-env=%s sbx ... passes %s)",
+				     " (sudo resets the environment: sudo --preserve-env=%s sbx "
+				     "... passes %s)",
 				     vars, unset.n > 1 ? "them" : "it");
 			if (w > 0 && (size_t)w < len - n)
 				n += (size_t)w;

@@ -87,7 +87,7 @@ ok $? "sudo: the demo's step lists the user's home as the user ($rc: $out | $err
 # sudo drops the caller's environment: an absent API key says how to pass it
 unset ANTHROPIC_API_KEY
 capture as_sudo "$H/proj" run --rm -p claude --net none -- true
-hint="absent (optional): ANTHROPIC_API_KEY (sudo passes none of the caller's variables: sudo --preserve-env=ANTHROPIC_API_KEY sbx ... passes it)"
+hint="absent (optional): ANTHROPIC_API_KEY (sudo resets the environment: sudo --preserve-env=ANTHROPIC_API_KEY sbx ... passes it)"
 [ "$rc" = 0 ] && [[ "$err" == *"$hint"* ]]
 ok $? "sudo -p claude without the key: the run log says how to pass it ($rc: $err)"
 capture env -C "$H/proj" SBX_STATE_DIR="$BASE/state" \
