@@ -131,6 +131,8 @@ static int profile_show(int argc, char **argv)
 {
 	struct sbx_config cfg;
 	struct sbx_strv errs = {0};
+	struct sbx_profile_vars vars;
+	struct sbx_sudo_caller who;
 	int r = parse_opts(argc, argv, usage_show, false, NULL);
 
 	if (r)
@@ -141,7 +143,18 @@ static int profile_show(int argc, char **argv)
 		return SBX_EXIT_USAGE;
 	}
 	sbx_config_init(&cfg);
-	if (sbx_profile_load_all(&cfg, argv[optind], NULL, &errs) < 0) {
+	sbx_profile_vars_from_process(&vars);
+	r = sbx_profile_load_all(&cfg, argv[optind], &vars, &errs);
+	/* As `sbx run` here would have it: under sudo, in a directory of the
+	 * user who ran it, that user's ~ and ids (lib/profile/README.md). */
+	if (r == 0 && sbx_profile_vars_for_sudo_caller(&cfg, &vars, &who)) {
+		sbx_config_free(&cfg);
+		sbx_config_init(&cfg);
+		r = sbx_profile_load_all(&cfg, argv[optind], &vars, &errs);
+		if (r == 0)
+			sbx_config_act_for(&cfg, &who);
+	}
+	if (r < 0) {
 		print_errors(&errs);
 		r = SBX_EXIT_FAIL;
 	} else {
@@ -149,6 +162,10 @@ static int profile_show(int argc, char **argv)
 		for (size_t i = 0; i < cfg.sources.n; i++)
 			printf(" %s", cfg.sources.v[i]);
 		printf("\n");
+		if (cfg.sudo_user)
+			printf(
+			    "# for %s, who ran sudo in a directory of theirs (-u root for root)\n",
+			    cfg.sudo_user);
 		r = sbx_profile_write(&cfg, stdout) < 0 ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 	}
 	sbx_strv_free(&errs);

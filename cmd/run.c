@@ -48,10 +48,7 @@ static int load_config(struct run_ctx *c, struct sbx_err *err)
 	/* `sudo sbx run` in the caller's own project runs as the caller, with
 	 * the caller's ~ in the profile (~/.claude, the masks), as without
 	 * sudo: loaded again with those variables. */
-	if (r == 0 && sbx_config_for_sudo_caller(&c->cfg, vars.pwd, &who)) {
-		vars.home = who.home;
-		vars.user = who.name;
-		vars.uid = who.uid;
+	if (r == 0 && sbx_profile_vars_for_sudo_caller(&c->cfg, &vars, &who)) {
 		sbx_config_free(&c->cfg);
 		sbx_config_init(&c->cfg);
 		r = load_with(c, &vars, err);

@@ -753,6 +753,17 @@ const char *sbx_profile_summary(const char *text, char *buf, size_t len)
 	return buf;
 }
 
+bool sbx_profile_vars_for_sudo_caller(const struct sbx_config *c, struct sbx_profile_vars *v,
+				      struct sbx_sudo_caller *who)
+{
+	if (!sbx_config_for_sudo_caller(c, v->pwd, who))
+		return false;
+	v->home = who->home;
+	v->user = who->name;
+	v->uid = who->uid;
+	return true;
+}
+
 void sbx_profile_vars_from_process(struct sbx_profile_vars *v)
 {
 	static char pwd[PATH_MAX], home[PATH_MAX];

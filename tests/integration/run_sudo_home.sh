@@ -78,6 +78,13 @@ capture as_sudo "$H/proj" run -p claude --net none -- sh -c \
 	[[ "$err" != *"root owns it"* ]] && [[ "$err" != *"/root/.claude"* ]]
 ok $? "sudo -p claude in the user's project: the user's ids, home and login, written as the user ($rc: $out | $err)"
 
+# sbx profile show says what such a run uses
+capture as_sudo "$H/proj" profile show claude
+[ "$rc" = 0 ] && grep -qx "bind = -$H/.claude" <<<"$out" && grep -qx "user = $U:$U" <<<"$out" &&
+	grep -qx "# for $NAME, who ran sudo in a directory of theirs (-u root for root)" <<<"$out" &&
+	grep -qx "set = HOME=$H" <<<"$out"
+ok $? "sudo: profile show gives the user's ~/.claude and ids, as the run uses them ($rc)"
+
 # make demo's second step, as `sudo make demo` in the user's clone runs it
 # (it listed $HOME expanded on the host, /root, which the user cannot read)
 capture as_sudo "$H/proj" run -q -- sh -c 'id; ls "$HOME"'
