@@ -299,15 +299,11 @@ void sbx_config_act_for(struct sbx_config *c, const struct sbx_sudo_caller *who)
 	c->sudo_user = sbx_xstrdup(who->name);
 }
 
-size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home)
+/* Every ~/... mask under from (a normalised home) repeated under to. */
+static size_t mask_also(struct sbx_config *c, const char *from, const char *to)
 {
-	struct sbx_sudo_caller who;
-	_cleanup_free_ char *from = home_dir(home);
-	const char *to = who.home;
 	size_t n = c->n_mounts, added = 0;
 
-	if (!from || !sbx_sudo_caller(&who) || strcmp(to, from) == 0)
-		return 0;
 	for (size_t i = 0; i < n; i++) {
 		const char *rest =
 		    c->mounts[i].kind == SBX_MNT_MASK ? path_below(c->mounts[i].dst, from) : NULL;
@@ -322,6 +318,23 @@ size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home)
 		added++;
 	}
 	return added;
+}
+
+size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home)
+{
+	struct sbx_sudo_caller who;
+	struct passwd *pw;
+	_cleanup_free_ char *from = home_dir(home), *root = NULL;
+
+	if (!from || !sbx_sudo_caller(&who))
+		return 0;
+	if (strcmp(from, who.home) != 0)
+		return mask_also(c, from, who.home);
+	/* Expanded with the caller's home (the run is the caller's, or sudo
+	 * -E): root's own home keeps its masks too. */
+	pw = getpwuid(getuid());
+	root = pw ? home_dir(pw->pw_dir) : NULL;
+	return root && strcmp(root, from) != 0 ? mask_also(c, from, root) : 0;
 }
 
 int sbx_config_check_sources(const struct sbx_config *c, struct sbx_err *err)

@@ -159,10 +159,12 @@ size_t sbx_config_drop_covered_overlays(struct sbx_config *c);
 void sbx_config_drop_host_only(struct sbx_config *c);
 /*
  * Under sudo (root, $SUDO_UID a user's), the ~/... masks (the credential
- * files: ~/.npmrc, ~/.aws, ...) expanded with $HOME (root's, as sudo sets
- * it) hide the same paths in the home of the user who ran sudo too: the
+ * files: ~/.npmrc, ~/.aws, ...) expanded with home (root's, as sudo sets
+ * $HOME) hide the same paths in the home of the user who ran sudo too: the
  * host's root shows that home read-only, with what is world-readable in
- * it.  Returns how many were added.
+ * it.  Expanded with the caller's home (a run that is the caller's, or
+ * sudo -E), they hide the same paths in root's home.  Returns how many
+ * were added.
  */
 size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home);
 

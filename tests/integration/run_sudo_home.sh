@@ -134,6 +134,12 @@ capture2=$(as_sudo "$H/proj" inspect sudod)
 [ "$rc" = 0 ] && [[ "$out" == "$U:$U HOME=$H USER=$NAME LOGNAME=$NAME" ]] &&
 	[ "$rec" = "$U $NAME" ] && [[ "$capture2" == *"uid $U gid $U as $NAME"* ]]
 ok $? "sudo: sbx exec runs as the user too; the record and inspect say why ($rc: $out | $rec)"
+# root's own credential files stay hidden too (the profile's ~ was the
+# user's: a world-readable /root/.aws would otherwise be read)
+roothome=$(getent passwd 0 | cut -d: -f6)
+ini=$(as_sudo "$H/proj" inspect --json sudod | jq -r '.profile.ini')
+grep -qx "mask = $roothome/.aws" <<<"$ini" && grep -qx "mask = $H/.aws" <<<"$ini"
+ok $? "sudo: the masks cover root's home as well as the user's ($roothome)"
 as_sudo "$H/proj" destroy sudod >/dev/null 2>&1
 
 # Root stays root: -u root, root's own directory, an image, no real caller
