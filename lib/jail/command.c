@@ -58,42 +58,78 @@ static int open_ptmx(struct sbx_err *err)
 	return steal_fd(&fd);
 }
 
-/* A pty in the jail's devpts; the master goes to the supervisor. */
-static int setup_pty(const struct sbx_jail_cmd *c, struct sbx_err *err)
+/*
+ * -t: a pty in the jail's devpts, made by the command's parent (the jail's
+ * init, or sbx exec's helper), which becomes the leader of a new session
+ * with the pty as its controlling terminal; the master goes to the
+ * supervisor.  The command then takes a process group of its own in that
+ * session and makes it the pty's foreground job (take_pty).  Its group so
+ * has a parent in the same session and is not orphaned: a program that
+ * reads Ctrl-Z as a key and then stops itself with kill(0, SIGTSTP) (vim,
+ * less) is stopped, where the kernel discards that stop for an orphaned
+ * group (the command as a session leader of its own, its parent in
+ * another session).  The parent is told of the stop (SBX_MSG_STOPPED) and
+ * sbx suspends.  The slave is returned, without O_CLOEXEC: the parent
+ * closes it once the command has it.
+ */
+int sbx_jail_pty_open(uid_t uid, gid_t gid, const struct winsize *ws, int report_fd,
+		      struct sbx_err *err)
 {
 	struct sbx_jail_msg m = {.type = SBX_MSG_PTY};
 	_cleanup_close_ int master = -1;
-	_cleanup_close_ int slave = -1;
-	int unlock = 0;
+	int slave, unlock = 0, r;
 
+	if (setsid() < 0)
+		return sbx_err_set(err, errno, "cannot start a new session");
 	master = open_ptmx(err);
 	if (master < 0)
 		return master;
 	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
 		return sbx_err_set(err, errno, "cannot unlock the pty");
-	if (c->ws.ws_row && ioctl(master, TIOCSWINSZ, &c->ws) < 0)
+	if (ws->ws_row && ioctl(master, TIOCSWINSZ, ws) < 0)
 		return sbx_err_set(err, errno, "cannot set the pty's size");
 	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
 	if (slave < 0)
 		return sbx_err_set(err, errno, "cannot open the pty");
 	if (ioctl(slave, TIOCSCTTY, 0) < 0)
-		return sbx_err_set(err, errno, "cannot make the pty the controlling terminal");
-	if (fchown(slave, c->ids->uid, c->ids->gid) < 0)
-		return sbx_err_set(err, errno, "cannot give the pty to the jail's user");
-	if (sbx_jail_send(c->report_fd, &m, &master, 1) < 0)
-		return sbx_err_set(err, errno, "cannot pass the pty to sbx");
-	for (int fd = 0; fd < 3; fd++)
-		if (dup2(slave, fd) < 0)
-			return sbx_err_set(err, errno, "cannot use the pty");
-	return 0;
+		r = sbx_err_set(err, errno, "cannot make the pty the controlling terminal");
+	else if (fchown(slave, uid, gid) < 0)
+		r = sbx_err_set(err, errno, "cannot give the pty to the jail's user");
+	else if (sbx_jail_send(report_fd, &m, &master, 1) < 0)
+		r = sbx_err_set(err, errno, "cannot pass the pty to sbx");
+	else
+		return slave;
+	close(slave);
+	return r;
+}
+
+/* -t: the command's own process group, the pty's foreground job. */
+static int take_pty(const struct sbx_jail_cmd *c, struct sbx_err *err)
+{
+	sigset_t ttou, old;
+	int r = 0;
+
+	if (setpgid(0, 0) < 0)
+		return sbx_err_set(err, errno, "cannot start a process group");
+	/* a group that is not yet the foreground job is sent SIGTTOU for it */
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	if (tcsetpgrp(c->pty_slave, getpid()) < 0)
+		r = sbx_err_set(err, errno, "cannot make the command the pty's foreground job");
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	for (int fd = 0; fd < 3 && r == 0; fd++)
+		if (dup2(c->pty_slave, fd) < 0)
+			r = sbx_err_set(err, errno, "cannot use the pty");
+	return r;
 }
 
 static int setup_stdio(const struct sbx_jail_cmd *c, struct sbx_err *err)
 {
+	if (c->tty)
+		return take_pty(c, err);
 	if (setsid() < 0)
 		return sbx_err_set(err, errno, "cannot start a new session");
-	if (c->tty)
-		return setup_pty(c, err);
 	if (c->out_fd >= 0 && dup2(c->out_fd, STDOUT_FILENO) < 0)
 		return sbx_err_set(err, errno, "cannot set up stdout");
 	if (c->err_fd >= 0 && dup2(c->err_fd, STDERR_FILENO) < 0)

@@ -499,7 +499,7 @@ static int join(const struct sbx_enter_opts *o, int fds[H_N], pid_t parent, stru
 }
 
 static void __attribute__((noreturn))
-run_command(const struct sbx_enter_opts *o, const int fds[H_N])
+run_command(const struct sbx_enter_opts *o, const int fds[H_N], int pty)
 {
 	struct sbx_jail_cmd c = {
 	    .cfg = o->cfg,
@@ -512,7 +512,7 @@ run_command(const struct sbx_enter_opts *o, const int fds[H_N])
 	    .out_fd = fds[H_OUT],
 	    .err_fd = fds[H_ERR],
 	    .tty = o->tty,
-	    .ws = o->ws,
+	    .pty_slave = pty,
 	    .seccomp = o->seccomp,
 	    .report_fd = fds[H_SOCK],
 	};
@@ -561,6 +561,7 @@ helper_main(const struct sbx_enter_opts *o, int sock, pid_t parent)
 {
 	int fds[H_N] = {sock, o->out_fd, o->err_fd};
 	struct sbx_err err = {0};
+	int pty = -1;
 	sigset_t set;
 	pid_t cmd;
 
@@ -578,13 +579,21 @@ helper_main(const struct sbx_enter_opts *o, int sock, pid_t parent)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (keep_only(fds, &err) < 0 || join(o, fds, parent, &err) < 0)
 		sbx_jail_die(fds[H_SOCK] >= 0 ? fds[H_SOCK] : sock, &err, 125);
+	/* -t: the helper leads the pty's session, the command's group its job */
+	if (o->tty) {
+		pty = sbx_jail_pty_open(o->target->ids.uid, o->target->ids.gid, &o->ws, fds[H_SOCK],
+					&err);
+		if (pty < 0)
+			sbx_jail_die(fds[H_SOCK], &err, 125);
+	}
 	cmd = fork();
 	if (cmd < 0) {
 		sbx_err_set(&err, errno, "cannot fork in the jail (is it ending?)");
 		sbx_jail_die(fds[H_SOCK], &err, 125);
 	}
 	if (cmd == 0)
-		run_command(o, fds);
+		run_command(o, fds, pty);
+	sbx_closep(&pty);
 	sbx_closep(&fds[H_OUT]);
 	sbx_closep(&fds[H_ERR]);
 	wait_command(fds[H_SOCK], cmd, parent);

@@ -199,7 +199,7 @@ static void run_command(struct sbx_jail_child *c)
 	    .out_fd = o->out_fd,
 	    .err_fd = o->err_fd,
 	    .tty = o->tty,
-	    .ws = o->ws,
+	    .pty_slave = c->pty_slave,
 	    .seccomp = o->seccomp,
 	    .report_fd = c->sock,
 	    .exec_fence = o->exec_fence,
@@ -392,11 +392,21 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	/* -t: init leads the pty's session, the command's group its job */
+	c->pty_slave = -1;
+	if (c->o->tty) {
+		c->pty_slave =
+		    sbx_jail_pty_open(c->o->ids.uid, c->o->ids.gid, &c->o->ws, c->sock, &err);
+		if (c->pty_slave < 0)
+			sbx_jail_die(c->sock, &err, 125);
+	}
 	cmd = spawn_command(c);
 	if (cmd < 0) {
 		sbx_err_set(&err, errno, "cannot fork the command");
 		sbx_jail_die(c->sock, &err, 125);
 	}
+	if (c->pty_slave >= 0)
+		close(c->pty_slave);
 	if (c->o->out_fd >= 0)
 		close(c->o->out_fd);
 	if (c->o->err_fd >= 0)

@@ -9,8 +9,10 @@
  *     write uid_map/gid_map, attach cgroup,
  *     idmapped lower layers (as root) ---> GO (+ fds over SCM_RIGHTS)
  *                                          mounts, pivot_root, hostname, lo
- *                                          fork -> command: setsid, pty, ids,
- *                                          rlimits, caps, no_new_privs,
+ *                                          (-t: setsid, the pty; PTY master)
+ *                                          fork -> command: setsid (-t: its
+ *                                          own group), ids, rlimits, caps,
+ *                                          no_new_privs,
  *                                          seccomp, execve
  *     <---------- EXEC (timings) or ERROR (errno, message) or EXEC_FAIL
  *   sbx_jail_supervise(): tee output, forward signals, time limit
@@ -395,8 +397,9 @@ void sbx_jail_kill(struct sbx_jail *j);
 
 /*
  * The command side, shared with `sbx exec`: in the current process (already
- * inside the jail's namespaces and root), become the command: new session,
- * optional pty (master sent over report_fd), ids, rlimits, capabilities,
+ * inside the jail's namespaces and root), become the command: new session
+ * (with tty: a process group of its own in its parent's session, the pty's
+ * foreground job; see sbx_jail_pty_open), ids, rlimits, capabilities,
  * no_new_privs, seccomp, execve looked up in envp's PATH.  Failures are sent
  * over report_fd (see jail.c's protocol) and end in _exit(125/126/127);
  * never returns.
@@ -411,7 +414,7 @@ struct sbx_jail_cmd {
 	const char *host_cwd;
 	int out_fd, err_fd; /* -1 = keep */
 	bool tty;
-	struct winsize ws;
+	int pty_slave;				  /* tty: what sbx_jail_pty_open() returned */
 	const struct sbx_seccomp_filter *seccomp; /* sbx_jail_opts.seccomp */
 	int report_fd;				  /* SEQPACKET, CLOEXEC */
 	bool exec_fence;			  /* send SBX_MSG_FENCE (opts->exec_fence) */
@@ -419,6 +422,13 @@ struct sbx_jail_cmd {
 	uint64_t ts_layer0, ts_layer1;		  /* init's wait for the layers (layer_later) */
 };
 void sbx_jail_exec_command(const struct sbx_jail_cmd *c) __attribute__((noreturn));
+/* In the command's parent, before it is started with tty: a new session
+ * whose controlling terminal is a new pty of the jail's devpts owned by
+ * uid:gid, of size ws (none if 0 rows); the master is sent over report_fd.
+ * The slave (for sbx_jail_cmd.pty_slave, closed once the command has it),
+ * or -errno. */
+int sbx_jail_pty_open(uid_t uid, gid_t gid, const struct winsize *ws, int report_fd,
+		      struct sbx_err *err);
 
 /*
  * Why a command could not be started (lib/jail/exec_explain.c).  In the jail,

@@ -96,6 +96,7 @@ struct sbx_jail_child {
 	ino_t root_ino;
 	/* opts->layer_later: the tmpfs's size SBX_MSG_DISK gave, or 0 (a mount) */
 	uint64_t layer_tmpfs;
+	int pty_slave; /* opts->tty: sbx_jail_pty_open()'s, until the command has it */
 };
 
 /* hostfs.c: the host's procfs and sysfs mounts into c (init, before GO). */

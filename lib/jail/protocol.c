@@ -105,7 +105,8 @@ int sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from, bool pid1)
 		return 0;
 	}
 	if (kill(-cmd, sig) < 0)
-		(void)kill(cmd, sig); /* no group yet: the command before its setsid() */
+		(void)kill(cmd,
+			   sig); /* no group yet: the command before its setsid() or setpgid() */
 	return 0;
 }
 

@@ -289,8 +289,9 @@ static void pass_winsize(struct sup *s)
 }
 
 /*
- * Ctrl-Z (the terminal's SIGTSTP), or the command stopped by itself
- * (SBX_MSG_STOPPED, by sig).  If sbx is its terminal's foreground job, the
+ * Ctrl-Z (the terminal's SIGTSTP), or the command stopped (SBX_MSG_STOPPED,
+ * by sig: by itself, or with -t by the Ctrl-Z typed for it, which the jail's
+ * pty turns into a SIGTSTP for the command's group).  If sbx is its terminal's foreground job, the
  * jail is stopped (jail_int.h) and sbx stops with sig, so that the
  * caller's shell has its prompt back and says "Stopped"; the shell's
  * SIGCONT (fg, bg) continues sbx, which passes it on (on_signal).
@@ -334,49 +335,6 @@ static void suspend(struct sup *s, int sig, bool key)
 	}
 }
 
-/*
- * -t: was Ctrl-Z (the jail's terminal's suspend character, with ISIG) in
- * buf, typed while the command's own process group is that terminal's
- * foreground job, with SIGTSTP's default action?  That group is orphaned
- * to the kernel (its leader's parent, init, is in another session), so the
- * pty's SIGTSTP stops nothing of it: sbx suspends as at the caller's own
- * Ctrl-Z.  A shell in the jail doing job control (its jobs are not
- * orphaned) or a program that handles SIGTSTP is left to itself.
- */
-static bool pty_suspend_key(struct sup *s, const char *buf, size_t n)
-{
-	unsigned long long mask;
-	struct termios t;
-	char path[64], line[256];
-	bool cmd = false, dfl = true;
-	pid_t pg = 0;
-	FILE *f;
-
-	if (tcgetattr(s->j->pty_fd, &t) < 0 || !(t.c_lflag & ISIG) ||
-	    t.c_cc[VSUSP] == _POSIX_VDISABLE || !memchr(buf, t.c_cc[VSUSP], n) ||
-	    ioctl(s->j->pty_fd, TIOCGPGRP, &pg) < 0 || pg <= 0 || s->j->cmd_pid <= 0)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pg);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "NSpid:", 6)) {
-			/* its pid here, then in the jail's namespace */
-			char *end;
-			long here = strtol(line + 6, &end, 10);
-
-			cmd = here == pg && strtol(end, NULL, 10) == s->j->cmd_pid;
-		} else if (!strncmp(line, "SigIgn:", 7) || !strncmp(line, "SigCgt:", 7)) {
-			mask = strtoull(line + 7, NULL, 16);
-			if (mask & (1ULL << (SIGTSTP - 1)))
-				dfl = false;
-		}
-	}
-	fclose(f);
-	return cmd && dfl;
-}
-
 bool sbx_jail_output_lost(const struct sbx_jail_result *r, char *msg, size_t n)
 {
 	static const char *const name[2] = {"stdout", "stderr"};
@@ -418,8 +376,6 @@ static bool pump_stdin(struct sup *s)
 		if (sbx_write_all(s->j->pty_fd, buf, (size_t)n) < 0)
 			return false;
 		s->in_midline = buf[n - 1] != '\n';
-		if (pty_suspend_key(s, buf, (size_t)n))
-			suspend(s, SIGTSTP, true);
 		return true;
 	}
 	if (tcgetattr(s->j->pty_fd, &t) == 0 && (t.c_lflag & ICANON)) {

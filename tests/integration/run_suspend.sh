@@ -37,7 +37,18 @@ sed 's/^/bg /' /tmp/bg
 EOF
 # selfstop: 5 ticks, the command stops itself (SIGSTOP), 5 ticks.
 printf '#!/bin/sh\n./ticks 5\nkill -STOP $$\n./ticks 5\n' >"$BASE/wd/selfstop"
-chmod 0755 "$BASE/wd/ticks" "$BASE/wd/bgticks" "$BASE/wd/selfstop"
+# keystop: as vim and less suspend: the terminal raw, Ctrl-Z read as a
+# key, the terminal's mode restored, then kill(0, SIGTSTP); 5 ticks after.
+cat >"$BASE/wd/keystop" <<'EOF'
+#!/bin/sh
+stty raw -echo
+dd bs=1 count=1 >/dev/null 2>&1
+stty -raw echo
+echo keystop-suspends
+kill -TSTP 0
+./ticks 5
+EOF
+chmod 0755 "$BASE/wd/ticks" "$BASE/wd/bgticks" "$BASE/wd/selfstop" "$BASE/wd/keystop"
 
 # in_shell MODE FEED [ARG...]: an interactive bash as MODE in a pty,
 # reading what the function FEED prints (it sleeps between lines and keys).
@@ -149,6 +160,17 @@ for mode in $MODES; do
 	ok $? "$mode: -t: Ctrl-Z typed for the command suspends the jail and sbx (gap ${gap} s)"
 	has '^rc=0$' || diag "$out"
 
+	# a program that reads Ctrl-Z as a key and stops its own group (vim,
+	# less): its group must not be orphaned, or the kernel discards the stop
+	out=$(in_shell $mode feed_ctrl_z '"$SBX" run -q -t --log-json ev-key.jsonl --rootfs "$IMG" -- ./keystop' jobs)
+	has '^keystop-suspends$' && has '^\[1\]+ *Stopped' && has '^rc=0$' &&
+		[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 5 ]
+	ok $? "$mode: -t: a program that handles Ctrl-Z and stops itself (kill(0, SIGTSTP)) suspends sbx"
+	has '^rc=0$' && has '^\[1\]+ *Stopped' || diag "$out"
+	grep -q '"event":"suspend","by":"command","signal":20,"name":"TSTP"' "$BASE/wd/ev-key.jsonl"
+	ok $? "$mode: -t: the run log says the command stopped (SIGTSTP)"
+	rm -f "$BASE/wd/ev-key.jsonl"
+
 	out=$(in_shell $mode feed_tty_shell)
 	has '^inner-42$' && has '^rc=3$' && has '^\[1\]+ *Stopped *\./ticks 8' &&
 		! has '^\[1\]+ *Stopped *"\$SBX"'
@@ -164,6 +186,11 @@ for mode in $MODES; do
 	has '^\[1\]+ *Stopped' && has '^rc=0$' && gap_ok
 	ok $? "$mode: sbx exec: Ctrl-Z stops its command and sbx, fg continues it (gap ${gap} s)"
 	has '^rc=0$' || diag "$out"
+	out=$(in_shell $mode feed_ctrl_z '"$SBX" exec -t sus -- ./keystop' jobs)
+	has '^keystop-suspends$' && has '^\[1\]+ *Stopped' && has '^rc=0$' &&
+		[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 5 ]
+	ok $? "$mode: sbx exec -t: a program that handles Ctrl-Z and stops itself suspends sbx exec"
+	has '^rc=0$' && has '^\[1\]+ *Stopped' || diag "$out"
 	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
 		$pre "$SBX" destroy sus >/dev/null 2>&1)
 

@@ -49,11 +49,14 @@ for mode in $MODES; do
 	printf '%s\n' "$out" | grep -q '^stdout-is-tty$'
 	ok $? "$mode: -t: stdout is the pty"
 
-	out=$(in_tty $mode "$SBX run -q -t --rootfs $IMG -- sh -c 'ps -o pid,sid,comm; true' ")
-	sid_line=$(printf '%s\n' "$out" | tr -d '\r\000' | sed 's/\^@//g' | awk '$3 == "sh" {print $1, $2}' | head -1)
+	# its own process group, in the session of the jail's init (sid 1),
+	# which leads it with the pty as its terminal: so the group is not
+	# orphaned and a stop it makes itself stops it (run_suspend.sh)
+	out=$(in_tty $mode "$SBX run -q -t --rootfs $IMG -- sh -c 'ps -o pid,pgid,sid,comm; true' ")
+	sid_line=$(printf '%s\n' "$out" | tr -d '\r\000' | sed 's/\^@//g' | awk '$4 == "sh" {print $1, $2, $3}' | head -1)
 	set -- $sid_line
-	[ -n "$1" ] && [ "$1" = "$2" ]
-	ok $? "$mode: -t: the command leads its own session ($sid_line)"
+	[ -n "$1" ] && [ "$1" = "$2" ] && [ "$3" = 1 ] && [ "$1" != 1 ]
+	ok $? "$mode: -t: the command leads its own process group, in the session of the jail's init ($sid_line)"
 
 	# Without -t the caller's terminal is stdin, but the command is in a new
 	# session: TIOCSTI on it is refused (and seccomp blocks it anyway).
