@@ -297,12 +297,16 @@ static void pass_winsize(struct sup *s)
  * SIGCONT (fg, bg) continues sbx, which passes it on (on_signal).
  * Anywhere else (a CI job, a pipe, -d) nobody would continue sbx, and its
  * time limit must keep running: nothing is done.  With -t the caller's
- * terminal is in its own mode while sbx is stopped.
+ * terminal is in its own mode while sbx is stopped.  The time limit counts
+ * the time the jail runs: it waits while sbx and the jail are stopped (an
+ * editor left in the background is not killed on its return to the
+ * foreground); the grace period after a SIGTERM, once begun, does not.
  */
 static void suspend(struct sup *s, int sig, bool key)
 {
 	int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	bool fg = tty >= 0 && tcgetpgrp(tty) == getpgrp();
+	bool fg = tty >= 0 && tcgetpgrp(tty) == getpgrp(), paused;
+	struct itimerspec left = {0}, none = {0};
 	struct sigaction sa;
 	sigset_t one;
 
@@ -313,6 +317,10 @@ static void suspend(struct sup *s, int sig, bool key)
 		return;
 	if (s->raw)
 		(void)tcsetattr(STDIN_FILENO, TCSADRAIN, &s->saved);
+	paused = s->timer_stage == 0 && s->p[S_TIMER].fd >= 0 &&
+		 timerfd_gettime(s->p[S_TIMER].fd, &left) == 0 &&
+		 (left.it_value.tv_sec || left.it_value.tv_nsec) &&
+		 timerfd_settime(s->p[S_TIMER].fd, 0, &none, NULL) == 0;
 	s->suspended = true;
 	if (s->io->event)
 		s->io->event(key ? "suspend-key" : "suspend", sig, s->io->event_data);
@@ -327,6 +335,8 @@ static void suspend(struct sup *s, int sig, bool key)
 	(void)raise(sig);
 	sigprocmask(SIG_UNBLOCK, &one, NULL); /* stopped here until SIGCONT */
 	sigprocmask(SIG_BLOCK, &one, NULL);
+	if (paused)
+		(void)timerfd_settime(s->p[S_TIMER].fd, 0, &left, NULL);
 	if (s->raw) {
 		/* in the background (bg) that stops sbx with SIGTTOU, the jail
 		 * still stopped: it needs the terminal */

@@ -94,6 +94,17 @@ feed_ctrl_z() {
 	wait_fed
 	echo exit
 }
+# feed_long_stop 'COMMAND': the command, Ctrl-Z after 1 s, 4 s stopped, fg.
+feed_long_stop() {
+	sleep 0.5
+	echo "$1; echo rc=\$?"
+	sleep 1
+	printf '\032'
+	sleep 4
+	echo 'fg; echo rc=$?; : >fed'
+	wait_fed
+	echo exit
+}
 feed_tty() {
 	sleep 0.5
 	echo '"$SBX" run -q -t --log-json ev-tty.jsonl --rootfs "$IMG" -- ./selfstop; echo rc=$?'
@@ -137,6 +148,13 @@ for mode in $MODES; do
 		grep -q '"event":"continue"' "$BASE/wd/ev-run.jsonl"
 	ok $? "$mode: the run log has the suspend (by the terminal) and the continue"
 	rm -f "$BASE/wd/ev-run.jsonl"
+
+	# --time counts the time the jail runs: 10 ticks (~2 s) under a 5 s
+	# limit, stopped 4 s by Ctrl-Z in between, end as they would unstopped
+	out=$(in_shell $mode feed_long_stop '"$SBX" run -q --time 5s --rootfs "$IMG" -- ./ticks 10')
+	[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 10 ] && has '^\[1\]+ *Stopped' && has '^rc=0$'
+	ok $? "$mode: --time waits while Ctrl-Z holds the run stopped (10 ticks, rc 0)"
+	has '^rc=0$' || diag "$out"
 
 	out=$(in_shell $mode feed_ctrl_z '"$SBX" run -q --rootfs "$IMG" -- ./bgticks 15')
 	gap=$(sed -n 's/^bg tick/tick/p' <<<"$out" | max_gap tick)
