@@ -39,9 +39,12 @@ EOF
 printf '#!/bin/sh\n./ticks 5\nkill -STOP $$\n./ticks 5\n' >"$BASE/wd/selfstop"
 # keystop: as vim and less suspend: the terminal raw, Ctrl-Z read as a
 # key, the terminal's mode restored, then kill(0, SIGTSTP); 5 ticks after.
+# /kmark/raw (a bind of $BASE/kmark) tells feed_keystop the terminal is raw.
+mkdir -p "$BASE/kmark" && chmod 0777 "$BASE/kmark"
 cat >"$BASE/wd/keystop" <<'EOF'
 #!/bin/sh
 stty raw -echo
+: >/kmark/raw
 dd bs=1 count=1 >/dev/null 2>&1
 stty -raw echo
 echo keystop-suspends
@@ -56,7 +59,7 @@ in_shell() {
 	local mode=$1 pre=""
 	shift
 	[ "$mode" = user ] && [ "$(id -u)" -eq 0 ] && pre="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --"
-	(cd "$BASE/wd" && "$@" | env -i PATH="$PATH" HOME="$BASE" TERM=dumb SBX="$SBX" IMG="$IMG" \
+	(cd "$BASE/wd" && "$@" | env -i PATH="$PATH" HOME="$BASE" TERM=dumb SBX="$SBX" IMG="$IMG" KMARK="$BASE/kmark" \
 		SBX_STATE_DIR="$BASE/state-$mode" SBX_CACHE_DIR="$BASE/cache-$mode" \
 		timeout 40 script -qec "$pre bash --norc --noprofile -i" /dev/null 2>&1) |
 		tr -d '\r\000' | sed 's/\^@//g'
@@ -101,6 +104,27 @@ feed_long_stop() {
 	sleep 1
 	printf '\032'
 	sleep 4
+	echo 'fg; echo rc=$?; : >fed'
+	wait_fed
+	echo exit
+}
+# feed_keystop 'COMMAND': the command, Ctrl-Z once keystop's terminal is
+# raw (a Ctrl-Z before that would be a signal, not the key), 2 s stopped
+# (jobs run then), fg.
+feed_keystop() {
+	local i=0
+	rm -f "$BASE/kmark/raw"
+	sleep 0.5
+	echo "$1; echo rc=\$?"
+	while [ ! -e "$BASE/kmark/raw" ] && [ $i -lt 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.2
+	printf '\032'
+	sleep 2
+	echo 'jobs; echo ---'
+	sleep 0.3
 	echo 'fg; echo rc=$?; : >fed'
 	wait_fed
 	echo exit
@@ -180,7 +204,7 @@ for mode in $MODES; do
 
 	# a program that reads Ctrl-Z as a key and stops its own group (vim,
 	# less): its group must not be orphaned, or the kernel discards the stop
-	out=$(in_shell $mode feed_ctrl_z '"$SBX" run -q -t --log-json ev-key.jsonl --rootfs "$IMG" -- ./keystop' jobs)
+	out=$(in_shell $mode feed_keystop '"$SBX" run -q -t --log-json ev-key.jsonl --bind "$KMARK:/kmark" --rootfs "$IMG" -- ./keystop')
 	has '^keystop-suspends$' && has '^\[1\]+ *Stopped' && has '^rc=0$' &&
 		[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 5 ]
 	ok $? "$mode: -t: a program that handles Ctrl-Z and stops itself (kill(0, SIGTSTP)) suspends sbx"
@@ -198,13 +222,13 @@ for mode in $MODES; do
 	pre=""
 	[ "$mode" = user ] && [ "$(id -u)" -eq 0 ] && pre="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --"
 	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
-		$pre "$SBX" run -q -d -n sus --rootfs "$IMG" -- sleep 60 >/dev/null)
+		$pre "$SBX" run -q -d -n sus --bind "$BASE/kmark:/kmark" --rootfs "$IMG" -- sleep 60 >/dev/null)
 	out=$(in_shell $mode feed_ctrl_z '"$SBX" exec sus -- ./ticks 15' jobs)
 	gap=$(max_gap tick <<<"$out")
 	has '^\[1\]+ *Stopped' && has '^rc=0$' && gap_ok
 	ok $? "$mode: sbx exec: Ctrl-Z stops its command and sbx, fg continues it (gap ${gap} s)"
 	has '^rc=0$' || diag "$out"
-	out=$(in_shell $mode feed_ctrl_z '"$SBX" exec -t sus -- ./keystop' jobs)
+	out=$(in_shell $mode feed_keystop '"$SBX" exec -t sus -- ./keystop')
 	has '^keystop-suspends$' && has '^\[1\]+ *Stopped' && has '^rc=0$' &&
 		[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 5 ]
 	ok $? "$mode: sbx exec -t: a program that handles Ctrl-Z and stops itself suspends sbx exec"
