@@ -104,9 +104,9 @@ int sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from, bool pid1)
 		(void)kill(cmd, sig);
 		return 0;
 	}
+	/* no group yet: the command before its setsid() (-t: setpgid()) */
 	if (kill(-cmd, sig) < 0)
-		(void)kill(cmd,
-			   sig); /* no group yet: the command before its setsid() or setpgid() */
+		(void)kill(cmd, sig);
 	return 0;
 }
 

@@ -290,11 +290,12 @@ static void pass_winsize(struct sup *s)
 
 /*
  * Ctrl-Z (the terminal's SIGTSTP), or the command stopped (SBX_MSG_STOPPED,
- * by sig: by itself, or with -t by the Ctrl-Z typed for it, which the jail's
- * pty turns into a SIGTSTP for the command's group).  If sbx is its terminal's foreground job, the
- * jail is stopped (jail_int.h) and sbx stops with sig, so that the
- * caller's shell has its prompt back and says "Stopped"; the shell's
- * SIGCONT (fg, bg) continues sbx, which passes it on (on_signal).
+ * by sig: by itself, or with -t by the Ctrl-Z typed for it, which the
+ * jail's pty turns into a SIGTSTP for the command's group).  If sbx is its
+ * terminal's foreground job, the jail is stopped (jail_int.h) and sbx
+ * stops with sig, so that the caller's shell has its prompt back and says
+ * "Stopped"; the shell's SIGCONT (fg, bg) continues sbx, which passes it
+ * on (on_signal).
  * Anywhere else (a CI job, a pipe, -d) nobody would continue sbx, and its
  * time limit must keep running: nothing is done.  With -t the caller's
  * terminal is in its own mode while sbx is stopped.  The time limit counts
