@@ -97,13 +97,13 @@ feed_ctrl_z() {
 	wait_fed
 	echo exit
 }
-# feed_long_stop 'COMMAND': the command, Ctrl-Z after 1 s, 4 s stopped, fg.
+# feed_long_stop 'COMMAND': the command, Ctrl-Z after 1 s, 7 s stopped, fg.
 feed_long_stop() {
 	sleep 0.5
 	echo "$1; echo rc=\$?"
 	sleep 1
 	printf '\032'
-	sleep 4
+	sleep 7
 	echo 'fg; echo rc=$?; : >fed'
 	wait_fed
 	echo exit
@@ -173,9 +173,9 @@ for mode in $MODES; do
 	ok $? "$mode: the run log has the suspend (by the terminal) and the continue"
 	rm -f "$BASE/wd/ev-run.jsonl"
 
-	# --time counts the time the jail runs: 10 ticks (~2 s) under a 5 s
-	# limit, stopped 4 s by Ctrl-Z in between, end as they would unstopped
-	out=$(in_shell $mode feed_long_stop '"$SBX" run -q --time 5s --rootfs "$IMG" -- ./ticks 10')
+	# --time counts the time the jail runs: 10 ticks (~2 s) under a 6 s
+	# limit, stopped 7 s by Ctrl-Z in between, end as they would unstopped
+	out=$(in_shell $mode feed_long_stop '"$SBX" run -q --time 6s --rootfs "$IMG" -- ./ticks 10')
 	[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 10 ] && has '^\[1\]+ *Stopped' && has '^rc=0$'
 	ok $? "$mode: --time waits while Ctrl-Z holds the run stopped (10 ticks, rc 0)"
 	has '^rc=0$' || diag "$out"
