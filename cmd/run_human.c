@@ -33,6 +33,42 @@ static const char *jstr(const json_t *o, const char *k)
 	return s ? s : "";
 }
 
+/* "discarded its changes to the image's root and /p (copy-on-write)":
+ * what the command wrote that went with a sandbox removed by its profile
+ * (or sbx stop), not by --rm. */
+static void human_discarded(const json_t *dirs)
+{
+	size_t n = json_array_size(dirs), i;
+	bool cow = false;
+	char *text = sbx_xstrdup("");
+	const json_t *d;
+
+	if (n == 0) {
+		free(text);
+		return;
+	}
+	json_array_foreach(dirs, i, d)
+	{
+		const char *p = json_string_value(d);
+		char *t;
+
+		if (!p)
+			p = "?";
+		cow = cow || strcmp(p, "/") != 0;
+		t = sbx_xasprintf("%s%s%s", text,
+				  i == 0       ? ""
+				  : i + 1 == n ? " and "
+					       : ", ",
+				  strcmp(p, "/") == 0 ? "the image's root" : p);
+		free(text);
+		text = t;
+	}
+	sbx_errorf("discarded its changes to %s%s; --keep keeps a run's changes for 'sbx diff' "
+		   "and 'sbx apply'",
+		   text, cow ? " (copy-on-write)" : "");
+	free(text);
+}
+
 static void human_policy(const json_t *ev)
 {
 	const json_t *u = json_object_get(ev, "user");
@@ -294,5 +330,6 @@ void run_human(const json_t *ev, void *data)
 			   jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));
 	} else if (!strcmp(type, "removed")) {
 		sbx_errorf("removed sandbox %s (%s)", jstr(ev, "id"), jstr(ev, "reason"));
+		human_discarded(json_object_get(ev, "discarded"));
 	}
 }

@@ -80,10 +80,8 @@ int sbx_jail_layers_settle(const char *layer_dir, const struct sbx_config *cfg, 
 	return r;
 }
 
-/* The upper directories of the layout: "upper" (rootfs_layer), then
- * "overlays/I/upper" for each overlay entry.  NULL past the end. */
-static const char *layer_upper(const struct sbx_config *cfg, bool rootfs_layer, size_t *k,
-			       char buf[48])
+const char *sbx_jail_layer_upper(const struct sbx_config *cfg, bool rootfs_layer, size_t *k,
+				 char buf[48])
 {
 	if (*k == 0) {
 		(*k)++;
@@ -176,7 +174,7 @@ static int layers_walk(int from, int to, const struct sbx_config *cfg, bool root
 
 	/* after each upper, k - 1 is its index in uppers: 0 the image root's,
 	 * 1 + I overlay entry I's (sbx_jail_opts.layer_uppers) */
-	while ((name = layer_upper(cfg, rootfs_layer, &k, buf))) {
+	while ((name = sbx_jail_layer_upper(cfg, rootfs_layer, &k, buf))) {
 		struct sbx_err e = {0};
 		int r1 = how == SBX_LAYERS_SKELETON
 			     ? make_skeleton(from, to, name, uppers ? &uppers[k - 1] : &plain, &e)

@@ -448,6 +448,7 @@ static void decide_keep(struct sbx_run *c)
 		/* sbx stop is the user's own end of it, not a failure */
 		c->kept = false;
 		c->keep_reason = "persist = on-failure and it was stopped by 'sbx stop'";
+		c->say_discarded = true;
 	} else if (c->cfg->persist == SBX_PERSIST_ON_FAILURE && c->jail.exec_errno) {
 		c->kept = false;
 		c->keep_reason = "persist = on-failure and the command never started";
@@ -459,7 +460,12 @@ static void decide_keep(struct sbx_run *c)
 		c->keep_reason = c->cfg->persist == SBX_PERSIST_NEVER
 				     ? "persist = never"
 				     : "persist = on-failure and the command succeeded";
+		c->say_discarded = true;
 	}
+	/* What the command wrote goes with the sandbox, which the user did not
+	 * ask for by name (as with --rm): the run log says whose writes. */
+	if (c->say_discarded && (c->opt->human || c->opt->log_json))
+		c->discarded = sbx_run_layers_written(c);
 }
 
 /*
@@ -540,6 +546,7 @@ static void teardown(struct sbx_run *c)
 	free(c->jail_path);
 	free(c->exec_error);
 	free(c->layer_note);
+	json_decref(c->discarded);
 	free(c->error);
 }
 

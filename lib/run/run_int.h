@@ -56,6 +56,9 @@ struct sbx_run {
 	char *output_lost;  /* what of the output the caller did not take */
 	bool kept;
 	const char *keep_reason;
+	bool say_discarded; /* not kept, by the profile or sbx stop: say what
+			     * of the command's writes went (sbx_run_layers_written) */
+	json_t *discarded;
 	int log_json_fd, jsonl_fd;
 	int output_fd; /* output.log */
 	/* run_extras.c */
@@ -111,6 +114,10 @@ int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err);
 /* sbx_jail_opts.layer_ready for disk_later (data: the run). */
 int sbx_run_layers_ready(void *data, int *mnt, uint64_t *tmpfs, struct sbx_err *err);
 void sbx_run_keep_layers(struct sbx_run *c);
+/* A sandbox that is not kept: the host directories whose copy-on-write
+ * view the command wrote to ("/" for the image's root), for the run log's
+ * "removed" event; NULL when none (or none can be read). */
+json_t *sbx_run_layers_written(struct sbx_run *c);
 
 /* run_extras.c */
 int sbx_run_extras_prepare(struct sbx_run *c, struct sbx_strv *extra, struct sbx_err *err);

@@ -5,6 +5,7 @@
  * or a tmpfs in the jail), copying in-memory layers out when the sandbox
  * is kept, and removing them in parallel when it is not.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -468,4 +469,58 @@ void sbx_run_keep_layers(struct sbx_run *c)
 		sbx_run_say_err(c, &e);
 		sbx_run_log_warn(c, e.msg);
 	}
+}
+
+/* Does the directory NAME below DIR have an entry?  One getdents64 for
+ * an empty one ("." and ".."). */
+static bool has_entry(int dir, const char *name)
+{
+	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char buf[512];
+	ssize_t n;
+
+	while (fd >= 0 && (n = getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			const struct dirent64 *d = (const struct dirent64 *)(buf + off);
+
+			if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, ".."))
+				return true;
+			off += d->d_reclen;
+		}
+	}
+	return false;
+}
+
+/*
+ * Only the top of each upper directory is read (a file, a directory or a
+ * whiteout there: the command wrote, made or deleted something below that
+ * overlay), before the layers go: on the jail's tmpfs through the fd init
+ * sent, else in layer_dir (the ext4 image, or the state filesystem).  An
+ * upper sbx cannot read (a subordinate id's, mode 0700) counts as unwritten.
+ */
+json_t *sbx_run_layers_written(struct sbx_run *c)
+{
+	bool rootfs_layer = c->rootfs_dir && c->cfg->rootfs_writable;
+	_cleanup_close_ int own = -1;
+	json_t *a = NULL;
+	const char *name;
+	char buf[48];
+	size_t k = 0;
+	int base = c->jail.layer_fd;
+
+	if (!c->disk_memory) {
+		if (!c->layer_dir)
+			return NULL;
+		own = base = open(c->layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (base < 0)
+		return NULL;
+	while ((name = sbx_jail_layer_upper(c->cfg, rootfs_layer, &k, buf))) {
+		if (!has_entry(base, name))
+			continue;
+		if (!a)
+			a = json_array();
+		json_array_append_new(a, json_string(k == 1 ? "/" : c->cfg->mounts[k - 2].src));
+	}
+	return a;
 }
