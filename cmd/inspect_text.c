@@ -340,14 +340,9 @@ static void print_object_rows(FILE *o, const char *title, const json_t *obj, con
 
 		if (json_is_number(v) && unit) {
 			kv_take(o, key, sbx_xasprintf("%.1f %s", json_number_value(v), unit));
-		} else if (json_is_object(v) && json_object_get(v, "value")) {
-			const json_t *jv = json_object_get(v, "value");
-			char sz[32];
-			_cleanup_free_ char *val =
-			    json_is_integer(jv) && (!strcmp(k, "memory") || !strcmp(k, "disk"))
-				? sbx_xstrdup(
-				      lc_size((double)json_integer_value(jv), sz, sizeof(sz)))
-				: lc_text(jv);
+		} else if (json_is_object(v) &&
+			   (json_object_get(v, "value") || json_object_get(v, "value_ms"))) {
+			_cleanup_free_ char *val = sbx_rec_limit_value(k, v);
 			_cleanup_free_ char *enf = lc_text(json_object_get(v, "enforced"));
 
 			kv_take(o, key, sbx_xasprintf("%s (enforced: %s)", val, enf));

@@ -88,18 +88,6 @@ static void fmt_cpus(uint64_t milli, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, milli / 1000, milli % 1000);
 }
 
-static void fmt_duration(uint64_t ms, char *buf, size_t len)
-{
-	if (ms && ms % 3600000 == 0)
-		snprintf(buf, len, "%" PRIu64 "h", ms / 3600000);
-	else if (ms && ms % 60000 == 0)
-		snprintf(buf, len, "%" PRIu64 "m", ms / 60000);
-	else if (ms % 1000 == 0)
-		snprintf(buf, len, "%" PRIu64 "s", ms / 1000);
-	else
-		snprintf(buf, len, "%" PRIu64 "ms", ms);
-}
-
 /* How each limit is enforced; cg NULL: as if no cgroup. */
 static enum sbx_enforce enf(const struct sbx_cgroup *cg, uint64_t v, enum sbx_enforce have,
 			    enum sbx_enforce fallback)
@@ -192,7 +180,7 @@ static size_t entries(const struct sbx_config *cfg, const struct sbx_cgroup *cg,
 	if (cfg->time_ms != SBX_UNSET) {
 		e[n] =
 		    (struct entry){.name = "time", .enforced = "timer", .how = "supervisor timer"};
-		fmt_duration(cfg->time_ms, e[n].value, sizeof(e[n].value));
+		sbx_duration_text(cfg->time_ms, e[n].value, sizeof(e[n].value));
 		n++;
 	}
 	if (cfg->nofile != SBX_UNSET) {

@@ -61,6 +61,5 @@ void sbx_profile_write_security(const struct sbx_config *c, FILE *out);
 
 /* Value formatting shared by the writer and tests. */
 void sbx_profile_fmt_size(uint64_t v, char *buf, size_t len);
-void sbx_profile_fmt_duration(uint64_t ms, char *buf, size_t len);
 
 #endif

@@ -37,22 +37,6 @@ void sbx_profile_fmt_size(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "%" PRIu64, v);
 }
 
-void sbx_profile_fmt_duration(uint64_t ms, char *buf, size_t len)
-{
-	static const struct {
-		uint64_t ms;
-		const char *unit;
-	} u[] = {{86400000, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}};
-
-	for (size_t i = 0; i < SBX_ARRAY_SIZE(u); i++) {
-		if (ms && ms % u[i].ms == 0) {
-			snprintf(buf, len, "%" PRIu64 "%s", ms / u[i].ms, u[i].unit);
-			return;
-		}
-	}
-	snprintf(buf, len, "%" PRIu64 "ms", ms);
-}
-
 static void put_bool(FILE *out, const char *key, bool v)
 {
 	put(out, key, v ? "yes" : "no");
@@ -83,7 +67,7 @@ void sbx_profile_write_sandbox(const struct sbx_config *c, FILE *out)
 	else if (c->stop_timeout_ms == 0)
 		put(out, "stop-timeout", "0");
 	else {
-		sbx_profile_fmt_duration(c->stop_timeout_ms, buf, sizeof(buf));
+		sbx_duration_text(c->stop_timeout_ms, buf, sizeof(buf));
 		put(out, "stop-timeout", buf);
 	}
 }
@@ -169,7 +153,7 @@ void sbx_profile_write_limits(const struct sbx_config *c, FILE *out)
 		else if (strcmp(keys[i], "cpus") == 0)
 			snprintf(buf, sizeof(buf), "%" PRIu64, v / 1000);
 		else if (strcmp(keys[i], "time") == 0)
-			sbx_profile_fmt_duration(v, buf, sizeof(buf));
+			sbx_duration_text(v, buf, sizeof(buf));
 		else if (strcmp(keys[i], "pids") == 0 || strcmp(keys[i], "nofile") == 0 ||
 			 strcmp(keys[i], "image-entries") == 0)
 			snprintf(buf, sizeof(buf), "%" PRIu64, v);

@@ -287,6 +287,24 @@ char *sbx_rec_secrets_text(const struct sbx_record *r)
 	return buf_close(&b);
 }
 
+char *sbx_rec_limit_value(const char *name, const json_t *limit)
+{
+	const json_t *val = json_object_get(limit, "value");
+	const json_t *ms = json_object_get(limit, "value_ms");
+	char t[32];
+	struct buf b;
+
+	if (json_is_integer(ms) && json_integer_value(ms) >= 0)
+		return sbx_xstrdup(
+		    sbx_duration_text((uint64_t)json_integer_value(ms), t, sizeof(t)));
+	if (json_is_integer(val) &&
+	    (!strcmp(name, "memory") || !strcmp(name, "disk") || !strcmp(name, "fsize")))
+		return sbx_xstrdup(sbx_size_text((double)json_integer_value(val), t, sizeof(t)));
+	buf_open(&b);
+	put_value(b.f, val);
+	return buf_close(&b);
+}
+
 char *sbx_rec_limits_text(const struct sbx_record *r)
 {
 	const json_t *l = r->policy.limits, *v;
@@ -297,17 +315,12 @@ char *sbx_rec_limits_text(const struct sbx_record *r)
 	buf_open(&b);
 	json_object_foreach((json_t *)l, k, v)
 	{
-		const json_t *val = json_object_get(v, "value");
-		char sz[32];
+		_cleanup_free_ char *val = NULL;
 
 		if (!json_is_object(v))
 			continue;
-		fprintf(b.f, "%s%s ", n++ ? ", " : "", k);
-		if (json_is_integer(val) &&
-		    (!strcmp(k, "memory") || !strcmp(k, "disk") || !strcmp(k, "fsize")))
-			fputs(sbx_size_text((double)json_integer_value(val), sz, sizeof(sz)), b.f);
-		else
-			put_value(b.f, val);
+		val = sbx_rec_limit_value(k, v);
+		fprintf(b.f, "%s%s %s", n++ ? ", " : "", k, val);
 		if (str(v, "enforced"))
 			fprintf(b.f, " (%s)", str(v, "enforced"));
 	}

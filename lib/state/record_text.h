@@ -40,6 +40,9 @@ char *sbx_rec_mount_text(const struct sbx_record_mount *m, const char **kind);
  * X", or "none". */
 char *sbx_rec_secrets_text(const struct sbx_record *r);
 
+/* One policy.limits entry's value in words: "4.0 GiB" (memory, disk,
+ * fsize), "90s" (time), "1024", "-" (none). */
+char *sbx_rec_limit_value(const char *name, const json_t *limit);
 /* "memory 4 GiB (cgroup v1), pids 1024 (cgroup v1), core 0 (rlimit)", or
  * "none". */
 char *sbx_rec_limits_text(const struct sbx_record *r);

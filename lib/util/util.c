@@ -672,6 +672,23 @@ const char *sbx_size_text(double b, char *buf, size_t len)
 	return buf;
 }
 
+const char *sbx_duration_text(uint64_t ms, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t ms;
+		const char *unit;
+	} u[] = {{86400000, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}};
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(u); i++) {
+		if (ms && ms % u[i].ms == 0) {
+			snprintf(buf, len, "%" PRIu64 "%s", ms / u[i].ms, u[i].unit);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64 "ms", ms);
+	return buf;
+}
+
 int sbx_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds)
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * 64)];

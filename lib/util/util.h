@@ -120,6 +120,8 @@ int sbx_parse_size(const char *s, uint64_t *out, struct sbx_err *err); /* 512k 6
 const char *sbx_size_text(double bytes, char *buf, size_t len);
 int sbx_parse_duration(const char *s, uint64_t *ms,
 		       struct sbx_err *err); /* 90s 30m 2h 500ms, plain = s */
+/* The inverse: 90000 -> "90s", 7200000 -> "2h", 1500 -> "1500ms" (into buf). */
+const char *sbx_duration_text(uint64_t ms, char *buf, size_t len);
 int sbx_parse_u64(const char *s, uint64_t *out, struct sbx_err *err);
 int sbx_parse_bool(const char *s, bool *out,
 		   struct sbx_err *err); /* yes/no true/false 1/0 on/off */

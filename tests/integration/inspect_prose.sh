@@ -43,10 +43,15 @@ for mode in $MODES; do
 		[[ "$err" == *"nothing shared with the host read-write"* ]]
 	ok $? "$mode: an optional bind that is not there is not claimed as shared, and said not bound ($(grep filesystem <<<"$err"))"
 
-	as "$SBX" run -q --keep -n "img-$mode" --rootfs "$IMG" --pids 64 -- sh -c 'sleep 0.1 & wait; exit 4' >/dev/null 2>&1
+	as "$SBX" run -q --keep -n "img-$mode" --rootfs "$IMG" --pids 64 --time 90s -- sh -c 'sleep 0.1 & wait; exit 4' >/dev/null 2>&1
 	capture as "$SBX" inspect "img-$mode"
 	json_free "$out" && grep -qE "^  root +image $IMG, with a private copy-on-write layer" <<<"$out"
-	ok $? "$mode: an image sandbox's root in words, no JSON"
+	ok $? "$mode: an image sandbox's root in words, no JSON ($(grep -E '\{"|":' <<<"$out" | head -2))"
+	grep -qE "^  time +90s \(enforced: timer\)$" <<<"$out" && grep -qE "^  pids +64 \(enforced: " <<<"$out"
+	ok $? "$mode: the time limit as the profile writes it, with how it is enforced ($(grep -E '^  (time|pids) ' <<<"$out" | tr '\n' ' '))"
+	as "$SBX" inspect --html "$BASE/img-$mode.html" "img-$mode" >/dev/null 2>&1
+	grep -q '<td class=k>limits</td><td>pids 64 (rlimit), time 90s (timer)' "$BASE/img-$mode.html"
+	ok $? "$mode: the HTML summary's limits too ($(grep -o '<td class=k>limits</td><td>[^<]*' "$BASE/img-$mode.html" | head -1))"
 
 	capture as "$SBX" inspect --html "$BASE/r-$mode.html" "host-$mode"
 	html=$(cat "$BASE/r-$mode.html" 2>/dev/null)

@@ -94,6 +94,22 @@ static void test_duration(void **state)
 	dur_bad("99999999999999999d");
 }
 
+/* The text form parses back to the same duration: profile show writes it,
+ * the run log and inspect print it. */
+static void test_duration_text(void **state)
+{
+	static const uint64_t ms[] = {0, 1, 500, 1500, 90000, 1800000, 7200000, 86400000, 90061000};
+	static const char *const want[] = {"0ms", "1ms", "500ms", "1500ms", "90s",
+					   "30m", "2h",	 "1d",	  "90061s"};
+	char buf[32];
+
+	(void)state;
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(ms); i++) {
+		assert_string_equal(sbx_duration_text(ms[i], buf, sizeof(buf)), want[i]);
+		dur_is(buf, ms[i]);
+	}
+}
+
 static void test_bool(void **state)
 {
 	static const char *const yes[] = { "yes", "true", "1", "on", "YES", "True", "ON" };
@@ -226,7 +242,7 @@ static void test_strv(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_size),	  cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_size),	  cmocka_unit_test(test_duration), cmocka_unit_test(test_duration_text),
 		cmocka_unit_test(test_bool),	  cmocka_unit_test(test_u64),
 		cmocka_unit_test(test_edit_distance), cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_utf8),	  cmocka_unit_test(test_errors),
