@@ -40,13 +40,12 @@ static void human_discarded(const json_t *dirs)
 {
 	size_t n = json_array_size(dirs), i;
 	bool cow = false;
-	char *text = sbx_xstrdup("");
+	char *text;
 	const json_t *d;
 
-	if (n == 0) {
-		free(text);
+	if (n == 0)
 		return;
-	}
+	text = sbx_xstrdup("");
 	json_array_foreach(dirs, i, d)
 	{
 		const char *p = json_string_value(d);

@@ -258,6 +258,13 @@ bool sbx_jail_exec_landed(struct sbx_jail *j, int timeout_ms);
 int sbx_jail_layers_settle(const char *layer_dir, const struct sbx_config *cfg, bool rootfs_layer,
 			   struct sbx_err *err);
 
+/* The upper directories of the layout below, one a call from *k = 0: "upper"
+ * (rootfs_layer), then "overlays/I/upper" for each overlay entry I, in
+ * buf; after each, *k - 1 is its index as in sbx_jail_opts.layer_uppers
+ * (0 the image root's, 1 + I overlay entry I's).  NULL past the end. */
+const char *sbx_jail_layer_upper(const struct sbx_config *cfg, bool rootfs_layer, size_t *k,
+				 char buf[48]);
+
 /*
  * The writable layers of a layout: upper/ (and its work/) when
  * rootfs_layer, overlays/N/upper (and work) for cfg's overlays, from
@@ -268,12 +275,6 @@ int sbx_jail_layers_settle(const char *layer_dir, const struct sbx_config *cfg, 
  *             place (the old one removed).
  * Every layer is tried; the first failure is returned (err names it).
  */
-/* The upper directories of that layout, one a call from *k = 0: "upper"
- * (rootfs_layer), then "overlays/I/upper" for each overlay entry I, in
- * buf; after each, *k - 1 is its index as in sbx_jail_opts.layer_uppers
- * (0 the image root's, 1 + I overlay entry I's).  NULL past the end. */
-const char *sbx_jail_layer_upper(const struct sbx_config *cfg, bool rootfs_layer, size_t *k,
-				 char buf[48]);
 enum sbx_layers_copy { SBX_LAYERS_SKELETON, SBX_LAYERS_INTO, SBX_LAYERS_REPLACE };
 int sbx_jail_layers_copy(int from, int to, const struct sbx_config *cfg, bool rootfs_layer,
 			 enum sbx_layers_copy how, struct sbx_err *err);
