@@ -115,8 +115,20 @@ static bool tilde_here(const char *in, size_t i)
 {
 	if (in[i] != '~' || (in[i + 1] != '/' && in[i + 1] != '\0'))
 		return false;
-	/* At the start (after an optional-mount '-') or after a ':' (DST). */
-	return i == 0 || (i == 1 && in[0] == '-') || in[i - 1] == ':';
+	/* At the start (after an optional-mount '-') or after a ':' (DST),
+	 * not one written "\:" (part of a path). */
+	return i == 0 || (i == 1 && in[0] == '-') ||
+	       (in[i - 1] == ':' && (i < 2 || in[i - 2] != '\\'));
+}
+
+/* s, with each character of esc (if any) preceded by a backslash. */
+static void put_escaped(FILE *ms, const char *s, const char *esc)
+{
+	for (; *s; s++) {
+		if (esc && strchr(esc, *s))
+			fputc('\\', ms);
+		fputc(*s, ms);
+	}
 }
 
 /*
@@ -182,8 +194,10 @@ static size_t var_name(const char *in, size_t *i, const char **name)
 	return n;
 }
 
-int sbx_profile_expand(const char *in, const struct sbx_profile_vars *v, char **out,
-		       struct sbx_err *err)
+/* sbx_profile_expand(), with the characters of esc escaped in what a
+ * variable puts in (sbx_profile_key_splits_paths). */
+static int expand(const char *in, const struct sbx_profile_vars *v, const char *esc, char **out,
+		  struct sbx_err *err)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
@@ -198,7 +212,7 @@ int sbx_profile_expand(const char *in, const struct sbx_profile_vars *v, char **
 		size_t n;
 
 		if (tilde_here(in, i) && v->home) {
-			fputs(v->home, ms);
+			put_escaped(ms, v->home, esc);
 		} else if (tilde_here(in, i)) {
 			r = sbx_err_set(err, 0, "'~' in '%s' but $HOME is not known", in);
 		} else if (in[i] != '$') {
@@ -209,7 +223,7 @@ int sbx_profile_expand(const char *in, const struct sbx_profile_vars *v, char **
 		} else if ((n = var_name(in, &i, &name)) == 0) {
 			r = sbx_err_set(err, 0, "stray '$' in '%s' (write $$ for a literal $)", in);
 		} else if ((val = var_value(v, name, n, uidbuf, sizeof(uidbuf)))) {
-			fputs(val, ms);
+			put_escaped(ms, val, esc);
 		} else {
 			r = sbx_err_set(
 			    err, 0,
@@ -222,6 +236,12 @@ int sbx_profile_expand(const char *in, const struct sbx_profile_vars *v, char **
 	if (r == 0)
 		*out = steal_pointer(&buf);
 	return r;
+}
+
+int sbx_profile_expand(const char *in, const struct sbx_profile_vars *v, char **out,
+		       struct sbx_err *err)
+{
+	return expand(in, v, NULL, out, err);
 }
 
 /* ------------------------------------------------------------ the reader */
@@ -405,7 +425,8 @@ static int handler(void *user, const char *section, const char *name, const char
 	}
 	if ((!k->repeat || strcmp(k->name, "*") == 0) && seen_before(f, section, name))
 		return 1;
-	if (sbx_profile_expand(value, f->ld->vars, &v, &e) < 0) {
+	if (expand(value, f->ld->vars, sbx_profile_key_splits_paths(k) ? ":\\" : NULL, &v, &e) <
+	    0) {
 		perr(f, f->line, "key '%s': %s", name, e.msg);
 		return 1;
 	}

@@ -47,6 +47,17 @@ int sbx_profile_key_apply(struct sbx_config *c, const struct sbx_profile_key *k,
 			  const char *val, const struct sbx_profile_setctx *sc,
 			  struct sbx_err *err);
 
+/*
+ * Keys whose value holds paths split at ':' (bind, ro-bind, overlay:
+ * SRC:DST; tmpfs: DST:SIZE).  A ':' that belongs to a path is written
+ * "\:" (and a backslash "\\"); a variable's value ($PWD, $HOME, ~) is
+ * escaped so when it is expanded in them.
+ */
+bool sbx_profile_key_splits_paths(const struct sbx_profile_key *k);
+/* A path of such a value with ':' and '\' escaped, as the writer puts it
+ * (a new string). */
+char *sbx_profile_path_escape(const char *path);
+
 /* The field of a [limits] key. */
 uint64_t *sbx_profile_limit_field(struct sbx_config *c, const char *key);
 

@@ -328,13 +328,53 @@ static int check_dst(const char *raw, char **out, struct sbx_err *err)
 	return r;
 }
 
+/* "\:" and "\\" in s[0..n) as ':' and '\' (a new string). */
+static char *path_unescape(const char *s, size_t n)
+{
+	char *out = sbx_xmalloc(n + 1), *o = out;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n && (s[i + 1] == ':' || s[i + 1] == '\\'))
+			i++;
+		*o++ = s[i];
+	}
+	*o = '\0';
+	return out;
+}
+
+/* val split at its first ':' not written "\:" (sbx_profile_key_splits_paths):
+ * *first before it, *colon at it (NULL: none), each part unescaped. */
+static void split_paths(const char *val, char **first, char **second, const char **colon)
+{
+	const char *p = val;
+
+	while (*p && *p != ':')
+		p += p[0] == '\\' && (p[1] == ':' || p[1] == '\\') ? 2 : 1;
+	*colon = *p ? p : NULL;
+	*first = path_unescape(val, (size_t)(p - val));
+	*second = *p ? path_unescape(p + 1, strlen(p + 1)) : NULL;
+}
+
+char *sbx_profile_path_escape(const char *path)
+{
+	char *out = sbx_xmalloc(2 * strlen(path) + 1), *o = out;
+
+	for (; *path; path++) {
+		if (*path == ':' || *path == '\\')
+			*o++ = '\\';
+		*o++ = *path;
+	}
+	*o = '\0';
+	return out;
+}
+
 static int set_bind(struct sbx_config *c, const char *key, const char *val,
 		    const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
 	enum sbx_mount_kind kind = strcmp(key, "bind") == 0	 ? SBX_MNT_BIND
 				   : strcmp(key, "ro-bind") == 0 ? SBX_MNT_RO_BIND
 								 : SBX_MNT_OVERLAY;
-	_cleanup_free_ char *rawsrc = NULL, *src = NULL, *dst = NULL, *own = NULL;
+	_cleanup_free_ char *rawsrc = NULL, *rawdst = NULL, *src = NULL, *dst = NULL, *own = NULL;
 	static const char when_host[] = " when host";
 	bool optional = val[0] == '-', host_only = false;
 	size_t vl = strlen(val);
@@ -349,8 +389,7 @@ static int set_bind(struct sbx_config *c, const char *key, const char *val,
 	}
 	if (optional)
 		val++;
-	colon = strchr(val, ':');
-	rawsrc = colon ? sbx_xstrndup(val, (size_t)(colon - val)) : sbx_xstrdup(val);
+	split_paths(val, &rawsrc, &rawdst, &colon);
 	if (!*rawsrc || (colon && !colon[1]))
 		return sbx_err_set(err, 0, "bad mount '%s' (expected [-]SRC[:DST])", val);
 	if (sc->cli && rawsrc[0] != '/') {
@@ -374,7 +413,7 @@ static int set_bind(struct sbx_config *c, const char *key, const char *val,
 	    (strcmp(src, "/") == 0 || sbx_path_under(src, "/proc") || sbx_path_under(src, "/dev") ||
 	     sbx_path_under(src, "/sys")))
 		return 0;
-	r = check_dst(colon ? colon + 1 : src, &dst, err);
+	r = check_dst(colon ? rawdst : src, &dst, err);
 	if (r < 0)
 		return r;
 	add_mount(c, kind, steal_pointer(&src), steal_pointer(&dst), 0, optional);
@@ -385,19 +424,24 @@ static int set_bind(struct sbx_config *c, const char *key, const char *val,
 static int set_tmpfs(struct sbx_config *c, const char *key, const char *val,
 		     const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
-	_cleanup_free_ char *raw = NULL, *dst = NULL;
-	const char *colon = strchr(val, ':');
+	_cleanup_free_ char *raw = NULL, *rawsize = NULL, *dst = NULL;
+	const char *colon;
 	uint64_t size = 0;
 	int r;
 
-	raw = colon ? sbx_xstrndup(val, (size_t)(colon - val)) : sbx_xstrdup(val);
-	if (colon && sbx_parse_size(colon + 1, &size, err) < 0)
+	split_paths(val, &raw, &rawsize, &colon);
+	if (colon && sbx_parse_size(rawsize, &size, err) < 0)
 		return -EINVAL;
 	r = check_dst(raw, &dst, err);
 	if (r < 0)
 		return r;
 	add_mount(c, SBX_MNT_TMPFS, NULL, steal_pointer(&dst), size, false);
 	return 0;
+}
+
+bool sbx_profile_key_splits_paths(const struct sbx_profile_key *k)
+{
+	return k->set == set_bind || k->set == set_tmpfs;
 }
 
 static int set_mask(struct sbx_config *c, const char *key, const char *val,

@@ -76,22 +76,25 @@ void sbx_profile_write_mounts(const struct sbx_config *c, FILE *out)
 {
 	for (size_t i = 0; i < c->n_mounts; i++) {
 		const struct sbx_mount *m = &c->mounts[i];
-		_cleanup_free_ char *v = NULL;
+		_cleanup_free_ char *v = NULL, *src = NULL, *dst = NULL;
 		char sz[32];
 
 		switch (m->kind) {
 		case SBX_MNT_TMPFS:
+			dst = sbx_profile_path_escape(m->dst);
 			sbx_profile_fmt_size(m->size, sz, sizeof(sz));
-			v = m->size ? sbx_xasprintf("%s:%s", m->dst, sz) : sbx_xstrdup(m->dst);
+			v = m->size ? sbx_xasprintf("%s:%s", dst, sz) : sbx_xstrdup(dst);
 			break;
 		case SBX_MNT_MASK:
 			v = sbx_xstrdup(m->dst);
 			break;
 		default:
+			src = sbx_profile_path_escape(m->src);
+			dst = sbx_profile_path_escape(m->dst);
 			v = strcmp(m->src, m->dst) == 0
-				? sbx_xasprintf("%s%s%s", m->optional ? "-" : "", m->src,
+				? sbx_xasprintf("%s%s%s", m->optional ? "-" : "", src,
 						m->host_only ? " when host" : "")
-				: sbx_xasprintf("%s%s:%s%s", m->optional ? "-" : "", m->src, m->dst,
+				: sbx_xasprintf("%s%s:%s%s", m->optional ? "-" : "", src, dst,
 						m->host_only ? " when host" : "");
 		}
 		put(out, sbx_mount_kind_name(m->kind), v);

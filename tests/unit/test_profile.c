@@ -735,6 +735,60 @@ static void test_round_trip(void **state)
 	sbx_config_free(&c);
 }
 
+/*
+ * A $PWD or $HOME with a ':' in it (a directory named for a time, "a:b")
+ * stays one path: the expansion escapes it, the mount keys split SRC:DST
+ * and DST:SIZE at an unescaped ':' only, a literal one is written "\:",
+ * and the written profile reads back the same (sbx exec of a kept sandbox
+ * reads it from the record).
+ */
+static void test_colon_paths(void **state)
+{
+	static const struct sbx_profile_vars W = {
+	    .pwd = "/w/b:1 x", .home = "/h/u:2", .user = "u", .uid = 1000};
+	static const char *const want[][2] = {{"/w/b:1 x", "/w/b:1 x"}, {"/h/u:2/.npm", "/n"},
+					      {"/h/u:2/c", "/h/u:2/d"}, {NULL, "/w/b:1 x/t"},
+					      {"/l:x", "/y\\z:w"},	{"/a\\b", "/a\\b"}};
+	struct sbx_config c, again;
+	struct sbx_err e;
+	char *one, *two;
+
+	(void)state;
+	sbx_config_init(&c);
+	if (sbx_profile_load_string(&c,
+				    "[filesystem]\noverlay = $PWD\nbind = -$HOME/.npm:/n\n"
+				    "ro-bind = ~/c:~/d\ntmpfs = $PWD/t:1m\n"
+				    "bind = /l\\:x:/y\\\\z\\:w\nbind = /a\\b\n",
+				    "t", &W, &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_int_equal(c.n_mounts, SBX_ARRAY_SIZE(want));
+	for (size_t i = 0; i < c.n_mounts; i++) {
+		if (want[i][0])
+			assert_string_equal(c.mounts[i].src, want[i][0]);
+		assert_string_equal(c.mounts[i].dst, want[i][1]);
+	}
+	assert_true(c.mounts[1].optional);
+	assert_int_equal(c.mounts[3].size, 1 << 20);
+	one = show(&c);
+	assert_non_null(strstr(one, "overlay = /w/b\\:1 x\n"));
+	assert_non_null(strstr(one, "bind = /l\\:x:/y\\\\z\\:w\n"));
+	assert_non_null(strstr(one, "tmpfs = /w/b\\:1 x/t:1m\n"));
+	sbx_config_init(&again);
+	if (sbx_profile_load_string(&again, one, "shown", &W, &e) < 0)
+		fail_msg("re-reading:\n%s\nfailed: %s", one, e.msg);
+	two = show(&again);
+	assert_string_equal(one, two);
+	for (size_t i = 0; i < again.n_mounts; i++) {
+		if (want[i][0])
+			assert_string_equal(again.mounts[i].src, want[i][0]);
+		assert_string_equal(again.mounts[i].dst, want[i][1]);
+	}
+	free(one);
+	free(two);
+	sbx_config_free(&again);
+	sbx_config_free(&c);
+}
+
 /* ------------------------------------------------------------ built-ins */
 
 static void test_builtins(void **state)
@@ -921,6 +975,7 @@ int main(void)
 	    cmocka_unit_test(test_cli_set),
 	    cmocka_unit_test(test_finish),
 	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_colon_paths),
 	    cmocka_unit_test(test_builtins),
 	    cmocka_unit_test(test_builtin_contents),
 	    cmocka_unit_test(test_comments),

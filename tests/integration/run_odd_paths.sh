@@ -1,0 +1,47 @@
+#!/bin/bash
+# tests/integration/run_odd_paths.sh - a project whose path holds a ':'
+# (a directory named for a time, "build 2026-12-07T01:00:00"), a ',' and
+# a blank.  The default profile's `overlay = $PWD` split such a path at
+# its ':' into SRC:DST and refused every run there ("destination '00' is
+# not an absolute path").  Now the run works, a kept sandbox's resolved
+# profile (written with "\:") reads back for `sbx exec`, and `--ro-bind`
+# takes a literal ':' written "\:".  As root and as nobody, on the host
+# root (the default profile's overlays of $PWD and $HOME).
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+
+sbx_setup_busybox
+ODD="$WD/build 2026-12-07T01:00:00,v2"
+DATA="$WD/data:1"
+mkdir -p "$ODD" "$DATA" && chmod 0777 "$ODD" "$DATA" &&
+	echo in-project >"$ODD/f" && echo in-data >"$DATA/file" && chmod 0644 "$ODD/f" "$DATA/file"
+
+for mode in $MODES; do
+	in_odd() { sbx_as_mode_in "$ODD" "$mode" "$SBX" "$@"; }
+
+	capture in_odd run -q -- sh -c 'cat f; pwd; echo n >g'
+	[ "$rc" = 0 ] && [ "$out" = "in-project
+$ODD" ] && [ ! -e "$ODD/g" ]
+	ok $? "$mode: a run in '$ODD' sees its files and its path ($rc: $out $err)"
+
+	capture in_odd run -q --keep -n "odd-$mode" -- sh -c 'echo z >h; exit 3'
+	[ "$rc" = 3 ]
+	ok $? "$mode: a kept failing run there ($rc: $err)"
+	capture in_odd exec "odd-$mode" -- sh -c 'pwd; cat h'
+	[ "$rc" = 0 ] && [ "$out" = "$ODD
+z" ]
+	ok $? "$mode: sbx exec of the kept sandbox reads its profile back and sees its change ($rc: $out $err)"
+	capture in_odd diff --name-only "odd-$mode"
+	[ "$rc" = 0 ] && [ "$out" = h ]
+	ok $? "$mode: sbx diff names the change ($rc: $out $err)"
+	capture in_odd profile show default
+	grep -qxF "overlay = ${ODD//:/\\:}" <<<"$out"
+	ok $? "$mode: profile show writes the path's ':' as '\\:' ($(grep '^overlay' <<<"$out" | tail -n 1))"
+	in_odd destroy "odd-$mode" >/dev/null 2>&1
+
+	capture in_odd run -q --rm --ro-bind "${DATA//:/\\:}:/tmp/data" -- cat /tmp/data/file
+	[ "$rc" = 0 ] && [ "$out" = in-data ]
+	ok $? "$mode: --ro-bind takes a literal ':' written '\\:' ($rc: $out $err)"
+done
+
+done_testing
