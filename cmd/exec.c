@@ -129,7 +129,7 @@ int exec_load_config(const struct sbx_record *rec, const struct exec_args *a,
 	if (!ini)
 		return sbx_err_set(err, 0, "the record holds no resolved profile");
 	sbx_profile_vars_from_process(&vars);
-	r = sbx_profile_load_string(cfg, ini, "record.json profile", &vars, err);
+	r = sbx_profile_load_written(cfg, ini, "record.json profile", &vars, err);
 	if (r < 0)
 		return sbx_err_wrap(err, "the sandbox's profile");
 	for (size_t i = 0; r == 0 && i < a->env.n; i++)

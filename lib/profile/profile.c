@@ -53,6 +53,7 @@ struct loader {
 	struct sbx_config *cfg;
 	const struct sbx_profile_vars *vars;
 	struct sbx_strv *errors;
+	bool written; /* sbx_profile_load_written: no inline comments */
 };
 
 struct pfile {
@@ -298,6 +299,29 @@ static void strip_comment(char *s)
 	}
 }
 
+/*
+ * A written profile has no inline comments, but inih cuts a value at a
+ * blank and ';' (when built to): its ';' go through inih as HIDDEN_SEMI
+ * (a control character no written value holds; a line that has one keeps
+ * its ';') and the handler puts them back (unhide_semicolons).
+ */
+#define HIDDEN_SEMI '\x1e'
+
+static void hide_semicolons(char *s)
+{
+	if (strchr(s, HIDDEN_SEMI))
+		return;
+	for (; *s; s++)
+		if (*s == ';')
+			*s = HIDDEN_SEMI;
+}
+
+static void unhide_semicolons(char *s)
+{
+	for (; (s = strchr(s, HIDDEN_SEMI)); s++)
+		*s = ';';
+}
+
 /* fgets-like: the next line of the text, leading blanks removed. */
 static char *reader(char *str, int num, void *stream)
 {
@@ -323,7 +347,10 @@ static char *reader(char *str, int num, void *stream)
 	}
 	memcpy(str, p, len);
 	str[len] = '\0';
-	strip_comment(str);
+	if (!f->ld->written)
+		strip_comment(str);
+	else
+		hide_semicolons(str);
 	strcat(str, "\n");
 	if (!check_line(f, str))
 		snprintf(str, (size_t)num, "#\n");
@@ -393,15 +420,19 @@ static void handle_extends(struct pfile *f, const char *value)
 	f->extends_line = f->line;
 }
 
-static int handler(void *user, const char *section, const char *name, const char *value)
+static int handler(void *user, const char *section, const char *name, const char *value_in)
 {
 	struct pfile *f = user;
+	_cleanup_free_ char *value_own = f->ld->written ? sbx_xstrdup(value_in) : NULL;
+	const char *value = value_own ? value_own : value_in;
 	struct sbx_profile_setctx sc = {.base_dir = f->dir, .cli = false};
 	const struct sbx_profile_key *k;
 	_cleanup_free_ char *v = NULL;
 	struct sbx_err e;
 	bool is_extends = strcmp(section, "sandbox") == 0 && strcmp(name, "extends") == 0;
 
+	if (value_own)
+		unhide_semicolons(value_own);
 	if (!*section) {
 		if (!f->pass1)
 			perr(f, f->line,
@@ -704,12 +735,13 @@ int sbx_profile_load(struct sbx_config *cfg, const char *name_or_path,
 	return 0;
 }
 
-int sbx_profile_load_string(struct sbx_config *cfg, const char *text, const char *origin,
-			    const struct sbx_profile_vars *vars, struct sbx_err *err)
+static int load_string(struct sbx_config *cfg, const char *text, const char *origin,
+		       const struct sbx_profile_vars *vars, bool written, struct sbx_err *err)
 {
 	struct sbx_profile_vars pv;
 	struct sbx_strv errs = {0};
-	struct loader ld = {.cfg = cfg, .vars = vars_or_process(vars, &pv), .errors = &errs};
+	struct loader ld = {
+	    .cfg = cfg, .vars = vars_or_process(vars, &pv), .errors = &errs, .written = written};
 	struct chain node = {.id = origin, .display = origin, .up = NULL};
 
 	if (!cfg->profile_name)
@@ -718,6 +750,18 @@ int sbx_profile_load_string(struct sbx_config *cfg, const char *text, const char
 	if (errs.n)
 		return first_error(&errs, err);
 	return 0;
+}
+
+int sbx_profile_load_string(struct sbx_config *cfg, const char *text, const char *origin,
+			    const struct sbx_profile_vars *vars, struct sbx_err *err)
+{
+	return load_string(cfg, text, origin, vars, false, err);
+}
+
+int sbx_profile_load_written(struct sbx_config *cfg, const char *text, const char *origin,
+			     const struct sbx_profile_vars *vars, struct sbx_err *err)
+{
+	return load_string(cfg, text, origin, vars, true, err);
 }
 
 int sbx_profile_set(struct sbx_config *cfg, const char *section, const char *key, const char *value,

@@ -55,6 +55,11 @@ int sbx_profile_expand(const char *in, const struct sbx_profile_vars *vars, char
 /* Parse an in-memory INI text (used for built-ins and by the fuzzer). */
 int sbx_profile_load_string(struct sbx_config *cfg, const char *text, const char *origin,
 			    const struct sbx_profile_vars *vars, struct sbx_err *err);
+/* The same for a text sbx_profile_write() wrote (a record's resolved
+ * profile): no inline comments, so a value keeps a " #" or " ;" of a
+ * path ("My Project #2"); full-line comments are still skipped. */
+int sbx_profile_load_written(struct sbx_config *cfg, const char *text, const char *origin,
+			     const struct sbx_profile_vars *vars, struct sbx_err *err);
 
 /*
  * Apply one key as the profile parser would (used by `sbx run` options so

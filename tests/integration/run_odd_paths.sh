@@ -5,7 +5,9 @@
 # its ':' into SRC:DST and refused every run there ("destination '00' is
 # not an absolute path").  Now the run works, a kept sandbox's resolved
 # profile (written with "\:") reads back for `sbx exec`, and `--ro-bind`
-# takes a literal ':' written "\:".  As root and as nobody, on the host
+# takes a literal ':' written "\:"; a kept sandbox in "My Project #2 ;b"
+# (' #' and ' ;' start a comment in a profile) is entered the same way.
+# As root and as nobody, on the host
 # root (the default profile's overlays of $PWD and $HOME).
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
@@ -13,7 +15,9 @@
 sbx_setup_busybox
 ODD="$WD/build 2026-12-07T01:00:00,v2"
 DATA="$WD/data:1"
-mkdir -p "$ODD" "$DATA" && chmod 0777 "$ODD" "$DATA" &&
+HASH="$WD/My Project #2 ;b"
+mkdir -p "$ODD" "$DATA" "$HASH" && chmod 0777 "$ODD" "$DATA" "$HASH" &&
+	echo in-hash >"$HASH/f" && chmod 0644 "$HASH/f" &&
 	echo in-project >"$ODD/f" && echo in-data >"$DATA/file" && chmod 0644 "$ODD/f" "$DATA/file"
 
 for mode in $MODES; do
@@ -38,6 +42,16 @@ z" ]
 	grep -qxF "overlay = ${ODD//:/\\:}" <<<"$out"
 	ok $? "$mode: profile show writes the path's ':' as '\\:' ($(grep '^overlay' <<<"$out" | tail -n 1))"
 	in_odd destroy "odd-$mode" >/dev/null 2>&1
+
+	# ' #' and ' ;' start a comment in a profile; sbx exec reads the
+	# record's written profile without them.
+	capture sbx_as_mode_in "$HASH" "$mode" "$SBX" run -q --keep -n "hash-$mode" -- sh -c 'echo z >h; exit 3'
+	capture sbx_as_mode_in "$HASH" "$mode" "$SBX" exec "hash-$mode" -- sh -c 'pwd; cat h f'
+	[ "$rc" = 0 ] && [ "$out" = "$HASH
+z
+in-hash" ]
+	ok $? "$mode: sbx exec of a kept sandbox in '$HASH' ($rc: $out $err)"
+	sbx_as_mode "$mode" "$SBX" destroy "hash-$mode" >/dev/null 2>&1
 
 	capture in_odd run -q --rm --ro-bind "${DATA//:/\\:}:/tmp/data" -- cat /tmp/data/file
 	[ "$rc" = 0 ] && [ "$out" = in-data ]

@@ -671,7 +671,7 @@ static void round_trip(struct sbx_config *c)
 	char *one = show(c), *two;
 
 	sbx_config_init(&again);
-	if (sbx_profile_load_string(&again, one, "shown", &V, &e) < 0)
+	if (sbx_profile_load_written(&again, one, "shown", &V, &e) < 0)
 		fail_msg("re-reading:\n%s\nfailed: %s", one, e.msg);
 	two = show(&again);
 	assert_string_equal(one, two);
@@ -739,15 +739,15 @@ static void test_round_trip(void **state)
  * A $PWD or $HOME with a ':' in it (a directory named for a time, "a:b")
  * stays one path: the expansion escapes it, the mount keys split SRC:DST
  * and DST:SIZE at an unescaped ':' only, a literal one is written "\:",
- * and the written profile reads back the same (sbx exec of a kept sandbox
- * reads it from the record).
+ * and the written profile reads back the same, " #" and " ;" in a path
+ * included (sbx exec of a kept sandbox reads it from the record).
  */
 static void test_colon_paths(void **state)
 {
 	static const struct sbx_profile_vars W = {
-	    .pwd = "/w/b:1 x", .home = "/h/u:2", .user = "u", .uid = 1000};
-	static const char *const want[][2] = {{"/w/b:1 x", "/w/b:1 x"}, {"/h/u:2/.npm", "/n"},
-					      {"/h/u:2/c", "/h/u:2/d"}, {NULL, "/w/b:1 x/t"},
+	    .pwd = "/w/b:1 #x ;y", .home = "/h/u:2", .user = "u", .uid = 1000};
+	static const char *const want[][2] = {{"/w/b:1 #x ;y", "/w/b:1 #x ;y"}, {"/h/u:2/.npm", "/n"},
+					      {"/h/u:2/c", "/h/u:2/d"}, {NULL, "/w/b:1 #x ;y/t"},
 					      {"/l:x", "/y\\z:w"},	{"/a\\b", "/a\\b"}};
 	struct sbx_config c, again;
 	struct sbx_err e;
@@ -770,11 +770,11 @@ static void test_colon_paths(void **state)
 	assert_true(c.mounts[1].optional);
 	assert_int_equal(c.mounts[3].size, 1 << 20);
 	one = show(&c);
-	assert_non_null(strstr(one, "overlay = /w/b\\:1 x\n"));
+	assert_non_null(strstr(one, "overlay = /w/b\\:1 #x ;y\n"));
 	assert_non_null(strstr(one, "bind = /l\\:x:/y\\\\z\\:w\n"));
-	assert_non_null(strstr(one, "tmpfs = /w/b\\:1 x/t:1m\n"));
+	assert_non_null(strstr(one, "tmpfs = /w/b\\:1 #x ;y/t:1m\n"));
 	sbx_config_init(&again);
-	if (sbx_profile_load_string(&again, one, "shown", &W, &e) < 0)
+	if (sbx_profile_load_written(&again, one, "shown", &W, &e) < 0)
 		fail_msg("re-reading:\n%s\nfailed: %s", one, e.msg);
 	two = show(&again);
 	assert_string_equal(one, two);
