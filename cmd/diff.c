@@ -40,7 +40,9 @@ const char sbx_usage_diff[] =
     "\n"
     "Flagged on stderr: files that run code on the host later (git hooks and\n"
     "config, CI definitions, editor and agent settings, shell start-up files of\n"
-    "a home directory, files that became executable).\n";
+    "a home directory, files that became executable).  Changes to a host\n"
+    "directory that was moved or removed since are named there, not shown\n"
+    "(exit 1).\n";
 
 const char sbx_usage_apply[] =
     "usage: sbx apply [--dry-run] [--force] [--git-dir] SANDBOX [PATH...]\n"
@@ -277,6 +279,20 @@ static int print_json(const struct sbx_review *r)
 	return rc < 0 ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 }
 
+/* The changes diff cannot show (sbx_review.gone), each in a line; any? */
+static bool say_gone(const struct sbx_review *r, const char *ref)
+{
+	for (size_t i = 0; i < r->gone.n; i++) {
+		_cleanup_free_ char *d = sbx_escape_display(r->gone.v[i]);
+
+		sbx_errorf("its changes to %s are not shown: that host directory cannot be opened "
+			   "(%s); 'sbx export %s -o FILE.tar.gz' writes them as a tarball, and "
+			   "they show here again once the directory is back",
+			   d, r->gone_why.v[i], ref);
+	}
+	return r->gone.n > 0;
+}
+
 int cmd_diff(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 {
 	struct review_args a;
@@ -307,6 +323,8 @@ int cmd_diff(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	if (r.n_errors)
 		sbx_warnf("%zu entries of the writable layer could not be read", r.n_errors);
 out:
+	if (say_gone(&r, a.ref) && rc == SBX_EXIT_OK)
+		rc = SBX_EXIT_FAIL;
 	sbx_review_free(&r);
 	sbx_sandbox_close(&sb);
 	args_free(&a);
@@ -362,6 +380,18 @@ int cmd_apply(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 			    "sandbox '%s' was applied already (%s): --force applies it again",
 			    sb.id, sb.rec.applied.at ? sb.rec.applied.at : "?");
 		rc = sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
+		goto out;
+	}
+	/* Nowhere to write them: nothing is written, as for a conflict. */
+	for (size_t i = 0; i < r.gone.n; i++) {
+		_cleanup_free_ char *d = sbx_escape_display(r.gone.v[i]);
+
+		sbx_errorf("its changes to %s are not applied: that host directory cannot be "
+			   "opened (%s); nothing written",
+			   d, r.gone_why.v[i]);
+	}
+	if (r.gone.n) {
+		rc = SBX_EXIT_FAIL;
 		goto out;
 	}
 	o = (struct sbx_apply_opts){.dry_run = a.dry_run, .force = a.force, .git_dir = a.git_dir};

@@ -452,6 +452,33 @@ static double parse_created(const char *t)
 	return s < 0 ? 0 : s * 1000.0;
 }
 
+/* Has the upper directory an entry (a change)? */
+static bool upper_has_entry(int fd)
+{
+	_cleanup_close_ int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	DIR *dir = d >= 0 ? fdopendir(d) : NULL;
+	const struct dirent *de;
+	bool any = false;
+
+	if (!dir)
+		return false;
+	d = -1; /* the DIR has it */
+	while (!any && (de = readdir(dir)))
+		any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(dir);
+	return any;
+}
+
+/* Does one of the PATHs given lie below dir, or dir below it (all do
+ * when none is given)? */
+static bool concerns(const char *dir, char *const *paths, size_t n_paths)
+{
+	for (size_t i = 0; i < n_paths; i++)
+		if (sbx_path_under(paths[i], dir) || sbx_path_under(dir, paths[i]))
+			return true;
+	return n_paths == 0;
+}
+
 /* The layers that are copy-on-write views of host directories: each
  * policy.filesystem.mounts entry of kind overlay. */
 static int host_overlays(const struct sbx_sandbox *sb, struct sbx_review *r, struct sbx_err *err)
@@ -473,6 +500,10 @@ static int host_overlays(const struct sbx_sandbox *sb, struct sbx_review *r, str
 			overlay |= m->kind && !strcmp(m->kind, "overlay") && m->dst && m->src &&
 				   !strcmp(m->dst, ls[i].target) && ls[i].lower &&
 				   !strcmp(m->src, ls[i].lower);
+		}
+		if (overlay && ls[i].lower_missing && upper_has_entry(ls[i].upper_fd)) {
+			sbx_strv_push(&r->gone, ls[i].lower);
+			sbx_strv_push(&r->gone_why, strerror(ls[i].lower_errno));
 		}
 		if (!overlay || ls[i].lower_fd < 0)
 			continue;
@@ -542,6 +573,17 @@ int sbx_review_open(const struct sbx_sandbox *sb, char *const *paths, size_t n_p
 	rc = host_overlays(sb, r, err);
 	if (rc < 0)
 		return rc;
+	for (size_t i = r->gone.n; i-- > 0;) {
+		if (concerns(r->gone.v[i], paths, n_paths))
+			continue;
+		free(r->gone.v[i]);
+		free(r->gone_why.v[i]);
+		memmove(&r->gone.v[i], &r->gone.v[i + 1], (r->gone.n - i) * sizeof(char *));
+		memmove(&r->gone_why.v[i], &r->gone_why.v[i + 1],
+			(r->gone_why.n - i) * sizeof(char *));
+		r->gone.n--;
+		r->gone_why.n--;
+	}
 	for (size_t i = 0; i < r->n_ov; i++)
 		r->ov[i].prefix = sbx_xstrdup("");
 	for (size_t i = 0; rc == 0 && i < r->n_ov; i++) {
@@ -589,5 +631,7 @@ void sbx_review_free(struct sbx_review *r)
 		free(r->e[i].shown);
 	}
 	free(r->e);
+	sbx_strv_free(&r->gone);
+	sbx_strv_free(&r->gone_why);
 	memset(r, 0, sizeof(*r));
 }

@@ -75,6 +75,10 @@ struct sbx_review {
 	size_t n;
 	double started_ms; /* when the sandbox was created (ms since the epoch) */
 	size_t n_errors;   /* entries of an upper layer that could not be read */
+	/* Host directories whose overlay has changes but that cannot be
+	 * opened now (moved, removed): their changes are not in the set;
+	 * gone_why[i] is why (strerror).  Only those a PATH given concerns. */
+	struct sbx_strv gone, gone_why;
 };
 
 /*

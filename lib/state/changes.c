@@ -349,6 +349,7 @@ static void add_layer(const struct sbx_sandbox *sb, struct sbx_layer **ls, size_
 		l->lower = sbx_xstrdup(lower);
 		l->lower_fd = open(lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		l->lower_missing = l->lower_fd < 0;
+		l->lower_errno = l->lower_missing ? errno : 0;
 	}
 }
 

@@ -61,6 +61,7 @@ struct sbx_layer {
 	int lower_fd;	    /* O_DIRECTORY fd of the lower dir, or -1 */
 	char *lower;	    /* lower path as recorded (for messages), NULL if none */
 	bool lower_missing; /* recorded lower could not be opened */
+	int lower_errno;    /* why (errno), when lower_missing */
 };
 
 /*

@@ -240,5 +240,25 @@ for mode in $MODES; do
 	fi
 	sbx_as_mode "$mode" "$SBX" destroy "live-$mode" >/dev/null 2>&1
 	wait
+
+	# The project moved after the run: its changes cannot be shown or
+	# applied there, and diff and apply say so (they gave an empty patch
+	# and "nothing written", exit 0, and the work could be thrown away).
+	M=$BASE/$mode/moved
+	mkdir -p "$M" && echo a >"$M/f" && chown -R "$u:$u" "$M"
+	capture sbx_as_mode_in "$M" "$mode" "$SBX" run -q --keep --name "moved-$mode" -- sh -c 'echo new >g; exit 3'
+	mv "$M" "$M.elsewhere"
+	capture sbx_as_mode_in "$BASE" "$mode" "$SBX" diff "moved-$mode"
+	[ "$rc" = 1 ] && [[ "$out" != *"+new"* ]] &&
+		grep -qF "its changes to $M are not shown: that host directory cannot be opened (No such file or directory); 'sbx export moved-$mode -o FILE.tar.gz' writes them as a tarball" <<<"$err"
+	ok $? "$mode: diff of a sandbox whose host directory moved says so, exit 1 ($rc: $err)"
+	capture sbx_as_mode_in "$BASE" "$mode" "$SBX" apply "moved-$mode"
+	[ "$rc" = 1 ] && [ ! -e "$M" ] && grep -qF "its changes to $M are not applied: that host directory cannot be opened" <<<"$err"
+	ok $? "$mode: apply of it writes nothing and says why, exit 1 ($rc: $err)"
+	mv "$M.elsewhere" "$M"
+	capture sbx_as_mode_in "$M" "$mode" "$SBX" diff "moved-$mode" .
+	[ "$rc" = 0 ] && grep -qx '+new' <<<"$out"
+	ok $? "$mode: back in place, the change shows ($rc: $err)"
+	sbx_as_mode "$mode" "$SBX" destroy "moved-$mode" >/dev/null 2>&1
 done
 done_testing
