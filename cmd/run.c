@@ -239,7 +239,7 @@ int cmd_run(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	struct run_ctx c = {0};
 	struct sbx_err err = {0};
 	_cleanup_free_ char *cwd = getcwd(NULL, 0);
-	int r;
+	int cwd_errno = errno, r;
 
 	sbx_config_init(&c.cfg);
 	c.color = ctx->color;
@@ -248,6 +248,11 @@ int cmd_run(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	r = run_parse_args(argc, argv, &c.args, &err);
 	if (r == 0)
 		r = load_config(&c, &err);
+	/* $PWD is then "/" (sbx_profile_vars_from_process) */
+	if (r == 0 && !cwd && !c.cfg.workdir && !c.args.quiet)
+		sbx_warnf("the working directory is gone (%s): the command runs in / (-w DIR sets "
+			  "another)",
+			  strerror(cwd_errno));
 	if (r == 0 && c.args.detach && c.cfg.tty)
 		r = sbx_err_set(
 		    &err, 0,

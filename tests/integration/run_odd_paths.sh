@@ -6,7 +6,8 @@
 # not an absolute path").  Now the run works, a kept sandbox's resolved
 # profile (written with "\:") reads back for `sbx exec`, and `--ro-bind`
 # takes a literal ':' written "\:"; a kept sandbox in "My Project #2 ;b"
-# (' #' and ' ;' start a comment in a profile) is entered the same way.
+# (' #' and ' ;' start a comment in a profile) is entered the same way;
+# a working directory removed under the caller is said, not silently /.
 # As root and as nobody, on the host
 # root (the default profile's overlays of $PWD and $HOME).
 . "$(dirname "$0")/../lib/tap.sh"
@@ -56,6 +57,15 @@ in-hash" ]
 	capture in_odd run -q --rm --ro-bind "${DATA//:/\\:}:/tmp/data" -- cat /tmp/data/file
 	[ "$rc" = 0 ] && [ "$out" = in-data ]
 	ok $? "$mode: --ro-bind takes a literal ':' written '\\:' ($rc: $out $err)"
+
+	# A working directory removed under the caller: the run says where
+	# its command runs instead of starting it in / without a word.
+	G=$BASE/gone-$mode
+	mkdir -p "$G" && chmod 0777 "$G"
+	capture sbx_as_mode "$mode" sh -c 'cd "$1" && rmdir "$1" && "$2" run --rm -- pwd' sh "$G" "$SBX"
+	[ "$rc" = 0 ] && [ "$out" = / ] &&
+		grep -qF "sbx: warning: the working directory is gone (No such file or directory): the command runs in / (-w DIR sets another)" <<<"$err"
+	ok $? "$mode: a removed working directory is said, the command runs in / ($rc: $out $(grep warning <<<"$err"))"
 done
 
 done_testing
