@@ -149,7 +149,10 @@ int sbx_state_open(struct sbx_state *st, const char *state_dir, const char *cach
 	}
 	return 0;
 fail_state:
-	sbx_err_set(err, -r, "cannot open state directory '%s'", st->state_dir);
+	sbx_err_set(
+	    err, -r,
+	    "cannot open state directory '%s' (--state-dir DIR or SBX_STATE_DIR picks another)",
+	    st->state_dir);
 	sbx_state_close(st);
 	return r;
 }
