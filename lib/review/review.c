@@ -470,13 +470,14 @@ static bool upper_has_entry(int fd)
 }
 
 /* Does one of the PATHs given lie below dir, or dir below it (all do
- * when none is given)? */
-static bool concerns(const char *dir, char *const *paths, size_t n_paths)
+ * when none is given), and so the --relative directory? */
+static bool concerns(const char *dir, char *const *paths, size_t n_paths, const char *relative)
 {
-	for (size_t i = 0; i < n_paths; i++)
-		if (sbx_path_under(paths[i], dir) || sbx_path_under(dir, paths[i]))
-			return true;
-	return n_paths == 0;
+	bool any = n_paths == 0;
+
+	for (size_t i = 0; !any && i < n_paths; i++)
+		any = sbx_path_under(paths[i], dir) || sbx_path_under(dir, paths[i]);
+	return any && (!relative || sbx_path_under(relative, dir) || sbx_path_under(dir, relative));
 }
 
 /* The layers that are copy-on-write views of host directories: each
@@ -574,7 +575,7 @@ int sbx_review_open(const struct sbx_sandbox *sb, char *const *paths, size_t n_p
 	if (rc < 0)
 		return rc;
 	for (size_t i = r->gone.n; i-- > 0;) {
-		if (concerns(r->gone.v[i], paths, n_paths))
+		if (concerns(r->gone.v[i], paths, n_paths, relative))
 			continue;
 		free(r->gone.v[i]);
 		free(r->gone_why.v[i]);
