@@ -255,6 +255,9 @@ for mode in $MODES; do
 	capture sbx_as_mode_in "$BASE" "$mode" "$SBX" apply "moved-$mode"
 	[ "$rc" = 1 ] && [ ! -e "$M" ] && grep -qF "its changes to $M are not applied: that host directory cannot be opened" <<<"$err"
 	ok $? "$mode: apply of it writes nothing and says why, exit 1 ($rc: $err)"
+	capture sbx_as_mode_in "$BASE" "$mode" "$SBX" diff "moved-$mode" /usr
+	[ "$rc" = 0 ] && [ -z "$err" ]
+	ok $? "$mode: a diff limited to another directory does not name it ($rc: $err)"
 	mv "$M.elsewhere" "$M"
 	capture sbx_as_mode_in "$M" "$mode" "$SBX" diff "moved-$mode" .
 	[ "$rc" = 0 ] && grep -qx '+new' <<<"$out"
