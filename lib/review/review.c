@@ -452,23 +452,6 @@ static double parse_created(const char *t)
 	return s < 0 ? 0 : s * 1000.0;
 }
 
-/* Has the upper directory an entry (a change)? */
-static bool upper_has_entry(int fd)
-{
-	_cleanup_close_ int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	DIR *dir = d >= 0 ? fdopendir(d) : NULL;
-	const struct dirent *de;
-	bool any = false;
-
-	if (!dir)
-		return false;
-	d = -1; /* the DIR has it */
-	while (!any && (de = readdir(dir)))
-		any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
-	closedir(dir);
-	return any;
-}
-
 /* Does one of the PATHs given lie below dir, or dir below it (all do
  * when none is given), and so the --relative directory? */
 static bool concerns(const char *dir, char *const *paths, size_t n_paths, const char *relative)
@@ -502,7 +485,7 @@ static int host_overlays(const struct sbx_sandbox *sb, struct sbx_review *r, str
 				   !strcmp(m->dst, ls[i].target) && ls[i].lower &&
 				   !strcmp(m->src, ls[i].lower);
 		}
-		if (overlay && ls[i].lower_missing && upper_has_entry(ls[i].upper_fd)) {
+		if (overlay && ls[i].lower_missing && sbx_dir_has_entry(ls[i].upper_fd, ".")) {
 			sbx_strv_push(&r->gone, ls[i].lower);
 			sbx_strv_push(&r->gone_why, strerror(ls[i].lower_errno));
 		}

@@ -5,7 +5,6 @@
  * or a tmpfs in the jail), copying in-memory layers out when the sandbox
  * is kept, and removing them in parallel when it is not.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -471,26 +470,6 @@ void sbx_run_keep_layers(struct sbx_run *c)
 	}
 }
 
-/* Does the directory NAME below DIR have an entry?  One getdents64 for
- * an empty one ("." and ".."). */
-static bool has_entry(int dir, const char *name)
-{
-	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	char buf[512];
-	ssize_t n;
-
-	while (fd >= 0 && (n = getdents64(fd, buf, sizeof(buf))) > 0) {
-		for (ssize_t off = 0; off < n;) {
-			const struct dirent64 *d = (const struct dirent64 *)(buf + off);
-
-			if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, ".."))
-				return true;
-			off += d->d_reclen;
-		}
-	}
-	return false;
-}
-
 /*
  * Only the top of each upper directory is read (a file, a directory or a
  * whiteout there: the command wrote, made or deleted something below that
@@ -516,7 +495,7 @@ json_t *sbx_run_layers_written(struct sbx_run *c)
 	if (base < 0)
 		return NULL;
 	while ((name = sbx_jail_layer_upper(c->cfg, rootfs_layer, &k, buf))) {
-		if (!has_entry(base, name))
+		if (!sbx_dir_has_entry(base, name))
 			continue;
 		if (!a)
 			a = json_array();

@@ -672,6 +672,24 @@ const char *sbx_size_text(double b, char *buf, size_t len)
 	return buf;
 }
 
+bool sbx_dir_has_entry(int dir, const char *name)
+{
+	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char buf[512];
+	ssize_t n;
+
+	while (fd >= 0 && (n = getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			const struct dirent64 *d = (const struct dirent64 *)(buf + off);
+
+			if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+				return true;
+			off += d->d_reclen;
+		}
+	}
+	return false;
+}
+
 const char *sbx_duration_text(uint64_t ms, char *buf, size_t len)
 {
 	static const struct {

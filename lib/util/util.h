@@ -120,6 +120,10 @@ int sbx_parse_size(const char *s, uint64_t *out, struct sbx_err *err); /* 512k 6
 const char *sbx_size_text(double bytes, char *buf, size_t len);
 int sbx_parse_duration(const char *s, uint64_t *ms,
 		       struct sbx_err *err); /* 90s 30m 2h 500ms, plain = s */
+/* Has the directory NAME below DIR ("." for DIR itself) an entry besides
+ * "." and ".."?  One getdents64 for an empty one; false when it cannot be
+ * opened (not followed if a symlink) or read. */
+bool sbx_dir_has_entry(int dir, const char *name);
 /* The inverse: 90000 -> "90s", 7200000 -> "2h", 1500 -> "1500ms" (into buf). */
 const char *sbx_duration_text(uint64_t ms, char *buf, size_t len);
 int sbx_parse_u64(const char *s, uint64_t *out, struct sbx_err *err);

@@ -6,7 +6,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -108,6 +113,33 @@ static void test_duration_text(void **state)
 		assert_string_equal(sbx_duration_text(ms[i], buf, sizeof(buf)), want[i]);
 		dur_is(buf, ms[i]);
 	}
+}
+
+/* An empty directory has no entry; one file, a subdirectory or a dangling
+ * symlink in it is one; a missing one or a symlink to one is none. */
+static void test_dir_has_entry(void **state)
+{
+	char dir[] = "/tmp/sbx-test-util-XXXXXX";
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(mkdirat(fd, "e", 0700), 0);
+	assert_int_equal(symlinkat("e", fd, "l"), 0);
+	assert_false(sbx_dir_has_entry(fd, "e"));
+	assert_false(sbx_dir_has_entry(fd, "l"));
+	assert_false(sbx_dir_has_entry(fd, "missing"));
+	assert_true(sbx_dir_has_entry(fd, "."));
+	assert_int_equal(symlinkat("/nowhere", fd, "e/x"), 0);
+	assert_true(sbx_dir_has_entry(fd, "e"));
+	assert_int_equal(unlinkat(fd, "e/x", 0), 0);
+	assert_int_equal(unlinkat(fd, "e", AT_REMOVEDIR), 0);
+	assert_int_equal(unlinkat(fd, "l", 0), 0);
+	assert_false(sbx_dir_has_entry(fd, "."));
+	close(fd);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_bool(void **state)
@@ -242,7 +274,7 @@ static void test_strv(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_size),	  cmocka_unit_test(test_duration), cmocka_unit_test(test_duration_text),
+		cmocka_unit_test(test_size),	  cmocka_unit_test(test_duration), cmocka_unit_test(test_duration_text), cmocka_unit_test(test_dir_has_entry),
 		cmocka_unit_test(test_bool),	  cmocka_unit_test(test_u64),
 		cmocka_unit_test(test_edit_distance), cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_utf8),	  cmocka_unit_test(test_errors),
