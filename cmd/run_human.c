@@ -33,39 +33,75 @@ static const char *jstr(const json_t *o, const char *k)
 	return s ? s : "";
 }
 
-/* "discarded its changes to the image's root and /p (copy-on-write)":
- * what the command wrote that went with a sandbox removed by its profile
- * (or sbx stop), not by --rm. */
-static void human_discarded(const json_t *dirs)
+/* "the image's root, /p and /q": the directories of a kept or removed
+ * event's list of written views ("/" is the image's root), those that are
+ * "/" (root) or the others; NULL when there are none. */
+static char *written_text(const json_t *dirs, bool root)
 {
-	size_t n = json_array_size(dirs), i;
-	bool cow = false;
-	char *text;
+	size_t n = 0, k = 0, i;
+	char *text = NULL;
 	const json_t *d;
 
-	if (n == 0)
-		return;
-	text = sbx_xstrdup("");
+	json_array_foreach(dirs, i, d)
+	{
+		const char *p = json_string_value(d);
+
+		n += p && (strcmp(p, "/") == 0) == root;
+	}
 	json_array_foreach(dirs, i, d)
 	{
 		const char *p = json_string_value(d);
 		char *t;
 
-		if (!p)
-			p = "?";
-		cow = cow || strcmp(p, "/") != 0;
-		t = sbx_xasprintf("%s%s%s", text,
-				  i == 0       ? ""
-				  : i + 1 == n ? " and "
+		if (!p || (strcmp(p, "/") == 0) != root)
+			continue;
+		t = sbx_xasprintf("%s%s%s", text ? text : "",
+				  k == 0       ? ""
+				  : k + 1 == n ? " and "
 					       : ", ",
-				  strcmp(p, "/") == 0 ? "the image's root" : p);
+				  root ? "the image's root" : p);
 		free(text);
 		text = t;
+		k++;
 	}
-	sbx_errorf("discarded its changes to %s%s; --keep keeps a run's changes for 'sbx diff' "
-		   "and 'sbx apply'",
-		   text, cow ? " (copy-on-write)" : "");
-	free(text);
+	return text;
+}
+
+/* "discarded its changes to the image's root and /p (copy-on-write)":
+ * what the command wrote that went with a sandbox removed by its profile
+ * (or sbx stop), not by --rm. */
+static void human_discarded(const json_t *dirs)
+{
+	char *root = written_text(dirs, true), *cow = written_text(dirs, false);
+
+	if (root || cow)
+		sbx_errorf("discarded its changes to %s%s%s%s; --keep keeps a run's changes for "
+			   "'sbx diff' and 'sbx apply'",
+			   root ? root : "", root && cow ? " and " : "", cow ? cow : "",
+			   cow ? " (copy-on-write)" : "");
+	free(root);
+	free(cow);
+}
+
+/* Where a kept sandbox's changes are and what reviews them: sbx diff and
+ * apply for the copy-on-write host directories, sbx export for the
+ * image's root (no host directory to apply it to). */
+static void human_changed(const json_t *ev)
+{
+	const json_t *dirs = json_object_get(ev, "changed");
+	char *root = written_text(dirs, true), *cow = written_text(dirs, false);
+	const char *id = jstr(ev, "id");
+
+	if (cow)
+		sbx_errorf(
+		    "its changes to %s (copy-on-write): 'sbx diff %s' shows them, 'sbx apply "
+		    "%s' writes them",
+		    cow, id, id);
+	if (root)
+		sbx_errorf("its changes to %s: 'sbx export %s -o FILE' writes them as a tarball",
+			   root, id);
+	free(root);
+	free(cow);
 }
 
 static void human_policy(const json_t *ev)
@@ -327,6 +363,7 @@ void run_human(const json_t *ev, void *data)
 	} else if (!strcmp(type, "kept")) {
 		sbx_errorf("kept sandbox %s (%s): sbx inspect %s; sbx destroy %s", jstr(ev, "id"),
 			   jstr(ev, "reason"), jstr(ev, "id"), jstr(ev, "id"));
+		human_changed(ev);
 	} else if (!strcmp(type, "removed")) {
 		sbx_errorf("removed sandbox %s (%s)", jstr(ev, "id"), jstr(ev, "reason"));
 		human_discarded(json_object_get(ev, "discarded"));

@@ -463,9 +463,10 @@ static void decide_keep(struct sbx_run *c)
 		c->say_discarded = true;
 	}
 	/* What the command wrote goes with the sandbox, which the user did not
-	 * ask for by name (as with --rm): the run log says whose writes. */
-	if (c->say_discarded && (c->opt->human || c->opt->log_json))
-		c->discarded = sbx_run_layers_written(c);
+	 * ask for by name (as with --rm): the run log says whose writes.  A
+	 * kept sandbox's says where they are, for sbx diff and apply. */
+	if ((c->say_discarded || c->kept) && (c->opt->human || c->opt->log_json))
+		c->written = sbx_run_layers_written(c);
 }
 
 /*
@@ -546,7 +547,7 @@ static void teardown(struct sbx_run *c)
 	free(c->jail_path);
 	free(c->exec_error);
 	free(c->layer_note);
-	json_decref(c->discarded);
+	json_decref(c->written);
 	free(c->error);
 }
 

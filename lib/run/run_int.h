@@ -58,7 +58,8 @@ struct sbx_run {
 	const char *keep_reason;
 	bool say_discarded; /* not kept, by the profile or sbx stop: say what
 			     * of the command's writes went (sbx_run_layers_written) */
-	json_t *discarded;
+	json_t *written;    /* the copy-on-write views it wrote to, for the
+			     * kept or removed event (NULL: none, or not said) */
 	int log_json_fd, jsonl_fd;
 	int output_fd; /* output.log */
 	/* run_extras.c */

@@ -528,8 +528,8 @@ void sbx_run_record_finish(struct sbx_run *c)
 	sbx_log_event(&c->log, "exit", sbx_record_exit_json(r));
 	sbx_log_event(&c->log, c->kept ? "kept" : "removed",
 		      json_pack("{s:s, s:s, s:o*}", "id", c->sb.id, "reason", r->keep_reason,
-				"discarded", c->discarded));
-	c->discarded = NULL; /* the event took it */
+				c->kept ? "changed" : "discarded", c->written));
+	c->written = NULL; /* the event took it */
 	if (c->kept && sbx_sandbox_save_record(&c->sb, &e) < 0)
 		sbx_run_say_err(c, &e);
 }

@@ -55,7 +55,31 @@ for mode in $MODES; do
 	capture run --keep -n "kept-$mode" -- sh -c 'echo new >made.txt'
 	[ "$rc" = 0 ] && [[ "$err" == *"kept sandbox"* ]] && [[ "$err" != *discarded* ]]
 	ok $? "$mode: a kept run throws nothing away and says nothing of it"
+	id=$(printf '%s\n' "$err" | sed -n 's/^sbx: kept sandbox \([0-9a-f]*\) .*/\1/p')
+	printf '%s\n' "$err" | tail -n 1 |
+		grep -qxF "sbx: its changes to $PROJ (copy-on-write): 'sbx diff $id' shows them, 'sbx apply $id' writes them"
+	ok $? "$mode: a kept run that wrote to the working directory says how to review and apply it ($(printf '%s\n' "$err" | tail -n 1))"
 	sbx_as_mode "$mode" "$SBX" destroy "kept-$mode" >/dev/null 2>&1
+
+	capture run -- sh -c 'echo x >/root-file; exit 3'
+	id=$(printf '%s\n' "$err" | sed -n 's/^sbx: kept sandbox \([0-9a-f]*\) .*/\1/p')
+	[ "$rc" = 3 ] && [ -n "$id" ] && printf '%s\n' "$err" | tail -n 1 |
+		grep -qxF "sbx: its changes to the image's root: 'sbx export $id -o FILE' writes them as a tarball"
+	ok $? "$mode: a failed run kept with writes to the image's root only points to sbx export ($(printf '%s\n' "$err" | tail -n 1))"
+	[ -n "$id" ] && sbx_as_mode "$mode" "$SBX" destroy "$id" >/dev/null 2>&1
+
+	capture run -- sh -c 'exit 3'
+	[ "$rc" = 3 ] && printf '%s\n' "$err" | tail -n 1 | grep -q '^sbx: kept sandbox '
+	ok $? "$mode: a kept run that wrote nothing says nothing of changes ($(printf '%s\n' "$err" | tail -n 1))"
+	id=$(printf '%s\n' "$err" | sed -n 's/^sbx: kept sandbox \([0-9a-f]*\) .*/\1/p')
+	[ -n "$id" ] && sbx_as_mode "$mode" "$SBX" destroy "$id" >/dev/null 2>&1
+
+	capture run -q --keep --log-json "$BASE/klog-$mode.jsonl" -- sh -c 'echo new >made.txt; echo x >/root-file'
+	[ "$rc" = 0 ] && [ -z "$err" ] &&
+		[ "$(jq -c 'select(.event == "kept") | .changed' "$BASE/klog-$mode.jsonl")" = "[\"/\",\"$PROJ\"]" ]
+	ok $? "$mode: --log-json's kept event lists the changed directories ($(jq -c 'select(.event == "kept")' "$BASE/klog-$mode.jsonl" 2>&1))"
+	id=$(jq -r 'select(.event == "kept") | .id' "$BASE/klog-$mode.jsonl")
+	[ -n "$id" ] && sbx_as_mode "$mode" "$SBX" destroy "$id" >/dev/null 2>&1
 
 	if [ "$mode" = root ]; then
 		capture run -p "$BASE/unlimited.ini" -- sh -c 'echo new >made.txt'
