@@ -425,6 +425,8 @@ static void print_exit(FILE *o, const struct sbx_record *r)
 			sbx_xasprintf("%llu", (unsigned long long)res->pids_peak));
 	else
 		kv_take(o, "most processes", sbx_xstrdup("not measured (no pids cgroup)"));
+	if (res->disk.set)
+		kv_take(o, "disk used", sbx_rec_disk_text(&res->disk));
 }
 
 static void print_output_note(FILE *o, const struct sbx_record *r)

@@ -117,6 +117,29 @@ static void human_policy(const json_t *ev)
 	sbx_errorf("persist: %s", *persist ? persist : jstr(ev, "persist"));
 }
 
+/* The writable layers' cap was reached (resources.disk): the command's
+ * "No space left on device" came from [limits] disk, not the host's. */
+static void human_disk_full(const json_t *d)
+{
+	json_int_t inodes = json_integer_value(json_object_get(d, "inodes"));
+
+	if (!json_is_true(json_object_get(d, "full")))
+		return;
+	if (inodes > 0 && json_integer_value(json_object_get(d, "inodes_used")) >= inodes)
+		sbx_errorf(
+		    "disk: its writable layer was full at the end: all %lld inodes used; "
+		    "creating files may have failed with 'No space left on device' ([limits] "
+		    "disk sets its size)",
+		    (long long)inodes);
+	else
+		sbx_errorf(
+		    "disk: its writable layer was full at the end: %.1f MiB of %.1f MiB used; "
+		    "writes may have failed with 'No space left on device' ([limits] disk sets "
+		    "its size)",
+		    (double)json_integer_value(json_object_get(d, "used")) / 1048576.0,
+		    (double)json_integer_value(json_object_get(d, "size")) / 1048576.0);
+}
+
 static void human_exit(const json_t *ev)
 {
 	const json_t *x = json_object_get(ev, "exit");
@@ -160,6 +183,7 @@ static void human_exit(const json_t *ev)
 		   json_number_value(json_object_get(r, "wall_ms")),
 		   json_number_value(json_object_get(r, "cpu_ms")),
 		   (double)json_integer_value(json_object_get(r, "mem_peak")) / 1048576.0);
+	human_disk_full(json_object_get(r, "disk"));
 }
 
 /* The proxy's connections that were no request, closed to make room or

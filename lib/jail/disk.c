@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,9 +91,44 @@ int sbx_disk_cap_of(const char *state_dir, uint64_t total, uint64_t avail, uint6
 		    state_dir, sbx_size_text((double)avail, a, sizeof(a)),
 		    sbx_size_text((double)reserve, b, sizeof(b)),
 		    sbx_size_text((double)SBX_DISK_MIN, c, sizeof(c)));
-	cap->inodes = cap->size / SBX_DISK_BYTES_PER_INODE;
-	if (cap->inodes < SBX_DISK_MIN_INODES)
-		cap->inodes = SBX_DISK_MIN_INODES;
+	cap->inodes = sbx_disk_inodes(cap->size);
+	return 0;
+}
+
+uint64_t sbx_disk_inodes(uint64_t size)
+{
+	uint64_t n = size / SBX_DISK_BYTES_PER_INODE;
+
+	return n < SBX_DISK_MIN_INODES ? SBX_DISK_MIN_INODES : n;
+}
+
+void sbx_disk_usage_of(const struct statfs *s, struct sbx_disk_usage *u)
+{
+	uint64_t bs = (uint64_t)s->f_bsize, avail = (uint64_t)s->f_bavail * bs, slack;
+
+	memset(u, 0, sizeof(*u));
+	u->set = true;
+	u->size = (uint64_t)s->f_blocks * bs;
+	u->used = (uint64_t)(s->f_blocks - s->f_bfree) * bs;
+	/* ext4 keeps back 2% or 16 MiB for its own metadata (and delayed
+	 * allocations hold more) once a write fails; a tmpfs nothing */
+	slack = u->size / 16 < SBX_DISK_FULL_SLACK ? u->size / 16 : SBX_DISK_FULL_SLACK;
+	u->full = u->size > 0 && avail <= slack;
+	if (s->f_files > 0) {
+		u->inodes = (uint64_t)s->f_files;
+		u->inodes_used = (uint64_t)(s->f_files - s->f_ffree);
+		u->full_inodes = s->f_ffree == 0;
+	}
+}
+
+int sbx_disk_usage_fd(int fd, struct sbx_disk_usage *u)
+{
+	struct statfs s;
+
+	memset(u, 0, sizeof(*u));
+	if (fd < 0 || fstatfs(fd, &s) < 0)
+		return fd < 0 ? -EBADF : -errno;
+	sbx_disk_usage_of(&s, u);
 	return 0;
 }
 

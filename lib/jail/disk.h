@@ -26,6 +26,10 @@
  *     runs (copied to disk/ when the sandbox is kept), and the in-memory cap
  *     is also held to SBX_DISK_MEMORY_SHARE of the machine's memory.
  *
+ * Either way the filesystem has one inode per SBX_DISK_BYTES_PER_INODE of
+ * its size (sbx_disk_inodes): empty files cost a tmpfs no data pages, and
+ * without the count a jail could fill the kernel's memory with them.
+ *
  * mke2fs runs once per size and inode count: its result is kept as a
  * template (TEMPLATES/ext4-4k-il-SIZE-INODES.img, a sparse file with ~60 KiB of
  * data, in the state directory's disk-templates/) and each sandbox's
@@ -78,6 +82,28 @@ int sbx_disk_cap(const char *state_dir, uint64_t asked, bool in_memory, struct s
  * names it in messages), in memory when memory (the machine's) is not 0. */
 int sbx_disk_cap_of(const char *state_dir, uint64_t total, uint64_t avail, uint64_t memory,
 		    uint64_t asked, struct sbx_disk_cap *cap, struct sbx_err *err);
+
+/* The inode count of a layers' filesystem of size bytes. */
+uint64_t sbx_disk_inodes(uint64_t size);
+
+/*
+ * What the layers' capped filesystem held at the end of a run, from one
+ * statfs (run log, record).  full: so little room was left (what ext4
+ * keeps back after ENOSPC, up to SBX_DISK_FULL_SLACK) or no inode, that
+ * the command's writes may have failed with ENOSPC.  Measured once: a
+ * layer filled and emptied again is not full.
+ */
+#define SBX_DISK_FULL_SLACK (64ULL << 20)
+struct sbx_disk_usage {
+	bool set;
+	uint64_t size, used; /* bytes */
+	uint64_t inodes, inodes_used;
+	bool full, full_inodes;
+};
+struct statfs;
+void sbx_disk_usage_of(const struct statfs *s, struct sbx_disk_usage *u);
+/* 0, or -errno (u unset) */
+int sbx_disk_usage_fd(int fd, struct sbx_disk_usage *u);
 
 /* mke2fs's path (e2fsprogs), or NULL. */
 const char *sbx_disk_mke2fs(void);

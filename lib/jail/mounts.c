@@ -30,6 +30,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "disk.h"
+
 #define STAGE	   "/tmp"
 #define STAGE_ALT1 "/mnt"
 #define STAGE_ALT2 "/run"
@@ -271,13 +273,14 @@ static int memory_layer(struct build *b, int *sbfd, struct sbx_err *err)
 {
 	const struct sbx_jail_opts *o = b->c->o;
 	const bool rootfs_layer = o->rootfs_dir && b->cfg->rootfs_writable;
-	char size[32];
-	const char *const opts[] = {"size", size, "mode", "0700", NULL, NULL};
+	const uint64_t bytes = o->layer_later ? b->c->layer_tmpfs : o->layer_tmpfs;
+	char size[32], inodes[32];
+	const char *const opts[] = {"size", size, "nr_inodes", inodes, "mode", "0700", NULL, NULL};
 	_cleanup_close_ int root = -1;
 	int r;
 
-	snprintf(size, sizeof(size), "%llu",
-		 (unsigned long long)(o->layer_later ? b->c->layer_tmpfs : o->layer_tmpfs));
+	snprintf(size, sizeof(size), "%llu", (unsigned long long)bytes);
+	snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)sbx_disk_inodes(bytes));
 	b->layer = new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
 	if (b->layer < 0)
 		return sbx_err_wrap(err, "the writable layer ([limits] disk)");

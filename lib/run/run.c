@@ -608,6 +608,7 @@ int sbx_run(const struct sbx_run_opts *opts, struct sbx_run_result *res)
 		explain_exec_failure(&c);
 		check_image(&c);
 		check_output(&c);
+		sbx_run_layers_usage(&c);
 		decide_keep(&c);
 		say_output_lost(&c);
 	}

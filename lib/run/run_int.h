@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "disk.h"
 #include "jail.h"
 #include "limits.h"
 #include "log.h"
@@ -60,6 +61,8 @@ struct sbx_run {
 			     * of the command's writes went (sbx_run_layers_written) */
 	json_t *written;    /* the copy-on-write views it wrote to, for the
 			     * kept or removed event (NULL: none, or not said) */
+	/* the layers' capped filesystem at the end (sbx_run_layers_usage) */
+	struct sbx_disk_usage disk_usage;
 	int log_json_fd, jsonl_fd;
 	int output_fd; /* output.log */
 	/* run_extras.c */
@@ -115,10 +118,12 @@ int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err);
 /* sbx_jail_opts.layer_ready for disk_later (data: the run). */
 int sbx_run_layers_ready(void *data, int *mnt, uint64_t *tmpfs, struct sbx_err *err);
 void sbx_run_keep_layers(struct sbx_run *c);
-/* A sandbox that is not kept: the host directories whose copy-on-write
- * view the command wrote to ("/" for the image's root), for the run log's
- * "removed" event; NULL when none (or none can be read). */
+/* The host directories whose copy-on-write view the command wrote to
+ * ("/" for the image's root), for the run log's "kept" or "removed"
+ * event; NULL when none (or none can be read). */
 json_t *sbx_run_layers_written(struct sbx_run *c);
+/* c->disk_usage: the layers' capped filesystem after the command. */
+void sbx_run_layers_usage(struct sbx_run *c);
 
 /* run_extras.c */
 int sbx_run_extras_prepare(struct sbx_run *c, struct sbx_strv *extra, struct sbx_err *err);

@@ -471,6 +471,24 @@ void sbx_run_keep_layers(struct sbx_run *c)
 }
 
 /*
+ * The layers' capped filesystem as the command left it (resources.disk):
+ * the jail's tmpfs through the fd init sent, else the image or tmpfs on
+ * layer_dir; nothing measured without a cap ([limits] disk = unlimited).
+ * One statfs.
+ */
+void sbx_run_layers_usage(struct sbx_run *c)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (c->disk_memory) {
+		(void)sbx_disk_usage_fd(c->jail.layer_fd, &c->disk_usage);
+	} else if (c->disk_mounted && c->layer_dir) {
+		fd = open(c->layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		(void)sbx_disk_usage_fd(fd, &c->disk_usage);
+	}
+}
+
+/*
  * Only the top of each upper directory is read (a file, a directory or a
  * whiteout there: the command wrote, made or deleted something below that
  * overlay), before the layers go: on the jail's tmpfs through the fd init

@@ -505,6 +505,12 @@ static void resources_record(struct sbx_run *c, struct sbx_record_resources *res
 	    .pids_peak = c->usage.pids_peak,
 	    .output_bytes = c->res.output_bytes,
 	    .output_truncated = c->res.output_truncated,
+	    .disk = {.set = c->disk_usage.set,
+		     .size = c->disk_usage.size,
+		     .used = c->disk_usage.used,
+		     .inodes = c->disk_usage.inodes,
+		     .inodes_used = c->disk_usage.inodes_used,
+		     .full = c->disk_usage.full || c->disk_usage.full_inodes},
 	};
 }
 

@@ -198,10 +198,17 @@ static json_t *exit_json(const struct sbx_record_exit *x)
 
 static json_t *resources_json(const struct sbx_record_resources *r)
 {
-	return json_pack("{s:f, s:f, s:I, s:I, s:I, s:b}", "wall_ms", r->wall_ms, "cpu_ms",
+	const struct sbx_record_disk *k = &r->disk;
+	json_t *disk = k->set
+			   ? json_pack("{s:I, s:I, s:I, s:I, s:b}", "size", (json_int_t)k->size,
+				       "used", (json_int_t)k->used, "inodes", (json_int_t)k->inodes,
+				       "inodes_used", (json_int_t)k->inodes_used, "full", k->full)
+			   : NULL;
+
+	return json_pack("{s:f, s:f, s:I, s:I, s:I, s:b, s:o*}", "wall_ms", r->wall_ms, "cpu_ms",
 			 r->cpu_ms, "mem_peak", (json_int_t)r->mem_peak, "pids_peak",
 			 (json_int_t)r->pids_peak, "output_bytes", (json_int_t)r->output_bytes,
-			 "output_truncated", r->output_truncated);
+			 "output_truncated", r->output_truncated, "disk", disk);
 }
 
 static json_t *timings_json(const struct sbx_record_timings *t)
@@ -484,6 +491,16 @@ static void read_resources(struct rd *d, const json_t *o, struct sbx_record_reso
 	r->pids_peak = (uint64_t)get_int(d, o, "pids_peak", 0);
 	r->output_bytes = (uint64_t)get_int(d, o, "output_bytes", 0);
 	r->output_truncated = get_bool(d, o, "output_truncated");
+	o = get_obj(d, o, "disk");
+	if (o) {
+		within(d, "resources.disk");
+		r->disk.set = true;
+		r->disk.size = (uint64_t)get_int(d, o, "size", 0);
+		r->disk.used = (uint64_t)get_int(d, o, "used", 0);
+		r->disk.inodes = (uint64_t)get_int(d, o, "inodes", 0);
+		r->disk.inodes_used = (uint64_t)get_int(d, o, "inodes_used", 0);
+		r->disk.full = get_bool(d, o, "full");
+	}
 }
 
 static void read_timings(struct rd *d, const json_t *o, struct sbx_record_timings *t)

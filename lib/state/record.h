@@ -110,11 +110,20 @@ struct sbx_record_exit {
 	char *exec_error; /* why the command could not start, or NULL */
 };
 
+/* The writable layers' capped filesystem at the end of the run
+ * (lib/jail/disk.h sbx_disk_usage); not set without a cap. */
+struct sbx_record_disk {
+	bool set;
+	uint64_t size, used, inodes, inodes_used; /* bytes; inodes 0: not counted */
+	bool full; /* no room (or no inode) left: writes may have failed */
+};
+
 struct sbx_record_resources {
 	bool set;
 	double wall_ms, cpu_ms;
 	uint64_t mem_peak, pids_peak, output_bytes;
 	bool output_truncated;
+	struct sbx_record_disk disk;
 };
 
 struct sbx_record_proxy {

@@ -188,6 +188,24 @@ static void put_resources(FILE *f, const struct sbx_record_resources *res)
 		fprintf(f, ", at most %llu processes", (unsigned long long)res->pids_peak);
 	fprintf(f, ", %s of output%s", sbx_size_text((double)res->output_bytes, sz, sizeof(sz)),
 		res->output_truncated ? " (truncated)" : "");
+	if (res->disk.set) {
+		char *d = sbx_rec_disk_text(&res->disk);
+
+		fprintf(f, ", disk %s", d);
+		free(d);
+	}
+}
+
+char *sbx_rec_disk_text(const struct sbx_record_disk *d)
+{
+	char a[32], b[32], n[64] = "";
+
+	if (d->inodes)
+		snprintf(n, sizeof(n), ", %llu of %llu inodes", (unsigned long long)d->inodes_used,
+			 (unsigned long long)d->inodes);
+	return sbx_xasprintf("%s of %s%s%s", sbx_size_text((double)d->used, a, sizeof(a)),
+			     sbx_size_text((double)d->size, b, sizeof(b)), n,
+			     d->full ? " (full at the end)" : "");
 }
 
 char *sbx_rec_resources_text(const struct sbx_record *r)

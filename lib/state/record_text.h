@@ -21,8 +21,13 @@
  * jail's PATH (...)", ... or NULL when the record has no exit yet. */
 char *sbx_rec_exit_text(const struct sbx_record *r);
 
+/* The writable layers' cap at the end: "1.2 MiB of 19.4 MiB, 14 of 2560
+ * inodes (full at the end)". */
+char *sbx_rec_disk_text(const struct sbx_record_disk *d);
+
 /* "wall 12 ms, cpu 3.0 ms, peak memory 1.5 MiB, at most 2 processes,
- * 6 B of output" (the parts the record has). */
+ * 6 B of output, disk 1.2 MiB of 19.4 MiB ..." (the parts the record
+ * has). */
 char *sbx_rec_resources_text(const struct sbx_record *r);
 
 /* The root and its writable layers: "the host's root, read-only; copy-on-

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1225,6 +1226,70 @@ static void test_disk_cap_memory(void **state)
 	assert_false(cap.clamped);
 }
 
+/* One inode per 8 KiB, at least SBX_DISK_MIN_INODES (a tmpfs too). */
+static void test_disk_inodes(void **state)
+{
+	(void)state;
+	assert_int_equal(sbx_disk_inodes(20 * MiB), 2560);
+	assert_int_equal(sbx_disk_inodes(16 * GiB), 2097152);
+	assert_int_equal(sbx_disk_inodes(1 * MiB), SBX_DISK_MIN_INODES);
+}
+
+static struct statfs fs_of(uint64_t blocks, uint64_t bfree, uint64_t bavail, uint64_t files,
+			   uint64_t ffree)
+{
+	struct statfs s;
+
+	memset(&s, 0, sizeof(s));
+	s.f_bsize = 4096;
+	s.f_blocks = blocks;
+	s.f_bfree = bfree;
+	s.f_bavail = bavail;
+	s.f_files = files;
+	s.f_ffree = ffree;
+	return s;
+}
+
+/* Full: what ext4 keeps back after ENOSPC (2% or 16 MiB, and delayed
+ * allocations), up to a 16th or 64 MiB; a tmpfs at 0; no inode left. */
+static void test_disk_usage(void **state)
+{
+	struct sbx_disk_usage u;
+	struct statfs s;
+
+	(void)state;
+	/* ext4 of [limits] disk = 20m after a dd hit ENOSPC (measured) */
+	s = fs_of(4956, 347, 245, 2560, 2535);
+	sbx_disk_usage_of(&s, &u);
+	assert_true(u.set && u.full && !u.full_inodes);
+	assert_int_equal(u.size, 4956ULL * 4096);
+	assert_int_equal(u.used, (4956ULL - 347) * 4096);
+	assert_int_equal(u.inodes, 2560);
+	assert_int_equal(u.inodes_used, 25);
+	/* the same with 2 MiB free: room left */
+	s = fs_of(4956, 612, 512, 2560, 2535);
+	sbx_disk_usage_of(&s, &u);
+	assert_false(u.full);
+	/* 16G: 20 MiB left is full, 100 MiB is not */
+	s = fs_of(16 * GiB / 4096, 20 * MiB / 4096, 20 * MiB / 4096, 2097152, 2000000);
+	sbx_disk_usage_of(&s, &u);
+	assert_true(u.full);
+	s = fs_of(16 * GiB / 4096, 100 * MiB / 4096, 100 * MiB / 4096, 2097152, 2000000);
+	sbx_disk_usage_of(&s, &u);
+	assert_false(u.full);
+	/* a full tmpfs; one with every inode used and room left */
+	s = fs_of(5120, 0, 0, 2560, 2543);
+	sbx_disk_usage_of(&s, &u);
+	assert_true(u.full && u.used == u.size);
+	s = fs_of(5120, 5000, 5000, 2560, 0);
+	sbx_disk_usage_of(&s, &u);
+	assert_true(!u.full && u.full_inodes && u.inodes_used == 2560);
+	/* no inode count (f_files 0): none said */
+	s = fs_of(5120, 5000, 5000, 0, 0);
+	sbx_disk_usage_of(&s, &u);
+	assert_true(!u.full && !u.full_inodes && u.inodes == 0);
+}
+
 /* A failed assertion skips a test's own destroy: remove what is left. */
 static int remove_leftovers(void **state)
 {
@@ -1264,6 +1329,8 @@ int main(void)
 	    cmocka_unit_test(test_disk_cap_reserve),
 	    cmocka_unit_test(test_disk_cap_within_reserve),
 	    cmocka_unit_test(test_disk_cap_memory),
+	    cmocka_unit_test(test_disk_inodes),
+	    cmocka_unit_test(test_disk_usage),
 	};
 
 	return cmocka_run_group_tests_name("limits", tests, NULL, remove_leftovers);

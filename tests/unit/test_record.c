@@ -109,7 +109,13 @@ static void full_record(struct sbx_record *r)
 						     .cpu_ms = 3.25,
 						     .mem_peak = 1048576,
 						     .pids_peak = 2,
-						     .output_bytes = 6};
+						     .output_bytes = 6,
+						     .disk = {.set = true,
+							      .size = 20299776,
+							      .used = 18878464,
+							      .inodes = 2560,
+							      .inodes_used = 25,
+							      .full = true}};
 	r->kept_set = r->kept = true;
 	r->keep_reason = sdup("persist = on-failure and the command failed");
 	r->cgroup = json_pack("{s:i, s:[], s:n, s:n}", "version", 2, "paths", "why", "note");
@@ -149,6 +155,9 @@ static void test_round_trip(void **state)
 	assert_int_equal(back.exit.code, 3);
 	assert_int_equal(back.exit.signal, 0);
 	assert_true(back.resources.wall_ms == 12.5);
+	assert_true(back.resources.disk.set && back.resources.disk.full);
+	assert_int_equal(back.resources.disk.used, 18878464);
+	assert_int_equal(back.resources.disk.inodes_used, 25);
 	assert_int_equal(back.proxy_stats.refused, 1);
 	json_decref(j);
 	json_decref(j2);
