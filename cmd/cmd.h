@@ -70,17 +70,20 @@ const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char
 /*
  * The one line for an option getopt refused (arg: argv[optind - 1]), in
  * err: "unknown option '--memroy' (did you mean '--memory'?) (see 'sbx
- * CMD --help')", or "option needs a value '-e' ..." when needs_value;
- * prefix ("run") starts it when not NULL.  Returns -EINVAL.
+ * CMD --help')", or "option '-e' needs a value ..." when needs_value;
+ * prefix ("run") starts it when not NULL.  Returns -EINVAL.  Every
+ * command's optstring starts with ':' (after a '+'), so that getopt_long
+ * returns ':' for an option whose value is missing, short or long.
  */
 int sbx_cmd_option_error(struct sbx_err *err, const char *prefix, const char *cmd, const char *arg,
 			 const struct option *opts, bool needs_value);
 /* A usage error as the command's error (ctx->err): returns SBX_EXIT_USAGE. */
 int sbx_cmd_usage_error(struct sbx_cmd_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* The same for an unknown option (sbx_cmd_option_error): SBX_EXIT_USAGE. */
-int sbx_cmd_unknown_option(struct sbx_cmd_ctx *ctx, const char *cmd, const char *arg,
-			   const struct option *opts);
+/* The same as the command's error for getopt_long's '?' or ':' (c):
+ * SBX_EXIT_USAGE. */
+int sbx_cmd_bad_option(struct sbx_cmd_ctx *ctx, const char *cmd, int c, const char *arg,
+		       const struct option *opts);
 
 /*
  * sbx's own argv strings, contiguous from program_invocation_name to the

@@ -113,10 +113,12 @@ int sbx_cmd_option_error(struct sbx_err *err, const char *prefix, const char *cm
 {
 	char hint[96];
 
-	return sbx_err_set(
-	    err, 0, "%s%s%s '%s'%s (see 'sbx %s --help')", prefix ? prefix : "", prefix ? ": " : "",
-	    needs_value ? "option needs a value" : "unknown option", arg ? arg : "?",
-	    needs_value ? "" : sbx_cmd_option_hint(arg, opts, hint, sizeof(hint)), cmd);
+	if (needs_value)
+		return sbx_err_set(err, 0, "%s%soption '%s' needs a value (see 'sbx %s --help')",
+				   prefix ? prefix : "", prefix ? ": " : "", arg ? arg : "?", cmd);
+	return sbx_err_set(err, 0, "%s%sunknown option '%s'%s (see 'sbx %s --help')",
+			   prefix ? prefix : "", prefix ? ": " : "", arg ? arg : "?",
+			   sbx_cmd_option_hint(arg, opts, hint, sizeof(hint)), cmd);
 }
 
 int sbx_cmd_usage_error(struct sbx_cmd_ctx *ctx, const char *fmt, ...)
@@ -130,10 +132,10 @@ int sbx_cmd_usage_error(struct sbx_cmd_ctx *ctx, const char *fmt, ...)
 	return SBX_EXIT_USAGE;
 }
 
-int sbx_cmd_unknown_option(struct sbx_cmd_ctx *ctx, const char *cmd, const char *arg,
-			   const struct option *opts)
+int sbx_cmd_bad_option(struct sbx_cmd_ctx *ctx, const char *cmd, int c, const char *arg,
+		       const struct option *opts)
 {
-	sbx_cmd_option_error(&ctx->err, NULL, cmd, arg, opts, false);
+	sbx_cmd_option_error(&ctx->err, NULL, cmd, arg, opts, c == ':');
 	return SBX_EXIT_USAGE;
 }
 

@@ -39,7 +39,7 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct des
 
 	memset(o, 0, sizeof(*o));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
 			o->all = true;
@@ -48,7 +48,7 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct des
 			o->stale = true;
 			break;
 		default:
-			return sbx_cmd_unknown_option(ctx, "destroy", argv[optind - 1], longopts);
+			return sbx_cmd_bad_option(ctx, "destroy", c, argv[optind - 1], longopts);
 		}
 	}
 	o->refs = argv + optind;

@@ -115,7 +115,7 @@ static int parse(struct sbx_cmd_ctx *ctx, const char *cmd, int argc, char **argv
 
 	memset(a, 0, sizeof(*a));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			a->stat = true;
@@ -142,7 +142,7 @@ static int parse(struct sbx_cmd_ctx *ctx, const char *cmd, int argc, char **argv
 			a->force = true;
 			break;
 		default:
-			return sbx_cmd_unknown_option(ctx, cmd, argv[optind - 1], opts);
+			return sbx_cmd_bad_option(ctx, cmd, c, argv[optind - 1], opts);
 		}
 	}
 	if ((int)a->stat + (int)a->name_only + (int)a->json > 1)

@@ -31,11 +31,11 @@ int cmd_doctor(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
 		if (c == 'j') {
 			json = true;
 		} else {
-			return sbx_cmd_unknown_option(ctx, "doctor", argv[optind - 1], longopts);
+			return sbx_cmd_bad_option(ctx, "doctor", c, argv[optind - 1], longopts);
 		}
 	}
 	if (optind != argc) {

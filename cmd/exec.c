@@ -72,7 +72,7 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 	memset(a, 0, sizeof(*a));
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+te:w:h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:te:w:h", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
 			a->tty = true;
@@ -88,8 +88,7 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 			return 1;
 		default:
 			return sbx_cmd_option_error(err, "exec", "exec", argv[optind - 1],
-						    long_opts,
-						    opt == ':' || (optopt && strchr("ew", optopt)));
+						    long_opts, opt == ':');
 		}
 	}
 	if (optind >= argc)

@@ -107,11 +107,8 @@ int cmd_export(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 			if (cap_arg(ctx, c == 'F' ? "--max-file" : "--max-total", optarg,
 				    c == 'F' ? &o.max_file : &o.max_total) != 0)
 				return SBX_EXIT_USAGE;
-		} else if (c == ':') {
-			return sbx_cmd_usage_error(ctx, "option '%s' needs a file name",
-						   argv[optind - 1]);
 		} else {
-			return sbx_cmd_unknown_option(ctx, "export", argv[optind - 1], longopts);
+			return sbx_cmd_bad_option(ctx, "export", c, argv[optind - 1], longopts);
 		}
 	}
 	if (optind + 1 != argc || !file)

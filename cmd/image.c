@@ -67,7 +67,8 @@ static int parse_args(int argc, char **argv, struct image_args *a)
 		return SBX_EXIT_USAGE;
 	}
 	optind = 0;
-	while ((c = getopt_long(argc - 1, argv + 1, "+", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc - 1, argv + 1, "+:", longopts, NULL)) != -1) {
 		int r = 0;
 
 		switch (c) {
@@ -87,6 +88,8 @@ static int parse_args(int argc, char **argv, struct image_args *a)
 			fputs(sbx_usage_image, stdout);
 			return -1;
 		default:
+			sbx_cmd_option_error(&err, NULL, "image", argv[optind], longopts, c == ':');
+			sbx_print_err(&err);
 			return SBX_EXIT_USAGE;
 		}
 		if (r < 0) {

@@ -75,11 +75,8 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ins
 		case 'A':
 			o->all = true;
 			break;
-		case ':':
-			return sbx_cmd_usage_error(ctx, "option '%s' needs a file name",
-						   argv[optind - 1]);
 		default:
-			return sbx_cmd_unknown_option(ctx, "inspect", argv[optind - 1], longopts);
+			return sbx_cmd_bad_option(ctx, "inspect", c, argv[optind - 1], longopts);
 		}
 	}
 	o->refs = argv + optind;

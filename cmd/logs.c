@@ -125,7 +125,7 @@ int cmd_logs(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "fn:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":fn:", longopts, NULL)) != -1) {
 		if (opt == 'f') {
 			follow_it = true;
 		} else if (opt == 'n') {
@@ -136,7 +136,7 @@ int cmd_logs(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 							   optarg);
 			have_tail = true;
 		} else {
-			return sbx_cmd_unknown_option(ctx, "logs", argv[optind - 1], longopts);
+			return sbx_cmd_bad_option(ctx, "logs", opt, argv[optind - 1], longopts);
 		}
 	}
 	if (optind != argc - 1)

@@ -53,7 +53,8 @@ static int parse_opts(int argc, char **argv, struct proxy_opts *o)
 
 	o->listen = "127.0.0.1:3128";
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+:qh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
 			o->listen = optarg;
@@ -72,7 +73,9 @@ static int parse_opts(int argc, char **argv, struct proxy_opts *o)
 			sbx_strv_push(&o->allow, optarg);
 			break;
 		default:
-			fputs(sbx_usage_proxy, stderr);
+			sbx_cmd_option_error(&err, NULL, "proxy", argv[optind - 1], longopts,
+					     ch == ':');
+			sbx_print_err(&err);
 			return -1;
 		}
 	}

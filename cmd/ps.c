@@ -38,7 +38,7 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ps_
 
 	memset(o, 0, sizeof(*o));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "a", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":a", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			o->all = true;
@@ -47,7 +47,7 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ps_
 			o->json = true;
 			break;
 		default:
-			return sbx_cmd_unknown_option(ctx, "ps", argv[optind - 1], longopts);
+			return sbx_cmd_bad_option(ctx, "ps", c, argv[optind - 1], longopts);
 		}
 	}
 	if (optind < argc) {

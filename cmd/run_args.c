@@ -220,13 +220,12 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 	memset(a, 0, sizeof(*a));
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+p:n:e:w:u:tqdh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:p:n:e:w:u:tqdh", long_opts, NULL)) != -1) {
 		int r;
 
 		if (opt == '?' || opt == ':')
 			return sbx_cmd_option_error(err, "run", "run", argv[optind - 1], long_opts,
-						    opt == ':' ||
-							(optopt && strchr("pnewu", optopt)));
+						    opt == ':');
 		if (key_opt(a, opt, optarg))
 			continue;
 		r = other_opt(a, opt, optarg, err);

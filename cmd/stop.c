@@ -76,7 +76,7 @@ int cmd_stop(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "t:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":t:", longopts, NULL)) != -1) {
 		if (opt == 't') {
 			if (sbx_parse_duration(optarg, &grace, &err) < 0 &&
 			    strcmp(optarg, "0") != 0)
@@ -85,7 +85,7 @@ int cmd_stop(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 			if (!strcmp(optarg, "0"))
 				grace = 0;
 		} else {
-			return sbx_cmd_unknown_option(ctx, "stop", argv[optind - 1], longopts);
+			return sbx_cmd_bad_option(ctx, "stop", opt, argv[optind - 1], longopts);
 		}
 	}
 	if (optind >= argc)
@@ -173,11 +173,11 @@ int cmd_wait(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "q", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":q", longopts, NULL)) != -1) {
 		if (opt == 'q')
 			quiet = true;
 		else
-			return sbx_cmd_unknown_option(ctx, "wait", argv[optind - 1], longopts);
+			return sbx_cmd_bad_option(ctx, "wait", opt, argv[optind - 1], longopts);
 	}
 	if (optind != argc - 1)
 		return sbx_cmd_usage_error(ctx, "wait: expected one sandbox (usage: sbx wait "

@@ -77,6 +77,22 @@ capture "$SBX" --state-dir
 ok $((rc != 2)) "--state-dir without a directory exits 2"
 ok $((${#out} != 0)) "--state-dir without a directory prints nothing on stdout"
 
+# An option that takes a value, given last without one: one line naming it
+# and saying it needs a value, never "unknown option" (a user who typed
+# `sbx run --memory` has the right option).  Every command's, from its
+# --help: each option written with a value (`--memory SIZE`).
+for c in $("$SBX" --list-commands) proxy; do
+	for o in $("$SBX" help "$c" 2>/dev/null |
+		grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+ ([A-Z[]|host[|])' |
+		sed -E 's/ ([A-Z[]|host[|])$//; s/^ +//; s/, / /'); do
+		capture "$SBX" "$c" "$o"
+		[ "$rc" -ne 0 ] && [ -z "$out" ] && [ "$(lines "$err")" -eq 1 ] &&
+			[[ $err == "sbx: "*"needs a value"*"'$o'"* || $err == "sbx: "*"'$o'"*"needs a value"* ]] &&
+			[[ $err != *"unknown option"* ]]
+		ok $? "sbx $c $o without a value: one line saying it needs one (rc $rc: $err)"
+	done
+done
+
 # help CMD and CMD --help: usage of that command on stdout, exit 0.
 for c in $cmds; do
 	capture "$SBX" help "$c"

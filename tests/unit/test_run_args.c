@@ -136,6 +136,10 @@ static void test_errors(void **state)
 	assert_int_equal(parse(&a, &err, "run", "true", "--memory", NULL), 0);
 	run_args_free(&a);
 	assert_int_equal(parse(&a, &err, "run", "--memory", NULL), -EINVAL);
+	assert_non_null(strstr(err.msg, "option '--memory' needs a value"));
+	run_args_free(&a);
+	assert_int_equal(parse(&a, &err, "run", "-p", NULL), -EINVAL);
+	assert_non_null(strstr(err.msg, "option '-p' needs a value"));
 	run_args_free(&a);
 }
 
