@@ -37,9 +37,13 @@ const char sbx_usage_wait[] =
     "\n"
     "  -q, --quiet   no line on stderr\n";
 
-static const char *end_text(const struct sbx_control_reply *r, char *buf, size_t len)
+/* "exited, exit 4; kept"; after "stopped", a reason that only says
+ * stopped again is left out ("exit 143; removed"). */
+static const char *end_text(const struct sbx_control_reply *r, bool stopped, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s, exit %d; %s", r->reason, r->exit_code,
+	bool same = stopped && !strcmp(r->reason, "stopped");
+
+	snprintf(buf, len, "%s%sexit %d; %s", same ? "" : r->reason, same ? "" : ", ", r->exit_code,
 		 r->kept ? "kept" : "removed");
 	return buf;
 }
@@ -141,7 +145,7 @@ int cmd_stop(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 			continue;
 		if (sbx_control_reply(fds[i], -1, &rep) == 0 && rep.ok) {
 			printf("%s: stopped (%s)\n", argv[optind + i],
-			       end_text(&rep, buf, sizeof(buf)));
+			       end_text(&rep, true, buf, sizeof(buf)));
 		} else if (rep.message[0]) {
 			sbx_errorf("%s: %s", argv[optind + i], rep.message);
 			rc = SBX_EXIT_FAIL;
@@ -213,6 +217,6 @@ int cmd_wait(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	}
 	close(fd);
 	if (!quiet)
-		sbx_errorf("%s: ended (%s)", ref, end_text(&rep, buf, sizeof(buf)));
+		sbx_errorf("%s: ended (%s)", ref, end_text(&rep, false, buf, sizeof(buf)));
 	return rep.exit_code;
 }

@@ -198,7 +198,7 @@ EOF
 
 	# stop: SIGTERM, the policy (on-failure: a stop is no failure), gone
 	capture sbx_as_mode $mode "$SBX" stop "web-$mode"
-	[ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "^web-$mode: stopped (stopped, exit 143; removed)"
+	[ $rc -eq 0 ] && printf '%s\n' "$out" | grep -qx "web-$mode: stopped (exit 143; removed)"
 	ok $? "$mode: sbx stop ends it and says how ($out)"
 	for _ in $(seq 30); do kill -0 $FOLLOW 2>/dev/null || break; sleep 0.1; done
 	! kill -0 $FOLLOW 2>/dev/null
