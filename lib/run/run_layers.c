@@ -517,7 +517,7 @@ json_t *sbx_run_layers_written(struct sbx_run *c)
 			continue;
 		if (!a)
 			a = json_array();
-		json_array_append_new(a, json_string(k == 1 ? "/" : c->cfg->mounts[k - 2].src));
+		json_array_append_new(a, sbx_json_str(k == 1 ? "/" : c->cfg->mounts[k - 2].src));
 	}
 	return a;
 }

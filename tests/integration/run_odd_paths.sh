@@ -66,6 +66,16 @@ in-hash" ]
 	[ "$rc" = 0 ] && [ "$out" = / ] &&
 		grep -qF "sbx: warning: the working directory is gone (No such file or directory): the command runs in / (-w DIR sets another)" <<<"$err"
 	ok $? "$mode: a removed working directory is said, the command runs in / ($rc: $out $(grep warning <<<"$err"))"
+
+	# A name that is not UTF-8 (Latin-1 'café'): the run log's JSON cannot
+	# carry its bytes, but it still names the directory (U+FFFD for them)
+	# instead of leaving it out.
+	L=$BASE/$(printf 'caf\xe9')-$mode
+	mkdir -p "$L" && chmod 0777 "$L"
+	capture sbx_as_mode_in "$L" "$mode" "$SBX" run -- sh -c 'echo x >made.txt'
+	[ "$rc" = 0 ] && [ ! -e "$L/made.txt" ] &&
+		grep -qF "sbx: discarded its changes to $BASE/caf$(printf '\xef\xbf\xbd')-$mode (copy-on-write)" <<<"$err"
+	ok $? "$mode: a directory whose name is not UTF-8 is named in the discarded line ($rc: $(tail -n 1 <<<"$err"))"
 done
 
 done_testing
