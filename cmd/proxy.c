@@ -60,6 +60,11 @@ static int parse_opts(int argc, char **argv, struct proxy_opts *o)
 			o->listen = optarg;
 			break;
 		case 'j':
+			if (!strcmp(optarg, "-")) {
+				sbx_errorf("proxy: --log-json -: the events go to standard output "
+					   "already (unless -q); give a file");
+				return -1;
+			}
 			o->log_json = optarg;
 			break;
 		case 'q':

@@ -187,6 +187,13 @@ static int other_opt(struct run_args *a, int opt, const char *arg, struct sbx_er
 		a->detach = true;
 		return 0;
 	case O_LOGJSON:
+		/* "-" would be a file of that name, or the command's own stdout */
+		if (!strcmp(arg, "-"))
+			return sbx_err_set(
+			    err, 0,
+			    "--log-json -: standard output is the command's; give a "
+			    "file, or /dev/stderr for the JSON run log there (with -q "
+			    "it is alone)");
 		a->log_json = arg;
 		return 0;
 	case O_ENV:

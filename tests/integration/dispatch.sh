@@ -93,6 +93,15 @@ for c in $("$SBX" --list-commands) proxy; do
 	done
 done
 
+# --log-json -: not a file named '-' in the working directory, nor the
+# command's stdout: one line saying what to give instead.
+for c in "run --log-json - -- true" "proxy --log-json -"; do
+	capture sh -c 'cd "$1" && shift && "$@"' sh "$TAP_TMP" "$SBX" $c
+	[ "$rc" -ne 0 ] && [ -z "$out" ] && [ "$(lines "$err")" -eq 1 ] &&
+		[[ $err == "sbx: "*"--log-json -: "*"give a file"* ]] && [ ! -e "$TAP_TMP/-" ]
+	ok $? "sbx $c: refused in one line, no file '-' made (rc $rc: $err)"
+done
+
 # help CMD and CMD --help: usage of that command on stdout, exit 0.
 for c in $cmds; do
 	capture "$SBX" help "$c"

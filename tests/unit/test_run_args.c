@@ -141,6 +141,11 @@ static void test_errors(void **state)
 	assert_int_equal(parse(&a, &err, "run", "-p", NULL), -EINVAL);
 	assert_non_null(strstr(err.msg, "option '-p' needs a value"));
 	run_args_free(&a);
+	/* not a file named '-', nor the command's stdout */
+	assert_int_equal(parse(&a, &err, "run", "--log-json", "-", "true", NULL), -EINVAL);
+	assert_non_null(strstr(err.msg, "--log-json -: "));
+	assert_non_null(strstr(err.msg, "/dev/stderr"));
+	run_args_free(&a);
 }
 
 /* Valgrind does not implement seccomp(2), which the run's policy check needs. */
