@@ -220,23 +220,9 @@ static char *home_dir(const char *h)
 	return n > 1 && h[0] == '/' ? sbx_xstrndup(h, n) : NULL;
 }
 
-/* A decimal id below (id_t)-1, or -1. */
-static int64_t env_id(const char *name)
-{
-	const char *s = getenv(name);
-	unsigned long v;
-	char *end = NULL;
-
-	if (!s || !*s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	return errno || *end || v >= (uid_t)-1 ? -1 : (int64_t)v;
-}
-
 bool sbx_sudo_caller(struct sbx_sudo_caller *out)
 {
-	int64_t uid = env_id("SUDO_UID"), gid = env_id("SUDO_GID");
+	int64_t uid = sbx_env_id("SUDO_UID"), gid = sbx_env_id("SUDO_GID");
 	struct passwd *pw;
 	_cleanup_free_ char *home = NULL;
 

@@ -91,10 +91,12 @@ static int open_logs(struct sbx_run *c, struct sbx_err *err)
 	sbx_log_add_fd(&c->log, c->jsonl_fd);
 	if (c->opt->log_json) {
 		/* a preview's token is in the log: a new file is the user's only */
-		c->log_json_fd = open(c->opt->log_json, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-				      c->cfg->publish.n ? 0600 : 0644);
+		c->log_json_fd =
+		    sbx_open_users_file(c->opt->log_json, O_WRONLY | O_APPEND | O_CLOEXEC,
+					c->cfg->publish.n ? 0600 : 0644);
 		if (c->log_json_fd < 0)
-			return sbx_err_set(err, errno, "cannot open '%s'", c->opt->log_json);
+			return sbx_err_set(err, -c->log_json_fd, "cannot open '%s'",
+					   c->opt->log_json);
 		sbx_log_add_fd(&c->log, c->log_json_fd);
 	}
 	c->log.human = c->opt->human;

@@ -372,9 +372,9 @@ static int open_output(const char *file, struct sbx_err *err)
 					   "refusing to write a tarball to a terminal");
 		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 	}
-	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	fd = sbx_open_users_file(file, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return sbx_err_set(err, errno, "cannot create '%s'", file);
+		return sbx_err_set(err, -fd, "cannot create '%s'", file);
 	return fd;
 }
 

@@ -483,9 +483,9 @@ int sbx_report_write(const struct sbx_sandbox *sb, const json_t *events, const c
 
 	if (!sb->record)
 		return sbx_err_set(err, ENOENT, "sandbox '%s' has no usable record", sb->id);
-	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	fd = sbx_open_users_file(file, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || !(f = fdopen(fd, "we"))) {
-		int e = errno;
+		int e = fd < 0 ? -fd : errno;
 
 		if (fd >= 0)
 			close(fd);

@@ -672,6 +672,47 @@ const char *sbx_size_text(double b, char *buf, size_t len)
 	return buf;
 }
 
+int64_t sbx_env_id(const char *name)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return errno || *end || v >= (uid_t)-1 ? -1 : (int64_t)v;
+}
+
+int sbx_open_users_file(const char *path, int flags, mode_t mode)
+{
+	int64_t uid = sbx_env_id("SUDO_UID"), gid = sbx_env_id("SUDO_GID");
+	_cleanup_free_ char *dir = NULL;
+	struct stat st;
+	char *slash;
+	int fd = open(path, flags | O_CREAT | O_EXCL | O_NOCTTY, mode);
+
+	if (fd < 0 && errno == EEXIST)
+		return (fd = open(path, (flags & ~O_CREAT) | O_NOCTTY)) < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	if (getuid() != 0 || uid <= 0)
+		return fd;
+	dir = sbx_xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	/* on the fd of the file this call made: never one a symlink names */
+	if (stat(slash ? dir : ".", &st) == 0 && st.st_uid == (uid_t)uid &&
+	    fchown(fd, (uid_t)uid, gid >= 0 ? (gid_t)gid : (gid_t)-1) < 0) {
+		/* stays root's: the file is written all the same */
+	}
+	return fd;
+}
+
 bool sbx_dir_has_entry(int dir, const char *name)
 {
 	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -124,6 +124,17 @@ int sbx_parse_duration(const char *s, uint64_t *ms,
  * "." and ".."?  One getdents64 for an empty one; false when it cannot be
  * opened (not followed if a symlink) or read. */
 bool sbx_dir_has_entry(int dir, const char *name);
+/*
+ * Open a file the caller named on the command line for writing (flags:
+ * O_TRUNC or O_APPEND, O_CLOEXEC...; O_CREAT is implied).  Run as root
+ * through sudo ($SUDO_UID a user's, $SUDO_GID), a file this call made in
+ * a directory that user owns becomes theirs, as it would be without sudo
+ * (a report or tarball in the developer's project).  A file that was
+ * there keeps its owner.  An fd, or -errno.
+ */
+int sbx_open_users_file(const char *path, int flags, mode_t mode);
+/* $NAME as a uid or gid (decimal, below (id_t)-1), else -1. */
+int64_t sbx_env_id(const char *name);
 /* The inverse: 90000 -> "90s", 7200000 -> "2h", 1500 -> "1500ms" (into buf). */
 const char *sbx_duration_text(uint64_t ms, char *buf, size_t len);
 int sbx_parse_u64(const char *s, uint64_t *out, struct sbx_err *err);

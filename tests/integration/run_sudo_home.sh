@@ -165,5 +165,24 @@ for bad in 0 "${U}x" "" 4294967295; do
 	[ "$rc" = 0 ] && [ "$out" = 0 ]
 	ok $? "SUDO_UID='$bad' is no caller: root inside ($rc: $out)"
 done
+# Files sbx writes where the user named them, in a directory of the
+# user's: the user's, as without sudo (root's, they could not be edited or
+# overwritten there); elsewhere root's; a file that was there keeps its
+# owner (only a file sbx made is given away).
+capture as_sudo "$H/proj" run -q --keep -n sudox --log-json run.jsonl -- sh -c 'echo x >exported.txt'
+capture as_sudo "$H/proj" export sudox -o changes.tar.gz
+capture2=$(as_sudo "$H/proj" inspect --html report.html sudox 2>&1)
+[ "$(stat -c %u:%g "$H/proj/run.jsonl" "$H/proj/changes.tar.gz" "$H/proj/report.html" | sort -u)" = "$U:$U" ]
+ok $? "sudo: --log-json, export -o and inspect --html files in the user's project are the user's ($(stat -c '%n %u:%g' "$H/proj/run.jsonl" "$H/proj/changes.tar.gz" "$H/proj/report.html" 2>&1 | tr '\n' ' '))"
+mkdir -p "$BASE/rootdir" && chmod 0755 "$BASE/rootdir"
+touch "$H/proj/old.tar.gz" && chown 0:0 "$H/proj/old.tar.gz"
+capture as_sudo "$H/proj" export sudox -o "$BASE/rootdir/c.tar.gz"
+capture as_sudo "$H/proj" export sudox -o old.tar.gz
+[ "$(stat -c %u "$BASE/rootdir/c.tar.gz")" = 0 ] && [ "$(stat -c %u "$H/proj/old.tar.gz")" = 0 ] &&
+	[ -s "$H/proj/old.tar.gz" ]
+ok $? "sudo: in root's directory the file is root's; a file that was there keeps its owner ($rc)"
+capture env -C "$H/proj" SBX_STATE_DIR="$BASE/state" SBX_CACHE_DIR="$BASE/cache" "$SBX" export sudox -o plain.tar.gz
+[ "$(stat -c %u "$H/proj/plain.tar.gz")" = 0 ]
+ok $? "root without sudo: the file is root's ($rc)"
 env SBX_STATE_DIR="$BASE/state" "$SBX" destroy --all >/dev/null 2>&1
 done_testing

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,96 @@ static void test_dir_has_entry(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* A file made where $SUDO_UID's user owns the directory is theirs (as
+ * root); one that was there, or in another's directory, keeps its owner;
+ * a symlink at the path is written through, never given away. */
+static void test_open_users_file(void **state)
+{
+	char dir[] = "/tmp/sbx-test-util-XXXXXX", p[256], q[256], t[256];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/new.txt", dir);
+	snprintf(q, sizeof(q), "%s/link.txt", dir);
+	snprintf(t, sizeof(t), "%s/target.txt", dir);
+	/* no sudo: the caller's, created, then truncated */
+	unsetenv("SUDO_UID");
+	fd = sbx_open_users_file(p, O_WRONLY | O_TRUNC | O_CLOEXEC, 0640);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "abc", 3), 3);
+	close(fd);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_uid, getuid());
+	assert_int_equal(st.st_mode & 07777, 0640 & ~umask(022));
+	fd = sbx_open_users_file(p, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(sbx_open_users_file("/nonexistent-dir/x", O_WRONLY, 0644), -ENOENT);
+	if (getuid() == 0) {
+		setenv("SUDO_UID", "4242", 1);
+		setenv("SUDO_GID", "4343", 1);
+		/* the directory is root's: stays root's */
+		assert_int_equal(unlink(p), 0);
+		fd = sbx_open_users_file(p, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_uid, 0);
+		/* the user's directory: a new file is theirs, an old one not */
+		assert_int_equal(chown(dir, 4242, 4343), 0);
+		fd = sbx_open_users_file(p, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_uid, 0);
+		assert_int_equal(unlink(p), 0);
+		fd = sbx_open_users_file(p, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_uid, 4242);
+		assert_int_equal(st.st_gid, 4343);
+		/* a symlink the user left there: written through, not given away */
+		fd = open(t, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(symlink(t, q), 0);
+		fd = sbx_open_users_file(q, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(stat(t, &st), 0);
+		assert_int_equal(st.st_uid, 0);
+		assert_int_equal(unlink(q), 0);
+		assert_int_equal(unlink(t), 0);
+		unsetenv("SUDO_UID");
+		unsetenv("SUDO_GID");
+	}
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* $SUDO_UID and $SUDO_GID: decimal ids below (id_t)-1 only. */
+static void test_env_id(void **state)
+{
+	(void)state;
+	setenv("SBX_TEST_ID", "1000", 1);
+	assert_int_equal(sbx_env_id("SBX_TEST_ID"), 1000);
+	setenv("SBX_TEST_ID", "0", 1);
+	assert_int_equal(sbx_env_id("SBX_TEST_ID"), 0);
+	for (const char *const *b = (const char *const[]){"", "-1", "1000x", " 1", "4294967295",
+							  "99999999999999999999", NULL};
+	     *b; b++) {
+		setenv("SBX_TEST_ID", *b, 1);
+		assert_int_equal(sbx_env_id("SBX_TEST_ID"), -1);
+	}
+	unsetenv("SBX_TEST_ID");
+	assert_int_equal(sbx_env_id("SBX_TEST_ID"), -1);
+}
+
 static void test_bool(void **state)
 {
 	static const char *const yes[] = { "yes", "true", "1", "on", "YES", "True", "ON" };
@@ -274,7 +365,7 @@ static void test_strv(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_size),	  cmocka_unit_test(test_duration), cmocka_unit_test(test_duration_text), cmocka_unit_test(test_dir_has_entry),
+		cmocka_unit_test(test_size),	  cmocka_unit_test(test_duration), cmocka_unit_test(test_duration_text), cmocka_unit_test(test_dir_has_entry), cmocka_unit_test(test_open_users_file), cmocka_unit_test(test_env_id),
 		cmocka_unit_test(test_bool),	  cmocka_unit_test(test_u64),
 		cmocka_unit_test(test_edit_distance), cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_utf8),	  cmocka_unit_test(test_errors),
