@@ -1,4 +1,5 @@
 #!/bin/bash
+# sbx-test-lane: wait (grace times and stop timeouts run out)
 # tests/integration/faults_signals.sh - signals and exit statuses through
 # `sbx run`, as root and as nobody:
 #   - SIGINT, SIGTERM and SIGHUP sent to sbx reach the command (its trap

@@ -1,4 +1,5 @@
 #!/bin/bash
+# sbx-test-lane: wait (a one-minute Slurm time limit, and KillWait)
 # sbx-test-timeout: 600
 # tests/integration/fleet_slurm.sh - sbx as the job step of a batch engine:
 # a one-node Slurm cluster (munged, slurmctld, slurmd from Debian's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# sbx-test-lane: wait (Ctrl-Z held for seconds, ticks)
 # tests/integration/run_suspend.sh - Ctrl-Z at the caller's terminal
 # suspends the run: the command's process group stops, the rest of the jail
 # is frozen with it, sbx stops so that the caller's shell gets its prompt
