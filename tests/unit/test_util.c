@@ -143,12 +143,27 @@ static void test_dir_has_entry(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Open path with sbx_open_users_file (truncating) and close it: the
+ * file's owner afterwards, as "uid:gid". */
+static const char *opened_owner(const char *path)
+{
+	static char buf[64];
+	struct stat st;
+	int fd = sbx_open_users_file(path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(buf, sizeof(buf), "%u:%u", (unsigned)st.st_uid, (unsigned)st.st_gid);
+	return buf;
+}
+
 /* A file made where $SUDO_UID's user owns the directory is theirs (as
  * root); one that was there, or in another's directory, keeps its owner;
  * a symlink at the path is written through, never given away. */
 static void test_open_users_file(void **state)
 {
-	char dir[] = "/tmp/sbx-test-util-XXXXXX", p[256], q[256], t[256];
+	char dir[] = "/tmp/sbx-test-util-XXXXXX", p[256], q[256], t[256], me[64];
 	struct stat st;
 	int fd;
 
@@ -157,6 +172,7 @@ static void test_open_users_file(void **state)
 	snprintf(p, sizeof(p), "%s/new.txt", dir);
 	snprintf(q, sizeof(q), "%s/link.txt", dir);
 	snprintf(t, sizeof(t), "%s/target.txt", dir);
+	snprintf(me, sizeof(me), "%u:%u", (unsigned)getuid(), (unsigned)getgid());
 	/* no sudo: the caller's, created, then truncated */
 	unsetenv("SUDO_UID");
 	fd = sbx_open_users_file(p, O_WRONLY | O_TRUNC | O_CLOEXEC, 0640);
@@ -164,11 +180,8 @@ static void test_open_users_file(void **state)
 	assert_int_equal(write(fd, "abc", 3), 3);
 	close(fd);
 	assert_int_equal(stat(p, &st), 0);
-	assert_int_equal(st.st_uid, getuid());
-	assert_int_equal(st.st_mode & 07777, 0640 & ~umask(022));
-	fd = sbx_open_users_file(p, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-	assert_true(fd >= 0);
-	close(fd);
+	assert_int_equal(st.st_mode & 0777, 0640 & ~umask(022));
+	assert_string_equal(opened_owner(p), me);
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_size, 0);
 	assert_int_equal(sbx_open_users_file("/nonexistent-dir/x", O_WRONLY, 0644), -ENOENT);
@@ -177,35 +190,17 @@ static void test_open_users_file(void **state)
 		setenv("SUDO_GID", "4343", 1);
 		/* the directory is root's: stays root's */
 		assert_int_equal(unlink(p), 0);
-		fd = sbx_open_users_file(p, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-		assert_true(fd >= 0);
-		close(fd);
-		assert_int_equal(stat(p, &st), 0);
-		assert_int_equal(st.st_uid, 0);
+		assert_string_equal(opened_owner(p), "0:0");
 		/* the user's directory: a new file is theirs, an old one not */
 		assert_int_equal(chown(dir, 4242, 4343), 0);
-		fd = sbx_open_users_file(p, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-		assert_true(fd >= 0);
-		close(fd);
-		assert_int_equal(stat(p, &st), 0);
-		assert_int_equal(st.st_uid, 0);
+		assert_string_equal(opened_owner(p), "0:0");
 		assert_int_equal(unlink(p), 0);
-		fd = sbx_open_users_file(p, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-		assert_true(fd >= 0);
-		close(fd);
-		assert_int_equal(stat(p, &st), 0);
-		assert_int_equal(st.st_uid, 4242);
-		assert_int_equal(st.st_gid, 4343);
+		assert_string_equal(opened_owner(p), "4242:4343");
 		/* a symlink the user left there: written through, not given away */
-		fd = open(t, O_WRONLY | O_CREAT | O_EXCL, 0600);
-		assert_true(fd >= 0);
-		close(fd);
+		assert_string_equal(opened_owner(t), "4242:4343");
+		assert_int_equal(chown(t, 0, 0), 0);
 		assert_int_equal(symlink(t, q), 0);
-		fd = sbx_open_users_file(q, O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-		assert_true(fd >= 0);
-		close(fd);
-		assert_int_equal(stat(t, &st), 0);
-		assert_int_equal(st.st_uid, 0);
+		assert_string_equal(opened_owner(q), "0:0");
 		assert_int_equal(unlink(q), 0);
 		assert_int_equal(unlink(t), 0);
 		unsetenv("SUDO_UID");
