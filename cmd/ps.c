@@ -10,13 +10,14 @@
 #include "log.h"
 
 const char sbx_usage_ps[] =
-    "usage: sbx ps [-a] [--json]\n"
+    "usage: sbx ps [-a] [-q | --json]\n"
     "\n"
     "List sandboxes: running ones and lost ones (sbx was killed while they\n"
     "ran: clean up with 'sbx destroy --stale'); with -a, also kept sandboxes\n"
     "whose command has ended.\n"
     "\n"
     "  -a, --all    also list ended (kept) sandboxes\n"
+    "  -q, --quiet  only their ids, one per line (sbx destroy $(sbx ps -aq))\n"
     "      --json   one JSON array of objects instead of a table\n"
     "\n"
     "STATE is running, exited N, killed (SIGNAL), timeout, oom, error, or\n"
@@ -24,7 +25,7 @@ const char sbx_usage_ps[] =
     "the URL to open (with its preview token).\n";
 
 struct ps_opts {
-	bool all, json;
+	bool all, json, quiet;
 };
 
 static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ps_opts *o)
@@ -32,13 +33,14 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ps_
 	static const struct option longopts[] = {
 	    {"all", no_argument, NULL, 'a'},
 	    {"json", no_argument, NULL, 'J'},
+	    {"quiet", no_argument, NULL, 'q'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":a", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":aq", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			o->all = true;
@@ -46,10 +48,16 @@ static int parse_opts(struct sbx_cmd_ctx *ctx, int argc, char **argv, struct ps_
 		case 'J':
 			o->json = true;
 			break;
+		case 'q':
+			o->quiet = true;
+			break;
 		default:
 			return sbx_cmd_bad_option(ctx, "ps", c, argv[optind - 1], longopts);
 		}
 	}
+	if (o->quiet && o->json)
+		return sbx_cmd_usage_error(ctx,
+					   "ps: -q and --json: give one (see 'sbx ps --help')");
 	if (optind < argc) {
 		return sbx_cmd_usage_error(ctx, "unexpected argument '%s' (see 'sbx ps --help')",
 					   argv[optind]);
@@ -129,7 +137,7 @@ int cmd_ps(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	if (!st || sbx_sandbox_list(st, &ids, &err) < 0)
 		return sbx_cmd_fail(ctx, &err, SBX_EXIT_FAIL);
 	arr = json_array();
-	if (!o.json)
+	if (!o.json && !o.quiet)
 		printf("%-12s  %-16s  %-18s  %-5s  %-10s  %s\n", "ID", "NAME", "STATE", "AGE",
 		       "PROFILE", "COMMAND");
 	for (size_t i = 0; i < ids.n; i++) {
@@ -141,6 +149,8 @@ int cmd_ps(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 		if (shown(sbx_sandbox_state(&sb, &code), o.all)) {
 			if (o.json)
 				json_array_append_new(arr, ps_json(&sb));
+			else if (o.quiet)
+				printf("%s\n", sb.id);
 			else
 				ps_row(&sb, tty);
 		}

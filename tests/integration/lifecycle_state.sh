@@ -116,6 +116,16 @@ assert d["aaaaaaaaaab2"]["state"] == "lost"
 assert d["bbbbbbbbbbb3"]["state"] == "killed" and d["bbbbbbbbbbb3"]["signal"] == 9
 '
 	ok $? "$mode: ps -a --json parses and holds states, names, commands"
+	# -q: the ids alone, one per line, for scripts (sbx destroy $(sbx ps -q))
+	capture as_mode $mode "$SBX" ps -q
+	[ $rc -eq 0 ] && [ "$out" = aaaaaaaaaab2 ]
+	ok $? "$mode: ps -q prints the ids alone ($rc: $out)"
+	capture as_mode $mode "$SBX" ps -a --quiet
+	[ $rc -eq 0 ] && [ "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" = "aaaaaaaaaaa1 aaaaaaaaaab2 bbbbbbbbbbb3 cccccccccccc " ]
+	ok $? "$mode: ps -a --quiet: every id ($rc: $(printf '%s' "$out" | tr '\n' ' '))"
+	capture as_mode $mode "$SBX" ps -q --json
+	[ $rc -eq 2 ] && [ -z "$out" ] && [[ "$err" == *"-q"*"--json"* ]]
+	ok $? "$mode: ps -q --json: one line, exit 2 ($rc: $err)"
 
 	# lookups: name, unique prefix, ambiguous prefix, unknown
 	capture as_mode $mode "$SBX" inspect --json web
