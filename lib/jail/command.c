@@ -209,7 +209,10 @@ static int enter_workdir(const struct sbx_jail_cmd *c, struct sbx_err *err)
 	if (c->workdir) {
 		if (chdir(c->workdir) < 0)
 			return sbx_err_set(
-			    err, errno, "cannot change to the working directory '%s'", c->workdir);
+			    err, errno,
+			    "cannot change to the working directory '%s' in the jail "
+			    "(-w, [sandbox] workdir)",
+			    c->workdir);
 		return 0;
 	}
 	if (c->host_cwd && chdir(c->host_cwd) == 0)
