@@ -126,19 +126,32 @@ static X509 *make_cert(EVP_PKEY *pub, const char *cn, X509 *issuer, EVP_PKEY *si
 	return x;
 }
 
+/* A memory BIO's bytes as a C string (they are not NUL-terminated: no
+ * strndup), wiped in the BIO when secret; NULL if it holds none. */
+static char *bio_text(BIO *b, size_t *len, bool secret)
+{
+	char *data = NULL, *out = NULL;
+	long n = BIO_ctrl(b, BIO_CTRL_INFO, 0, (char *)&data);
+
+	if (n > 0 && data) {
+		out = sbx_xmalloc((size_t)n + 1);
+		memcpy(out, data, (size_t)n);
+		out[n] = '\0';
+		if (len)
+			*len = (size_t)n;
+		if (secret)
+			explicit_bzero(data, (size_t)n);
+	}
+	return out;
+}
+
 static char *cert_pem(X509 *x, size_t *len)
 {
 	BIO *b = BIO_new(BIO_s_mem());
-	char *data = NULL, *out = NULL;
-	long n;
+	char *out = NULL;
 
-	if (b && PEM_write_bio_X509(b, x)) {
-		n = BIO_ctrl(b, BIO_CTRL_INFO, 0, (char *)&data);
-		if (n > 0 && data) {
-			out = sbx_xstrndup(data, (size_t)n);
-			*len = (size_t)n;
-		}
-	}
+	if (b && PEM_write_bio_X509(b, x))
+		out = bio_text(b, len, false);
 	BIO_free(b);
 	return out;
 }
@@ -170,16 +183,10 @@ static int make_ctxs(struct sbx_tls_ca *ca, struct sbx_err *err)
 static char *key_pem(EVP_PKEY *k)
 {
 	BIO *b = BIO_new(BIO_s_mem());
-	char *data = NULL, *out = NULL;
-	long n;
+	char *out = NULL;
 
-	if (b && PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL)) {
-		n = BIO_ctrl(b, BIO_CTRL_INFO, 0, (char *)&data);
-		if (n > 0 && data) {
-			out = sbx_xstrndup(data, (size_t)n);
-			explicit_bzero(data, (size_t)n);
-		}
-	}
+	if (b && PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL))
+		out = bio_text(b, NULL, true);
 	BIO_free(b);
 	return out;
 }

@@ -224,8 +224,10 @@ static int start_jail(struct sbx_run *c, int out[2], int errp[2], struct sbx_err
 	int r;
 
 	r = sbx_run_extras_prepare(c, &extra, err);
-	if (r < 0)
+	if (r < 0) {
+		sbx_secrets_wipe_strv(&extra);
 		return r;
+	}
 	o.after_go = after_go;
 	o.after_go_data = c;
 	o.title = c->opt->title;
