@@ -471,6 +471,10 @@ static void decide_keep(struct sbx_run *c)
 	 * kept sandbox's says where they are, for sbx diff and apply. */
 	if ((c->say_discarded || c->kept) && (c->opt->human || c->opt->log_json))
 		c->written = sbx_run_layers_written(c);
+	/* the layers' use: for the record of a kept sandbox, or a run log
+	 * someone reads (a removed sandbox's own log.jsonl goes with it) */
+	if (c->kept || c->opt->human || c->opt->log_json)
+		sbx_run_layers_usage(c);
 }
 
 /*
@@ -612,7 +616,6 @@ int sbx_run(const struct sbx_run_opts *opts, struct sbx_run_result *res)
 		explain_exec_failure(&c);
 		check_image(&c);
 		check_output(&c);
-		sbx_run_layers_usage(&c);
 		decide_keep(&c);
 		say_output_lost(&c);
 	}

@@ -122,7 +122,8 @@ void sbx_run_keep_layers(struct sbx_run *c);
  * ("/" for the image's root), for the run log's "kept" or "removed"
  * event; NULL when none (or none can be read). */
 json_t *sbx_run_layers_written(struct sbx_run *c);
-/* c->disk_usage: the layers' capped filesystem after the command. */
+/* c->disk_usage: the layers' capped filesystem after the command (in
+ * decide_keep, when a record or run log will show it). */
 void sbx_run_layers_usage(struct sbx_run *c);
 
 /* run_extras.c */

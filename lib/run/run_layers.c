@@ -478,14 +478,12 @@ void sbx_run_keep_layers(struct sbx_run *c)
  */
 void sbx_run_layers_usage(struct sbx_run *c)
 {
-	_cleanup_close_ int fd = -1;
+	struct statfs s;
 
-	if (c->disk_memory) {
+	if (c->disk_memory)
 		(void)sbx_disk_usage_fd(c->jail.layer_fd, &c->disk_usage);
-	} else if (c->disk_mounted && c->layer_dir) {
-		fd = open(c->layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		(void)sbx_disk_usage_fd(fd, &c->disk_usage);
-	}
+	else if (c->disk_mounted && c->layer_dir && statfs(c->layer_dir, &s) == 0)
+		sbx_disk_usage_of(&s, &c->disk_usage);
 }
 
 /*
