@@ -383,7 +383,7 @@ static int enter_running(struct exec_ctx *x, struct sbx_err *err)
 	o.envp = x->env.v;
 	exec_workdir(&x->args, &x->cfg, rec, &o.workdir, &o.host_cwd);
 	if (x->args.tty)
-		sbx_jail_winsize(&o.ws);
+		sbx_jail_term_of_caller(&o.term);
 	r = sbx_run_stdio_pipes(x->args.tty, out, errp, err);
 	o.out_fd = out[1];
 	o.err_fd = errp[1] >= 0 ? errp[1] : out[1];

@@ -182,7 +182,7 @@ static int prepare(struct exec_ctx *x, struct sbx_jail_opts *o, struct sbx_err *
 	o->envp = x->env.v;
 	exec_workdir(&x->args, cfg, &x->sb.rec, &o->workdir, &o->host_cwd);
 	if (x->args.tty)
-		sbx_jail_winsize(&o->ws);
+		sbx_jail_term_of_caller(&o->term);
 	return 0;
 }
 

@@ -58,6 +58,17 @@ static int open_ptmx(struct sbx_err *err)
 	return steal_fd(&fd);
 }
 
+/* The line discipline's echo off (the command may turn it on again). */
+static int pty_no_echo(int fd)
+{
+	struct termios t;
+
+	if (tcgetattr(fd, &t) < 0)
+		return -1;
+	t.c_lflag &= ~(tcflag_t)(ECHO | ECHOE | ECHOK | ECHONL | ECHOCTL | ECHOKE);
+	return tcsetattr(fd, TCSANOW, &t);
+}
+
 /*
  * -t: a pty in the jail's devpts, made by the command's parent (the jail's
  * init, or sbx exec's helper), which becomes the leader of a new session
@@ -72,7 +83,7 @@ static int open_ptmx(struct sbx_err *err)
  * sbx suspends.  The slave is returned, without O_CLOEXEC: the parent
  * closes it once the command has it.
  */
-int sbx_jail_pty_open(uid_t uid, gid_t gid, const struct winsize *ws, int report_fd,
+int sbx_jail_pty_open(uid_t uid, gid_t gid, const struct sbx_jail_term *term, int report_fd,
 		      struct sbx_err *err)
 {
 	struct sbx_jail_msg m = {.type = SBX_MSG_PTY};
@@ -86,12 +97,14 @@ int sbx_jail_pty_open(uid_t uid, gid_t gid, const struct winsize *ws, int report
 		return master;
 	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
 		return sbx_err_set(err, errno, "cannot unlock the pty");
-	if (ws->ws_row && ioctl(master, TIOCSWINSZ, ws) < 0)
+	if (term->ws.ws_row && ioctl(master, TIOCSWINSZ, &term->ws) < 0)
 		return sbx_err_set(err, errno, "cannot set the pty's size");
 	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
 	if (slave < 0)
 		return sbx_err_set(err, errno, "cannot open the pty");
-	if (ioctl(slave, TIOCSCTTY, 0) < 0)
+	if (term->no_echo && pty_no_echo(slave) < 0)
+		r = sbx_err_set(err, errno, "cannot turn the pty's echo off");
+	else if (ioctl(slave, TIOCSCTTY, 0) < 0)
 		r = sbx_err_set(err, errno, "cannot make the pty the controlling terminal");
 	else if (fchown(slave, uid, gid) < 0)
 		r = sbx_err_set(err, errno, "cannot give the pty to the jail's user");

@@ -111,7 +111,7 @@ struct sbx_enter_opts {
 	const char *host_cwd; /* the sandbox's recorded workdir */
 	int out_fd, err_fd;   /* write ends for stdout/stderr, -1: inherit */
 	bool tty;
-	struct winsize ws;
+	struct sbx_jail_term term;
 	const struct sbx_seccomp_filter *seccomp; /* the profile's, prepared (required) */
 	/* sbx exec's argv strings: the helper rewrites them to "sbx-exec"
 	 * before it forks the command into the jail, so the jail never sees

@@ -396,7 +396,7 @@ void sbx_jail_init_main(struct sbx_jail_child *c)
 	c->pty_slave = -1;
 	if (c->o->tty) {
 		c->pty_slave =
-		    sbx_jail_pty_open(c->o->ids.uid, c->o->ids.gid, &c->o->ws, c->sock, &err);
+		    sbx_jail_pty_open(c->o->ids.uid, c->o->ids.gid, &c->o->term, c->sock, &err);
 		if (c->pty_slave < 0)
 			sbx_jail_die(c->sock, &err, 125);
 	}

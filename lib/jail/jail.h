@@ -130,6 +130,12 @@ struct sbx_jail;
 
 #define SBX_JAIL_LATE_LAYERS 31 /* opts->layer_later: 1 + 2 per layer fds in a message */
 
+/* A jail's pty as it starts (-t): sbx_jail_term_of_caller(). */
+struct sbx_jail_term {
+	struct winsize ws; /* its size; 0 rows: none */
+	bool no_echo;	   /* the caller's input is piped, not typed */
+};
+
 struct sbx_jail_opts {
 	const struct sbx_config *cfg;
 	const char *id;		 /* sandbox id (default hostname sbx-<id>) */
@@ -143,7 +149,7 @@ struct sbx_jail_opts {
 	struct sbx_cgroup *cg; /* NULL or version 0: no cgroup */
 	int out_fd, err_fd;    /* write ends for the command's stdout/stderr; -1 inherit */
 	bool tty;	       /* allocate a pty inside (master comes back) */
-	struct winsize ws;     /* its initial size */
+	struct sbx_jail_term term; /* its initial size, and echo */
 	int proxy_port;	       /* > 0: listen on 127.0.0.1:port in the jail's netns */
 	bool capture;	       /* and capture all TCP and DNS there (lib/jail/capture.c) */
 	bool keep_ns;	       /* open ns_user_fd, ns_net_fd (published ports) */
@@ -431,10 +437,10 @@ struct sbx_jail_cmd {
 void sbx_jail_exec_command(const struct sbx_jail_cmd *c) __attribute__((noreturn));
 /* In the command's parent, before it is started with tty: a new session
  * whose controlling terminal is a new pty of the jail's devpts owned by
- * uid:gid, of size ws (none if 0 rows); the master is sent over report_fd.
- * The slave (for sbx_jail_cmd.pty_slave, closed once the command has it),
- * or -errno. */
-int sbx_jail_pty_open(uid_t uid, gid_t gid, const struct winsize *ws, int report_fd,
+ * uid:gid, of term's size (none if 0 rows), not echoing when term says so;
+ * the master is sent over report_fd.  The slave (for sbx_jail_cmd.pty_slave,
+ * closed once the command has it), or -errno. */
+int sbx_jail_pty_open(uid_t uid, gid_t gid, const struct sbx_jail_term *term, int report_fd,
 		      struct sbx_err *err);
 
 /*
@@ -466,8 +472,10 @@ int sbx_idmap_tree(const char *path, int userns_fd, bool recursive, uint64_t att
 /* Map a jail result to the exit status contract (own, 128+N, 124, 126, 127). */
 int sbx_jail_exit_code(const struct sbx_jail *j, const struct sbx_jail_result *r);
 
-/* The caller's terminal size (stdin), or all zeros when stdin is no
- * terminal: what a jail's pty starts with. */
-void sbx_jail_winsize(struct winsize *ws);
+/* What a jail's pty starts with (-t), from the caller's stdin: its
+ * terminal's size, or all zeros; and no echo when stdin is no terminal
+ * (`printf 'a\n' | sbx run -t -- cat`: the input was not typed, and its
+ * echo would reach the output beside what the command prints). */
+void sbx_jail_term_of_caller(struct sbx_jail_term *term);
 
 #endif

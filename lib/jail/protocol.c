@@ -110,10 +110,11 @@ int sbx_jail_fwd_pass(const siginfo_t *si, pid_t cmd, pid_t from, bool pid1)
 	return 0;
 }
 
-void sbx_jail_winsize(struct winsize *ws)
+void sbx_jail_term_of_caller(struct sbx_jail_term *term)
 {
-	if (ioctl(STDIN_FILENO, TIOCGWINSZ, ws) < 0)
-		memset(ws, 0, sizeof(*ws));
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &term->ws) < 0)
+		memset(&term->ws, 0, sizeof(term->ws));
+	term->no_echo = !isatty(STDIN_FILENO);
 }
 
 int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve)

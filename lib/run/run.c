@@ -250,7 +250,7 @@ static int start_jail(struct sbx_run *c, int out[2], int errp[2], struct sbx_err
 		if (strncmp(env.v[i], "PATH=", 5) == 0)
 			c->jail_path = sbx_xstrdup(env.v[i] + 5);
 	if (o.tty) {
-		sbx_jail_winsize(&o.ws);
+		sbx_jail_term_of_caller(&o.term);
 	} else {
 		r = sbx_run_stdio_pipes(false, out, errp, err);
 		o.out_fd = out[1];

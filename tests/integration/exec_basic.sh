@@ -159,6 +159,9 @@ for mode in root user; do
 	capture as_mode $mode script -qec "$SBX exec -t $ID sh -c 'tty; exit 5'" /dev/null
 	[ $rc -eq 5 ] && [[ $out == */dev/pts/* ]]
 	ok $? "$mode: -t gives a pty of the jail's devpts and the status ($rc: $(echo $out | tr -d '\r'))"
+	capture as_mode $mode sh -c "printf 'hello\nworld\n' | '$SBX' exec -t $ID cat"
+	[ $rc -eq 0 ] && [ "$(printf '%s' "$out" | tr -d '\r')" = "$(printf 'hello\nworld')" ]
+	ok $? "$mode: -t with piped input: not echoed ($rc: $(printf '%s' "$out" | tr '\r\n' '|'))"
 
 	# Signals reach the command: SIGTERM to sbx exec -> 143.
 	as_mode $mode "$SBX" exec "$ID" sleep 30 >/dev/null 2>&1 &

@@ -34,6 +34,15 @@ for mode in $MODES; do
 	capture sbx_as_mode_in "$BASE/wd" $mode timeout 20 sh -c "printf 'a b' | '$SBX' run -q -t --rootfs '$IMG' -- wc -w"
 	[ "$rc" -eq 0 ] && [[ "$(printf '%s' "$out" | tr -d '\r ')" == *2 ]]
 	ok $? "$mode: input without a final newline ends too ($rc: $out)"
+	# Piped input is not typed: the pty does not echo it into the output
+	# (before: "hello", "world" twice each, the echo and cat's copy).
+	capture sbx_as_mode_in "$BASE/wd" $mode timeout 20 sh -c "printf 'hello\nworld\n' | '$SBX' run -q -t --rootfs '$IMG' -- cat"
+	[ "$rc" -eq 0 ] && [ "$(printf '%s' "$out" | tr -d '\r')" = "$(printf 'hello\nworld')" ]
+	ok $? "$mode: piped input to -t is not echoed ($rc: $(printf '%s' "$out" | tr '\r\n' '|'))"
+	# The command can still turn the echo on: the pty is a terminal.
+	capture sbx_as_mode_in "$BASE/wd" $mode timeout 20 sh -c "(sleep 1; echo typed) | '$SBX' run -q -t --rootfs '$IMG' -- sh -c 'stty echo; read x; echo got-\$x'"
+	[ "$rc" -eq 0 ] && [ "$(printf '%s' "$out" | tr -d '\r')" = "$(printf 'typed\ngot-typed')" ]
+	ok $? "$mode: the command may turn the pty's echo back on ($rc: $(printf '%s' "$out" | tr '\r\n' '|'))"
 done
 
 for mode in $MODES; do
