@@ -14,6 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "fault.h"
+#include "proc.h"
 #include "state.h"
 #include "util.h"
 
@@ -147,6 +148,7 @@ int main(int argc, char **argv)
 	};
 	int i = 1;
 
+	sbx_proc_title_init(argc, argv);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 

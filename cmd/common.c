@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "proc.h"
 #include "profile.h"
 
 void sbx_print_err(const struct sbx_err *err)
@@ -83,22 +84,19 @@ const char *sbx_cmd_option_hint(const char *arg, const struct option *opts, char
 
 char *sbx_cmd_title(int argc, char **argv, int first, size_t *len, char ***copy)
 {
-	char *end;
+	char *title = sbx_proc_title_area(len);
 	size_t n;
 
-	*len = 0;
 	*copy = NULL;
-	if (argc < 1 || first > argc)
+	if (!title || first > argc) {
+		*len = 0;
 		return NULL;
-	end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
-	if (end <= program_invocation_name || end - program_invocation_name >= (1 << 20))
-		return NULL;
+	}
 	n = (size_t)(argc - first);
 	*copy = sbx_xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
 		(*copy)[i] = sbx_xstrdup(argv[first + (int)i]);
-	*len = (size_t)(end - program_invocation_name);
-	return program_invocation_name;
+	return title;
 }
 
 void sbx_cmd_argv_free(char **copy)

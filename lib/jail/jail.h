@@ -146,14 +146,14 @@ struct sbx_jail_opts {
 	const char *workdir;	 /* inside; NULL = host cwd if visible, else / */
 	const char *host_cwd;	 /* for the default workdir */
 	struct sbx_jail_ids ids;
-	struct sbx_cgroup *cg; /* NULL or version 0: no cgroup */
-	int out_fd, err_fd;    /* write ends for the command's stdout/stderr; -1 inherit */
-	bool tty;	       /* allocate a pty inside (master comes back) */
+	struct sbx_cgroup *cg;	   /* NULL or version 0: no cgroup */
+	int out_fd, err_fd;	   /* write ends for the command's stdout/stderr; -1 inherit */
+	bool tty;		   /* allocate a pty inside (master comes back) */
 	struct sbx_jail_term term; /* its initial size, and echo */
-	int proxy_port;	       /* > 0: listen on 127.0.0.1:port in the jail's netns */
-	bool capture;	       /* and capture all TCP and DNS there (lib/jail/capture.c) */
-	bool keep_ns;	       /* open ns_user_fd, ns_net_fd (published ports) */
-	bool exec_fence;       /* sbx_jail_exec_landed() will be asked */
+	int proxy_port;		   /* > 0: listen on 127.0.0.1:port in the jail's netns */
+	bool capture;		   /* and capture all TCP and DNS there (lib/jail/capture.c) */
+	bool keep_ns;		   /* open ns_user_fd, ns_net_fd (published ports) */
+	bool exec_fence;	   /* sbx_jail_exec_landed() will be asked */
 	/* The command's filter, prepared on the host before the clone
 	 * (sbx_seccomp_prepare; in audit mode a notify one, whose listener fd
 	 * comes back in sbx_jail.seccomp_fd).  Required. */

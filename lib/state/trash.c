@@ -33,6 +33,7 @@
 #include "state_int.h"
 #include "limits.h"
 #include "fault.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -209,6 +210,9 @@ static void __attribute__((noreturn)) purger_work(const struct sbx_state *st)
 				 .state_fd = -1,
 				 .sandboxes_fd = st->sandboxes_fd >= 0 ? 4 : -1};
 
+	/* ps and pgrep -f see "sbx-purge", not the caller's command line:
+	 * what sbx run ran has ended when it returned */
+	sbx_proc_retitle("sbx-purge");
 	/* A held mount's last reference: its teardown here, first, at the
 	 * caller's priority (it takes locks that the next run's mount and
 	 * loop device need). */

@@ -162,6 +162,33 @@ char sbx_proc_state(pid_t pid)
 	return p && p[0] == ' ' ? p[1] : 0;
 }
 
+static char *title_area;
+static size_t title_area_len;
+
+void sbx_proc_title_init(int argc, char **argv)
+{
+	char *end;
+
+	if (argc < 1 || !argv[0])
+		return;
+	end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
+	if (end <= argv[0] || end - argv[0] >= (1 << 20))
+		return;
+	title_area = argv[0];
+	title_area_len = (size_t)(end - argv[0]);
+}
+
+char *sbx_proc_title_area(size_t *len)
+{
+	*len = title_area ? title_area_len : 0;
+	return title_area;
+}
+
+void sbx_proc_retitle(const char *name)
+{
+	sbx_proc_set_title(title_area, title_area_len, name);
+}
+
 void sbx_proc_set_title(char *title, size_t len, const char *name)
 {
 	size_t n = strlen(name) + 1;

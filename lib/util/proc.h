@@ -46,6 +46,19 @@ int sbx_proc_starttime(pid_t pid, uint64_t *out);
 /* State letter of /proc/PID/stat (R, S, D, Z...), 0 if the process is gone. */
 char sbx_proc_state(pid_t pid);
 
+/*
+ * The argv strings' area, from argv[0] to the end of argv[argc - 1] as the
+ * kernel lays them out: what /proc/PID/cmdline shows.  main() records it
+ * once; a process of sbx's that must not show the caller's command line
+ * (init and sbx exec's helper in the jail, the purger after sbx run has
+ * returned) overwrites it.  sbx_proc_title_area(): NULL (and 0) when not
+ * recorded or not laid out so.  sbx_proc_retitle(name): that area rewritten
+ * to name, when every string in it is no longer used.
+ */
+void sbx_proc_title_init(int argc, char **argv);
+char *sbx_proc_title_area(size_t *len);
+void sbx_proc_retitle(const char *name);
+
 /* Overwrite this process's argv strings (title, len bytes: all of them) with
  * name, so that /proc/self/cmdline reads just name.  Nothing when title is
  * NULL or too short. */

@@ -204,8 +204,16 @@ EOF
 	# makes a file in the directory while it is being removed (rm -rf
 	# failed with "Directory not empty" about once in 60 otherwise).  This
 	# run's purger is held 1.5 s at its start.
-	sbx_as_mode_in "$WD" $mode env SBX_FAULT=purger-start "$SBX" run -q --rm --rootfs "$IMG" -- true
+	sbx_as_mode_in "$WD" $mode env SBX_FAULT=purger-start "$SBX" run -q --rm --rootfs "$IMG" -- true purger-title-$mode
 	early=$(purgers_in "$S")
+	# The purger, at work after run returned, is not the user's command
+	# line in ps(1) or pgrep -f: it names itself (before: its command line
+	# was sbx run's, the command's arguments included).
+	titles=$(for p in $(pgrep -x sbx-purge); do
+		[ "$(cut -d' ' -f3 /proc/"$p"/stat)" != Z ] && tr '\0' ' ' </proc/"$p"/cmdline && echo
+	done)	# (an ended one, not yet reaped, has none)
+	! pgrep -f "purger-title-$mode" >/dev/null && grep -q '^sbx-purge *$' <<<"$titles"
+	ok $? "$mode: a purger at work names itself sbx-purge, not the run's command line ($(tr '\n' '|' <<<"$titles"))"
 	capture sbx_as_mode $mode "$SBX" destroy --stale
 	late=$(purgers_in "$S")
 	[ $rc -eq 0 ] && [ "$early" -ge 1 ] && [ "$late" -eq 0 ]
