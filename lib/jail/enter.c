@@ -581,8 +581,8 @@ helper_main(const struct sbx_enter_opts *o, int sock, pid_t parent)
 		sbx_jail_die(fds[H_SOCK] >= 0 ? fds[H_SOCK] : sock, &err, 125);
 	/* -t: the helper leads the pty's session, the command's group its job */
 	if (o->tty) {
-		pty = sbx_jail_pty_open(o->target->ids.uid, o->target->ids.gid, &o->term, fds[H_SOCK],
-					&err);
+		pty = sbx_jail_pty_open(o->target->ids.uid, o->target->ids.gid, &o->term,
+					fds[H_SOCK], &err);
 		if (pty < 0)
 			sbx_jail_die(fds[H_SOCK], &err, 125);
 	}
