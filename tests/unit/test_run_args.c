@@ -93,18 +93,17 @@ static void test_stops_at_command(void **state)
 static void test_title_copies_command(void **state)
 {
 	static char buf[] = "sbx\0run\0-q\0--\0cat\0/proc/1/cmdline";
-	char *argv[7], *saved = program_invocation_name;
+	char *argv[8];
 	struct run_args a;
 	struct sbx_err err = {0};
 	int argc = 0;
 
-	/* sbx's main hands run its arguments from "run" on */
-	for (char *p = buf + sizeof("sbx"); p < buf + sizeof(buf); p += strlen(p) + 1)
+	for (char *p = buf; p < buf + sizeof(buf); p += strlen(p) + 1)
 		argv[argc++] = p;
 	argv[argc] = NULL;
-	program_invocation_name = buf;
-	assert_int_equal(run_parse_args(argc, argv, &a, &err), 0);
-	program_invocation_name = saved;
+	sbx_proc_title_init(argc, argv); /* as sbx's main does */
+	/* which hands run its arguments from "run" on */
+	assert_int_equal(run_parse_args(argc - 1, argv + 1, &a, &err), 0);
 	assert_ptr_equal(a.title, buf);
 	assert_int_equal(a.title_len, sizeof(buf));
 	assert_string_equal(a.argv[0], "cat");
