@@ -153,8 +153,12 @@ file_timeout() {
 
 # Does the file mostly wait ("# sbx-test-lane: wait" near its top: a
 # batch engine's one-minute limit, a terminal's Ctrl-Z held for seconds)?
+# Does it take a minute or more ("# sbx-test-lane: long")?
 waits() {
 	head -n 30 "$1" | grep -q '^# *sbx-test-lane: *wait'
+}
+long() {
+	head -n 30 "$1" | grep -q '^# *sbx-test-lane: *long'
 }
 
 # Every process a test file starts carries SBX_TEST_MARK=<mark of the file>
@@ -272,10 +276,20 @@ else
 		echo "$rc $(($(date +%s) - t0))" >"$log.status"
 	}
 	# Run in the background, then report in order from the saved statuses.
-	waiting=() others=()
+	# The long files start first, so the lanes end with short ones at
+	# about the same time, not one with a long file alone at the end
+	# (the files in name order left one lane ~50 s behind the other).
+	waiting=() others=() short=()
 	for t in "${files[@]}"; do
-		if waits "$t"; then waiting+=("$t"); else others+=("$t"); fi
+		if waits "$t"; then
+			waiting+=("$t")
+		elif long "$t"; then
+			others+=("$t")
+		else
+			short+=("$t")
+		fi
 	done
+	others+=("${short[@]}")
 	lane=
 	if [ ${#waiting[@]} -gt 0 ]; then
 		(for t in "${waiting[@]}"; do bg_file "$t"; done) &

@@ -1,4 +1,5 @@
 #!/bin/bash
+# sbx-test-lane: long
 # tests/integration/disk_ready.sh - as root, the writable layers' ext4 image
 # (the default [limits] disk cap) comes from a ready copy of the template
 # that the previous run's purger made and synced: a run takes one in a

@@ -1,5 +1,6 @@
 #!/bin/bash
 # sbx-test-timeout: 900
+# sbx-test-lane: long
 # tests/integration/exec_attack.sh - a hostile jail against `sbx exec`
 # (runc CVE-2016-9962, CVE-2019-5736, CVE-2024-21626).  The sandbox's
 # command is tests/escape/exec_watch: it watches /proc and at once tries

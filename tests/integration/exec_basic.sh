@@ -1,5 +1,6 @@
 #!/bin/bash
 # sbx-test-timeout: 600
+# sbx-test-lane: long
 # tests/integration/exec_basic.sh - sbx exec into a running sandbox (the
 # same namespaces as its command, no capabilities, no_new_privs, seccomp,
 # its uid; only stdio fds, a cwd inside; exit statuses; -e -w -t; signals),

@@ -1,4 +1,5 @@
 #!/bin/bash
+# sbx-test-lane: long
 # tests/integration/faults_kill.sh - `kill -9` of sbx at every injected point
 # of start-up (lib/util/fault.h: SBX_FAULT=<point>), a few times each, as root and
 # as nobody.  After each kill: sbx exited by SIGKILL (137), `sbx ps -a` shows

@@ -1,4 +1,5 @@
 #!/bin/bash
+# sbx-test-lane: long
 # tests/integration/fuzz_smoke.sh - build the libFuzzer harnesses
 # (tests/fuzz/fuzz_*.c, clang with ASan+UBSan: `make fuzz-build`) and run
 # each for a short time (FUZZ_SMOKE_SECONDS, default 10) on its seed corpus

@@ -1,5 +1,6 @@
 #!/bin/bash
 # sbx-test-timeout: 900  (a first run installs chromium, ~100 MB)
+# sbx-test-lane: long
 # tests/integration/html_report.sh - `sbx inspect --html` opened in headless
 # Chromium (Debian's chromium package): a kept sandbox that exited 3 after
 # an allowed and a denied proxy request and a few file changes renders with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# sbx-test-lane: long
 # tests/integration/lifecycle_run.sh - the lifecycle end to end with real
 # `sbx run`s: a kept failing run inspected (--json, --changes, --output)
 # and exported (round trip); 20 parallel kept runs leave 20 intact records;

@@ -1,5 +1,6 @@
 #!/bin/bash
 # sbx-test-timeout: 600
+# sbx-test-lane: long
 # tests/integration/live_publish.sh - live sandboxes: `sbx run -d` (returns
 # at once with the name, in its own session, holding none of the caller's
 # pipes), `sbx ps`, `sbx logs [-f] [--tail N]`, `sbx stop [--time]`, `sbx

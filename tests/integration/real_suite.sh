@@ -1,5 +1,6 @@
 #!/bin/bash
 # sbx-test-timeout: 900
+# sbx-test-lane: long
 # tests/integration/real_suite.sh - a real test suite inside sbx: some of
 # CPython's own regression modules (Debian's libpython3.11-testsuite) that
 # use loopback servers, subprocesses, signals and ptys must pass under the

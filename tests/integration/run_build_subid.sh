@@ -1,5 +1,6 @@
 #!/bin/bash
 # sbx-test-timeout: 600
+# sbx-test-lane: long
 # tests/integration/run_build_subid.sh - image jobs as root inside a real
 # distribution: the `build` profile's root keeps Docker's default
 # capabilities minus NET_RAW, in the jail's own user namespace, so apt-get
