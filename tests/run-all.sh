@@ -106,7 +106,7 @@ san_env() { # san_env NAME: sanitizer reports of what runs next go to NAME.*
 
 # tap FILE LOG RC SECONDS: add the TAP results of one test file.
 tap() {
-	local file=$1 log=$2 rc=$3 secs=$4 p s f extra why
+	local file=$1 log=$2 rc=$3 secs=$4 p s f extra why # secs: "12s, cpu 9s"
 	p=$(grep -Ec '^ok\b' "$log")
 	s=$(grep -Eic '^ok\b.*#[[:space:]]*skip' "$log")
 	p=$((p - s))
@@ -130,12 +130,12 @@ tap() {
 	extra=
 	[ "$s" -gt 0 ] && extra=", $s skipped"
 	if [ "$f" -gt 0 ]; then
-		echo "not ok - $file: $p passed, $f failed$extra (${secs}s${why:+; $why}; log ${log#"$ROOT"/})"
+		echo "not ok - $file: $p passed, $f failed$extra (${secs}${why:+; $why}; log ${log#"$ROOT"/})"
 		grep -E '^(not ok\b|Bail out!)' "$log" | sed 's/^/#   /'
 		echo "#   --- end of log:"
 		tail -n 20 "$log" | sed 's/^/#   /'
 	else
-		echo "ok - $file: $p passed$extra (${secs}s${why:+; $why})"
+		echo "ok - $file: $p passed$extra (${secs}${why:+; $why})"
 		grep -Ei '^ok\b.*#[[:space:]]*skip' "$log" | sed 's/^/#   /'
 	fi
 	if [ "${VERBOSE:-0}" = 1 ]; then
@@ -196,18 +196,34 @@ reap() {
 	return 0
 }
 
+# child_cpu: CPU_NOW = CPU seconds (user + system) of this shell's
+# waited-for children so far, from bash's `times` (its second line: "0m1.5s
+# 0m0.2s"; called in this shell, not in a command substitution's).
+child_cpu() {
+	local u s
+	times >"$OUT/.times.$BASHPID"
+	{ read -r _ _ && read -r u s; } <"$OUT/.times.$BASHPID"
+	rm -f "$OUT/.times.$BASHPID"
+	CPU_NOW=$(awk -v u="$u" -v s="$s" 'function sec(t, m) { m = t; sub(/m.*/, "", m)
+		sub(/^[0-9]*m/, "", t); sub(/s$/, "", t); return m * 60 + t }
+		BEGIN { printf "%d\n", sec(u) + sec(s) + 0.5 }')
+}
+
 # run_file LABEL LOG CMD...: run one test file with its timeout.
 run_file() {
-	local label=$1 log=$2 t0 rc mark
+	local label=$1 log=$2 t0 rc mark c0
 	shift 2
 	t0=$(date +%s)
+	child_cpu
+	c0=$CPU_NOW
 	san_env "$(basename "$log" .log)"
 	FILE_TIMEOUT=$(file_timeout "$label")
 	mark=$MARK_BASE-$(basename "$log" .log)
 	SBX_TEST_MARK=$mark timeout -k 10 "$FILE_TIMEOUT" "$@" </dev/null >"$log" 2>&1
 	rc=$?
 	reap "$mark" "$log"
-	tap "$label" "$log" "$rc" $(($(date +%s) - t0))
+	child_cpu
+	tap "$label" "$log" "$rc" "$(($(date +%s) - t0))s, cpu $((CPU_NOW - c0))s"
 }
 
 echo "# sbx test suite: $SBX"
@@ -273,7 +289,8 @@ else
 		SBX_TEST_MARK=$mark timeout -k 10 "$(file_timeout "$t")" bash "$t" </dev/null >"$log" 2>&1
 		rc=$?
 		reap "$mark" "$log"
-		echo "$rc $(($(date +%s) - t0))" >"$log.status"
+		child_cpu
+		echo "$rc $(($(date +%s) - t0))s, cpu ${CPU_NOW}s" >"$log.status"
 	}
 	# Run in the background, then report in order from the saved statuses.
 	# The long files start first, so the lanes end with short ones at
@@ -309,7 +326,7 @@ else
 	wait
 	for t in "${files[@]}"; do
 		log=$OUT/integration/$(basename "$t" .sh).log
-		read -r rc secs <"$log.status" || { rc=1 secs=0; }
+		read -r rc secs <"$log.status" || { rc=1 secs=0s; }
 		rm -f "$log.status"
 		tap "$t" "$log" "$rc" "$secs"
 	done
