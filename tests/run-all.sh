@@ -281,16 +281,18 @@ if [ "$JOBS" -le 1 ]; then
 else
 	# bg_file FILE: run it, its status saved for the report below.
 	bg_file() {
-		local t=$1 log t0 mark rc
+		local t=$1 log t0 mark rc c0
 		log=$OUT/integration/$(basename "$t" .sh).log
 		t0=$(date +%s)
+		child_cpu	# (the waiting lane's files share one shell)
+		c0=$CPU_NOW
 		san_env "$(basename "$log" .log)"
 		mark=$MARK_BASE-$(basename "$log" .log)
 		SBX_TEST_MARK=$mark timeout -k 10 "$(file_timeout "$t")" bash "$t" </dev/null >"$log" 2>&1
 		rc=$?
 		reap "$mark" "$log"
 		child_cpu
-		echo "$rc $(($(date +%s) - t0))s, cpu ${CPU_NOW}s" >"$log.status"
+		echo "$rc $(($(date +%s) - t0))s, cpu $((CPU_NOW - c0))s" >"$log.status"
 	}
 	# Run in the background, then report in order from the saved statuses.
 	# The long files start first, so the lanes end with short ones at
