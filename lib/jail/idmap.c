@@ -48,7 +48,7 @@ int sbx_idmap_bind_owner(const char *src, uid_t *uid, gid_t *gid)
 		return 0;
 	/* The root group is never mapped either: the owner's own group then. */
 	if (*gid == 0) {
-		pw = getpwuid(st.st_uid);
+		pw = sbx_user(st.st_uid);
 		if (!pw || pw->pw_gid == 0)
 			return 0;
 		*gid = pw->pw_gid;

@@ -80,7 +80,7 @@ bool sbx_subid_lookup(uid_t uid, gid_t gid, struct sbx_subid *s)
 	memset(s, 0, sizeof(*s));
 	if ((off && strcmp(off, "0") == 0) || uid == 0)
 		return false;
-	pw = getpwuid(uid);
+	pw = sbx_user(uid);
 	if (!find_range("/etc/subuid", pw ? pw->pw_name : NULL, uid, &us, &uc) ||
 	    !find_range("/etc/subgid", pw ? pw->pw_name : NULL, uid, &gs, &gc) ||
 	    !find_helper("newuidmap", s->newuidmap, sizeof(s->newuidmap)) ||

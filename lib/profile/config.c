@@ -226,7 +226,7 @@ bool sbx_sudo_caller(struct sbx_sudo_caller *out)
 	struct passwd *pw;
 	_cleanup_free_ char *home = NULL;
 
-	if (getuid() != 0 || uid <= 0 || !(pw = getpwuid((uid_t)uid)) || !pw->pw_name)
+	if (getuid() != 0 || uid <= 0 || !(pw = sbx_user((uid_t)uid)) || !pw->pw_name)
 		return false;
 	if (gid < 0)
 		gid = pw->pw_gid;
@@ -318,7 +318,7 @@ size_t sbx_config_mask_sudo_home(struct sbx_config *c, const char *home)
 		return mask_also(c, from, who.home);
 	/* Expanded with the caller's home (the run is the caller's, or sudo
 	 * -E): root's own home keeps its masks too. */
-	pw = getpwuid(getuid());
+	pw = sbx_user(getuid());
 	root = pw ? home_dir(pw->pw_dir) : NULL;
 	return root && strcmp(root, from) != 0 ? mask_also(c, from, root) : 0;
 }

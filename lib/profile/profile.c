@@ -142,7 +142,7 @@ static const char *process_user(void)
 	static char user[256];
 
 	if (!user[0]) {
-		struct passwd *pw = getpwuid(getuid());
+		struct passwd *pw = sbx_user(getuid());
 
 		if (pw && pw->pw_name)
 			snprintf(user, sizeof(user), "%s", pw->pw_name);
@@ -839,7 +839,7 @@ void sbx_profile_vars_from_process(struct sbx_profile_vars *v)
 	if (h && h[0] == '/') {
 		snprintf(home, sizeof(home), "%s", h);
 	} else {
-		struct passwd *pw = getpwuid(getuid());
+		struct passwd *pw = sbx_user(getuid());
 
 		snprintf(home, sizeof(home), "%s", pw && pw->pw_dir ? pw->pw_dir : "/");
 	}

@@ -439,7 +439,7 @@ static bool is_home(int fd, const char *host)
 		return true;
 	if (fstat(fd, &st) < 0)
 		return false;
-	pw = getpwuid(st.st_uid);
+	pw = sbx_user(st.st_uid);
 	return pw && pw->pw_dir && !strcmp(pw->pw_dir, host);
 }
 

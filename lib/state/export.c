@@ -401,9 +401,9 @@ int sbx_export_write(const struct sbx_sandbox *sb, const char *file,
 		x.deleted = open_memstream(&x.del_buf, &x.del_len);
 		if (!x.deleted)
 			return sbx_err_set(err, errno, "cannot list the deletions");
-		if ((pw = getpwuid(opts->uid)))
+		if ((pw = sbx_user(opts->uid)))
 			snprintf(x.uname, sizeof(x.uname), "%s", pw->pw_name);
-		if ((gr = getgrgid(opts->gid)))
+		if ((gr = sbx_group(opts->gid)))
 			snprintf(x.gname, sizeof(x.gname), "%s", gr->gr_name);
 	}
 	fd = open_output(file, err);

@@ -4,6 +4,9 @@
 #include "rmtree.h"
 
 #include <ctype.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/auxv.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -729,6 +732,48 @@ bool sbx_dir_has_entry(int dir, const char *name)
 		}
 	}
 	return false;
+}
+
+struct passwd *sbx_user_in(const char *file, uid_t uid)
+{
+	FILE *f = fopen(file, "re");
+	struct passwd *pw = NULL;
+
+	if (!f)
+		return NULL;
+	while ((pw = fgetpwent(f)) && pw->pw_uid != uid)
+		;
+	fclose(f);
+	return pw;
+}
+
+struct group *sbx_group_in(const char *file, gid_t gid)
+{
+	FILE *f = fopen(file, "re");
+	struct group *gr = NULL;
+
+	if (!f)
+		return NULL;
+	while ((gr = fgetgrent(f)) && gr->gr_gid != gid)
+		;
+	fclose(f);
+	return gr;
+}
+
+/* Started without a program interpreter (ld.so): linked statically. */
+static bool linked_static(void)
+{
+	return getauxval(AT_BASE) == 0;
+}
+
+struct passwd *sbx_user(uid_t uid)
+{
+	return linked_static() ? sbx_user_in("/etc/passwd", uid) : getpwuid(uid);
+}
+
+struct group *sbx_group(gid_t gid)
+{
+	return linked_static() ? sbx_group_in("/etc/group", gid) : getgrgid(gid);
 }
 
 const char *sbx_duration_text(uint64_t ms, char *buf, size_t len)

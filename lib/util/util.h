@@ -135,6 +135,24 @@ bool sbx_dir_has_entry(int dir, const char *name);
 int sbx_open_users_file(const char *path, int flags, mode_t mode);
 /* $NAME as a uid or gid (decimal, below (id_t)-1), else -1. */
 int64_t sbx_env_id(const char *name);
+/*
+ * The user with uid, and the group with gid, or NULL (getpwuid() and
+ * getgrgid()'s static storage and meaning).  A dynamically linked sbx asks
+ * glibc's NSS, every source of nsswitch.conf.  The static one reads
+ * /etc/passwd and /etc/group alone: glibc's NSS modules other than "files"
+ * are shared objects it would dlopen() into a static binary, where
+ * libnss_systemd (Debian's "passwd: files systemd") crashed the first
+ * lookup of an id the files do not list (a CI container's arbitrary uid).
+ * An id listed only by another source (LDAP, systemd-homed) is then just
+ * a number to the static sbx.  sbx_user_in()/sbx_group_in(): the same
+ * from a given file, for the tests.
+ */
+struct passwd;
+struct group;
+struct passwd *sbx_user(uid_t uid);
+struct group *sbx_group(gid_t gid);
+struct passwd *sbx_user_in(const char *file, uid_t uid);
+struct group *sbx_group_in(const char *file, gid_t gid);
 /* The inverse: 90000 -> "90s", 7200000 -> "2h", 1500 -> "1500ms" (into buf). */
 const char *sbx_duration_text(uint64_t ms, char *buf, size_t len);
 int sbx_parse_u64(const char *s, uint64_t *out, struct sbx_err *err);

@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +230,43 @@ static void test_env_id(void **state)
 	assert_int_equal(sbx_env_id("SBX_TEST_ID"), -1);
 }
 
+/* Users and groups from a passwd and a group file, without NSS. */
+static void test_user_group_in(void **state)
+{
+	char pf[] = "/tmp/sbx-test-passwd.XXXXXX", gf[] = "/tmp/sbx-test-group.XXXXXX";
+	int pfd = mkstemp(pf), gfd = mkstemp(gf);
+	const char *pw_text = "root:x:0:0:root:/root:/bin/bash\n"
+			      "a line that is no entry, skipped\n"
+			      "dev:x:1000:1000:Dev:/home/dev:/bin/sh\n";
+	const char *gr_text = "root:x:0:\nstaff:x:50:dev,ops\n";
+	struct passwd *pw;
+	struct group *gr;
+
+	(void)state;
+	assert_true(pfd >= 0 && gfd >= 0);
+	assert_int_equal(write(pfd, pw_text, strlen(pw_text)), (ssize_t)strlen(pw_text));
+	assert_int_equal(write(gfd, gr_text, strlen(gr_text)), (ssize_t)strlen(gr_text));
+	close(pfd);
+	close(gfd);
+	pw = sbx_user_in(pf, 1000);
+	assert_non_null(pw);
+	assert_string_equal(pw->pw_name, "dev");
+	assert_string_equal(pw->pw_dir, "/home/dev");
+	assert_int_equal(pw->pw_gid, 1000);
+	assert_null(sbx_user_in(pf, 4321));
+	gr = sbx_group_in(gf, 50);
+	assert_non_null(gr);
+	assert_string_equal(gr->gr_name, "staff");
+	assert_null(sbx_group_in(gf, 4321));
+	assert_null(sbx_user_in("/nonexistent/passwd", 0));
+	/* the process's own lookups: root is listed everywhere */
+	pw = sbx_user(0);
+	assert_non_null(pw);
+	assert_string_equal(pw->pw_name, "root");
+	unlink(pf);
+	unlink(gf);
+}
+
 static void test_bool(void **state)
 {
 	static const char *const yes[] = { "yes", "true", "1", "on", "YES", "True", "ON" };
@@ -360,7 +399,7 @@ static void test_strv(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_size),	  cmocka_unit_test(test_duration), cmocka_unit_test(test_duration_text), cmocka_unit_test(test_dir_has_entry), cmocka_unit_test(test_open_users_file), cmocka_unit_test(test_env_id),
+		cmocka_unit_test(test_size),	  cmocka_unit_test(test_duration), cmocka_unit_test(test_duration_text), cmocka_unit_test(test_dir_has_entry), cmocka_unit_test(test_open_users_file), cmocka_unit_test(test_env_id), cmocka_unit_test(test_user_group_in),
 		cmocka_unit_test(test_bool),	  cmocka_unit_test(test_u64),
 		cmocka_unit_test(test_edit_distance), cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_utf8),	  cmocka_unit_test(test_errors),
