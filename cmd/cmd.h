@@ -86,10 +86,11 @@ int sbx_cmd_bad_option(struct sbx_cmd_ctx *ctx, const char *cmd, int c, const ch
 		       const struct option *opts);
 
 /*
- * sbx's own argv strings, contiguous from program_invocation_name to the
- * end of argv[argc - 1] (as the kernel lays them out): what a process of
- * sbx's in the jail overwrites so that /proc/PID/cmdline never shows the
- * host's command line there.  NULL when they are not laid out so.  The
+ * sbx's own argv strings, the area main() recorded (sbx_proc_title_init:
+ * from argv[0] to the end of the last argument, as the kernel lays them
+ * out): what a process of sbx's in the jail overwrites so that
+ * /proc/PID/cmdline never shows the host's command line there.  NULL when
+ * they are not laid out so.  The
  * command's argv (from argv + first on) is then copied into *copy (NULL
  * otherwise; free with sbx_cmd_argv_free), since those strings go.
  */
