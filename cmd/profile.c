@@ -133,6 +133,7 @@ static int profile_show(int argc, char **argv)
 	struct sbx_strv errs = {0};
 	struct sbx_profile_vars vars;
 	struct sbx_sudo_caller who;
+	_cleanup_free_ char *declined = NULL;
 	int r = parse_opts(argc, argv, usage_show, false, NULL);
 
 	if (r)
@@ -147,7 +148,7 @@ static int profile_show(int argc, char **argv)
 	r = sbx_profile_load_all(&cfg, argv[optind], &vars, &errs);
 	/* As `sbx run` here would have it: under sudo, in a directory of the
 	 * user who ran it, that user's ~ and ids (lib/profile/README.md). */
-	if (r == 0 && sbx_profile_vars_for_sudo_caller(&cfg, &vars, &who)) {
+	if (r == 0 && sbx_profile_vars_for_sudo_caller(&cfg, &vars, &who, &declined)) {
 		sbx_config_free(&cfg);
 		sbx_config_init(&cfg);
 		r = sbx_profile_load_all(&cfg, argv[optind], &vars, &errs);
@@ -166,6 +167,8 @@ static int profile_show(int argc, char **argv)
 			printf(
 			    "# for %s, who ran sudo in a directory of theirs (-u root for root)\n",
 			    cfg.sudo_user);
+		else if (declined)
+			printf("# %s\n", declined);
 		r = sbx_profile_write(&cfg, stdout) < 0 ? SBX_EXIT_FAIL : SBX_EXIT_OK;
 	}
 	sbx_strv_free(&errs);

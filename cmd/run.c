@@ -41,6 +41,7 @@ static int load_config(struct run_ctx *c, struct sbx_err *err)
 {
 	struct sbx_profile_vars vars;
 	struct sbx_sudo_caller who;
+	_cleanup_free_ char *declined = NULL;
 	int r;
 
 	sbx_profile_vars_from_process(&vars);
@@ -48,12 +49,15 @@ static int load_config(struct run_ctx *c, struct sbx_err *err)
 	/* `sudo sbx run` in the caller's own project runs as the caller, with
 	 * the caller's ~ in the profile (~/.claude, the masks), as without
 	 * sudo: loaded again with those variables. */
-	if (r == 0 && sbx_profile_vars_for_sudo_caller(&c->cfg, &vars, &who)) {
+	if (r == 0 && sbx_profile_vars_for_sudo_caller(&c->cfg, &vars, &who, &declined)) {
 		sbx_config_free(&c->cfg);
 		sbx_config_init(&c->cfg);
 		r = load_with(c, &vars, err);
 		if (r == 0)
 			sbx_config_act_for(&c->cfg, &who);
+	} else if (r == 0) {
+		c->cfg.sudo_declined = declined; /* the run log's user line says why */
+		declined = NULL;
 	}
 	if (r == 0) {
 		sbx_config_drop_host_only(&c->cfg);

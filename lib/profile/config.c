@@ -39,6 +39,7 @@ void sbx_config_free(struct sbx_config *c)
 	free(c->hostname);
 	free(c->workdir);
 	free(c->sudo_user);
+	free(c->sudo_declined);
 	for (size_t i = 0; i < c->n_mounts; i++) {
 		free(c->mounts[i].src);
 		free(c->mounts[i].dst);
@@ -259,17 +260,47 @@ static bool reachable_as(uid_t uid, gid_t gid, const char *dir)
 	return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+char *sbx_config_sudo_caller_check(const struct sbx_config *c, const char *pwd,
+				   struct sbx_sudo_caller *out, bool *acts)
+{
+	struct stat st;
+	const char *who = out->name;
+
+	*acts = false;
+	/* -u, an image: the profile chose; no caller at all: nothing to say */
+	if (c->user_set || (c->rootfs && strcmp(c->rootfs, "host") != 0) || !sbx_sudo_caller(out))
+		return NULL;
+	/* The jail's ids are 0..65535 (lib/jail/jail.h SBX_JAIL_ID_COUNT);
+	 * the root group is never the caller's to act as. */
+	if (out->uid >= 65536)
+		return sbx_xasprintf("not as %s, who ran sudo: their uid %u is above the jail's "
+				     "ids 0-65535",
+				     who, out->uid);
+	if (out->gid >= 65536)
+		return sbx_xasprintf("not as %s, who ran sudo: their gid %u is above the jail's "
+				     "ids 0-65535",
+				     who, out->gid);
+	if (out->gid == 0)
+		return sbx_xasprintf("not as %s, who ran sudo: their group is root", who);
+	if (!pwd || stat(pwd, &st) < 0 || st.st_uid != out->uid)
+		return sbx_xasprintf("not as %s, who ran sudo: %s is not theirs (-u %u:%u for "
+				     "their ids)",
+				     who, pwd ? pwd : "the working directory", out->uid, out->gid);
+	if (!reachable_as(out->uid, out->gid, pwd))
+		return sbx_xasprintf("not as %s, who ran sudo: they cannot reach %s (-u %u:%u for "
+				     "their ids)",
+				     who, pwd, out->uid, out->gid);
+	*acts = true;
+	return NULL;
+}
+
 bool sbx_config_for_sudo_caller(const struct sbx_config *c, const char *pwd,
 				struct sbx_sudo_caller *out)
 {
-	struct stat st;
+	bool acts;
 
-	/* The jail's ids are 0..65535 (lib/jail/jail.h SBX_JAIL_ID_COUNT);
-	 * the root group is never the caller's to act as. */
-	return !c->user_set && (!c->rootfs || strcmp(c->rootfs, "host") == 0) &&
-	       sbx_sudo_caller(out) && out->uid < 65536 && out->gid != 0 && out->gid < 65536 &&
-	       pwd && stat(pwd, &st) == 0 && st.st_uid == out->uid &&
-	       reachable_as(out->uid, out->gid, pwd);
+	free(sbx_config_sudo_caller_check(c, pwd, out, &acts));
+	return acts;
 }
 
 void sbx_config_act_for(struct sbx_config *c, const struct sbx_sudo_caller *who)

@@ -92,8 +92,9 @@ struct sbx_config {
 	bool user_root;	      /* user = root */
 	uid_t uid;
 	gid_t gid;
-	char *sudo_user; /* the run acts for this user, who ran sudo (below) */
-	char *workdir;	 /* NULL: $PWD if visible inside, else / */
+	char *sudo_user;     /* the run acts for this user, who ran sudo (below) */
+	char *sudo_declined; /* why it does not (a caller was there), or NULL */
+	char *workdir;	     /* NULL: $PWD if visible inside, else / */
 	enum sbx_persist persist;
 	bool tty; /* allocate a pty (also -t) */
 	/* After SIGINT/SIGTERM/SIGHUP/SIGQUIT reached sbx and was forwarded:
@@ -191,6 +192,16 @@ bool sbx_sudo_caller(struct sbx_sudo_caller *out);
  */
 bool sbx_config_for_sudo_caller(const struct sbx_config *c, const char *pwd,
 				struct sbx_sudo_caller *out);
+/*
+ * The same question, with the answer's reason: *acts is whether the run
+ * acts for the caller (*out filled); when a caller is there and the run
+ * stays root's (their ids do not fit, pwd is not theirs or out of their
+ * reach), returns why, one clause for the run log ("not as NAME, who ran
+ * sudo: ...", malloc'd).  NULL when there is nothing to say: it acts for
+ * them, there is no caller, or -u or an image chose the user.
+ */
+char *sbx_config_sudo_caller_check(const struct sbx_config *c, const char *pwd,
+				   struct sbx_sudo_caller *out, bool *acts);
 /* Make c run as that caller: user = UID:GID, HOME, USER and LOGNAME set,
  * and sudo_user named (for the run log). */
 void sbx_config_act_for(struct sbx_config *c, const struct sbx_sudo_caller *who);

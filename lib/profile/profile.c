@@ -819,9 +819,12 @@ const char *sbx_profile_summary(const char *text, char *buf, size_t len)
 }
 
 bool sbx_profile_vars_for_sudo_caller(const struct sbx_config *c, struct sbx_profile_vars *v,
-				      struct sbx_sudo_caller *who)
+				      struct sbx_sudo_caller *who, char **declined)
 {
-	if (!sbx_config_for_sudo_caller(c, v->pwd, who))
+	bool acts;
+
+	*declined = sbx_config_sudo_caller_check(c, v->pwd, who, &acts);
+	if (!acts)
 		return false;
 	v->home = who->home;
 	v->user = who->name;

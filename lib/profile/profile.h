@@ -14,11 +14,12 @@ struct sbx_profile_vars {
  * first used: user is NULL here).  Strings owned by a static buffer. */
 void sbx_profile_vars_from_process(struct sbx_profile_vars *v);
 /* Under sudo, should c (loaded with v) be the run of the user who ran
- * sudo (sbx_config_for_sudo_caller(), v->pwd)?  Then v takes that user's
- * home, name and uid (pointing into *who) for loading c again, which
- * sbx_config_act_for(c, who) then completes. */
+ * sudo (sbx_config_sudo_caller_check(), v->pwd)?  Then v takes that
+ * user's home, name and uid (pointing into *who) for loading c again,
+ * which sbx_config_act_for(c, who) then completes.  *declined: why not,
+ * for the run log, or NULL (malloc'd). */
 bool sbx_profile_vars_for_sudo_caller(const struct sbx_config *c, struct sbx_profile_vars *v,
-				      struct sbx_sudo_caller *who);
+				      struct sbx_sudo_caller *who, char **declined);
 
 /*
  * Load NAME (a built-in profile name) or a FILE path (anything with a '/'

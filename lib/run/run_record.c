@@ -54,6 +54,9 @@ static void user_policy(struct sbx_run *c, struct sbx_record_user *u)
 	if (n > 0 && (size_t)n < sizeof(s))
 		snprintf(s + n, sizeof(s) - (size_t)n, "; %s", map);
 	u->uid = (int)ids->uid;
+	/* sudo's caller was there and the run stayed root's: why */
+	u->summary = c->cfg->sudo_declined ? sbx_xasprintf("%s; %s", s, c->cfg->sudo_declined)
+					   : sbx_xstrdup(s);
 	u->gid = (int)ids->gid;
 	u->host_uid = (int)ids->host_uid;
 	u->host_gid = (int)ids->host_gid;
@@ -61,7 +64,6 @@ static void user_policy(struct sbx_run *c, struct sbx_record_user *u)
 	u->root_on_host = root_on_host;
 	u->mapping = sbx_xstrdup(ids->range ? "range" : ids->subid ? "subordinate" : "one");
 	u->mapping_summary = sbx_xstrdup(map);
-	u->summary = sbx_xstrdup(s);
 	u->sudo_user = c->cfg->sudo_user ? sbx_xstrdup(c->cfg->sudo_user) : NULL;
 }
 

@@ -25,7 +25,7 @@ for u in $(seq 61000 61200); do getent passwd "$u" >/dev/null || { U=$u; break; 
 NAME=sbxsudo$$
 H=/home/$NAME
 useradd -M -d "$H" -s /bin/sh -u "$U" "$NAME" || { echo "1..0 # SKIP useradd failed"; exit 77; }
-trap 'userdel "$NAME" 2>/dev/null; tap_cleanup "$H"' EXIT
+trap 'userdel "$NAME" 2>/dev/null; userdel "sbxbig$$" 2>/dev/null; tap_cleanup "$H"' EXIT
 mkdir -p "$H/proj" "$H/.aws" && chmod 0755 "$H" "$H/.aws"
 echo "//registry.npmjs.org/:_authToken=NPM-SECRET" >"$H/.npmrc"
 echo "aws_secret_access_key = AWS-SECRET" >"$H/.aws/credentials"
@@ -150,11 +150,39 @@ chmod 0755 "$BASE"
 capture as_sudo "$BASE" run -q -- sh -c "$who"
 [ "$rc" = 0 ] && [[ "$out" == "0:0 HOME=/root"* ]]
 ok $? "sudo in a directory root owns: root inside ($rc: $out)"
+# The run log says why the run is root's and not the caller's
+capture as_sudo "$BASE" run --rm -- true
+[ "$rc" = 0 ] && [[ "$err" == *"user: root inside, "*"; not as $NAME, who ran sudo: "* ]] &&
+	[[ "$err" == *"not as $NAME, who ran sudo: $BASE is not theirs (-u $U:$U for their ids)"* ]]
+ok $? "sudo in root's directory: the run log says why root ($rc: $err)"
+capture as_sudo "$BASE" profile show default
+[ "$rc" = 0 ] && grep -qx "# not as $NAME, who ran sudo: $BASE is not theirs (-u $U:$U for their ids)" <<<"$out"
+ok $? "sudo in root's directory: profile show says why root ($rc: $out)"
+capture as_sudo "$H/proj" run --rm -u root -- true
+[ "$rc" = 0 ] && [[ "$err" != *"who ran sudo"* ]]
+ok $? "sudo -u root: no line about the caller, root was asked for ($rc: $err)"
 # the user's own directory, but where the user cannot reach it (/root)
 mkdir -m 0700 "$BASE/closed" && mkdir "$BASE/closed/mine" && chown "$U:$U" "$BASE/closed/mine"
-capture as_sudo "$BASE/closed/mine" run -q -- sh -c "$who"
-[ "$rc" = 0 ] && [[ "$out" == "0:0 HOME=/root"* ]]
-ok $? "sudo in a directory of the user's that the user cannot reach: root inside ($rc: $out | $err)"
+capture as_sudo "$BASE/closed/mine" run -- sh -c "$who"
+[ "$rc" = 0 ] && [[ "$out" == "0:0 HOME=/root"* ]] &&
+	[[ "$err" == *"not as $NAME, who ran sudo: they cannot reach $BASE/closed/mine (-u $U:$U for their ids)"* ]]
+ok $? "sudo in a directory of the user's that the user cannot reach: root inside, and why ($rc: $out | $err)"
+# A caller whose uid is above the jail's ids 0-65535 keeps root; the run
+# log says so (it said only "root inside")
+BIG=
+for u in $(seq 70000 70200); do getent passwd "$u" >/dev/null || getent group "$u" >/dev/null || { BIG=$u; break; }; done
+BIGNAME=sbxbig$$
+if [ -n "$BIG" ] && useradd -M -d "$BASE/bighome" -s /bin/sh -u "$BIG" -U "$BIGNAME" 2>/dev/null; then
+	mkdir -p "$BASE/bighome/proj" && chown -R "$BIG:$BIG" "$BASE/bighome"
+	capture env -C "$BASE/bighome/proj" HOME=/root SUDO_UID="$BIG" SUDO_GID="$BIG" SUDO_USER="$BIGNAME" \
+		SBX_STATE_DIR="$BASE/state" SBX_CACHE_DIR="$BASE/cache" "$SBX" run --rm -- sh -c "$who"
+	userdel "$BIGNAME" 2>/dev/null
+	[ "$rc" = 0 ] && [[ "$out" == "0:0 HOME=/root"* ]] &&
+		[[ "$err" == *"not as $BIGNAME, who ran sudo: their uid $BIG is above the jail's ids 0-65535"* ]]
+	ok $? "sudo by a user with uid $BIG: root inside, and the run log says why ($rc: $out | $err)"
+else
+	skip "no free uid 70000-70200 or useradd failed"
+fi
 sbx_rootfs "$BASE/busybox.tar.gz"
 capture as_sudo "$H/proj" run -q --rootfs "$BASE/busybox.tar.gz" -- sh -c 'id -u'
 [ "$rc" = 0 ] && [ "$out" = 0 ]

@@ -195,6 +195,20 @@ static bool for_caller(struct sbx_config *c, const char *uid, const char *gid,
 	return sbx_config_for_sudo_caller(c, base, who);
 }
 
+/* Why a run stays root's with this caller: the run log's clause, or "" */
+static char *declined(struct sbx_config *c, const char *uid, const char *gid, const char *pwd)
+{
+	struct sbx_sudo_caller who;
+	bool acts;
+	char *why;
+
+	setenv("SUDO_UID", uid, 1);
+	setenv("SUDO_GID", gid, 1);
+	why = sbx_config_sudo_caller_check(c, pwd, &who, &acts);
+	assert_true(!why || !acts);
+	return why ? why : sbx_xstrdup("");
+}
+
 static void test_sudo_caller(void **unused)
 {
 	struct sbx_sudo_caller who;
@@ -234,6 +248,38 @@ static void test_sudo_caller(void **unused)
 	c.user_set = true;
 	assert_false(for_caller(&c, uid, gid, &who));
 	c.user_set = false;
+	/* Each refusal for a caller who is there says why; -u, an image and
+	 * acting for them say nothing. */
+	{
+		char *why[6], want[256];
+
+		why[0] = declined(&c, uid, "0", base);
+		why[1] = declined(&c, uid, "70000", base);
+		why[2] = declined(&c, uid, gid, "/");
+		why[3] = declined(&c, uid, gid, base);
+		c.user_set = true;
+		why[4] = declined(&c, uid, "0", "/");
+		c.user_set = false;
+		c.rootfs = sbx_xstrdup("/tmp/img.tar");
+		why[5] = declined(&c, uid, "0", "/");
+		free(c.rootfs);
+		c.rootfs = NULL;
+		snprintf(want, sizeof(want), "not as %s, who ran sudo: their group is root",
+			 pw->pw_name);
+		assert_string_equal(why[0], want);
+		snprintf(want, sizeof(want),
+			 "not as %s, who ran sudo: their gid 70000 is above the jail's ids 0-65535",
+			 pw->pw_name);
+		assert_string_equal(why[1], want);
+		snprintf(want, sizeof(want),
+			 "not as %s, who ran sudo: / is not theirs (-u %s:%s for their ids)",
+			 pw->pw_name, uid, gid);
+		assert_string_equal(why[2], want);
+		for (int i = 3; i < 6; i++)
+			assert_string_equal(why[i], "");
+		for (int i = 0; i < 6; i++)
+			free(why[i]);
+	}
 	/* A directory of someone else's (root's own: sudo -i in /root). */
 	assert_int_equal(chown(base, 0, 0), 0);
 	assert_false(for_caller(&c, uid, gid, &who));
