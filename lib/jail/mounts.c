@@ -19,6 +19,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <ini.h>
 #include <linux/openat2.h>
 #include <net/if.h>
 #include <string.h>
@@ -37,6 +38,9 @@
 #define STAGE_ALT2 "/run"
 #define R_IN_ROOT  (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
 #define R_STRICT   (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS)
+/* git_read_only(): submodules named, and nested, at most */
+#define GIT_MODULES_MAX 256
+#define GIT_DEPTH	4
 
 /* Sources opened before any mount, per [filesystem] entry. */
 struct src {
@@ -1104,6 +1108,127 @@ static int bind_at(struct build *b, const struct sbx_mount *m, struct src *s, st
 	return r;
 }
 
+/* A .gitmodules "path" value: relative, no "..", below the bind. */
+static bool plain_relative(const char *p)
+{
+	const char *c = p;
+
+	if (!*p || *p == '/')
+		return false;
+	while (*c) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return false;
+		c += n;
+		c += *c == '/';
+	}
+	return true;
+}
+
+static int gitmodules_path(void *user, const char *section, const char *name, const char *value)
+{
+	struct sbx_strv *paths = user;
+	size_t n = strlen(value);
+
+	if (strncmp(section, "submodule", 9) != 0 || strcmp(name, "path") != 0 ||
+	    paths->n >= GIT_MODULES_MAX)
+		return 1;
+	if (n >= 2 && value[0] == '"' && value[n - 1] == '"')
+		sbx_strv_push_take(paths, sbx_xstrndup(value + 1, n - 2));
+	else
+		sbx_strv_push(paths, value);
+	return 1;
+}
+
+#define R_BELOW (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+/* "rel/name", or name when rel is "" (the bind's own directory) */
+static char *below(const char *rel, const char *name)
+{
+	return *rel ? sbx_xasprintf("%s/%s", rel, name) : sbx_xstrdup(name);
+}
+
+/* The submodule paths rel/.gitmodules names (a regular file, at most
+ * 1 MiB; what cannot be read names none). */
+static void gitmodules(int top, const char *rel, struct sbx_strv *paths)
+{
+	_cleanup_free_ char *path = below(rel, ".gitmodules");
+	int fd = sbx_openat2(top, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, R_BELOW);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20) ||
+	    !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return;
+	}
+	(void)ini_parse_file(f, gitmodules_path, paths);
+	fclose(f);
+}
+
+/*
+ * A read-write bind's git directory (m->git_ro, sbx_config_protect_git):
+ * a clone of its .git as the jail sees it (through the bind, so an
+ * idmapped bind's owner shows as before), read-only and mounted onto
+ * itself.  git in the jail reads it (status, log, diff); nothing there is
+ * written, and as a mount point it cannot be renamed, replaced or
+ * removed.  Then the same for each submodule's .git that .gitmodules
+ * names (a file naming the gitdir: rewritten, the superproject's `git
+ * status` on the host ran the config it named), to a depth of GIT_DEPTH,
+ * never out of the bind nor through a symlink.  The bind's own must be
+ * there: a .git that became a symlink since the check fails the run
+ * rather than go in writable.  top: the bind's directory in the jail
+ * (dst, for messages); rel: below it ("" for itself).
+ */
+static int git_read_only(int top, const char *dst, const char *rel, int depth, struct sbx_err *err)
+{
+	_cleanup_free_ char *path = below(rel, ".git");
+	_cleanup_close_ int t = sbx_openat2(top, path, O_PATH | O_NOFOLLOW, R_BELOW);
+	_cleanup_close_ int mfd = -1;
+	struct sbx_strv subs = {0};
+	struct stat st;
+	int r;
+
+	if (t < 0 && depth > 0)
+		return 0; /* a submodule not checked out */
+	if (t < 0)
+		return sbx_err_set(err, errno, "cannot open '%s/%s' to make it read-only", dst,
+				   path);
+	if (depth > 0 && (fstat(t, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))))
+		return 0;
+	mfd = clone_tree(t, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
+	if (mfd < 0)
+		return sbx_err_wrap(err, "'%s/%s' (made read-only: git runs its hooks and config)",
+				    dst, path);
+	r = attach(mfd, t, path, dst, err);
+	if (r < 0 || depth >= GIT_DEPTH)
+		return r;
+	gitmodules(top, rel, &subs);
+	for (size_t i = 0; r == 0 && i < subs.n; i++) {
+		if (plain_relative(subs.v[i])) {
+			_cleanup_free_ char *sub = below(rel, subs.v[i]);
+
+			r = git_read_only(top, dst, sub, depth + 1, err);
+		}
+	}
+	sbx_strv_free(&subs);
+	return r;
+}
+
+/* The bind at m->dst, just mounted: its .git and its submodules'. */
+static int git_read_only_bind(struct build *b, const struct sbx_mount *m, struct sbx_err *err)
+{
+	_cleanup_close_ int top = sbx_openat2(b->rootfd, m->dst, O_PATH | O_DIRECTORY, R_IN_ROOT);
+
+	if (top < 0)
+		return sbx_err_set(err, errno, "cannot open '%s' to make its .git read-only",
+				   m->dst);
+	return git_read_only(top, m->dst, "", 0, err);
+}
+
 static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 {
 	const struct sbx_mount *m = &b->cfg->mounts[i];
@@ -1112,7 +1237,7 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 	const uint64_t sz = tmpfs_size(b, m->size);
 	const char *tmpfs_opts[] = {"mode", "1777", sz ? "size" : NULL, size, NULL};
 	_cleanup_close_ int t = -1;
-	int mfd;
+	int mfd, r;
 
 	snprintf(size, sizeof(size), "%llu", (unsigned long long)sz);
 	switch (m->kind) {
@@ -1121,7 +1246,8 @@ static int mount_entry(struct build *b, size_t i, struct sbx_err *err)
 		if (s->fd < 0)
 			return 0;
 		s->rbind = true;
-		return bind_at(b, m, s, err);
+		r = bind_at(b, m, s, err);
+		return r == 0 && m->git_ro ? git_read_only_bind(b, m, err) : r;
 	case SBX_MNT_OVERLAY:
 		if (s->fd < 0)
 			return 0;

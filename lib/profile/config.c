@@ -211,6 +211,38 @@ void sbx_config_drop_host_only(struct sbx_config *c)
 	c->n_mounts = j;
 }
 
+/* DST/.git, the path a bind's git directory has in the jail */
+static char *git_dir_of(const char *dir)
+{
+	return sbx_xasprintf("%s/.git", strcmp(dir, "/") == 0 ? "" : dir);
+}
+
+size_t sbx_config_protect_git(struct sbx_config *c)
+{
+	size_t marked = 0;
+
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		struct sbx_mount *m = &c->mounts[i];
+		_cleanup_free_ char *src = NULL, *dst = NULL;
+		struct stat st;
+		bool asked = false;
+
+		m->git_ro = false;
+		if (m->kind != SBX_MNT_BIND || !m->src)
+			continue;
+		src = git_dir_of(m->src);
+		if (lstat(src, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			continue;
+		dst = git_dir_of(m->dst);
+		for (size_t k = 0; k < c->n_mounts && !asked; k++)
+			asked =
+			    c->mounts[k].kind == SBX_MNT_BIND && strcmp(c->mounts[k].dst, dst) == 0;
+		m->git_ro = !asked;
+		marked += !asked;
+	}
+	return marked;
+}
+
 /* A home directory of ~/... masks: a normalised absolute path, not "/". */
 static char *home_dir(const char *h)
 {

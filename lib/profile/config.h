@@ -56,6 +56,7 @@ struct sbx_mount {
 	uint64_t size;	/* tmpfs size in bytes, 0 = kernel default */
 	bool optional;	/* SRC may be missing (prefix '-' in the value) */
 	bool host_only; /* " when host": only with the host's root (not an image) */
+	bool git_ro;	/* bind: SRC/.git goes in read-only (sbx_config_protect_git) */
 };
 
 enum sbx_secret_source { SBX_SECRET_FROM_ENV = 0, SBX_SECRET_FROM_FILE };
@@ -152,6 +153,17 @@ void sbx_config_free(struct sbx_config *c);
  * and an overlay mount).  Returns how many were dropped.
  */
 size_t sbx_config_drop_covered_overlays(struct sbx_config *c);
+/*
+ * A read-write bind never makes a repository's git directory writable:
+ * git runs what that directory says (hooks, core.fsmonitor and the other
+ * commands of its config, a commondir or gitdir pointing at another
+ * config), later, on the host, as the directory's owner.  Marks each bind
+ * whose SRC/.git is a directory or a file (a linked worktree's) git_ro:
+ * the jail mounts it read-only onto itself, a mount point that cannot be
+ * renamed, replaced or removed.  Not when a read-write bind of its own
+ * names that .git (asked for).  Returns how many were marked.
+ */
+size_t sbx_config_protect_git(struct sbx_config *c);
 /*
  * With an image root: drop the entries marked "when host" (the default
  * profile's copy-on-write home: an image has a home of its own).  Call

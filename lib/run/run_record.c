@@ -183,13 +183,20 @@ static void shared_mount(struct sbx_record_filesystem *fs, const struct sbx_moun
 			 char *sum, size_t len, size_t *n)
 {
 	char as[64] = "";
+	_cleanup_free_ char *git = NULL;
 	char *s;
 
 	if (owner == 0)
 		snprintf(as, sizeof(as), "; read-only: root owns it");
 	else if (owner != (uid_t)-1)
 		snprintf(as, sizeof(as), ", written as its owner uid %u", owner);
-	s = sbx_xasprintf("%s (%s%s)", m->src, m->kind == SBX_MNT_BIND ? "bind rw" : "bind ro", as);
+	/* sbx_config_protect_git: said with what lets the command write it */
+	if (m->git_ro && owner != 0)
+		git = sbx_xasprintf("; its .git read-only: git would run its hooks and config on "
+				    "the host (--bind %s/.git to let the command write it)",
+				    strcmp(m->src, "/") == 0 ? "" : m->src);
+	s = sbx_xasprintf("%s (%s%s%s)", m->src, m->kind == SBX_MNT_BIND ? "bind rw" : "bind ro",
+			  as, git ? git : "");
 	if (*n < len)
 		*n += (size_t)snprintf(sum + *n, len - *n, "; shared: %s", s);
 	sbx_strv_push_take(&fs->shared, s);
@@ -235,6 +242,7 @@ static void fs_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 		    .dst = sbx_xstrdup(m->dst),
 		    .root_owned = owner == 0,
 		    .written_as = owner != 0 && owner != (uid_t)-1 ? (int64_t)owner : -1,
+		    .git_ro = m->git_ro && owner != 0,
 		};
 		if (m->kind == SBX_MNT_BIND || m->kind == SBX_MNT_RO_BIND)
 			shared_mount(fs, m, owner, sum, sizeof(sum), &n);

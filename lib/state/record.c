@@ -132,6 +132,8 @@ static json_t *fs_json(const struct sbx_record_filesystem *fs)
 			set(mj, "read_only", json_string("root owns it"));
 		else if (m->written_as >= 0)
 			set(mj, "written_as", json_integer((json_int_t)m->written_as));
+		if (m->git_ro)
+			set(mj, "git_read_only", json_true());
 		json_array_append_new(mounts, mj);
 	}
 	for (size_t i = 0; i < fs->n_layers; i++) {
@@ -415,6 +417,7 @@ static void read_fs(struct rd *d, const json_t *o, struct sbx_record_filesystem 
 		m->dst = get_str(d, v, "dst");
 		m->root_owned = json_is_string(json_object_get(v, "read_only"));
 		m->written_as = get_int(d, v, "written_as", -1);
+		m->git_ro = get_bool(d, v, "git_read_only");
 	}
 	a = field(d, o, "layers", JSON_ARRAY);
 	fs->has_layers = a != NULL;

@@ -47,6 +47,7 @@ struct sbx_record_mount {
 	char *dst;
 	bool root_owned;    /* "read_only": "root owns it" (an idmapped bind as root) */
 	int64_t written_as; /* "written_as": the owner a bind is idmapped to, or -1 */
+	bool git_ro;	    /* "git_read_only": its .git went in read-only */
 };
 
 struct sbx_record_user {

@@ -271,6 +271,8 @@ char *sbx_rec_mount_text(const struct sbx_record_mount *m, const char **kind)
 		fprintf(b.f, ", written as its owner uid %lld", (long long)m->written_as);
 	if (m->root_owned)
 		fputs(", read-only: root owns it", b.f);
+	else if (m->git_ro)
+		fputs(", its .git read-only", b.f);
 	return buf_close(&b);
 }
 

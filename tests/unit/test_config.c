@@ -195,6 +195,48 @@ static bool for_caller(struct sbx_config *c, const char *uid, const char *gid,
 	return sbx_config_for_sudo_caller(c, base, who);
 }
 
+/* A read-write bind's .git (a directory, or a worktree's file) is marked
+ * read-only, unless a read-write bind of its own names it; a ro-bind, an
+ * overlay, a symlink and a directory with no .git are not marked. */
+static void test_protect_git(void **unused)
+{
+	struct sbx_config c;
+	char p[160], q[160];
+
+	snprintf(p, sizeof(p), "%s/home/proj/.git", base);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/other/.git", base);
+	{
+		FILE *f = fopen(p, "w");
+
+		assert_non_null(f);
+		fputs("gitdir: /x\n", f);
+		assert_int_equal(fclose(f), 0);
+	}
+	sbx_config_init(&c);
+	add(&c, SBX_MNT_BIND, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_BIND, "/other", "@/work");
+	add(&c, SBX_MNT_RO_BIND, "/home/proj", "@/ro");
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "@/cow");
+	add(&c, SBX_MNT_BIND, "/home/proj/sub", "@/sub");
+	assert_int_equal(sbx_config_protect_git(&c), 2);
+	assert_true(c.mounts[0].git_ro);
+	assert_true(c.mounts[1].git_ro);
+	for (size_t i = 2; i < 5; i++)
+		assert_false(c.mounts[i].git_ro);
+	/* asked for: --bind PROJECT/.git */
+	add(&c, SBX_MNT_BIND, "/home/proj/.git", "/home/proj/.git");
+	assert_int_equal(sbx_config_protect_git(&c), 1);
+	assert_false(c.mounts[0].git_ro);
+	assert_true(c.mounts[1].git_ro);
+	/* a symlink is never taken for the repository */
+	snprintf(q, sizeof(q), "%s/home/proj/sub/.git", base);
+	assert_int_equal(symlink(p, q), 0);
+	assert_int_equal(sbx_config_protect_git(&c), 1);
+	assert_false(c.mounts[4].git_ro);
+	sbx_config_free(&c);
+}
+
 /* Why a run stays root's with this caller: the run log's clause, or "" */
 static char *declined(struct sbx_config *c, const char *uid, const char *gid, const char *pwd)
 {
@@ -318,6 +360,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_mount_between, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sudo_caller, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_protect_git, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
