@@ -140,6 +140,29 @@ static void human_disk_full(const json_t *d)
 		    (double)json_integer_value(json_object_get(d, "size")) / 1048576.0);
 }
 
+/* A .git made or changed during the run in a read-write bind (exit.
+ * git_changed, lib/run/run_git.c): what git would run on the host. */
+static void human_git_changed(const json_t *x)
+{
+	const json_t *a = json_object_get(x, "git_changed"), *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+	{
+		const char *g = json_string_value(v);
+		size_t n = g ? strlen(g) : 0;
+		int dir = n > 5 ? (int)(n - 5) : 0;
+
+		if (!g)
+			continue;
+		sbx_errorf("warning: git repository made or changed during the run: %s (git runs "
+			   "its hooks and what its config names when used in %.*s, and editors "
+			   "run git status on their own): look at them first: ls -la %s/hooks; "
+			   "git -C %.*s config --local --list",
+			   g, dir, g, g, dir, g);
+	}
+}
+
 static void human_exit(const json_t *ev)
 {
 	const json_t *x = json_object_get(ev, "exit");
@@ -184,6 +207,7 @@ static void human_exit(const json_t *ev)
 		   json_number_value(json_object_get(r, "cpu_ms")),
 		   (double)json_integer_value(json_object_get(r, "mem_peak")) / 1048576.0);
 	human_disk_full(json_object_get(r, "disk"));
+	human_git_changed(x);
 }
 
 /* The proxy's connections that were no request, closed to make room or

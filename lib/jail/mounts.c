@@ -12,7 +12,8 @@
  *      targets opened beneath it with openat2(RESOLVE_IN_ROOT) - never
  *      following a symlink out of the new root;
  *   4. /proc (masked), /dev (minimal), /sys (read-only), the profile's
- *      [filesystem] entries, files (secrets);
+ *      [filesystem] entries (a read-write bind's .git, and its submodules',
+ *      then read-only onto themselves: git_read_only), files (secrets);
  *   5. pivot_root(".", ".") and the old root detached.
  */
 #include "jail_int.h"

@@ -256,8 +256,10 @@ static int start_jail(struct sbx_run *c, int out[2], int errp[2], struct sbx_err
 		o.out_fd = out[1];
 		o.err_fd = errp[1] >= 0 ? errp[1] : out[1];
 	}
-	if (r == 0)
+	if (r == 0) {
+		clock_gettime(CLOCK_REALTIME_COARSE, &c->git_since);
 		r = sbx_jail_start(&c->jail, &o, err);
+	}
 	sbx_closep(&out[1]);
 	sbx_closep(&errp[1]);
 	sbx_secrets_wipe_strv(&env);

@@ -500,6 +500,8 @@ static void exit_record(struct sbx_run *c, struct sbx_record_exit *x)
 		 (!r->have_status && !c->error && strcmp(c->reason, "timeout")))
 		x->signal = SIGKILL;
 	x->error = c->error ? sbx_xstrdup(c->error) : NULL;
+	sbx_strv_free(&x->git_changed);
+	sbx_run_git_changed(c, &x->git_changed);
 }
 
 static void resources_record(struct sbx_run *c, struct sbx_record_resources *res)

@@ -72,6 +72,7 @@ void sbx_record_free(struct sbx_record *r)
 	free(r->applied.at);
 	free(r->proxy_stats.capture_why);
 	sbx_strv_free(&r->applied.paths);
+	sbx_strv_free(&r->exit.git_changed);
 	policy_free(&r->policy);
 	json_decref(r->cgroup);
 	json_decref(r->publish);
@@ -195,6 +196,8 @@ static json_t *exit_json(const struct sbx_record_exit *x)
 	set(o, "code", x->code < 0 ? json_null() : json_integer(x->code));
 	set(o, "signal", x->signal ? json_integer(x->signal) : json_null());
 	set(o, "error", str(x->error));
+	if (x->git_changed.n)
+		set(o, "git_changed", strv(&x->git_changed));
 	return o;
 }
 
@@ -482,6 +485,7 @@ static void read_exit(struct rd *d, const json_t *o, struct sbx_record_exit *x)
 	x->signal = (int)get_int(d, o, "signal", 0);
 	x->error = get_str(d, o, "error");
 	x->exec_error = get_str(d, o, "exec_error");
+	get_strv(d, o, "git_changed", &x->git_changed);
 }
 
 static void read_resources(struct rd *d, const json_t *o, struct sbx_record_resources *r)

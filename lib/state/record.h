@@ -109,6 +109,9 @@ struct sbx_record_exit {
 	int signal;	  /* the signal that ended it, 0: none */
 	char *error;	  /* sbx's own error, or NULL */
 	char *exec_error; /* why the command could not start, or NULL */
+	/* "git_changed": each .git in a read-write bind (or a directory right
+	 * below one) whose config, hooks or gitdir changed during the run */
+	struct sbx_strv git_changed;
 };
 
 /* The writable layers' capped filesystem at the end of the run

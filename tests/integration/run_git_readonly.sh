@@ -61,8 +61,9 @@ for mode in $MODES; do
 	(cd "$P" && git -c safe.directory='*' status >/dev/null 2>&1)
 	[ ! -e "$MARK" ]
 	ok $? "$mode: git status on the host afterwards runs nothing the jail planted"
-	[[ "$err" == *"shared: $P (bind rw"*"; its .git read-only: git would run its hooks and config on the host (--bind $P/.git to let the command write it)"* ]]
-	ok $? "$mode: the run log says .git is read-only, and how to let it be written ($err)"
+	[[ "$err" == *"shared: $P (bind rw"*"; its .git read-only: git would run its hooks and config on the host (--bind $P/.git to let the command write it)"* ]] &&
+		[[ "$err" != *"made or changed during the run"* ]]
+	ok $? "$mode: the run log says .git is read-only, and how to let it be written; no repository changed ($err)"
 
 	# The record says so too, and sbx exec into the kept sandbox keeps it
 	# (git status above refreshed the host's index)
@@ -117,8 +118,27 @@ for mode in $MODES; do
 	mkdir -p "$N" && chown "$owner" "$N"
 	capture sbx_as_mode_in "$N" "$mode" "$SBX" run -p agent --net none -- sh -c \
 		"$G init -q && echo x >f && $G add f && $G commit -qm x && echo committed"
-	[ "$rc" = 0 ] && [ "$out" = committed ] && [[ "$err" != *"its .git"* ]]
-	ok $? "$mode: a directory with no .git: git init and commit in the jail, nothing said ($rc: $out | $err)"
+	[ "$rc" = 0 ] && [ "$out" = committed ] && [[ "$err" != *"its .git"* ]] &&
+		[[ "$err" == *"warning: git repository made or changed during the run: $N/.git (git runs its hooks and what its config names when used in $N, and editors run git status on their own): look at them first: ls -la $N/.git/hooks; git -C $N config --local --list"* ]]
+	ok $? "$mode: a directory with no .git: git init and commit in the jail; the run log names the repository made ($rc: $out | $err)"
+
+	# A repository planted in a directory of the project (where an editor
+	# looks for repositories too), and a hook added to one that was there:
+	# named in the run log, the exit event and the record
+	mkdir -p "$P/tool" && (cd "$P/tool" && $G init -q) && chown -R "$owner" "$P/tool"
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" run --keep -n "plant-$mode" --log-json "$BASE/plant-$mode.jsonl" \
+		-p agent --net none -- sh -c \
+		'git init -q vendored && git -C vendored config core.fsmonitor "touch /tmp/x" && echo "#!/bin/sh" >tool/.git/hooks/post-checkout'
+	ev=$(jq -c 'select(.event == "exit") | .exit.git_changed' "$BASE/plant-$mode.jsonl" 2>&1)
+	rec=$(sbx_as_mode "$mode" "$SBX" inspect --json "plant-$mode" | jq -c '.exit.git_changed')
+	text=$(sbx_as_mode "$mode" "$SBX" inspect "plant-$mode")
+	[ "$rc" = 0 ] && [[ "$err" == *"during the run: $P/vendored/.git ("* ]] &&
+		[[ "$err" == *"during the run: $P/tool/.git ("* ]] && [[ "$err" != *"during the run: $P/.git"* ]] &&
+		[ "$(jq -r 'sort | join(" ")' <<<"$ev")" = "$P/tool/.git $P/vendored/.git" ] && [ "$rec" = "$ev" ] &&
+		[[ "$text" == *"git made or changed"*"$P/"* ]]
+	ok $? "$mode: a repository planted below the project and a hook added are named: run log, exit event, record, inspect ($rc: $ev | $rec | $err)"
+	sbx_as_mode "$mode" "$SBX" destroy "plant-$mode" >/dev/null 2>&1
+	rm -rf "$P/vendored" "$P/tool"
 
 	# The default profile (copy-on-write project): nothing changes there
 	capture sbx_as_mode_in "$P" "$mode" "$SBX" run --net none -- sh -c \

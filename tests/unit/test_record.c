@@ -53,31 +53,34 @@ static void full_record(struct sbx_record *r)
 	r->rootfs.sha256 = sdup("ab12");
 	r->rootfs.cached = true;
 	p->set = true;
-	p->user = (struct sbx_record_user){.uid = 0,
-					   .gid = 0,
-					   .host_uid = 100000,
-					   .host_gid = 100000,
-					   .root_inside = true,
-					   .mapping = sdup("range"),
-					   .mapping_summary = sdup("ids 0-65535 are host 100000-165535"),
-					   .summary = sdup("root inside, uid 100000 on the host"),
-					   .sudo_user = sdup("alice")};
+	p->user =
+	    (struct sbx_record_user){.uid = 0,
+				     .gid = 0,
+				     .host_uid = 100000,
+				     .host_gid = 100000,
+				     .root_inside = true,
+				     .mapping = sdup("range"),
+				     .mapping_summary = sdup("ids 0-65535 are host 100000-165535"),
+				     .summary = sdup("root inside, uid 100000 on the host"),
+				     .sudo_user = sdup("alice")};
 	p->network.mode = sdup("proxy");
 	sbx_strv_push(&p->network.allow, "api.example.com:443");
 	p->network.summary = sdup("proxy (only the allowlist proxy)");
-	p->secrets = json_pack("[{s:s, s:s, s:s}]", "name", "API_KEY", "source", "env", "inject",
-			       "env");
+	p->secrets =
+	    json_pack("[{s:s, s:s, s:s}]", "name", "API_KEY", "source", "env", "inject", "env");
 	p->secrets_summary = sdup("API_KEY (env var)");
 	fs->writable_layer = sdup("private");
 	fs->upper = sdup("disk/upper");
 	sbx_strv_push(&fs->shared, "/home/me/project (bind rw)");
 	fs->n_mounts = 2;
 	fs->mounts = sbx_xcalloc(2, sizeof(*fs->mounts));
-	fs->mounts[0] = (struct sbx_record_mount){
-	    .kind = sdup("bind"), .src = sdup("/home/me/project"), .dst = sdup("/work"),
-	    .written_as = 1000};
-	fs->mounts[1] = (struct sbx_record_mount){
-	    .kind = sdup("tmpfs"), .dst = sdup("/tmp"), .written_as = -1};
+	fs->mounts[0] = (struct sbx_record_mount){.kind = sdup("bind"),
+						  .src = sdup("/home/me/project"),
+						  .dst = sdup("/work"),
+						  .written_as = 1000,
+						  .git_ro = true};
+	fs->mounts[1] =
+	    (struct sbx_record_mount){.kind = sdup("tmpfs"), .dst = sdup("/tmp"), .written_as = -1};
 	fs->summary = sdup("image busybox, writable layer private to this sandbox");
 	fs->has_layers = true;
 	fs->n_layers = 1;
@@ -99,11 +102,9 @@ static void full_record(struct sbx_record *r)
 						 .seccomp = 0.25,
 						 .exec = 0.5,
 						 .total = 13};
-	r->exit = (struct sbx_record_exit){.set = true,
-					   .status = 3,
-					   .reason = sdup("exited"),
-					   .code = 3,
-					   .exec_error = NULL};
+	r->exit = (struct sbx_record_exit){
+	    .set = true, .status = 3, .reason = sdup("exited"), .code = 3, .exec_error = NULL};
+	sbx_strv_push(&r->exit.git_changed, "/home/alice/proj/vendored/.git");
 	r->resources = (struct sbx_record_resources){.set = true,
 						     .wall_ms = 12.5,
 						     .cpu_ms = 3.25,
@@ -119,11 +120,15 @@ static void full_record(struct sbx_record *r)
 	r->kept_set = r->kept = true;
 	r->keep_reason = sdup("persist = on-failure and the command failed");
 	r->cgroup = json_pack("{s:i, s:[], s:n, s:n}", "version", 2, "paths", "why", "note");
-	r->network_events = json_pack("[{s:s, s:s, s:i}]", "event", "net", "host", "x", "port", 443);
+	r->network_events =
+	    json_pack("[{s:s, s:s, s:i}]", "event", "net", "host", "x", "port", 443);
 	r->seccomp_events = json_array();
-	r->proxy_stats = (struct sbx_record_proxy){
-	    .set = true, .connections = 4, .allowed = 2, .denied = 1, .refused = 1,
-	    .max_connections = 256};
+	r->proxy_stats = (struct sbx_record_proxy){.set = true,
+						   .connections = 4,
+						   .allowed = 2,
+						   .denied = 1,
+						   .refused = 1,
+						   .max_connections = 256};
 	r->applied.set = true;
 	r->applied.at = sdup("2026-12-01T10:05:00.000Z");
 	sbx_strv_push(&r->applied.paths, "src/main.c");
@@ -154,6 +159,10 @@ static void test_round_trip(void **state)
 	assert_int_equal(back.policy.capabilities, (1ULL << 0) | (1ULL << 21));
 	assert_int_equal(back.exit.code, 3);
 	assert_int_equal(back.exit.signal, 0);
+	assert_true(back.policy.filesystem.mounts[0].git_ro);
+	assert_false(back.policy.filesystem.mounts[1].git_ro);
+	assert_int_equal(back.exit.git_changed.n, 1);
+	assert_string_equal(back.exit.git_changed.v[0], "/home/alice/proj/vendored/.git");
 	assert_true(back.resources.wall_ms == 12.5);
 	assert_true(back.resources.disk.set && back.resources.disk.full);
 	assert_int_equal(back.resources.disk.used, 18878464);
@@ -196,11 +205,13 @@ static void test_lossy_strings(void **state)
 	r.id = sdup("0123456789ab");
 	r.has_command = true;
 	sbx_strv_push(&r.command, "printf");
-	sbx_strv_push(&r.command, "a\xff" "b");
+	sbx_strv_push(&r.command, "a\xff"
+				  "b");
 	j = sbx_record_to_json(&r);
 	assert_int_equal(sbx_record_from_json(j, &back, &err), 0);
 	assert_int_equal(back.command.n, 2);
-	assert_string_equal(back.command.v[1], "a\xef\xbf\xbd" "b");
+	assert_string_equal(back.command.v[1], "a\xef\xbf\xbd"
+					       "b");
 	json_decref(j);
 	sbx_record_free(&back);
 	sbx_record_free(&r);
@@ -232,8 +243,7 @@ static void test_reader_refuses(void **state)
 	assert_int_equal(read_text("{\"init_pid\": \"1\"}", &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "init_pid"));
 	assert_int_equal(
-	    read_text("{\"policy\": {\"filesystem\": {\"shared\": [\"/a\", 3]}}}", &err),
-	    -EINVAL);
+	    read_text("{\"policy\": {\"filesystem\": {\"shared\": [\"/a\", 3]}}}", &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "policy.filesystem.shared[1]"));
 	/* absent and null are not errors: the part is unset */
 	assert_int_equal(read_text("{\"id\": \"x\", \"ended\": null, \"exit\": null}", &err), 0);
@@ -316,8 +326,8 @@ static void test_state_peek(void **state)
 	/* as sbx_sandbox_save writes it */
 	dump = json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9));
 	assert_non_null(dump);
-	assert_true(sbx_record_state_peek(dump, strlen(dump) < 512 ? strlen(dump) : 512, st,
-					  sizeof(st)));
+	assert_true(
+	    sbx_record_state_peek(dump, strlen(dump) < 512 ? strlen(dump) : 512, st, sizeof(st)));
 	assert_string_equal(st, "exited");
 	free(dump);
 	json_decref(j);
@@ -348,8 +358,8 @@ static void test_state_peek(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_round_trip),	   cmocka_unit_test(test_first_record),
-	    cmocka_unit_test(test_lossy_strings),  cmocka_unit_test(test_reader_refuses),
+	    cmocka_unit_test(test_round_trip),	      cmocka_unit_test(test_first_record),
+	    cmocka_unit_test(test_lossy_strings),     cmocka_unit_test(test_reader_refuses),
 	    cmocka_unit_test(test_schema_documented), cmocka_unit_test(test_state_peek),
 	};
 

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/run/run_git.c - git repositories made or changed during a run in
+ * what it shares read-write with the host.
+ *
+ * git runs what a repository's directory says (its hooks, commands in its
+ * config, the directory a commondir or a .git file names), later, on the
+ * host, as its owner; an editor runs `git status` on its own.  A bind's
+ * own .git goes in read-only (sbx_config_protect_git), but a repository
+ * the command makes where there was none (`git init` in the project, or
+ * in a directory of it) cannot be kept from being made.  So after the
+ * run, each .git in a read-write bind or in a directory right below one
+ * (where an editor looks for repositories) whose config, commondir,
+ * config.worktree, hooks directory or hooks changed since the command
+ * started is named in the run log, the exit event and the record, for
+ * the user to look at before using git there.  A .git file (a worktree's
+ * or a submodule's) counts when it changed.  File times are compared on
+ * the clock the kernel stamps them with (CLOCK_REALTIME_COARSE).  Reads
+ * only: no symlink is followed, nothing is written.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "run_int.h"
+
+/* directories right below a bind looked at, at most */
+#define GIT_SCAN_DIRS 4096
+/* hooks looked at in one .git/hooks, at most */
+#define GIT_SCAN_HOOKS 256
+
+static bool since(const struct stat *st, const struct timespec *t)
+{
+	return st->st_ctim.tv_sec > t->tv_sec ||
+	       (st->st_ctim.tv_sec == t->tv_sec && st->st_ctim.tv_nsec >= t->tv_nsec);
+}
+
+static bool hooks_changed(int gitfd, const struct timespec *t)
+{
+	int fd = openat(gitfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+	bool changed = false;
+	size_t n = 0;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && since(&st, t)) {
+		close(fd);
+		return true;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	while (!changed && n++ < GIT_SCAN_HOOKS && (e = readdir(d)))
+		changed = e->d_name[0] != '.' &&
+			  fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			  since(&st, t);
+	closedir(d);
+	return changed;
+}
+
+/* dirfd's .git: made or changed since t? */
+static bool git_changed(int dirfd, const struct timespec *t)
+{
+	static const char *const files[] = {"config", "commondir", "config.worktree"};
+	struct stat st;
+	bool changed = false;
+	int g;
+
+	if (fstatat(dirfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	/* the directory's own time moves with every lock file git makes */
+	if (!S_ISDIR(st.st_mode))
+		return since(&st, t);
+	g = openat(dirfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (g < 0)
+		return false;
+	for (size_t i = 0; !changed && i < SBX_ARRAY_SIZE(files); i++)
+		changed = fstatat(g, files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && since(&st, t);
+	changed = changed || hooks_changed(g, t);
+	close(g);
+	return changed;
+}
+
+static void add(struct sbx_strv *out, const char *dir, const char *name)
+{
+	_cleanup_free_ char *p = name ? sbx_xasprintf("%s/%s/.git", dir, name)
+				      : sbx_xasprintf("%s/.git", strcmp(dir, "/") ? dir : "");
+
+	for (size_t i = 0; i < out->n; i++)
+		if (strcmp(out->v[i], p) == 0)
+			return;
+	sbx_strv_push_take(out, sbx_escape_display(p));
+}
+
+static void scan_bind(const char *src, const struct timespec *t, struct sbx_strv *out)
+{
+	int fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *e;
+	size_t n = 0;
+	DIR *d;
+
+	if (fd < 0)
+		return;
+	if (git_changed(fd, t))
+		add(out, src, NULL);
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while (n < GIT_SCAN_DIRS && (e = readdir(d))) {
+		int sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    !strcmp(e->d_name, ".git") || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+			continue;
+		n++;
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		if (git_changed(sub, t))
+			add(out, strcmp(src, "/") ? src : "", e->d_name);
+		close(sub);
+	}
+	closedir(d);
+}
+
+void sbx_run_git_changed(const struct sbx_run *c, struct sbx_strv *out)
+{
+	if (!c->git_since.tv_sec)
+		return;
+	for (size_t i = 0; i < c->cfg->n_mounts; i++) {
+		const struct sbx_mount *m = &c->cfg->mounts[i];
+
+		if (m->kind == SBX_MNT_BIND && m->src)
+			scan_bind(m->src, &c->git_since, out);
+	}
+}
