@@ -25,8 +25,8 @@
 
 #include "run_int.h"
 
-/* directories right below a bind looked at, at most */
-#define GIT_SCAN_DIRS 4096
+/* entries right below a bind looked at, at most */
+#define GIT_SCAN_ENTRIES 16384
 /* hooks looked at in one .git/hooks, at most */
 #define GIT_SCAN_HOOKS 256
 
@@ -114,13 +114,12 @@ static void scan_bind(const char *src, const struct timespec *t, struct sbx_strv
 		close(fd);
 		return;
 	}
-	while (n < GIT_SCAN_DIRS && (e = readdir(d))) {
+	while (n++ < GIT_SCAN_ENTRIES && (e = readdir(d))) {
 		int sub;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
 		    !strcmp(e->d_name, ".git") || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
 			continue;
-		n++;
 		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			continue;
