@@ -410,9 +410,11 @@ static void print_exit(FILE *o, const struct sbx_record *r)
 			kv_str(o, "not started", ex->exec_error);
 		if (ex->error)
 			kv_str(o, "error", ex->error);
-		/* lib/run/run_git.c: what git would run on the host */
+		/* lib/run/run_later.c: what git would run on the host */
 		if (ex->git_changed.n)
 			kv_strv(o, "git made or changed", &ex->git_changed);
+		if (ex->watch_changed.n)
+			kv_strv(o, "watched, changed", &ex->watch_changed);
 	}
 	section(o, "Resources");
 	if (!res->set) {

@@ -141,7 +141,7 @@ static void human_disk_full(const json_t *d)
 }
 
 /* A .git made or changed during the run in a read-write bind (exit.
- * git_changed, lib/run/run_git.c): what git would run on the host. */
+ * git_changed, lib/run/run_later.c): what git would run on the host. */
 static void human_git_changed(const json_t *x)
 {
 	const json_t *a = json_object_get(x, "git_changed"), *v;
@@ -160,6 +160,23 @@ static void human_git_changed(const json_t *x)
 			   "run git status on their own): look at them first: ls -la %s/hooks; "
 			   "git -C %.*s config --local --list",
 			   g, dir, g, g, dir, g);
+	}
+}
+
+/* A [filesystem] watch path changed during the run (exit.watch_changed) */
+static void human_watch_changed(const json_t *x)
+{
+	const json_t *a = json_object_get(x, "watch_changed"), *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+	{
+		if (json_is_string(v))
+			sbx_errorf(
+			    "warning: changed during the run: %s (a file the profile watches: "
+			    "what it names runs when its program next starts, outside sbx "
+			    "too): look at it first",
+			    json_string_value(v));
 	}
 }
 
@@ -208,6 +225,7 @@ static void human_exit(const json_t *ev)
 		   (double)json_integer_value(json_object_get(r, "mem_peak")) / 1048576.0);
 	human_disk_full(json_object_get(r, "disk"));
 	human_git_changed(x);
+	human_watch_changed(x);
 }
 
 /* The proxy's connections that were no request, closed to make room or

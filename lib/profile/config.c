@@ -46,6 +46,7 @@ void sbx_config_free(struct sbx_config *c)
 	}
 	free(c->mounts);
 	sbx_strv_free(&c->env_pass);
+	sbx_strv_free(&c->watch);
 	sbx_strv_free(&c->env_set);
 	for (size_t i = 0; i < c->n_secrets; i++) {
 		free(c->secrets[i].name);

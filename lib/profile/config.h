@@ -108,6 +108,10 @@ struct sbx_config {
 	size_t n_mounts;
 	bool rootfs_writable; /* writable overlay layer on the root (default yes) */
 	enum sbx_sysfs sysfs; /* what /sys shows (lib/jail/mounts.c mount_sys) */
+	/* watch = PATH: host files (or directories) that a program runs code
+	 * from later (an agent's hooks): each changed while the command ran
+	 * is named after the run (lib/run/run_later.c) */
+	struct sbx_strv watch;
 
 	/* [env] */
 	bool env_clear;		  /* default true */

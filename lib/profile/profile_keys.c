@@ -495,6 +495,26 @@ static int set_unmask(struct sbx_config *c, const char *key, const char *val,
 	return 0;
 }
 
+/* watch = PATH: named after the run when it changed while the command
+ * ran (lib/run/run_later.c); each path once. */
+static int set_watch(struct sbx_config *c, const char *key, const char *val,
+		     const struct sbx_profile_setctx *sc, struct sbx_err *err)
+{
+	char *path = NULL;
+	int r = norm_path(val, false, "watch path", &path, err);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < c->watch.n; i++) {
+		if (strcmp(c->watch.v[i], path) == 0) {
+			free(path);
+			return 0;
+		}
+	}
+	sbx_strv_push_take(&c->watch, path);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- [env] */
 
 static int set_clear(struct sbx_config *c, const char *key, const char *val,
@@ -1036,6 +1056,7 @@ const struct sbx_profile_key sbx_profile_keys[] = {
     K("filesystem", "mask", true, set_mask, NULL, "PATH"),
     K("filesystem", "unmask", true, set_unmask, NULL, "PATH"),
     K("filesystem", "sysfs", false, set_sysfs, NULL, "own|none"),
+    K("filesystem", "watch", true, set_watch, NULL, "PATH"),
     K("env", "clear", false, set_clear, sbx_profile_write_env, "BOOL"),
     K("env", "pass", true, set_pass, NULL, "NAME|GLOB ..."),
     K("env", "set", true, set_set, NULL, "NAME=VALUE"),

@@ -100,6 +100,8 @@ void sbx_profile_write_mounts(const struct sbx_config *c, FILE *out)
 		put(out, sbx_mount_kind_name(m->kind), v);
 	}
 	put(out, "sysfs", c->sysfs == SBX_SYSFS_NONE ? "none" : "own");
+	for (size_t i = 0; i < c->watch.n; i++)
+		put(out, "watch", c->watch.v[i]);
 }
 
 void sbx_profile_write_env(const struct sbx_config *c, FILE *out)

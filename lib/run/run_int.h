@@ -64,7 +64,7 @@ struct sbx_run {
 	/* the layers' capped filesystem at the end (sbx_run_layers_usage) */
 	struct sbx_disk_usage disk_usage;
 	/* when the command was started, on the clock file times use
-	 * (run_git.c); 0: it never was */
+	 * (run_later.c); 0: it never was */
 	struct timespec git_since;
 	int log_json_fd, jsonl_fd;
 	int output_fd; /* output.log */
@@ -116,10 +116,12 @@ void sbx_run_extras_begin(struct sbx_run *c);
 void sbx_run_say(struct sbx_run *c, const char *msg);
 void sbx_run_say_err(struct sbx_run *c, const struct sbx_err *e);
 
-/* run_git.c: each .git in a read-write bind, or in a directory right
+/* run_later.c: each .git in a read-write bind, or in a directory right
  * below one, whose config, hooks or the directory it names changed since
- * c->git_since: added to *out, as host paths escaped for display. */
+ * c->git_since; each [filesystem] watch path that did: added to *out, as
+ * host paths escaped for display. */
 void sbx_run_git_changed(const struct sbx_run *c, struct sbx_strv *out);
+void sbx_run_watch_changed(const struct sbx_run *c, struct sbx_strv *out);
 
 /* run_layers.c */
 int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err);

@@ -501,7 +501,9 @@ static void exit_record(struct sbx_run *c, struct sbx_record_exit *x)
 		x->signal = SIGKILL;
 	x->error = c->error ? sbx_xstrdup(c->error) : NULL;
 	sbx_strv_free(&x->git_changed);
+	sbx_strv_free(&x->watch_changed);
 	sbx_run_git_changed(c, &x->git_changed);
+	sbx_run_watch_changed(c, &x->watch_changed);
 }
 
 static void resources_record(struct sbx_run *c, struct sbx_record_resources *res)

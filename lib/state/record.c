@@ -73,6 +73,7 @@ void sbx_record_free(struct sbx_record *r)
 	free(r->proxy_stats.capture_why);
 	sbx_strv_free(&r->applied.paths);
 	sbx_strv_free(&r->exit.git_changed);
+	sbx_strv_free(&r->exit.watch_changed);
 	policy_free(&r->policy);
 	json_decref(r->cgroup);
 	json_decref(r->publish);
@@ -198,6 +199,8 @@ static json_t *exit_json(const struct sbx_record_exit *x)
 	set(o, "error", str(x->error));
 	if (x->git_changed.n)
 		set(o, "git_changed", strv(&x->git_changed));
+	if (x->watch_changed.n)
+		set(o, "watch_changed", strv(&x->watch_changed));
 	return o;
 }
 
@@ -486,6 +489,7 @@ static void read_exit(struct rd *d, const json_t *o, struct sbx_record_exit *x)
 	x->error = get_str(d, o, "error");
 	x->exec_error = get_str(d, o, "exec_error");
 	get_strv(d, o, "git_changed", &x->git_changed);
+	get_strv(d, o, "watch_changed", &x->watch_changed);
 }
 
 static void read_resources(struct rd *d, const json_t *o, struct sbx_record_resources *r)

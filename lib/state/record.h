@@ -112,6 +112,8 @@ struct sbx_record_exit {
 	/* "git_changed": each .git in a read-write bind (or a directory right
 	 * below one) whose config, hooks or gitdir changed during the run */
 	struct sbx_strv git_changed;
+	/* "watch_changed": each [filesystem] watch path changed during it */
+	struct sbx_strv watch_changed;
 };
 
 /* The writable layers' capped filesystem at the end of the run

@@ -214,6 +214,10 @@ static void test_bad_paths(void **state)
 		   "key 'tmpfs': destination '/m\t//\v/' ends with a blank");
 	expect_err("[filesystem]\nbind = /a\f:/b\n", 2,
 		   "key 'bind': source '/a\f' ends with a blank");
+	expect_err("[filesystem]\nwatch = rel/x\n", 2,
+		   "key 'watch': watch path 'rel/x' is not an absolute path");
+	expect_err("[filesystem]\nwatch = /a/../b\n", 2,
+		   "key 'watch': watch path '/a/../b' has a '..' component");
 	expect_err("[sandbox]\nworkdir = src\n", 2,
 		   "key 'workdir': workdir 'src' is not an absolute path");
 	expect_err("[sandbox]\nrootfs = missing.tar\n", 2, "key 'rootfs': '");
@@ -714,6 +718,7 @@ static void test_round_trip(void **state)
 	    text, sizeof(text),
 	    "[sandbox]\nhostname = h\nuser = 7\nworkdir = /w\n"
 	    "[filesystem]\ntmpfs = /t:1m\nbind = -/a$$b:/c\nmask = /m\n"
+	    "watch = /w//x/\nwatch = /w/x\nwatch = /w/y\n"
 	    "[env]\nset = X=$$HOME and ~/x\npass = A*\n"
 	    "[secrets]\nS = file:/s? as file\n"
 	    "[network]\nmode = host\nallow = x.y:1\n"
@@ -727,6 +732,9 @@ static void test_round_trip(void **state)
 	char *shown = show(&c);
 	assert_non_null(strstr(shown, "bind = -/a$$b:/c\n"));
 	assert_non_null(strstr(shown, "tmpfs = /t:1m\n"));
+	/* normalised, each once, in order */
+	assert_non_null(strstr(shown, "watch = /w/x\nwatch = /w/y\n"));
+	assert_int_equal(c.watch.n, 2);
 	assert_non_null(strstr(shown, "cpus = 0.500\n"));
 	assert_non_null(strstr(shown, "time = 1500ms\n"));
 	assert_non_null(strstr(shown, "S = file:/s? as file\n"));
@@ -746,9 +754,9 @@ static void test_colon_paths(void **state)
 {
 	static const struct sbx_profile_vars W = {
 	    .pwd = "/w/b:1 #x ;y", .home = "/h/u:2", .user = "u", .uid = 1000};
-	static const char *const want[][2] = {{"/w/b:1 #x ;y", "/w/b:1 #x ;y"}, {"/h/u:2/.npm", "/n"},
-					      {"/h/u:2/c", "/h/u:2/d"}, {NULL, "/w/b:1 #x ;y/t"},
-					      {"/l:x", "/y\\z:w"},	{"/a\\b", "/a\\b"}};
+	static const char *const want[][2] = {
+	    {"/w/b:1 #x ;y", "/w/b:1 #x ;y"}, {"/h/u:2/.npm", "/n"}, {"/h/u:2/c", "/h/u:2/d"},
+	    {NULL, "/w/b:1 #x ;y/t"},	      {"/l:x", "/y\\z:w"},   {"/a\\b", "/a\\b"}};
 	struct sbx_config c, again;
 	struct sbx_err e;
 	char *one, *two;
@@ -848,6 +856,8 @@ static void test_builtin_contents(void **state)
 	assert_true(has_mount(&c, SBX_MNT_TMPFS, "/run"));
 	assert_true(sbx_strv_contains(&c.allow, "api.anthropic.com"));
 	assert_true(sbx_strv_contains(&c.allow, "registry.npmjs.org"));
+	assert_true(sbx_strv_contains(&c.watch, "/home/u/.claude/settings.json"));
+	assert_true(sbx_strv_contains(&c.watch, "/work/proj/.claude/settings.json"));
 	assert_int_equal(c.n_secrets, 1);
 	assert_string_equal(c.secrets[0].name, "ANTHROPIC_API_KEY");
 	assert_true(c.secrets[0].optional);
@@ -955,34 +965,20 @@ static void test_summary(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_unknown_section),
-	    cmocka_unit_test(test_unknown_key),
-	    cmocka_unit_test(test_syntax),
-	    cmocka_unit_test(test_empty_lines),
-	    cmocka_unit_test(test_long_line),
-	    cmocka_unit_test(test_bad_values),
-	    cmocka_unit_test(test_bad_paths),
-	    cmocka_unit_test(test_bad_allow),
-	    cmocka_unit_test(test_bad_caps),
-	    cmocka_unit_test(test_bad_secrets),
-	    cmocka_unit_test(test_secret_inject),
-	    cmocka_unit_test(test_every_error_reported),
-	    cmocka_unit_test(test_missing_file),
-	    cmocka_unit_test(test_extends_errors),
-	    cmocka_unit_test(test_inheritance),
-	    cmocka_unit_test(test_expansion),
-	    cmocka_unit_test(test_values),
-	    cmocka_unit_test(test_cli_set),
-	    cmocka_unit_test(test_finish),
-	    cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_colon_paths),
-	    cmocka_unit_test(test_builtins),
-	    cmocka_unit_test(test_builtin_contents),
-	    cmocka_unit_test(test_comments),
-	    cmocka_unit_test(test_overlay_jail_own),
-	    cmocka_unit_test(test_relative_profile_path),
-	    cmocka_unit_test(test_mutations),
-	    cmocka_unit_test(test_summary),
+	    cmocka_unit_test(test_unknown_section),  cmocka_unit_test(test_unknown_key),
+	    cmocka_unit_test(test_syntax),	     cmocka_unit_test(test_empty_lines),
+	    cmocka_unit_test(test_long_line),	     cmocka_unit_test(test_bad_values),
+	    cmocka_unit_test(test_bad_paths),	     cmocka_unit_test(test_bad_allow),
+	    cmocka_unit_test(test_bad_caps),	     cmocka_unit_test(test_bad_secrets),
+	    cmocka_unit_test(test_secret_inject),    cmocka_unit_test(test_every_error_reported),
+	    cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_extends_errors),
+	    cmocka_unit_test(test_inheritance),	     cmocka_unit_test(test_expansion),
+	    cmocka_unit_test(test_values),	     cmocka_unit_test(test_cli_set),
+	    cmocka_unit_test(test_finish),	     cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_colon_paths),	     cmocka_unit_test(test_builtins),
+	    cmocka_unit_test(test_builtin_contents), cmocka_unit_test(test_comments),
+	    cmocka_unit_test(test_overlay_jail_own), cmocka_unit_test(test_relative_profile_path),
+	    cmocka_unit_test(test_mutations),	     cmocka_unit_test(test_summary),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

