@@ -43,9 +43,10 @@ static bool since(const struct stat *st, const struct timespec *t)
 	       (st->st_ctim.tv_sec == t->tv_sec && st->st_ctim.tv_nsec >= t->tv_nsec);
 }
 
-static bool hooks_changed(int gitfd, const struct timespec *t)
+/* The directory open at fd (taken): it, or an entry right in it (at most
+ * max looked at), changed since t? */
+static bool dir_changed(int fd, const struct timespec *t, size_t max)
 {
-	int fd = openat(gitfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	struct dirent *e;
 	DIR *d;
@@ -63,8 +64,8 @@ static bool hooks_changed(int gitfd, const struct timespec *t)
 		close(fd);
 		return false;
 	}
-	while (!changed && n++ < GIT_SCAN_HOOKS && (e = readdir(d)))
-		changed = e->d_name[0] != '.' &&
+	while (!changed && n++ < max && (e = readdir(d)))
+		changed = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
 			  fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			  since(&st, t);
 	closedir(d);
@@ -89,7 +90,9 @@ static bool git_changed(int dirfd, const struct timespec *t)
 		return false;
 	for (size_t i = 0; !changed && i < SBX_ARRAY_SIZE(files); i++)
 		changed = fstatat(g, files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && since(&st, t);
-	changed = changed || hooks_changed(g, t);
+	changed = changed ||
+		  dir_changed(openat(g, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+			      t, GIT_SCAN_HOOKS);
 	close(g);
 	return changed;
 }
@@ -147,28 +150,9 @@ static bool path_changed(const char *path, const struct timespec *t)
 		return false;
 	if (since(&st, t))
 		return true;
-	if (S_ISDIR(st.st_mode)) {
-		int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		bool changed = false;
-		struct dirent *e;
-		size_t n = 0;
-		DIR *d;
-
-		if (fd < 0)
-			return false;
-		d = fdopendir(fd);
-		if (!d) {
-			close(fd);
-			return false;
-		}
-		while (!changed && n++ < GIT_SCAN_ENTRIES && (e = readdir(d)))
-			changed = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-				  fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				  since(&st, t);
-		closedir(d);
-		return changed;
-	}
-	return false;
+	return S_ISDIR(st.st_mode) &&
+	       dir_changed(open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), t,
+			   GIT_SCAN_ENTRIES);
 }
 
 void sbx_run_watch_changed(const struct sbx_run *c, struct sbx_strv *out)
