@@ -16,8 +16,10 @@
  * started is named in the run log, the exit event and the record, for
  * the user to look at before using git there.  A .git file (a worktree's
  * or a submodule's) counts when it changed.  File times are compared on
- * the clock the kernel stamps them with (CLOCK_REALTIME_COARSE).  Reads
- * only: no symlink is followed, nothing is written.
+ * the clock the kernel stamps them with (CLOCK_REALTIME_COARSE).  Only
+ * times are read, nothing is written, and no symlink is followed below a
+ * bind (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW); a watch path's last component
+ * is not followed either.
  *
  * The same for each path of the profile's [filesystem] watch: a file an
  * agent (or another program) runs commands from when it next starts,
