@@ -103,9 +103,17 @@ one_kill() {
 			return 1
 		fi
 	fi
+	# Killed before its first record, a run is "created" while its lock is
+	# held: the jail's init holds it too until the kernel's parent-death
+	# signal has ended it, a moment after sbx died (longer on a loaded
+	# machine): give that up to 5 s, then it must be lost.
 	for id in $ids; do
-		st=$(as_mode "$mode" "$SBX" ps -a --json |
-			python3 -c 'import json,sys; d=json.load(sys.stdin); d=d.get("sandboxes", d) if isinstance(d, dict) else d; print(" ".join(s.get("state","?") for s in d if s.get("id")==sys.argv[1]))' "$id" 2>&1)
+		for _ in $(seq 50); do
+			st=$(as_mode "$mode" "$SBX" ps -a --json |
+				python3 -c 'import json,sys; d=json.load(sys.stdin); d=d.get("sandboxes", d) if isinstance(d, dict) else d; print(" ".join(s.get("state","?") for s in d if s.get("id")==sys.argv[1]))' "$id" 2>&1)
+			[ "$st" = created ] || break
+			sleep 0.1
+		done
 		[ "$st" = lost ] || { echo "sandbox $id: ps -a says '$st', not lost"; return 1; }
 	done
 	out=$(as_mode "$mode" "$SBX" destroy --stale 2>&1) || { echo "destroy --stale failed: $out"; return 1; }
