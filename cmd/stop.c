@@ -146,6 +146,8 @@ int cmd_stop(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 		if (sbx_control_reply(fds[i], -1, &rep) == 0 && rep.ok) {
 			printf("%s: stopped (%s)\n", argv[optind + i],
 			       end_text(&rep, true, buf, sizeof(buf)));
+			if (rep.message[0])
+				sbx_errorf("%s: warning: %s", argv[optind + i], rep.message);
 		} else if (rep.message[0]) {
 			sbx_errorf("%s: %s", argv[optind + i], rep.message);
 			rc = SBX_EXIT_FAIL;
@@ -218,5 +220,7 @@ int cmd_wait(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	close(fd);
 	if (!quiet)
 		sbx_errorf("%s: ended (%s)", ref, end_text(&rep, false, buf, sizeof(buf)));
+	if (rep.message[0])
+		sbx_errorf("%s: warning: %s", ref, rep.message);
 	return rep.exit_code;
 }

@@ -38,7 +38,8 @@ struct sbx_control_reply {
 	int exit_code;	   /* the run's exit status (ended) */
 	bool kept;	   /* its state was kept (ended) */
 	char reason[32];   /* exited | signaled | stopped | timeout | ... */
-	char message[200]; /* why a request was refused */
+	char message[200]; /* why a request was refused; once ended, what
+			    * the host runs later that changed (run_later.c) */
 };
 
 /*

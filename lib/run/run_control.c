@@ -225,6 +225,23 @@ int sbx_run_control_on_ready(int fd, void *data)
 	return 0;
 }
 
+/* What the host runs later that changed during the run (run_later.c),
+ * in the one line a waiter's answer has room for; "" if nothing did. */
+static void later_text(const struct sbx_record_exit *x, char *buf, size_t len)
+{
+	const struct sbx_strv *v = x->git_changed.n ? &x->git_changed : &x->watch_changed;
+	size_t more = x->git_changed.n + x->watch_changed.n - 1;
+
+	buf[0] = '\0';
+	if (v->n)
+		snprintf(buf, len, "%s during the run: %.90s%s%s",
+			 v == &x->git_changed ? "git repository made or changed"
+					      : "watched file changed",
+			 v->v[0], more ? ", and more" : "",
+			 x->git_changed.n ? ": look at it before using git there"
+					  : ": look at it before its program starts");
+}
+
 void sbx_run_control_finish(struct sbx_run *c)
 {
 	struct control_msg m = {.magic = CONTROL_MAGIC, .ok = 1};
@@ -235,6 +252,7 @@ void sbx_run_control_finish(struct sbx_run *c)
 	m.exit_code = c->exit_code;
 	m.kept = c->kept;
 	snprintf(m.reason, sizeof(m.reason), "%s", c->reason ? c->reason : "error");
+	later_text(&c->sb.rec.exit, m.message, sizeof(m.message));
 	for (size_t i = 0; i < c->n_waiters; i++) {
 		send_msg(c->waiters[i], &m);
 		close(c->waiters[i]);

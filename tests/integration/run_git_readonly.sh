@@ -140,6 +140,15 @@ for mode in $MODES; do
 	sbx_as_mode "$mode" "$SBX" destroy "plant-$mode" >/dev/null 2>&1
 	rm -rf "$P/vendored" "$P/tool"
 
+	# Detached: sbx wait says it (the run, removed at its end, cannot)
+	id=$(sbx_as_mode_in "$P" "$mode" "$SBX" run -q -d -p agent --net none -- sh -c \
+		'sleep 0.5; git init -q later')
+	capture sbx_as_mode "$mode" "$SBX" wait "$id"
+	[ "$rc" = 0 ] && [[ "$err" == *"ended (exited, exit 0; removed)"* ]] &&
+		[[ "$err" == *"$id: warning: git repository made or changed during the run: $P/later/.git: look at it before using git there"* ]]
+	ok $? "$mode: detached, sbx wait names the repository made ($rc: $err)"
+	rm -rf "$P/later"
+
 	# The default profile (copy-on-write project): nothing changes there
 	capture sbx_as_mode_in "$P" "$mode" "$SBX" run --net none -- sh -c \
 		'echo "#!/bin/sh" >.git/hooks/pre-commit && echo hook-in-layer'
