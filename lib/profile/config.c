@@ -327,15 +327,6 @@ char *sbx_config_sudo_caller_check(const struct sbx_config *c, const char *pwd,
 	return NULL;
 }
 
-bool sbx_config_for_sudo_caller(const struct sbx_config *c, const char *pwd,
-				struct sbx_sudo_caller *out)
-{
-	bool acts;
-
-	free(sbx_config_sudo_caller_check(c, pwd, out, &acts));
-	return acts;
-}
-
 void sbx_config_act_for(struct sbx_config *c, const struct sbx_sudo_caller *who)
 {
 	c->user_set = true;

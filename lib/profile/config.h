@@ -204,17 +204,12 @@ bool sbx_sudo_caller(struct sbx_sudo_caller *out);
  * working directory pwd that the caller owns and can reach (a
  * developer's project): the command then runs as the caller, with the
  * caller's HOME, USER and LOGNAME, as it would without sudo.  Root's own
- * directories (sudo -i in /root) keep root.
- */
-bool sbx_config_for_sudo_caller(const struct sbx_config *c, const char *pwd,
-				struct sbx_sudo_caller *out);
-/*
- * The same question, with the answer's reason: *acts is whether the run
- * acts for the caller (*out filled); when a caller is there and the run
- * stays root's (their ids do not fit, pwd is not theirs or out of their
- * reach), returns why, one clause for the run log ("not as NAME, who ran
- * sudo: ...", malloc'd).  NULL when there is nothing to say: it acts for
- * them, there is no caller, or -u or an image chose the user.
+ * directories (sudo -i in /root) keep root.  *acts is the answer (*out
+ * filled); when a caller is there and the run stays root's (their ids do
+ * not fit, pwd is not theirs or out of their reach), returns why, one
+ * clause for the run log ("not as NAME, who ran sudo: ...", malloc'd).
+ * NULL when there is nothing to say: it acts for them, there is no
+ * caller, or -u or an image chose the user.
  */
 char *sbx_config_sudo_caller_check(const struct sbx_config *c, const char *pwd,
 				   struct sbx_sudo_caller *out, bool *acts);

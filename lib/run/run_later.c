@@ -103,11 +103,13 @@ static void add(struct sbx_strv *out, const char *dir, const char *name)
 {
 	_cleanup_free_ char *p = name ? sbx_xasprintf("%s/%s/.git", dir, name)
 				      : sbx_xasprintf("%s/.git", strcmp(dir, "/") ? dir : "");
+	char *e = sbx_escape_display(p);
 
-	for (size_t i = 0; i < out->n; i++)
-		if (strcmp(out->v[i], p) == 0)
-			return;
-	sbx_strv_push_take(out, sbx_escape_display(p));
+	/* once, when two binds overlap; compared as kept (escaped) */
+	if (sbx_strv_contains(out, e))
+		free(e);
+	else
+		sbx_strv_push_take(out, e);
 }
 
 static void scan_bind(const char *src, const struct timespec *t, struct sbx_strv *out)

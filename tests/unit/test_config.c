@@ -184,6 +184,15 @@ static struct passwd *some_user(void)
 	return pw;
 }
 
+/* Does a run in pwd act for the caller that $SUDO_UID names? */
+static bool acts_for(struct sbx_config *c, const char *pwd, struct sbx_sudo_caller *who)
+{
+	bool acts;
+
+	free(sbx_config_sudo_caller_check(c, pwd, who, &acts));
+	return acts;
+}
+
 static bool for_caller(struct sbx_config *c, const char *uid, const char *gid,
 		       struct sbx_sudo_caller *who)
 {
@@ -192,7 +201,7 @@ static bool for_caller(struct sbx_config *c, const char *uid, const char *gid,
 		setenv("SUDO_GID", gid, 1);
 	else
 		unsetenv("SUDO_GID");
-	return sbx_config_for_sudo_caller(c, base, who);
+	return acts_for(c, base, who);
 }
 
 /* A read-write bind's .git (a directory, or a worktree's file) is marked
@@ -330,9 +339,9 @@ static void test_sudo_caller(void **unused)
 	assert_int_equal(chmod(base, 0700), 0);
 	assert_int_equal(chown(sub, u, g), 0);
 	setenv("SUDO_UID", uid, 1);
-	assert_false(sbx_config_for_sudo_caller(&c, sub, &who));
+	assert_false(acts_for(&c, sub, &who));
 	assert_int_equal(chmod(base, 0711), 0);
-	assert_true(sbx_config_for_sudo_caller(&c, sub, &who));
+	assert_true(acts_for(&c, sub, &who));
 	/* Acting for the caller: its ids, HOME, USER and LOGNAME. */
 	assert_int_equal(chown(base, u, g), 0);
 	assert_true(for_caller(&c, uid, gid, &who));
