@@ -132,7 +132,7 @@ int exec_load_config(const struct sbx_record *rec, const struct exec_args *a,
 	if (r < 0)
 		return sbx_err_wrap(err, "the sandbox's profile");
 	/* a kept sandbox's new jail: its binds' .git read-only, as the run's */
-	sbx_config_protect_git(cfg);
+	sbx_config_protect_git(cfg, vars.home);
 	for (size_t i = 0; r == 0 && i < a->env.n; i++)
 		r = sbx_profile_set(cfg, "env", strchr(a->env.v[i], '=') ? "set" : "pass",
 				    a->env.v[i], err);

@@ -63,7 +63,7 @@ static int load_config(struct run_ctx *c, struct sbx_err *err)
 		sbx_config_drop_host_only(&c->cfg);
 		sbx_config_drop_covered_overlays(&c->cfg);
 		sbx_config_mask_sudo_home(&c->cfg, vars.home);
-		sbx_config_protect_git(&c->cfg);
+		sbx_config_protect_git(&c->cfg, vars.home);
 		r = sbx_config_check_sources(&c->cfg, err);
 	}
 	if (r == 0 && c->cfg.rootfs_required && !c->cfg.rootfs)

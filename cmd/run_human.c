@@ -157,7 +157,8 @@ static void human_git_changed(const json_t *x)
 			continue;
 		sbx_errorf("warning: git repository made or changed during the run: %s (git runs "
 			   "its hooks and what its config names when used in %.*s, and editors "
-			   "run git status on their own): look at them first: ls -la %s/hooks; "
+			   "run git status on their own): look at them first: ls -la %s/hooks "
+			   "(or the directory its core.hooksPath names); "
 			   "git -C %.*s config --local --list",
 			   g, dir, g, g, dir, g);
 	}

@@ -20,7 +20,6 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <ini.h>
 #include <linux/openat2.h>
 #include <net/if.h>
 #include <string.h>
@@ -33,6 +32,7 @@
 #include <sys/syscall.h>
 
 #include "disk.h"
+#include "gitconfig.h"
 
 #define STAGE	   "/tmp"
 #define STAGE_ALT1 "/mnt"
@@ -1127,19 +1127,14 @@ static bool plain_relative(const char *p)
 	return true;
 }
 
-static int gitmodules_path(void *user, const char *section, const char *name, const char *value)
+static int gitmodules_path(void *user, const char *section, const char *sub, const char *name,
+			   const char *value)
 {
 	struct sbx_strv *paths = user;
-	size_t n = strlen(value);
 
-	if (strncmp(section, "submodule", 9) != 0 || strcmp(name, "path") != 0 ||
-	    paths->n >= GIT_MODULES_MAX)
-		return 1;
-	if (n >= 2 && value[0] == '"' && value[n - 1] == '"')
-		sbx_strv_push_take(paths, sbx_xstrndup(value + 1, n - 2));
-	else
+	if (!strcmp(section, "submodule") && sub && !strcmp(name, "path") && value)
 		sbx_strv_push(paths, value);
-	return 1;
+	return paths->n < GIT_MODULES_MAX;
 }
 
 #define R_BELOW (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
@@ -1150,24 +1145,15 @@ static char *below(const char *rel, const char *name)
 	return *rel ? sbx_xasprintf("%s/%s", rel, name) : sbx_xstrdup(name);
 }
 
-/* The submodule paths rel/.gitmodules names (a regular file, at most
- * 1 MiB; what cannot be read names none). */
+/* The submodule paths rel/.gitmodules names (a regular file, read as
+ * far as SBX_GITCONFIG_MAX; what cannot be read names none). */
 static void gitmodules(int top, const char *rel, struct sbx_strv *paths)
 {
 	_cleanup_free_ char *path = below(rel, ".gitmodules");
-	int fd = sbx_openat2(top, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, R_BELOW);
-	struct stat st;
-	FILE *f;
 
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20) ||
-	    !(f = fdopen(fd, "r"))) {
-		close(fd);
-		return;
-	}
-	(void)ini_parse_file(f, gitmodules_path, paths);
-	fclose(f);
+	(void)sbx_gitconfig_parse_fd(
+	    sbx_openat2(top, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, R_BELOW), gitmodules_path,
+	    paths);
 }
 
 /*
@@ -1219,15 +1205,50 @@ static int git_read_only(int top, const char *dst, const char *rel, int depth, s
 	return r;
 }
 
-/* The bind at m->dst, just mounted: its .git and its submodules'. */
+/*
+ * What the repository's git config names below the bind (m->git_named:
+ * a core.hooksPath directory, an included file), read-only onto itself
+ * the same way.  One that is gone, or became a symlink or another kind
+ * of file since the check, is left (git reads nothing from it, or reads
+ * what the run's end names: lib/run/run_later.c).
+ */
+static int git_named_read_only(int top, const struct sbx_mount *m, struct sbx_err *err)
+{
+	for (size_t i = 0; i < m->git_named.n; i++) {
+		const char *rel = m->git_named.v[i];
+		_cleanup_close_ int t = sbx_openat2(top, rel, O_PATH | O_NOFOLLOW, R_BELOW);
+		_cleanup_close_ int mfd = -1;
+		struct stat st;
+		int r;
+
+		if (t < 0 || fstat(t, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			continue;
+		mfd = clone_tree(t, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				 err);
+		if (mfd < 0)
+			return sbx_err_wrap(err,
+					    "'%s/%s' (made read-only: the repository's git config "
+					    "names it)",
+					    m->dst, rel);
+		r = attach(mfd, t, rel, m->dst, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The bind at m->dst, just mounted: its .git and its submodules', and
+ * what its config names. */
 static int git_read_only_bind(struct build *b, const struct sbx_mount *m, struct sbx_err *err)
 {
 	_cleanup_close_ int top = sbx_openat2(b->rootfd, m->dst, O_PATH | O_DIRECTORY, R_IN_ROOT);
+	int r;
 
 	if (top < 0)
 		return sbx_err_set(err, errno, "cannot open '%s' to make its .git read-only",
 				   m->dst);
-	return git_read_only(top, m->dst, "", 0, err);
+	r = git_read_only(top, m->dst, "", 0, err);
+	return r == 0 ? git_named_read_only(top, m, err) : r;
 }
 
 static int mount_entry(struct build *b, size_t i, struct sbx_err *err)

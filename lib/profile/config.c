@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "gitconfig.h"
 #include "proc.h"
 
 void sbx_config_init(struct sbx_config *c)
@@ -43,6 +44,7 @@ void sbx_config_free(struct sbx_config *c)
 	for (size_t i = 0; i < c->n_mounts; i++) {
 		free(c->mounts[i].src);
 		free(c->mounts[i].dst);
+		sbx_strv_free(&c->mounts[i].git_named);
 	}
 	free(c->mounts);
 	sbx_strv_free(&c->env_pass);
@@ -218,7 +220,175 @@ static char *git_dir_of(const char *dir)
 	return sbx_xasprintf("%s/.git", strcmp(dir, "/") == 0 ? "" : dir);
 }
 
-size_t sbx_config_protect_git(struct sbx_config *c)
+/* git config files read for one bind, at most */
+#define GIT_CONFIGS_MAX 16
+
+/* An absolute path, lexically: no "//", "." or ".." ("/.." is "/"). */
+static char *lexical(const char *in)
+{
+	char *r = sbx_xmalloc(strlen(in) + 2);
+	size_t o = 0;
+
+	for (const char *p = in; *p;) {
+		const char *e;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchrnul(p, '/');
+		n = (size_t)(e - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && r[o - 1] != '/')
+				o--;
+			o -= o > 0;
+		} else if (!(n == 1 && p[0] == '.')) {
+			r[o++] = '/';
+			memcpy(r + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	if (o == 0)
+		r[o++] = '/';
+	r[o] = '\0';
+	return r;
+}
+
+/* One bind's repository: what its git config files name. */
+struct git_names {
+	const char *src;	/* the bind's host directory */
+	const char *homes[2];	/* for "~/" */
+	int srcfd;		/* src, O_PATH */
+	struct sbx_strv files;	/* config files to read, in turn (host paths) */
+	struct sbx_strv *named; /* out: below src, relative */
+	const char *file;	/* the file being read */
+};
+
+/* A value of a config file: "~/..." with each home, an absolute path as
+ * it is, a relative one against base.  Each, lexically, at most 2. */
+static size_t expand(const struct git_names *g, const char *v, const char *base, char *out[2])
+{
+	size_t n = 0;
+
+	if (!*v)
+		return 0;
+	if (v[0] == '~' && v[1] == '/') {
+		for (size_t i = 0; i < 2; i++) {
+			_cleanup_free_ char *p = NULL;
+
+			if (!g->homes[i] || g->homes[i][0] != '/' ||
+			    (i == 1 && g->homes[0] && !strcmp(g->homes[0], g->homes[1])))
+				continue;
+			p = sbx_xasprintf("%s/%s", g->homes[i], v + 2);
+			out[n++] = lexical(p);
+		}
+	} else if (v[0] == '/') {
+		out[n++] = lexical(v);
+	} else if (v[0] != '~') {
+		_cleanup_free_ char *p = sbx_xasprintf("%s/%s", base, v);
+
+		out[n++] = lexical(p);
+	}
+	return n;
+}
+
+/* path (absolute, lexical) below the bind, not its .git (already
+ * read-only) nor the bind itself, a directory (dir) or a regular file
+ * reached with no symlink: kept in g->named. */
+static void name_below(struct git_names *g, const char *path, bool dir)
+{
+	size_t sl = strcmp(g->src, "/") == 0 ? 0 : strlen(g->src);
+	const char *rel;
+	struct stat st;
+	int fd;
+
+	if (!sbx_path_under(path, g->src) || strlen(path) <= sl + 1)
+		return;
+	rel = path + sl + 1;
+	if (!strcmp(rel, ".git") || !strncmp(rel, ".git/", 5) || sbx_strv_contains(g->named, rel))
+		return;
+	fd = sbx_open_beneath(g->srcfd, rel, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+		sbx_strv_push(g->named, rel);
+	close(fd);
+}
+
+static int git_names_var(void *user, const char *section, const char *sub, const char *name,
+			 const char *value)
+{
+	struct git_names *g = user;
+	char *paths[2];
+	size_t n;
+
+	if (!value)
+		return 1;
+	if (!strcmp(section, "core") && !sub && !strcmp(name, "hookspath")) {
+		/* relative: to the top of the work tree, where hooks run */
+		n = expand(g, value, g->src, paths);
+		for (size_t i = 0; i < n; i++) {
+			name_below(g, paths[i], true);
+			free(paths[i]);
+		}
+	} else if (!strcmp(name, "path") && ((!strcmp(section, "include") && !sub) ||
+					     (!strcmp(section, "includeif") && sub))) {
+		/* relative: to the directory of the file that includes it */
+		_cleanup_free_ char *base = sbx_xstrdup(g->file);
+		char *slash = strrchr(base, '/');
+
+		if (slash)
+			*slash = '\0';
+		n = expand(g, value, *base ? base : "/", paths);
+		for (size_t i = 0; i < n; i++) {
+			name_below(g, paths[i], false);
+			if (g->files.n < GIT_CONFIGS_MAX && !sbx_strv_contains(&g->files, paths[i]))
+				sbx_strv_push(&g->files, paths[i]);
+			free(paths[i]);
+		}
+	}
+	return 1;
+}
+
+/* What git's config names below m->src: its .git/config and the files it
+ * includes, and the user's global config (where a core.hooksPath applies
+ * to every repository). */
+static void git_named(struct sbx_mount *m, const char *home)
+{
+	_cleanup_free_ char *cfg =
+	    sbx_xasprintf("%s/.git/config", strcmp(m->src, "/") ? m->src : "");
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	struct git_names g = {
+	    .src = m->src, .homes = {home, getenv("HOME")}, .named = &m->git_named};
+
+	g.srcfd = open(m->src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (g.srcfd < 0)
+		return;
+	sbx_strv_push(&g.files, cfg);
+	sbx_strv_push(&g.files, "/etc/gitconfig");
+	for (size_t i = 0; i < 2; i++) {
+		if (!g.homes[i] || g.homes[i][0] != '/' ||
+		    (i == 1 && home && !strcmp(home, g.homes[1])))
+			continue;
+		sbx_strv_push_take(&g.files, sbx_xasprintf("%s/.gitconfig", g.homes[i]));
+		sbx_strv_push_take(&g.files, sbx_xasprintf("%s/.config/git/config", g.homes[i]));
+	}
+	if (xdg && xdg[0] == '/')
+		sbx_strv_push_take(&g.files, sbx_xasprintf("%s/git/config", xdg));
+	for (size_t i = 0; i < g.files.n && i < GIT_CONFIGS_MAX; i++) {
+		int fd = open(g.files.v[i], O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+		g.file = g.files.v[i];
+		if (fd >= 0)
+			(void)sbx_gitconfig_parse_fd(fd, git_names_var, &g);
+	}
+	sbx_strv_free(&g.files);
+	close(g.srcfd);
+}
+
+size_t sbx_config_protect_git(struct sbx_config *c, const char *home)
 {
 	size_t marked = 0;
 
@@ -229,6 +399,7 @@ size_t sbx_config_protect_git(struct sbx_config *c)
 		bool asked = false;
 
 		m->git_ro = false;
+		sbx_strv_free(&m->git_named);
 		if (m->kind != SBX_MNT_BIND || !m->src)
 			continue;
 		src = git_dir_of(m->src);
@@ -240,6 +411,8 @@ size_t sbx_config_protect_git(struct sbx_config *c)
 			    c->mounts[k].kind == SBX_MNT_BIND && strcmp(c->mounts[k].dst, dst) == 0;
 		m->git_ro = !asked;
 		marked += !asked;
+		if (m->git_ro && S_ISDIR(st.st_mode))
+			git_named(m, home);
 	}
 	return marked;
 }

@@ -57,6 +57,9 @@ struct sbx_mount {
 	bool optional;	/* SRC may be missing (prefix '-' in the value) */
 	bool host_only; /* " when host": only with the host's root (not an image) */
 	bool git_ro;	/* bind: SRC/.git goes in read-only (sbx_config_protect_git) */
+	/* with git_ro: what git's config names below SRC (core.hooksPath,
+	 * include.path), relative to SRC; read-only too */
+	struct sbx_strv git_named;
 };
 
 enum sbx_secret_source { SBX_SECRET_FROM_ENV = 0, SBX_SECRET_FROM_FILE };
@@ -165,9 +168,18 @@ size_t sbx_config_drop_covered_overlays(struct sbx_config *c);
  * whose SRC/.git is a directory or a file (a linked worktree's) git_ro:
  * the jail mounts it read-only onto itself, a mount point that cannot be
  * renamed, replaced or removed.  Not when a read-write bind of its own
- * names that .git (asked for).  Returns how many were marked.
+ * names that .git (asked for).  With it go what git's config names below
+ * SRC (git_named): the hooks directory of a core.hooksPath (husky's
+ * .husky/_, a tracked .githooks) and each file an include.path or
+ * includeIf.*.path names (a tracked .gitconfig): git runs and reads them
+ * as it does .git itself.  The repository's config, the files it
+ * includes, and the user's global ones (/etc/gitconfig, ~/.gitconfig,
+ * ~/.config/git/config, with home and with $HOME) are read, at most 16
+ * in all; a path reached through a symlink is not marked (the run's end
+ * names a hooks directory that changed: lib/run/run_later.c).  Returns
+ * how many binds were marked.
  */
-size_t sbx_config_protect_git(struct sbx_config *c);
+size_t sbx_config_protect_git(struct sbx_config *c, const char *home);
 /*
  * With an image root: drop the entries marked "when host" (the default
  * profile's copy-on-write home: an image has a home of its own).  Call

@@ -12,8 +12,9 @@
  * in a directory of it) cannot be kept from being made.  So after the
  * run, each .git in a read-write bind or in a directory right below one
  * (where an editor looks for repositories) whose config, commondir,
- * config.worktree, hooks directory or hooks changed since the command
- * started is named in the run log, the exit event and the record, for
+ * config.worktree, hooks directory or hooks, or what its config names
+ * in the work tree (a core.hooksPath directory, an included file),
+ * changed since the command started is named in the run log, the exit event and the record, for
  * the user to look at before using git there.  A .git file (a worktree's
  * or a submodule's) counts when it changed.  File times are compared on
  * the clock the kernel stamps them with (CLOCK_REALTIME_COARSE).  Only
@@ -32,6 +33,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gitconfig.h"
 #include "run_int.h"
 
 /* entries right below a bind looked at, at most */
@@ -74,7 +76,48 @@ static bool dir_changed(int fd, const struct timespec *t, size_t max)
 	return changed;
 }
 
-/* dirfd's .git: made or changed since t? */
+/* A .git/config being read: a core.hooksPath directory, or a file an
+ * include.path or includeIf.*.path names, changed? */
+struct git_named {
+	int top; /* the work tree */
+	const struct timespec *t;
+	bool changed;
+};
+
+static int named_var(void *user, const char *section, const char *sub, const char *name,
+		     const char *value)
+{
+	struct git_named *h = user;
+	_cleanup_free_ char *inc = NULL;
+	struct stat st;
+	int fd;
+
+	/* relative ones only: one elsewhere is no bind's to check */
+	if (!value || !*value || *value == '/' || *value == '~')
+		return 1;
+	if (!strcmp(section, "core") && !sub && !strcmp(name, "hookspath")) {
+		/* relative to the work tree */
+		h->changed = dir_changed(sbx_open_beneath(h->top, value, O_RDONLY | O_DIRECTORY),
+					 h->t, GIT_SCAN_HOOKS);
+	} else if (!strcmp(name, "path") && ((!strcmp(section, "include") && !sub) ||
+					     (!strcmp(section, "includeif") && sub))) {
+		/* relative to .git, where the config is; git reads it when it
+		 * is there, so one made during the run counts */
+		inc = sbx_xasprintf(".git/%s", value);
+		fd = sbx_open_beneath(h->top, inc, O_PATH | O_NOFOLLOW);
+		h->changed = fd >= 0 && fstat(fd, &st) == 0 && since(&st, h->t);
+		if (fd >= 0)
+			close(fd);
+	}
+	return !h->changed;
+}
+
+/* dirfd's .git: made or changed since t?  What its config names in the
+ * work tree too: a core.hooksPath directory (husky's .husky/_), whose
+ * hooks git runs at the next commit, and a file it includes (a tracked
+ * .gitconfig), whose config git runs as its own.  Made during the run
+ * (they went in read-only when they were there: sbx_config_protect_git),
+ * they are what git would run. */
 static bool git_changed(int dirfd, const struct timespec *t)
 {
 	static const char *const files[] = {"config", "commondir", "config.worktree"};
@@ -95,6 +138,14 @@ static bool git_changed(int dirfd, const struct timespec *t)
 	changed = changed ||
 		  dir_changed(openat(g, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
 			      t, GIT_SCAN_HOOKS);
+	if (!changed) {
+		struct git_named h = {.top = dirfd, .t = t};
+
+		(void)sbx_gitconfig_parse_fd(
+		    openat(g, "config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), named_var,
+		    &h);
+		changed = h.changed;
+	}
 	close(g);
 	return changed;
 }

@@ -191,10 +191,20 @@ static void shared_mount(struct sbx_record_filesystem *fs, const struct sbx_moun
 	else if (owner != (uid_t)-1)
 		snprintf(as, sizeof(as), ", written as its owner uid %u", owner);
 	/* sbx_config_protect_git: said with what lets the command write it */
-	if (m->git_ro && owner != 0)
-		git = sbx_xasprintf("; its .git read-only: git would run its hooks and config on "
-				    "the host (--bind %s/.git to let the command write it)",
-				    strcmp(m->src, "/") == 0 ? "" : m->src);
+	if (m->git_ro && owner != 0) {
+		_cleanup_free_ char *named = NULL;
+
+		if (m->git_named.n) {
+			_cleanup_free_ char *list = sbx_strv_join(&m->git_named, ", ");
+
+			named = sbx_escape_display(list);
+		}
+		git = sbx_xasprintf(
+		    "; its .git read-only%s%s: git would run its hooks and config on "
+		    "the host (--bind %s/.git to let the command write %s)",
+		    named ? ", and what its git config names: " : "", named ? named : "",
+		    strcmp(m->src, "/") == 0 ? "" : m->src, named ? "them" : "it");
+	}
 	s = sbx_xasprintf("%s (%s%s%s)", m->src, m->kind == SBX_MNT_BIND ? "bind rw" : "bind ro",
 			  as, git ? git : "");
 	if (*n < len)
@@ -244,6 +254,10 @@ static void fs_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 		    .written_as = owner != 0 && owner != (uid_t)-1 ? (int64_t)owner : -1,
 		    .git_ro = m->git_ro && owner != 0,
 		};
+		if (m->git_ro && owner != 0)
+			for (size_t k = 0; k < m->git_named.n; k++)
+				sbx_strv_push(&fs->mounts[fs->n_mounts - 1].git_named,
+					      m->git_named.v[k]);
 		if (m->kind == SBX_MNT_BIND || m->kind == SBX_MNT_RO_BIND)
 			shared_mount(fs, m, owner, sum, sizeof(sum), &n);
 		else if (m->kind == SBX_MNT_OVERLAY && n < sizeof(sum))

@@ -31,6 +31,7 @@ static void layers_free(struct sbx_record_filesystem *fs)
 		free(fs->mounts[i].kind);
 		free(fs->mounts[i].src);
 		free(fs->mounts[i].dst);
+		sbx_strv_free(&fs->mounts[i].git_named);
 	}
 	free(fs->mounts);
 }
@@ -136,6 +137,8 @@ static json_t *fs_json(const struct sbx_record_filesystem *fs)
 			set(mj, "written_as", json_integer((json_int_t)m->written_as));
 		if (m->git_ro)
 			set(mj, "git_read_only", json_true());
+		if (m->git_named.n)
+			set(mj, "git_named_read_only", strv(&m->git_named));
 		json_array_append_new(mounts, mj);
 	}
 	for (size_t i = 0; i < fs->n_layers; i++) {
@@ -424,6 +427,7 @@ static void read_fs(struct rd *d, const json_t *o, struct sbx_record_filesystem 
 		m->root_owned = json_is_string(json_object_get(v, "read_only"));
 		m->written_as = get_int(d, v, "written_as", -1);
 		m->git_ro = get_bool(d, v, "git_read_only");
+		get_strv(d, v, "git_named_read_only", &m->git_named);
 	}
 	a = field(d, o, "layers", JSON_ARRAY);
 	fs->has_layers = a != NULL;

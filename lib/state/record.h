@@ -48,6 +48,9 @@ struct sbx_record_mount {
 	bool root_owned;    /* "read_only": "root owns it" (an idmapped bind as root) */
 	int64_t written_as; /* "written_as": the owner a bind is idmapped to, or -1 */
 	bool git_ro;	    /* "git_read_only": its .git went in read-only */
+	/* "git_named_read_only": what its git config names, below src, that
+	 * went in read-only too (core.hooksPath, include.path) */
+	struct sbx_strv git_named;
 };
 
 struct sbx_record_user {

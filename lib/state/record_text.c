@@ -271,8 +271,14 @@ char *sbx_rec_mount_text(const struct sbx_record_mount *m, const char **kind)
 		fprintf(b.f, ", written as its owner uid %lld", (long long)m->written_as);
 	if (m->root_owned)
 		fputs(", read-only: root owns it", b.f);
-	else if (m->git_ro)
+	else if (m->git_ro) {
 		fputs(", its .git read-only", b.f);
+		for (size_t i = 0; i < m->git_named.n; i++) {
+			_cleanup_free_ char *e = sbx_escape_display(m->git_named.v[i]);
+
+			fprintf(b.f, "%s%s", i ? ", " : ", and what its git config names: ", e);
+		}
+	}
 	return buf_close(&b);
 }
 

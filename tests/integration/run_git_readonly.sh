@@ -119,7 +119,7 @@ for mode in $MODES; do
 	capture sbx_as_mode_in "$N" "$mode" "$SBX" run -p agent --net none -- sh -c \
 		"$G init -q && echo x >f && $G add f && $G commit -qm x && echo committed"
 	[ "$rc" = 0 ] && [ "$out" = committed ] && [[ "$err" != *"its .git"* ]] &&
-		[[ "$err" == *"warning: git repository made or changed during the run: $N/.git (git runs its hooks and what its config names when used in $N, and editors run git status on their own): look at them first: ls -la $N/.git/hooks; git -C $N config --local --list"* ]]
+		[[ "$err" == *"warning: git repository made or changed during the run: $N/.git (git runs its hooks and what its config names when used in $N, and editors run git status on their own): look at them first: ls -la $N/.git/hooks (or the directory its core.hooksPath names); git -C $N config --local --list"* ]]
 	ok $? "$mode: a directory with no .git: git init and commit in the jail; the run log names the repository made ($rc: $out | $err)"
 
 	# A repository planted in a directory of the project (where an editor

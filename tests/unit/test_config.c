@@ -228,22 +228,101 @@ static void test_protect_git(void **unused)
 	add(&c, SBX_MNT_RO_BIND, "/home/proj", "@/ro");
 	add(&c, SBX_MNT_OVERLAY, "/home/proj", "@/cow");
 	add(&c, SBX_MNT_BIND, "/home/proj/sub", "@/sub");
-	assert_int_equal(sbx_config_protect_git(&c), 2);
+	assert_int_equal(sbx_config_protect_git(&c, NULL), 2);
 	assert_true(c.mounts[0].git_ro);
 	assert_true(c.mounts[1].git_ro);
 	for (size_t i = 2; i < 5; i++)
 		assert_false(c.mounts[i].git_ro);
 	/* asked for: --bind PROJECT/.git */
 	add(&c, SBX_MNT_BIND, "/home/proj/.git", "/home/proj/.git");
-	assert_int_equal(sbx_config_protect_git(&c), 1);
+	assert_int_equal(sbx_config_protect_git(&c, NULL), 1);
 	assert_false(c.mounts[0].git_ro);
 	assert_true(c.mounts[1].git_ro);
 	/* a symlink is never taken for the repository */
 	snprintf(q, sizeof(q), "%s/home/proj/sub/.git", base);
 	assert_int_equal(symlink(p, q), 0);
-	assert_int_equal(sbx_config_protect_git(&c), 1);
+	assert_int_equal(sbx_config_protect_git(&c, NULL), 1);
 	assert_false(c.mounts[4].git_ro);
 	sbx_config_free(&c);
+}
+
+/* Write text to base/rel. */
+static void put_file(const char *rel, const char *text)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void mkdirs(const char *rel)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	assert_int_equal(sbx_mkdir_p(p, 0755), 0);
+}
+
+/* What the repository's git config names below the bind goes with its
+ * .git (git_named): a core.hooksPath directory, relative to the work tree
+ * or absolute; a file include.path or includeIf.*.path names, relative to
+ * the file that includes it, and what that file names in turn; a global
+ * config's relative core.hooksPath (the home given, "~/" expanded with
+ * it).  Not: a path reached through a symlink, one that is not there, one
+ * out of the bind, one in .git (read-only with it), the bind itself. */
+static void test_protect_git_named(void **unused)
+{
+	struct sbx_config c;
+	char text[512], home[128], link[256];
+	const char *want[] = {".husky/_", ".gitconfig", ".githooks", "tools/hooks", "etc/included"};
+	char *saved = getenv("HOME") ? sbx_xstrdup(getenv("HOME")) : NULL;
+
+	(void)unused;
+	mkdirs("home/proj/.git/hooks");
+	mkdirs("home/proj/.husky/_");
+	mkdirs("home/proj/.githooks");
+	mkdirs("home/proj/tools/hooks");
+	mkdirs("home/proj/etc");
+	mkdirs("home/proj/real/_");
+	mkdirs("h");
+	snprintf(link, sizeof(link), "%s/home/proj/link", base);
+	assert_int_equal(symlink("real", link), 0);
+	put_file("home/proj/etc/included", "[alias]\n\tx = y\n");
+	put_file("home/proj/.git/config",
+		 "[core]\n\trepositoryformatversion = 0\n\thooksPath = .husky/_\n"
+		 "[include]\n\tpath = ../.gitconfig\n"
+		 "[includeIf \"gitdir:/elsewhere/\"]\n\tpath = ../missing\n"
+		 "[core]\n\thooksPath = link/_\n\thooksPath = .git/hooks\n\thooksPath = .\n"
+		 "\thooksPath = ../../outside\n");
+	snprintf(text, sizeof(text),
+		 "[core]\n\thooksPath = %s/home/proj/.githooks # absolute\n"
+		 "[include]\n\tpath = \"etc/included\"\n\tpath = ~/not-in-the-bind\n",
+		 base);
+	put_file("home/proj/.gitconfig", text);
+	put_file("h/.gitconfig", "[core] hooksPath = tools/hooks\n");
+	snprintf(home, sizeof(home), "%s/h", base);
+	setenv("HOME", home, 1);
+	sbx_config_init(&c);
+	add(&c, SBX_MNT_BIND, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_BIND, "/other", "@/work");
+	assert_int_equal(sbx_config_protect_git(&c, home), 1);
+	assert_true(c.mounts[0].git_ro);
+	assert_int_equal(c.mounts[0].git_named.n, SBX_ARRAY_SIZE(want));
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(want); i++)
+		assert_true(sbx_strv_contains(&c.mounts[0].git_named, want[i]));
+	assert_int_equal(c.mounts[1].git_named.n, 0);
+	/* asked for (--bind PROJECT/.git): nothing named either */
+	add(&c, SBX_MNT_BIND, "/home/proj/.git", "/home/proj/.git");
+	assert_int_equal(sbx_config_protect_git(&c, home), 0);
+	assert_int_equal(c.mounts[0].git_named.n, 0);
+	sbx_config_free(&c);
+	if (saved)
+		setenv("HOME", saved, 1);
+	free(saved);
 }
 
 /* Why a run stays root's with this caller: the run log's clause, or "" */
@@ -370,6 +449,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sudo_caller, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_protect_git, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_protect_git_named, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,7 +32,7 @@
 #include "../fuzz/fuzz_profile.c"
 #undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_image_one
-#define LLVMFuzzerInitialize fuzz_image_init
+#define LLVMFuzzerInitialize   fuzz_image_init
 #include "../fuzz/fuzz_image.c"
 #undef LLVMFuzzerTestOneInput
 #undef LLVMFuzzerInitialize
@@ -45,6 +45,9 @@
 #undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_capture_one
 #include "../fuzz/fuzz_capture.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_gitconfig_one
+#include "../fuzz/fuzz_gitconfig.c"
 #undef LLVMFuzzerTestOneInput
 
 typedef int (*one_fn)(const uint8_t *data, size_t size);
@@ -176,6 +179,12 @@ static void test_capture(void **state)
 	replay_all("capture", fuzz_capture_one);
 }
 
+static void test_gitconfig(void **state)
+{
+	(void)state;
+	replay_all("gitconfig", fuzz_gitconfig_one);
+}
+
 /* The first seed of corpus/capture whose name starts with prefix, read. */
 static uint8_t *seed(const char *prefix, size_t *len)
 {
@@ -243,12 +252,10 @@ static void test_capture_seeds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_profile),
-		cmocka_unit_test(test_image),
-		cmocka_unit_test(test_seccomp),
-		cmocka_unit_test(test_proxy),
-		cmocka_unit_test(test_capture),
-		cmocka_unit_test(test_capture_seeds),
+	    cmocka_unit_test(test_profile),	  cmocka_unit_test(test_image),
+	    cmocka_unit_test(test_seccomp),	  cmocka_unit_test(test_proxy),
+	    cmocka_unit_test(test_capture),	  cmocka_unit_test(test_gitconfig),
+	    cmocka_unit_test(test_capture_seeds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

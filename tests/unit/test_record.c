@@ -79,6 +79,7 @@ static void full_record(struct sbx_record *r)
 						  .dst = sdup("/work"),
 						  .written_as = 1000,
 						  .git_ro = true};
+	sbx_strv_push(&fs->mounts[0].git_named, ".husky/_");
 	fs->mounts[1] =
 	    (struct sbx_record_mount){.kind = sdup("tmpfs"), .dst = sdup("/tmp"), .written_as = -1};
 	fs->summary = sdup("image busybox, writable layer private to this sandbox");
@@ -162,6 +163,9 @@ static void test_round_trip(void **state)
 	assert_int_equal(back.exit.signal, 0);
 	assert_true(back.policy.filesystem.mounts[0].git_ro);
 	assert_false(back.policy.filesystem.mounts[1].git_ro);
+	assert_int_equal(back.policy.filesystem.mounts[0].git_named.n, 1);
+	assert_string_equal(back.policy.filesystem.mounts[0].git_named.v[0], ".husky/_");
+	assert_int_equal(back.policy.filesystem.mounts[1].git_named.n, 0);
 	assert_int_equal(back.exit.git_changed.n, 1);
 	assert_string_equal(back.exit.git_changed.v[0], "/home/alice/proj/vendored/.git");
 	assert_string_equal(back.exit.watch_changed.v[0], "/home/alice/.claude/settings.json");

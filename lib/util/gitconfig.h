@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/util/gitconfig.h - reading git's config files and .gitmodules for
+ * the few variables sbx looks at (what git runs or reads later, on the
+ * host).
+ */
+#ifndef SBX_GITCONFIG_H
+#define SBX_GITCONFIG_H
+
+#include <stddef.h>
+
+/* Largest config file read; a longer one is read as far as this. */
+#define SBX_GITCONFIG_MAX (1 << 20)
+
+/*
+ * Called for each variable: section and name in lower case (as git
+ * compares them; section "" for a variable before any header), subsection as written (NULL when
+ * none), value with git's quoting and escapes undone (NULL for a name with no '=', which git reads
+ * as true).  Return 0 to stop.
+ */
+typedef int (*sbx_gitconfig_fn)(void *user, const char *section, const char *subsection,
+				const char *name, const char *value);
+
+/*
+ * Parse buf (len bytes, a git config file's syntax: `[section]`,
+ * `[section "subsection"]`, the old `[section.subsection]`, a variable
+ * after a header on the same line, `#` and `;` comments, values in
+ * double quotes, backslash escapes and continuation lines).  Where git
+ * would refuse the file (and so run nothing from it), reading stops.
+ * Returns how many variables were passed to fn.
+ */
+size_t sbx_gitconfig_parse(const char *buf, size_t len, sbx_gitconfig_fn fn, void *user);
+
+/*
+ * The file open at fd (taken, closed): a regular file, read up to
+ * SBX_GITCONFIG_MAX.  -errno when it is not one or cannot be read.
+ */
+int sbx_gitconfig_parse_fd(int fd, sbx_gitconfig_fn fn, void *user);
+
+/*
+ * openat2(dirfd, path, flags | O_CLOEXEC) with RESOLVE_BENEATH,
+ * RESOLVE_NO_SYMLINKS and RESOLVE_NO_MAGICLINKS: never a symlink, never out
+ * of dirfd.  An fd, or -1 with errno set.
+ */
+int sbx_open_beneath(int dirfd, const char *path, int flags);
+
+#endif
