@@ -84,30 +84,71 @@ struct git_named {
 	bool changed;
 };
 
+/*
+ * top/rel (rel as a config names it, ".." allowed but never above top),
+ * made or changed since t: the end itself (a directory: or an entry right
+ * in it), or a symlink on the way made or changed since (the command
+ * making .husky/_ a symlink to a directory of its own).  Walked a
+ * component at a time with no symlink followed; past an older symlink
+ * nothing is known, and nothing is said.
+ */
+static bool named_changed(int top, const char *rel, bool dir, const struct timespec *t)
+{
+	_cleanup_free_ char *path = sbx_xmalloc(strlen(rel) + 1);
+	struct stat st = {0};
+	size_t o = 0;
+
+	for (const char *p = rel; *p;) {
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (o == 0)
+				return false; /* above the bind */
+			while (o > 0 && path[o - 1] != '/')
+				o--;
+			o -= o > 0;
+		} else if (n && !(n == 1 && p[0] == '.')) {
+			if (o)
+				path[o++] = '/';
+			memcpy(path + o, p, n);
+			o += n;
+			path[o] = '\0';
+			if (fstatat(top, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				return false;
+			if (S_ISLNK(st.st_mode))
+				return since(&st, t);
+		}
+		p = *e ? e + 1 : e;
+	}
+	if (o == 0)
+		return false;
+	path[o] = '\0';
+	if (dir && S_ISDIR(st.st_mode))
+		return dir_changed(
+		    openat(top, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), t,
+		    GIT_SCAN_HOOKS);
+	return since(&st, t);
+}
+
 static int named_var(void *user, const char *section, const char *sub, const char *name,
 		     const char *value)
 {
 	struct git_named *h = user;
 	_cleanup_free_ char *inc = NULL;
-	struct stat st;
-	int fd;
 
 	/* relative ones only: one elsewhere is no bind's to check */
 	if (!value || !*value || *value == '/' || *value == '~')
 		return 1;
 	if (!strcmp(section, "core") && !sub && !strcmp(name, "hookspath")) {
 		/* relative to the work tree */
-		h->changed = dir_changed(sbx_open_beneath(h->top, value, O_RDONLY | O_DIRECTORY),
-					 h->t, GIT_SCAN_HOOKS);
+		h->changed = named_changed(h->top, value, true, h->t);
 	} else if (!strcmp(name, "path") && ((!strcmp(section, "include") && !sub) ||
 					     (!strcmp(section, "includeif") && sub))) {
 		/* relative to .git, where the config is; git reads it when it
 		 * is there, so one made during the run counts */
 		inc = sbx_xasprintf(".git/%s", value);
-		fd = sbx_open_beneath(h->top, inc, O_PATH | O_NOFOLLOW);
-		h->changed = fd >= 0 && fstat(fd, &st) == 0 && since(&st, h->t);
-		if (fd >= 0)
-			close(fd);
+		h->changed = named_changed(h->top, inc, false, h->t);
 	}
 	return !h->changed;
 }

@@ -106,6 +106,18 @@ for mode in $MODES; do
 	[ "$rc" = 0 ] && [[ "$err" == *"warning: git repository made or changed during the run: $M/.git ("* ]]
 	ok $? "$mode: an included file made during the run is named at its end ($rc: $err)"
 	rm -f "$M/.shared-config"
+	# ... or as a symlink to a directory or file of the project
+	mkdir -p "$M/old-hooks" "$M/sub" && echo '#!/bin/sh' >"$M/old-hooks/pre-commit" && echo '[core]' >"$M/sub/cfg" &&
+		chown -R "$owner" "$M/old-hooks" "$M/sub" && touch -d '2020-01-01' "$M/old-hooks" "$M/old-hooks/pre-commit"
+	sleep 0.05
+	capture sbx_as_mode_in "$M" "$mode" "$SBX" run -p agent --net none -- sh -c 'ln -s old-hooks .hooks'
+	[ "$rc" = 0 ] && [[ "$err" == *"warning: git repository made or changed during the run: $M/.git ("* ]]
+	ok $? "$mode: a hooks directory made during the run as a symlink is named at its end ($rc: $err)"
+	rm -f "$M/.hooks"
+	capture sbx_as_mode_in "$M" "$mode" "$SBX" run -p agent --net none -- sh -c 'ln -s sub/cfg .shared-config'
+	[ "$rc" = 0 ] && [[ "$err" == *"warning: git repository made or changed during the run: $M/.git ("* ]]
+	ok $? "$mode: an included file made during the run as a symlink is named at its end ($rc: $err)"
+	rm -f "$M/.shared-config"
 	capture sbx_as_mode_in "$M" "$mode" "$SBX" run -p agent --net none -- sh -c 'echo x >a.txt'
 	[ "$rc" = 0 ] && [[ "$err" != *"during the run"* ]]
 	ok $? "$mode: a run that makes neither names nothing ($rc: $err)"
