@@ -175,8 +175,8 @@ static void human_watch_changed(const json_t *x)
 		if (json_is_string(v))
 			sbx_errorf(
 			    "warning: changed during the run: %s (a file the profile watches: "
-			    "what it names runs when its program next starts, outside sbx "
-			    "too): look at it first",
+			    "its program runs what it names, or follows what it says, when it "
+			    "next starts, outside sbx too): look at it first",
 			    json_string_value(v));
 	}
 }

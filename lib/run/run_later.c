@@ -24,9 +24,10 @@
  *
  * The same for each path of the profile's [filesystem] watch: a file an
  * agent (or another program) runs commands from when it next starts,
- * outside sbx too (Claude Code's settings.json hooks, Codex's notify):
- * named when it was made or changed while the command ran; a directory
- * when it or an entry right in it was.
+ * outside sbx too (Claude Code's settings.json hooks, Codex's notify),
+ * or follows the instructions of (a CLAUDE.md, a skill): named when it
+ * was made or changed while the command ran; a directory when it, an
+ * entry in it or an entry of a directory in it was.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -47,15 +48,15 @@ static bool since(const struct stat *st, const struct timespec *t)
 	       (st->st_ctim.tv_sec == t->tv_sec && st->st_ctim.tv_nsec >= t->tv_nsec);
 }
 
-/* The directory open at fd (taken): it, or an entry right in it (at most
- * max looked at), changed since t? */
-static bool dir_changed(int fd, const struct timespec *t, size_t max)
+/* The directory open at fd (taken): it, or an entry in it (depth 1: right
+ * in it; 2: in a directory right in it too), changed since t?  At most
+ * *budget entries looked at in all. */
+static bool tree_changed(int fd, const struct timespec *t, int depth, size_t *budget)
 {
 	struct stat st;
 	struct dirent *e;
 	DIR *d;
 	bool changed = false;
-	size_t n = 0;
 
 	if (fd < 0)
 		return false;
@@ -68,12 +69,26 @@ static bool dir_changed(int fd, const struct timespec *t, size_t max)
 		close(fd);
 		return false;
 	}
-	while (!changed && n++ < max && (e = readdir(d)))
-		changed = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-			  fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			  since(&st, t);
+	while (!changed && *budget > 0 && (e = readdir(d))) {
+		--*budget;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		changed = since(&st, t) ||
+			  (depth > 1 && S_ISDIR(st.st_mode) &&
+			   tree_changed(openat(dirfd(d), e->d_name,
+					       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+					t, depth - 1, budget));
+	}
 	closedir(d);
 	return changed;
+}
+
+/* The directory open at fd (taken): it, or an entry right in it (at most
+ * max looked at), changed since t? */
+static bool dir_changed(int fd, const struct timespec *t, size_t max)
+{
+	return tree_changed(fd, t, 1, &max);
 }
 
 /* A .git/config being read: a core.hooksPath directory, or a file an
@@ -237,9 +252,11 @@ static void scan_bind(const char *src, const struct timespec *t, struct sbx_strv
 }
 
 /* path (no symlink followed at its end): made or changed since t; a
- * directory: it or an entry right in it */
+ * directory: it, an entry in it, or an entry of a directory in it (a
+ * skill's skills/NAME/SKILL.md) */
 static bool path_changed(const char *path, const struct timespec *t)
 {
+	size_t budget = GIT_SCAN_ENTRIES;
 	struct stat st;
 
 	if (lstat(path, &st) < 0)
@@ -247,8 +264,8 @@ static bool path_changed(const char *path, const struct timespec *t)
 	if (since(&st, t))
 		return true;
 	return S_ISDIR(st.st_mode) &&
-	       dir_changed(open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), t,
-			   GIT_SCAN_ENTRIES);
+	       tree_changed(open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), t, 2,
+			    &budget);
 }
 
 void sbx_run_watch_changed(const struct sbx_run *c, struct sbx_strv *out)
