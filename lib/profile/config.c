@@ -352,13 +352,13 @@ static int git_names_var(void *user, const char *section, const char *sub, const
 	return 1;
 }
 
-/* What git's config names below m->src: its .git/config and the files it
+/* What git's config names below m->src: the repository's config (in
+ * .git, or where a linked worktree's .git file points) and the files it
  * includes, and the user's global config (where a core.hooksPath applies
- * to every repository). */
-static void git_named(struct sbx_mount *m, const char *home)
+ * to every repository).  gitdir_is_dir: .git is a directory. */
+static void git_named(struct sbx_mount *m, const char *home, bool gitdir_is_dir)
 {
-	_cleanup_free_ char *cfg =
-	    sbx_xasprintf("%s/.git/config", strcmp(m->src, "/") ? m->src : "");
+	const char *top = strcmp(m->src, "/") ? m->src : "";
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	struct git_names g = {
 	    .src = m->src, .homes = {home, getenv("HOME")}, .named = &m->git_named};
@@ -366,7 +366,12 @@ static void git_named(struct sbx_mount *m, const char *home)
 	g.srcfd = open(m->src, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (g.srcfd < 0)
 		return;
-	sbx_strv_push(&g.files, cfg);
+	if (gitdir_is_dir) {
+		sbx_strv_push_take(&g.files, sbx_xasprintf("%s/.git/config", top));
+		sbx_strv_push_take(&g.files, sbx_xasprintf("%s/.git/config.worktree", top));
+	} else {
+		(void)sbx_git_file_configs(m->src, &g.files);
+	}
 	sbx_strv_push(&g.files, "/etc/gitconfig");
 	for (size_t i = 0; i < 2; i++) {
 		if (!g.homes[i] || g.homes[i][0] != '/' ||
@@ -411,8 +416,8 @@ size_t sbx_config_protect_git(struct sbx_config *c, const char *home)
 			    c->mounts[k].kind == SBX_MNT_BIND && strcmp(c->mounts[k].dst, dst) == 0;
 		m->git_ro = !asked;
 		marked += !asked;
-		if (m->git_ro && S_ISDIR(st.st_mode))
-			git_named(m, home);
+		if (m->git_ro)
+			git_named(m, home, S_ISDIR(st.st_mode));
 	}
 	return marked;
 }

@@ -172,8 +172,9 @@ size_t sbx_config_drop_covered_overlays(struct sbx_config *c);
  * SRC (git_named): the hooks directory of a core.hooksPath (husky's
  * .husky/_, a tracked .githooks) and each file an include.path or
  * includeIf.*.path names (a tracked .gitconfig): git runs and reads them
- * as it does .git itself.  The repository's config, the files it
- * includes, and the user's global ones (/etc/gitconfig, ~/.gitconfig,
+ * as it does .git itself.  The repository's config (a linked worktree's
+ * too, where its .git file points), the files it includes, and the
+ * user's global ones (/etc/gitconfig, ~/.gitconfig,
  * ~/.config/git/config, with home and with $HOME) are read, at most 16
  * in all; a path reached through a symlink is not marked (the run's end
  * names a hooks directory that changed: lib/run/run_later.c).  Returns

@@ -96,6 +96,7 @@ static bool dir_changed(int fd, const struct timespec *t, size_t max)
 struct git_named {
 	int top; /* the work tree */
 	const struct timespec *t;
+	bool includes; /* relative to .git (not a worktree's common directory) */
 	bool changed;
 };
 
@@ -158,8 +159,9 @@ static int named_var(void *user, const char *section, const char *sub, const cha
 	if (!strcmp(section, "core") && !sub && !strcmp(name, "hookspath")) {
 		/* relative to the work tree */
 		h->changed = named_changed(h->top, value, true, h->t);
-	} else if (!strcmp(name, "path") && ((!strcmp(section, "include") && !sub) ||
-					     (!strcmp(section, "includeif") && sub))) {
+	} else if (h->includes && !strcmp(name, "path") &&
+		   ((!strcmp(section, "include") && !sub) ||
+		    (!strcmp(section, "includeif") && sub))) {
 		/* relative to .git, where the config is; git reads it when it
 		 * is there, so one made during the run counts */
 		inc = sbx_xasprintf(".git/%s", value);
@@ -168,42 +170,55 @@ static int named_var(void *user, const char *section, const char *sub, const cha
 	return !h->changed;
 }
 
-/* dirfd's .git: made or changed since t?  What its config names in the
- * work tree too: a core.hooksPath directory (husky's .husky/_), whose
- * hooks git runs at the next commit, and a file it includes (a tracked
- * .gitconfig), whose config git runs as its own.  Made during the run
+/* dirfd's .git (dirfd: src, or src/name): made or changed since t?  What
+ * its config names in the work tree too: a core.hooksPath directory
+ * (husky's .husky/_), whose hooks git runs at the next commit, and a file
+ * it includes (a tracked .gitconfig), whose config git runs as its own
+ * (a linked worktree's: its hooks directory).  Made during the run
  * (they went in read-only when they were there: sbx_config_protect_git),
  * they are what git would run. */
-static bool git_changed(int dirfd, const struct timespec *t)
+static bool git_changed(int dirfd, const char *src, const char *name, const struct timespec *t)
 {
 	static const char *const files[] = {"config", "commondir", "config.worktree"};
+	struct git_named h = {.top = dirfd, .t = t, .includes = true};
 	struct stat st;
-	bool changed = false;
 	int g;
 
 	if (fstatat(dirfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return false;
+	if (!S_ISDIR(st.st_mode)) {
+		/* a linked worktree's (or a submodule's) .git file: it, and
+		 * a hooks directory its repository's config names here */
+		struct sbx_strv cfgs = {0};
+		_cleanup_free_ char *top =
+		    name ? sbx_xasprintf("%s/%s", strcmp(src, "/") ? src : "", name) : NULL;
+
+		h.includes = false;
+		h.changed = since(&st, t);
+		if (!h.changed && S_ISREG(st.st_mode) &&
+		    sbx_git_file_configs(top ? top : src, &cfgs) == 0)
+			for (size_t i = 0; !h.changed && i < cfgs.n; i++)
+				(void)sbx_gitconfig_parse_fd(
+				    open(cfgs.v[i], O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC),
+				    named_var, &h);
+		sbx_strv_free(&cfgs);
+		return h.changed;
+	}
 	/* the directory's own time moves with every lock file git makes */
-	if (!S_ISDIR(st.st_mode))
-		return since(&st, t);
 	g = openat(dirfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (g < 0)
 		return false;
-	for (size_t i = 0; !changed && i < SBX_ARRAY_SIZE(files); i++)
-		changed = fstatat(g, files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && since(&st, t);
-	changed = changed ||
-		  dir_changed(openat(g, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
-			      t, GIT_SCAN_HOOKS);
-	if (!changed) {
-		struct git_named h = {.top = dirfd, .t = t};
-
+	for (size_t i = 0; !h.changed && i < SBX_ARRAY_SIZE(files); i++)
+		h.changed = fstatat(g, files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && since(&st, t);
+	h.changed = h.changed ||
+		    dir_changed(openat(g, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+				t, GIT_SCAN_HOOKS);
+	for (size_t i = 0; !h.changed && i < 3; i += 2)
 		(void)sbx_gitconfig_parse_fd(
-		    openat(g, "config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), named_var,
+		    openat(g, files[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), named_var,
 		    &h);
-		changed = h.changed;
-	}
 	close(g);
-	return changed;
+	return h.changed;
 }
 
 static void add(struct sbx_strv *out, const char *dir, const char *name)
@@ -228,7 +243,7 @@ static void scan_bind(const char *src, const struct timespec *t, struct sbx_strv
 
 	if (fd < 0)
 		return;
-	if (git_changed(fd, t))
+	if (git_changed(fd, src, NULL, t))
 		add(out, src, NULL);
 	d = fdopendir(fd);
 	if (!d) {
@@ -244,7 +259,7 @@ static void scan_bind(const char *src, const struct timespec *t, struct sbx_strv
 		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			continue;
-		if (git_changed(sub, t))
+		if (git_changed(sub, src, e->d_name, t))
 			add(out, strcmp(src, "/") ? src : "", e->d_name);
 		close(sub);
 	}

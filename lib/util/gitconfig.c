@@ -296,3 +296,49 @@ int sbx_open_beneath(int dirfd, const char *path, int flags)
 
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
+
+/* The first line of path (at most len - 1 bytes), with no "\r\n" (git
+ * trims only those from a .git file and a commondir). */
+static int first_line(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	ssize_t n;
+	char *e;
+
+	if (fd < 0)
+		return -errno;
+	n = sbx_read_all(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	e = buf + strcspn(buf, "\r\n");
+	*e = '\0';
+	return 0;
+}
+
+/* path as git takes it: absolute, or relative to base */
+static char *against(const char *base, const char *path)
+{
+	return path[0] == '/' ? sbx_xstrdup(path) : sbx_xasprintf("%s/%s", base, path);
+}
+
+int sbx_git_file_configs(const char *top, struct sbx_strv *out)
+{
+	char line[4096];
+	_cleanup_free_ char *gitfile = sbx_xasprintf("%s/.git", strcmp(top, "/") ? top : "");
+	_cleanup_free_ char *dir = NULL, *commonfile = NULL, *common = NULL;
+	int r = first_line(gitfile, line, sizeof(line));
+
+	if (r < 0)
+		return r;
+	if (strncmp(line, "gitdir: ", 8) != 0 || !line[8])
+		return -EINVAL;
+	dir = against(top, line + 8);
+	commonfile = sbx_xasprintf("%s/commondir", dir);
+	if (first_line(commonfile, line, sizeof(line)) == 0 && line[0])
+		common = against(dir, line);
+	sbx_strv_push_take(out, sbx_xasprintf("%s/config", common ? common : dir));
+	sbx_strv_push_take(out, sbx_xasprintf("%s/config.worktree", dir));
+	return 0;
+}

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "util.h"
+
 /* Largest config file read; a longer one is read as far as this. */
 #define SBX_GITCONFIG_MAX (1 << 20)
 
@@ -36,6 +38,16 @@ size_t sbx_gitconfig_parse(const char *buf, size_t len, sbx_gitconfig_fn fn, voi
  * SBX_GITCONFIG_MAX.  -errno when it is not one or cannot be read.
  */
 int sbx_gitconfig_parse_fd(int fd, sbx_gitconfig_fn fn, void *user);
+
+/*
+ * The config files of the repository whose work tree is top and whose
+ * .git is a file (a linked worktree's, a submodule's), as git finds them:
+ * top/.git says "gitdir: DIR" (relative to top), DIR/commondir names the
+ * common directory (relative to DIR; DIR itself without one).  Pushes
+ * COMMON/config and DIR/config.worktree (each may be absent).  0, or
+ * -errno when .git cannot be read or names no gitdir.
+ */
+int sbx_git_file_configs(const char *top, struct sbx_strv *out);
 
 /*
  * openat2(dirfd, path, flags | O_CLOEXEC) with RESOLVE_BENEATH,

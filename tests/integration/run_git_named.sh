@@ -122,6 +122,24 @@ for mode in $MODES; do
 	[ "$rc" = 0 ] && [[ "$err" != *"during the run"* ]]
 	ok $? "$mode: a run that makes neither names nothing ($rc: $err)"
 
+	# A linked worktree (how agents are often run side by side): its .git
+	# is a file; the hooksPath of the repository's config names a
+	# directory in the worktree
+	WM=$BASE/$mode/wtmain
+	WT=$BASE/$mode/wt
+	repo "$WM" 0:0
+	$G -C "$WM" config core.hooksPath .husky/_ && $G -C "$WM" worktree add -q "$WT" -b agent 2>/dev/null &&
+		mkdir -p "$WT/.husky/_" && echo '#!/bin/sh' >"$WT/.husky/_/pre-commit" && chown -R "$owner" "$WM" "$WT"
+	capture sbx_as_mode_in "$WT" "$mode" "$SBX" run -p agent --net none -- sh -c \
+		'echo "touch /tmp/x" >>.husky/_/pre-commit 2>/dev/null && echo hook-written; echo e >a.txt && echo project-written'
+	[ "$rc" = 0 ] && [ "$out" = project-written ] && [ "$(cat "$WT/.husky/_/pre-commit")" = '#!/bin/sh' ] &&
+		[[ "$err" == *"its .git read-only, and what its git config names: .husky/_:"* ]]
+	ok $? "$mode: a linked worktree: the hooks directory its repository's config names there is read-only ($rc: $out | $err)"
+	rm -rf "$WT/.husky"
+	capture sbx_as_mode_in "$WT" "$mode" "$SBX" run -p agent --net none -- sh -c 'mkdir -p .husky/_ && echo "#!/bin/sh" >.husky/_/pre-commit'
+	[ "$rc" = 0 ] && [[ "$err" == *"warning: git repository made or changed during the run: $WT/.git ("* ]]
+	ok $? "$mode: a linked worktree: that hooks directory made during the run is named at its end ($rc: $err)"
+
 	# .gitmodules as git reads it too: names in any case, url before path
 	# (an agent could rewrite it so that the next run's reader missed the
 	# submodule, whose .git then went in writable)

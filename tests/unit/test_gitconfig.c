@@ -13,13 +13,16 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gitconfig.h"
+#include "rmtree.h"
 #include "util.h"
 
 /* Each variable as "section[.subsection].name=value" ("name" alone: no
@@ -135,13 +138,55 @@ static void test_fd(void **unused)
 	unlink(path);
 }
 
+/* A linked worktree's .git file: the common directory's config (through
+ * commondir, relative to the gitdir) and the worktree's own config. */
+static void test_file_configs(void **unused)
+{
+	char top[] = "/tmp/sbx-gitfile-XXXXXX", p[128];
+	struct sbx_strv v = {0};
+	FILE *f;
+
+	(void)unused;
+	assert_non_null(mkdtemp(top));
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/w", top);
+	assert_int_equal(sbx_mkdir_p(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/w", top);
+	assert_int_equal(mkdir(p, 0755), 0);
+	/* no .git file; a .git file naming no gitdir */
+	assert_true(sbx_git_file_configs(p, &v) < 0);
+	snprintf(p, sizeof(p), "%s/w/.git", top);
+	assert_non_null(f = fopen(p, "w"));
+	fputs("not a gitdir\n", f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(p, sizeof(p), "%s/w", top);
+	assert_int_equal(sbx_git_file_configs(p, &v), -EINVAL);
+	assert_int_equal(v.n, 0);
+	/* relative gitdir, commondir relative to it */
+	snprintf(p, sizeof(p), "%s/w/.git", top);
+	assert_non_null(f = fopen(p, "w"));
+	fputs("gitdir: ../main/.git/worktrees/w\r\n", f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/w/commondir", top);
+	assert_non_null(f = fopen(p, "w"));
+	fputs("../..\n", f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(p, sizeof(p), "%s/w", top);
+	assert_int_equal(sbx_git_file_configs(p, &v), 0);
+	assert_int_equal(v.n, 2);
+	snprintf(p, sizeof(p), "%s/w/../main/.git/worktrees/w/../../config", top);
+	assert_string_equal(v.v[0], p);
+	snprintf(p, sizeof(p), "%s/w/../main/.git/worktrees/w/config.worktree", top);
+	assert_string_equal(v.v[1], p);
+	sbx_strv_free(&v);
+	assert_int_equal(sbx_rm_rf_at(AT_FDCWD, top), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layout),
-	    cmocka_unit_test(test_values),
-	    cmocka_unit_test(test_refused),
-	    cmocka_unit_test(test_fd),
+	    cmocka_unit_test(test_layout),	 cmocka_unit_test(test_values),
+	    cmocka_unit_test(test_refused),	 cmocka_unit_test(test_fd),
+	    cmocka_unit_test(test_file_configs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
