@@ -226,34 +226,7 @@ static char *git_dir_of(const char *dir)
 /* An absolute path, lexically: no "//", "." or ".." ("/.." is "/"). */
 static char *lexical(const char *in)
 {
-	char *r = sbx_xmalloc(strlen(in) + 2);
-	size_t o = 0;
-
-	for (const char *p = in; *p;) {
-		const char *e;
-		size_t n;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		e = strchrnul(p, '/');
-		n = (size_t)(e - p);
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			while (o > 0 && r[o - 1] != '/')
-				o--;
-			o -= o > 0;
-		} else if (!(n == 1 && p[0] == '.')) {
-			r[o++] = '/';
-			memcpy(r + o, p, n);
-			o += n;
-		}
-		p = e;
-	}
-	if (o == 0)
-		r[o++] = '/';
-	r[o] = '\0';
-	return r;
+	return sbx_path_clean(in, SBX_DOTDOT_COLLAPSE);
 }
 
 /* One bind's repository: what its git config files name. */

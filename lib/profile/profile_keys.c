@@ -22,38 +22,15 @@
 static int norm_path(const char *in, bool allow_dotdot, const char *what, char **out,
 		     struct sbx_err *err)
 {
-	size_t o = 0;
 	char *r;
+	size_t o;
 
 	if (!in || in[0] != '/')
 		return sbx_err_set(err, 0, "%s '%s' is not an absolute path", what, in ? in : "");
-	r = sbx_xmalloc(strlen(in) + 2);
-	for (const char *p = in; *p;) {
-		const char *e;
-		size_t n;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		e = strchrnul(p, '/');
-		n = (size_t)(e - p);
-		if (n == 1 && p[0] == '.') {
-			p = e;
-			continue;
-		}
-		if (n == 2 && p[0] == '.' && p[1] == '.' && !allow_dotdot) {
-			free(r);
-			return sbx_err_set(err, 0, "%s '%s' has a '..' component", what, in);
-		}
-		r[o++] = '/';
-		memcpy(r + o, p, n);
-		o += n;
-		p = e;
-	}
-	if (o == 0)
-		r[o++] = '/';
-	r[o] = '\0';
+	r = sbx_path_clean(in, allow_dotdot ? SBX_DOTDOT_KEEP : SBX_DOTDOT_REFUSE);
+	if (!r)
+		return sbx_err_set(err, 0, "%s '%s' has a '..' component", what, in);
+	o = strlen(r);
 	/* A blank at the end (any that inih strips: tab, \v, \f, \r too)
 	 * would not survive `profile show`: refuse it rather than lose it. */
 	if (isspace((unsigned char)r[o - 1])) {

@@ -821,6 +821,42 @@ int sbx_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n
 	}
 }
 
+char *sbx_path_clean(const char *in, enum sbx_dotdot dd)
+{
+	char *r = sbx_xmalloc(strlen(in) + 2);
+	size_t o = 0;
+
+	for (const char *p = in; *p;) {
+		const char *e;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchrnul(p, '/');
+		n = (size_t)(e - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.' && dd != SBX_DOTDOT_KEEP) {
+			if (dd == SBX_DOTDOT_REFUSE) {
+				free(r);
+				return NULL;
+			}
+			while (o > 0 && r[o - 1] != '/')
+				o--;
+			o -= o > 0;
+		} else if (!(n == 1 && p[0] == '.')) {
+			r[o++] = '/';
+			memcpy(r + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	if (o == 0)
+		r[o++] = '/';
+	r[o] = '\0';
+	return r;
+}
+
 bool sbx_path_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);

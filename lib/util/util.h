@@ -207,6 +207,15 @@ bool sbx_utf8_valid(const char *s, size_t len);
 /* Decode mountinfo's octal escapes (\040 space, \011 tab, \012 nl, \134
  * backslash) in place. */
 void sbx_mountinfo_unescape(char *s);
+/* What sbx_path_clean does with a ".." component. */
+enum sbx_dotdot {
+	SBX_DOTDOT_KEEP,     /* left as it is (the kernel resolves it) */
+	SBX_DOTDOT_COLLAPSE, /* taken back with the component before ("/.." is "/") */
+	SBX_DOTDOT_REFUSE,   /* the path is refused: NULL */
+};
+/* An absolute path, lexically: no "//", "/./" or trailing "/"; ".." as dd
+ * says.  Malloc'd, or NULL (SBX_DOTDOT_REFUSE and a ".."). */
+char *sbx_path_clean(const char *in, enum sbx_dotdot dd);
 /* Is path (absolute, normalised) dir itself or below it ("/" holds all)? */
 bool sbx_path_under(const char *path, const char *dir);
 

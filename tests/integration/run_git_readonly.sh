@@ -14,17 +14,12 @@
 # an idmapped project) and as an ordinary user.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/sbx.sh"
+. "$(dirname "$0")/../lib/gitrepo.sh"
 
 need_tools git jq
 sbx_modes
 sbx_base
 
-G="git -c safe.directory=* -c user.name=dev -c user.email=dev@example.invalid -c init.defaultBranch=main"
-# repo DIR OWNER: a repository with one commit, owned by OWNER
-repo() {
-	mkdir -p "$1" && (cd "$1" && $G init -q && echo one >a.txt && $G add a.txt &&
-		$G commit -qm first) && chown -R "$2" "$1" && chmod 0755 "$1"
-}
 # What a prompt-injected agent would do to run code on the host later
 attack='
 echo "#!/bin/sh" >.git/hooks/pre-commit 2>/dev/null && echo hook-written

@@ -59,8 +59,8 @@ static void test_size(void **state)
 	size_bad("5 k");
 	size_bad("1.5g");
 	size_bad("5kk");
-	size_bad("99999999999t");		/* overflows 64 bits */
-	size_bad("99999999999999999999");	/* strtoull overflow */
+	size_bad("99999999999t");	  /* overflows 64 bits */
+	size_bad("99999999999999999999"); /* strtoull overflow */
 }
 
 static void dur_is(const char *s, uint64_t want_ms)
@@ -87,7 +87,7 @@ static void test_duration(void **state)
 {
 	dur_is("500ms", 500);
 	dur_is("90s", 90000);
-	dur_is("90", 90000);	/* plain number: seconds */
+	dur_is("90", 90000); /* plain number: seconds */
 	dur_is("30m", 1800000);
 	dur_is("30min", 1800000);
 	dur_is("2h", 7200000);
@@ -269,9 +269,9 @@ static void test_user_group_in(void **state)
 
 static void test_bool(void **state)
 {
-	static const char *const yes[] = { "yes", "true", "1", "on", "YES", "True", "ON" };
-	static const char *const no[] = { "no", "false", "0", "off", "No", "FALSE" };
-	static const char *const bad[] = { "", "maybe", "y", "n", "2", "yess" };
+	static const char *const yes[] = {"yes", "true", "1", "on", "YES", "True", "ON"};
+	static const char *const no[] = {"no", "false", "0", "off", "No", "FALSE"};
+	static const char *const bad[] = {"", "maybe", "y", "n", "2", "yess"};
 	struct sbx_err e;
 	bool b;
 
@@ -309,20 +309,20 @@ static void test_u64(void **state)
 
 static void test_edit_distance(void **state)
 {
-	static const char *const keys[] = { "memory", "pids", "cpus", "time", "nofile" };
-	static const char *const cmds[] = { "destroy", "exec", "export", "inspect" };
+	static const char *const keys[] = {"memory", "pids", "cpus", "time", "nofile"};
+	static const char *const cmds[] = {"destroy", "exec", "export", "inspect"};
 
 	assert_int_equal(sbx_edit_distance("kitten", "sitting"), 3);
 	assert_int_equal(sbx_edit_distance("", "abc"), 3);
 	assert_int_equal(sbx_edit_distance("abc", ""), 3);
 	assert_int_equal(sbx_edit_distance("same", "same"), 0);
-	assert_int_equal(sbx_edit_distance("MEMORY", "memory"), 0);	/* case-insensitive */
+	assert_int_equal(sbx_edit_distance("MEMORY", "memory"), 0); /* case-insensitive */
 	assert_int_equal(sbx_edit_distance("memroy", "memory"), 2);
 	assert_string_equal(sbx_closest("memroy", keys, 5), "memory");
 	assert_string_equal(sbx_closest("pid", keys, 5), "pids");
 	assert_string_equal(sbx_closest("nofiles", keys, 5), "nofile");
 	assert_null(sbx_closest("xyzzyplugh", keys, 5));
-	assert_string_equal(sbx_closest("insp", cmds, 4), "inspect");	/* a prefix */
+	assert_string_equal(sbx_closest("insp", cmds, 4), "inspect"); /* a prefix */
 	assert_null(sbx_closest("anything", keys, 0));
 }
 
@@ -341,8 +341,10 @@ static void test_escape(void **state)
 	escaped_is("back\\slash", "back\\\\slash");
 	escaped_is("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m");
 	escaped_is("bell\a del\x7f", "bell\\x07 del\\x7f");
-	escaped_is("caf\xc3\xa9 \xe2\x9c\x93", "caf\xc3\xa9 \xe2\x9c\x93");	/* valid UTF-8 kept */
-	escaped_is("\xc2\x9b" "c1", "\\xc2\\x9bc1");	/* C1 control (CSI) escaped */
+	escaped_is("caf\xc3\xa9 \xe2\x9c\x93", "caf\xc3\xa9 \xe2\x9c\x93"); /* valid UTF-8 kept */
+	escaped_is("\xc2\x9b"
+		   "c1",
+		   "\\xc2\\x9bc1"); /* C1 control (CSI) escaped */
 	escaped_is("bad \xff\xfe", "bad \\xff\\xfe");
 	escaped_is("trunc \xe2\x9c", "trunc \\xe2\\x9c");
 	escaped_is("overlong \xc0\xaf", "overlong \\xc0\\xaf");
@@ -355,9 +357,9 @@ static void test_utf8(void **state)
 	assert_true(sbx_utf8_valid("\xc3\xa9", 2));
 	assert_true(sbx_utf8_valid("\xf0\x9f\x98\x80", 4));
 	assert_false(sbx_utf8_valid("\xc3", 1));
-	assert_false(sbx_utf8_valid("\xc0\xaf", 2));		/* overlong */
-	assert_false(sbx_utf8_valid("\xed\xa0\x80", 3));	/* surrogate */
-	assert_false(sbx_utf8_valid("\xf4\x90\x80\x80", 4));	/* > U+10FFFF */
+	assert_false(sbx_utf8_valid("\xc0\xaf", 2));	     /* overlong */
+	assert_false(sbx_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
+	assert_false(sbx_utf8_valid("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
 	assert_false(sbx_utf8_valid("\xff", 1));
 }
 
@@ -373,7 +375,7 @@ static void test_errors(void **state)
 	assert_string_equal(e.msg, "profile 'p': cannot open 'x'");
 	assert_int_equal(sbx_err_set(&e, 0, "plain"), -EINVAL);
 	assert_string_equal(sbx_err_str(&e, buf, sizeof(buf)), "plain");
-	sbx_err_set(&e, EPERM, "x: %s", strerror(EPERM));	/* not repeated */
+	sbx_err_set(&e, EPERM, "x: %s", strerror(EPERM)); /* not repeated */
 	assert_string_equal(sbx_err_str(&e, buf, sizeof(buf)), "x: Operation not permitted");
 	sbx_err_clear(&e);
 	assert_int_equal(e.errnum, 0);
@@ -383,7 +385,7 @@ static void test_errors(void **state)
 
 static void test_strv(void **state)
 {
-	struct sbx_strv s = { 0 };
+	struct sbx_strv s = {0};
 
 	sbx_strv_push(&s, "a");
 	sbx_strv_push_take(&s, sbx_xstrdup("b"));
@@ -396,14 +398,55 @@ static void test_strv(void **state)
 	assert_null(s.v);
 }
 
+/* sbx_path_clean: "//", "." and a trailing "/" go; ".." kept, taken back
+ * with the component before it (never above "/"), or refused. */
+static void test_path_clean(void **state)
+{
+	static const struct {
+		const char *in, *keep, *collapse;
+	} t[] = {
+	    {"/", "/", "/"},
+	    {"//a//./b/", "/a/b", "/a/b"},
+	    {"/a/b/../c", "/a/b/../c", "/a/c"},
+	    {"/a/../../b", "/a/../../b", "/b"},
+	    {"/..", "/..", "/"},
+	    {"/a/.git/../.gitconfig", "/a/.git/../.gitconfig", "/a/.gitconfig"},
+	};
+	char *s;
+
+	(void)state;
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(t); i++) {
+		s = sbx_path_clean(t[i].in, SBX_DOTDOT_KEEP);
+		assert_string_equal(s, t[i].keep);
+		free(s);
+		s = sbx_path_clean(t[i].in, SBX_DOTDOT_COLLAPSE);
+		assert_string_equal(s, t[i].collapse);
+		free(s);
+	}
+	assert_null(sbx_path_clean("/a/../b", SBX_DOTDOT_REFUSE));
+	s = sbx_path_clean("/a/./b", SBX_DOTDOT_REFUSE);
+	assert_string_equal(s, "/a/b");
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_size),	  cmocka_unit_test(test_duration), cmocka_unit_test(test_duration_text), cmocka_unit_test(test_dir_has_entry), cmocka_unit_test(test_open_users_file), cmocka_unit_test(test_env_id), cmocka_unit_test(test_user_group_in),
-		cmocka_unit_test(test_bool),	  cmocka_unit_test(test_u64),
-		cmocka_unit_test(test_edit_distance), cmocka_unit_test(test_escape),
-		cmocka_unit_test(test_utf8),	  cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_strv),
+	    cmocka_unit_test(test_size),
+	    cmocka_unit_test(test_duration),
+	    cmocka_unit_test(test_duration_text),
+	    cmocka_unit_test(test_dir_has_entry),
+	    cmocka_unit_test(test_open_users_file),
+	    cmocka_unit_test(test_env_id),
+	    cmocka_unit_test(test_user_group_in),
+	    cmocka_unit_test(test_bool),
+	    cmocka_unit_test(test_u64),
+	    cmocka_unit_test(test_edit_distance),
+	    cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_path_clean),
+	    cmocka_unit_test(test_utf8),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_strv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
