@@ -4,9 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
@@ -15,53 +13,13 @@
 
 #define UDIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
-/*
- * Without openat2 (valgrind, kernel < 5.6): the directory path one
- * component at a time, none a symlink (O_NOFOLLOW), none "." or "..".
- */
-static int open_walk(int dfd, const char *path, int flags)
-{
-	_cleanup_free_ char *copy = sbx_xstrdup(path);
-	char *save = NULL, *c = strtok_r(copy, "/", &save);
-	int cur = dfd;
-
-	if (path[0] == '/' || !c)
-		return -EXDEV;
-	for (; c; c = strtok_r(NULL, "/", &save)) {
-		bool last = !save || !*save;
-		int fd = -EXDEV;
-
-		if (strcmp(c, ".") && strcmp(c, ".."))
-			fd = openat(cur, c,
-				    (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
-		if (fd == -1)
-			fd = -errno; /* a symlink: ELOOP or ENOTDIR */
-		if (cur != dfd)
-			close(cur);
-		if (fd < 0 || last)
-			return fd;
-		cur = fd;
-	}
-	return -EINVAL;
-}
-
+/* dfd/path, never through a symlink nor out of dfd (sbx_open_beneath,
+ * with its fallback where openat2 is missing): a directory, or -errno. */
 static int openat2_beneath(int dfd, const char *path, int flags)
 {
-	static _Atomic bool no_openat2;
-	struct open_how how = {
-	    .flags = (uint64_t)(flags | O_CLOEXEC),
-	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	long r;
+	int fd = sbx_open_beneath(dfd, path, flags | O_DIRECTORY);
 
-	if (!no_openat2) {
-		r = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-		if (r >= 0 || errno != ENOSYS)
-			return r < 0 ? -errno : (int)r;
-		no_openat2 = true;
-	}
-	/* Callers open directories only (O_DIRECTORY). */
-	return open_walk(dfd, path, flags | O_DIRECTORY);
+	return fd < 0 ? -errno : fd;
 }
 
 int sbx_changes_open_dir(int dfd, const char *path)

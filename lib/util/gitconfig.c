@@ -17,12 +17,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "gitconfig.h"
@@ -285,16 +283,6 @@ int sbx_gitconfig_parse_fd(int fd, sbx_gitconfig_fn fn, void *user)
 		(void)sbx_gitconfig_parse(buf, (size_t)len, fn, user);
 	free(buf);
 	return len < 0 ? (int)len : 0;
-}
-
-int sbx_open_beneath(int dirfd, const char *path, int flags)
-{
-	struct open_how how = {
-	    .flags = (uint64_t)flags | O_CLOEXEC,
-	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-
-	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
 /* The first line of path (at most len - 1 bytes), with no "\r\n" (git

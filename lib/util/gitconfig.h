@@ -49,11 +49,4 @@ int sbx_gitconfig_parse_fd(int fd, sbx_gitconfig_fn fn, void *user);
  */
 int sbx_git_file_configs(const char *top, struct sbx_strv *out);
 
-/*
- * openat2(dirfd, path, flags | O_CLOEXEC) with RESOLVE_BENEATH,
- * RESOLVE_NO_SYMLINKS and RESOLVE_NO_MAGICLINKS: never a symlink, never out
- * of dirfd.  An fd, or -1 with errno set.
- */
-int sbx_open_beneath(int dirfd, const char *path, int flags);
-
 #endif

@@ -10,11 +10,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 int sbx_err_set(struct sbx_err *err, int errnum, const char *fmt, ...)
@@ -819,6 +821,60 @@ int sbx_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n
 		if (errno != EINTR)
 			return -errno;
 	}
+}
+
+/*
+ * Without openat2 (valgrind, kernel < 5.6): the path one component at a
+ * time, none a symlink (O_NOFOLLOW; the last one as flags say), none "."
+ * or ".." (EXDEV, where openat2 would take a ".." that stays beneath).
+ */
+static int open_walk(int dirfd, const char *path, int flags)
+{
+	_cleanup_free_ char *copy = sbx_xstrdup(path);
+	char *save = NULL, *c = strtok_r(copy, "/", &save);
+	int cur = dirfd;
+
+	if (path[0] == '/' || !c) {
+		errno = EXDEV;
+		return -1;
+	}
+	for (; c; c = strtok_r(NULL, "/", &save)) {
+		bool last = !save || !*save;
+		int fd = -1, e = EXDEV;
+
+		if (strcmp(c, ".") && strcmp(c, "..")) {
+			fd = openat(cur, c,
+				    (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
+			e = errno; /* a symlink: ELOOP or ENOTDIR */
+		}
+		if (cur != dirfd)
+			close(cur);
+		if (fd < 0 || last) {
+			errno = fd < 0 ? e : 0;
+			return fd;
+		}
+		cur = fd;
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+int sbx_open_beneath(int dirfd, const char *path, int flags)
+{
+	static _Atomic bool no_openat2;
+	struct open_how how = {
+	    .flags = (uint64_t)flags | O_CLOEXEC,
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+	if (!no_openat2) {
+		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		if (fd >= 0 || errno != ENOSYS)
+			return fd;
+		no_openat2 = true;
+	}
+	return open_walk(dirfd, path, flags);
 }
 
 char *sbx_path_clean(const char *in, enum sbx_dotdot dd)

@@ -207,6 +207,15 @@ bool sbx_utf8_valid(const char *s, size_t len);
 /* Decode mountinfo's octal escapes (\040 space, \011 tab, \012 nl, \134
  * backslash) in place. */
 void sbx_mountinfo_unescape(char *s);
+/*
+ * openat2(dirfd, path, flags | O_CLOEXEC) with RESOLVE_BENEATH,
+ * RESOLVE_NO_SYMLINKS and RESOLVE_NO_MAGICLINKS: never a symlink, never out
+ * of dirfd.  Without openat2 (valgrind, kernel < 5.6) the same one
+ * component at a time, a "." or ".." refused (EXDEV).  An fd, or -1 with
+ * errno set.
+ */
+int sbx_open_beneath(int dirfd, const char *path, int flags);
+
 /* What sbx_path_clean does with a ".." component. */
 enum sbx_dotdot {
 	SBX_DOTDOT_KEEP,     /* left as it is (the kernel resolves it) */
