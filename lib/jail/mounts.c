@@ -1170,11 +1170,23 @@ static void gitmodules(int top, const char *rel, struct sbx_strv *paths)
  * rather than go in writable.  top: the bind's directory in the jail
  * (dst, for messages); rel: below it ("" for itself).
  */
+/* t (dst/path in the jail), cloned read-only and mounted onto itself:
+ * why says what git does with it, for the error. */
+static int read_only_onto_itself(int t, const char *dst, const char *path, const char *why,
+				 struct sbx_err *err)
+{
+	_cleanup_close_ int mfd =
+	    clone_tree(t, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
+
+	if (mfd < 0)
+		return sbx_err_wrap(err, "'%s/%s' (made read-only: %s)", dst, path, why);
+	return attach(mfd, t, path, dst, err);
+}
+
 static int git_read_only(int top, const char *dst, const char *rel, int depth, struct sbx_err *err)
 {
 	_cleanup_free_ char *path = below(rel, ".git");
 	_cleanup_close_ int t = sbx_openat2(top, path, O_PATH | O_NOFOLLOW, R_BELOW);
-	_cleanup_close_ int mfd = -1;
 	struct sbx_strv subs = {0};
 	struct stat st;
 	int r;
@@ -1186,11 +1198,7 @@ static int git_read_only(int top, const char *dst, const char *rel, int depth, s
 				   path);
 	if (depth > 0 && (fstat(t, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))))
 		return 0;
-	mfd = clone_tree(t, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
-	if (mfd < 0)
-		return sbx_err_wrap(err, "'%s/%s' (made read-only: git runs its hooks and config)",
-				    dst, path);
-	r = attach(mfd, t, path, dst, err);
+	r = read_only_onto_itself(t, dst, path, "git runs its hooks and config", err);
 	if (r < 0 || depth >= GIT_DEPTH)
 		return r;
 	gitmodules(top, rel, &subs);
@@ -1217,20 +1225,13 @@ static int git_named_read_only(int top, const struct sbx_mount *m, struct sbx_er
 	for (size_t i = 0; i < m->git_named.n; i++) {
 		const char *rel = m->git_named.v[i];
 		_cleanup_close_ int t = sbx_openat2(top, rel, O_PATH | O_NOFOLLOW, R_BELOW);
-		_cleanup_close_ int mfd = -1;
 		struct stat st;
 		int r;
 
 		if (t < 0 || fstat(t, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 			continue;
-		mfd = clone_tree(t, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-				 err);
-		if (mfd < 0)
-			return sbx_err_wrap(err,
-					    "'%s/%s' (made read-only: the repository's git config "
-					    "names it)",
-					    m->dst, rel);
-		r = attach(mfd, t, rel, m->dst, err);
+		r = read_only_onto_itself(t, m->dst, rel, "the repository's git config names it",
+					  err);
 		if (r < 0)
 			return r;
 	}

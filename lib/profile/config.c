@@ -223,16 +223,10 @@ static char *git_dir_of(const char *dir)
 /* git config files read for one bind, at most */
 #define GIT_CONFIGS_MAX 16
 
-/* An absolute path, lexically: no "//", "." or ".." ("/.." is "/"). */
-static char *lexical(const char *in)
-{
-	return sbx_path_clean(in, SBX_DOTDOT_COLLAPSE);
-}
-
 /* One bind's repository: what its git config files name. */
 struct git_names {
 	const char *src;	/* the bind's host directory */
-	const char *homes[2];	/* for "~/" */
+	const char *homes[2];	/* for "~/": absolute, different, or NULL */
 	int srcfd;		/* src, O_PATH */
 	struct sbx_strv files;	/* config files to read, in turn (host paths) */
 	struct sbx_strv *named; /* out: below src, relative */
@@ -249,20 +243,18 @@ static size_t expand(const struct git_names *g, const char *v, const char *base,
 		return 0;
 	if (v[0] == '~' && v[1] == '/') {
 		for (size_t i = 0; i < 2; i++) {
-			_cleanup_free_ char *p = NULL;
+			_cleanup_free_ char *p =
+			    g->homes[i] ? sbx_xasprintf("%s/%s", g->homes[i], v + 2) : NULL;
 
-			if (!g->homes[i] || g->homes[i][0] != '/' ||
-			    (i == 1 && g->homes[0] && !strcmp(g->homes[0], g->homes[1])))
-				continue;
-			p = sbx_xasprintf("%s/%s", g->homes[i], v + 2);
-			out[n++] = lexical(p);
+			if (p)
+				out[n++] = sbx_path_clean(p, SBX_DOTDOT_COLLAPSE);
 		}
 	} else if (v[0] == '/') {
-		out[n++] = lexical(v);
+		out[n++] = sbx_path_clean(v, SBX_DOTDOT_COLLAPSE);
 	} else if (v[0] != '~') {
 		_cleanup_free_ char *p = sbx_xasprintf("%s/%s", base, v);
 
-		out[n++] = lexical(p);
+		out[n++] = sbx_path_clean(p, SBX_DOTDOT_COLLAPSE);
 	}
 	return n;
 }
@@ -294,20 +286,20 @@ static int git_names_var(void *user, const char *section, const char *sub, const
 			 const char *value)
 {
 	struct git_names *g = user;
+	enum sbx_gitconfig_path kind = sbx_gitconfig_path_kind(section, sub, name);
 	char *paths[2];
 	size_t n;
 
 	if (!value)
 		return 1;
-	if (!strcmp(section, "core") && !sub && !strcmp(name, "hookspath")) {
+	if (kind == SBX_GITCONFIG_HOOKS) {
 		/* relative: to the top of the work tree, where hooks run */
 		n = expand(g, value, g->src, paths);
 		for (size_t i = 0; i < n; i++) {
 			name_below(g, paths[i], true);
 			free(paths[i]);
 		}
-	} else if (!strcmp(name, "path") && ((!strcmp(section, "include") && !sub) ||
-					     (!strcmp(section, "includeif") && sub))) {
+	} else if (kind == SBX_GITCONFIG_INCLUDE) {
 		/* relative: to the directory of the file that includes it */
 		_cleanup_free_ char *base = sbx_xstrdup(g->file);
 		char *slash = strrchr(base, '/');
@@ -333,8 +325,14 @@ static void git_named(struct sbx_mount *m, const char *home, bool gitdir_is_dir)
 {
 	const char *top = strcmp(m->src, "/") ? m->src : "";
 	const char *xdg = getenv("XDG_CONFIG_HOME");
-	struct git_names g = {
-	    .src = m->src, .homes = {home, getenv("HOME")}, .named = &m->git_named};
+	const char *env_home = getenv("HOME");
+	struct git_names g = {.src = m->src, .named = &m->git_named};
+
+	/* the run's home, and $HOME when it is another */
+	if (home && home[0] == '/')
+		g.homes[0] = home;
+	if (env_home && env_home[0] == '/' && !(home && !strcmp(home, env_home)))
+		g.homes[1] = env_home;
 
 	g.srcfd = open(m->src, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (g.srcfd < 0)
@@ -347,8 +345,7 @@ static void git_named(struct sbx_mount *m, const char *home, bool gitdir_is_dir)
 	}
 	sbx_strv_push(&g.files, "/etc/gitconfig");
 	for (size_t i = 0; i < 2; i++) {
-		if (!g.homes[i] || g.homes[i][0] != '/' ||
-		    (i == 1 && home && !strcmp(home, g.homes[1])))
+		if (!g.homes[i])
 			continue;
 		sbx_strv_push_take(&g.files, sbx_xasprintf("%s/.gitconfig", g.homes[i]));
 		sbx_strv_push_take(&g.files, sbx_xasprintf("%s/.config/git/config", g.homes[i]));

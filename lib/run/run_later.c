@@ -151,17 +151,16 @@ static int named_var(void *user, const char *section, const char *sub, const cha
 		     const char *value)
 {
 	struct git_named *h = user;
+	enum sbx_gitconfig_path kind = sbx_gitconfig_path_kind(section, sub, name);
 	_cleanup_free_ char *inc = NULL;
 
 	/* relative ones only: one elsewhere is no bind's to check */
 	if (!value || !*value || *value == '/' || *value == '~')
 		return 1;
-	if (!strcmp(section, "core") && !sub && !strcmp(name, "hookspath")) {
+	if (kind == SBX_GITCONFIG_HOOKS) {
 		/* relative to the work tree */
 		h->changed = named_changed(h->top, value, true, h->t);
-	} else if (h->includes && !strcmp(name, "path") &&
-		   ((!strcmp(section, "include") && !sub) ||
-		    (!strcmp(section, "includeif") && sub))) {
+	} else if (kind == SBX_GITCONFIG_INCLUDE && h->includes) {
 		/* relative to .git, where the config is; git reads it when it
 		 * is there, so one made during the run counts */
 		inc = sbx_xasprintf(".git/%s", value);
@@ -180,6 +179,7 @@ static int named_var(void *user, const char *section, const char *sub, const cha
 static bool git_changed(int dirfd, const char *src, const char *name, const struct timespec *t)
 {
 	static const char *const files[] = {"config", "commondir", "config.worktree"};
+	static const char *const configs[] = {"config", "config.worktree"};
 	struct git_named h = {.top = dirfd, .t = t, .includes = true};
 	struct stat st;
 	int g;
@@ -213,10 +213,10 @@ static bool git_changed(int dirfd, const char *src, const char *name, const stru
 	h.changed = h.changed ||
 		    dir_changed(openat(g, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
 				t, GIT_SCAN_HOOKS);
-	for (size_t i = 0; !h.changed && i < 3; i += 2)
+	for (size_t i = 0; !h.changed && i < SBX_ARRAY_SIZE(configs); i++)
 		(void)sbx_gitconfig_parse_fd(
-		    openat(g, files[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), named_var,
-		    &h);
+		    openat(g, configs[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC),
+		    named_var, &h);
 	close(g);
 	return h.changed;
 }

@@ -204,6 +204,17 @@ static bool value(struct cur *c, struct str *v)
 	}
 }
 
+enum sbx_gitconfig_path sbx_gitconfig_path_kind(const char *section, const char *sub,
+						const char *name)
+{
+	if (!strcmp(section, "core") && !sub && !strcmp(name, "hookspath"))
+		return SBX_GITCONFIG_HOOKS;
+	if (!strcmp(name, "path") &&
+	    ((!strcmp(section, "include") && !sub) || (!strcmp(section, "includeif") && sub)))
+		return SBX_GITCONFIG_INCLUDE;
+	return SBX_GITCONFIG_OTHER;
+}
+
 size_t sbx_gitconfig_parse(const char *buf, size_t len, sbx_gitconfig_fn fn, void *user)
 {
 	struct cur c = {buf, buf + len, false};

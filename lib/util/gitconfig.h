@@ -23,6 +23,17 @@
 typedef int (*sbx_gitconfig_fn)(void *user, const char *section, const char *subsection,
 				const char *name, const char *value);
 
+/* What a variable names that git runs or reads later: the hooks
+ * directory of core.hooksPath, or a file include.path or
+ * includeIf.*.path names (relative to the including file). */
+enum sbx_gitconfig_path {
+	SBX_GITCONFIG_OTHER = 0,
+	SBX_GITCONFIG_HOOKS,
+	SBX_GITCONFIG_INCLUDE,
+};
+enum sbx_gitconfig_path sbx_gitconfig_path_kind(const char *section, const char *subsection,
+						const char *name);
+
 /*
  * Parse buf (len bytes, a git config file's syntax: `[section]`,
  * `[section "subsection"]`, the old `[section.subsection]`, a variable
