@@ -61,6 +61,7 @@ static int load_config(struct run_ctx *c, struct sbx_err *err)
 	}
 	if (r == 0) {
 		sbx_config_drop_host_only(&c->cfg);
+		sbx_config_drop_hidden(&c->cfg);
 		sbx_config_drop_covered_overlays(&c->cfg);
 		sbx_config_mask_sudo_home(&c->cfg, vars.home);
 		sbx_config_protect_git(&c->cfg, vars.home);

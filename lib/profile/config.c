@@ -173,6 +173,15 @@ static bool overlay_covered(const struct sbx_config *c, size_t i, size_t j)
 	return geteuid() == 0 || !mounts_below(o->src);
 }
 
+static void mount_remove(struct sbx_config *c, size_t k)
+{
+	free(c->mounts[k].src);
+	free(c->mounts[k].dst);
+	sbx_strv_free(&c->mounts[k].git_named);
+	memmove(&c->mounts[k], &c->mounts[k + 1], (c->n_mounts - k - 1) * sizeof(*c->mounts));
+	c->n_mounts--;
+}
+
 size_t sbx_config_drop_covered_overlays(struct sbx_config *c)
 {
 	size_t dropped = 0;
@@ -186,12 +195,53 @@ size_t sbx_config_drop_covered_overlays(struct sbx_config *c)
 			i++;
 		if (i == j)
 			continue;
-		free(c->mounts[j].src);
-		free(c->mounts[j].dst);
-		memmove(&c->mounts[j], &c->mounts[j + 1],
-			(c->n_mounts - j - 1) * sizeof(*c->mounts));
-		c->n_mounts--;
+		mount_remove(c, j);
 		j--;
+		dropped++;
+	}
+	return dropped;
+}
+
+/* Is mount j made (a source it needs there), and so on top of what it covers? */
+static bool mount_made(const struct sbx_mount *m)
+{
+	struct stat st;
+
+	return !m->src || !m->optional || stat(m->src, &st) == 0;
+}
+
+/*
+ * Does the later mount j hide mount k whole: the same place, and no mount
+ * between them on a parent of it, which could change where that path
+ * leads (a symlink on the way)?  Masks go on after every other mount
+ * (lib/jail/mounts.c): never hidden, and they hide nothing here.
+ */
+static bool mount_hidden(const struct sbx_config *c, size_t k, size_t j)
+{
+	const char *dst = c->mounts[k].dst;
+
+	if (c->mounts[k].kind == SBX_MNT_MASK || c->mounts[j].kind == SBX_MNT_MASK ||
+	    strcmp(c->mounts[j].dst, dst) != 0 || !mount_made(&c->mounts[j]))
+		return false;
+	for (size_t i = k + 1; i < j; i++)
+		if (c->mounts[i].kind != SBX_MNT_MASK && path_below(dst, c->mounts[i].dst))
+			return false;
+	return true;
+}
+
+size_t sbx_config_drop_hidden(struct sbx_config *c)
+{
+	size_t dropped = 0;
+
+	for (size_t k = 0; k < c->n_mounts; k++) {
+		size_t j = k + 1;
+
+		while (j < c->n_mounts && !mount_hidden(c, k, j))
+			j++;
+		if (j == c->n_mounts)
+			continue;
+		mount_remove(c, k);
+		k--;
 		dropped++;
 	}
 	return dropped;

@@ -161,6 +161,18 @@ void sbx_config_free(struct sbx_config *c);
  */
 size_t sbx_config_drop_covered_overlays(struct sbx_config *c);
 /*
+ * Drop each mount that a later one at the same place hides whole (a
+ * command line's --overlay . over the agent profile's read-write bind of
+ * the project, or --bind . over the default profile's overlay): the jail
+ * would make it only to cover it, and the run log, the record, diff and
+ * apply would name it.  Kept when the later one may not be made (an
+ * optional source that is missing), when a mount between them is on a
+ * parent of that place (a symlink on the way could lead elsewhere), and
+ * for masks, which go on after every other mount.  Returns how many were
+ * dropped.
+ */
+size_t sbx_config_drop_hidden(struct sbx_config *c);
+/*
  * A read-write bind never makes a repository's git directory writable:
  * git runs what that directory says (hooks, core.fsmonitor and the other
  * commands of its config, a commondir or gitdir pointing at another

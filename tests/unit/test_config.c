@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tests/unit/test_config.c - sbx_config_drop_covered_overlays(): an overlay
- * that an earlier one already shows is dropped, nothing else is; and when
+ * that an earlier one already shows is dropped, nothing else is;
+ * sbx_config_drop_hidden(): a mount a later one at the same place hides; and when
  * `sudo sbx run` acts for the user who ran sudo. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,6 +168,74 @@ static void test_not_ours(void **unused)
 	add(&c, SBX_MNT_OVERLAY, "/home/proj", "/home/proj");
 	add(&c, SBX_MNT_OVERLAY, "/home/proj/sub", "/home/proj/sub");
 	check(&c, 1, 1); /* proj is that layer's root: not copied up */
+	sbx_config_free(&c);
+}
+
+static size_t hidden(struct sbx_config *c, size_t want_left)
+{
+	size_t n = sbx_config_drop_hidden(c);
+
+	assert_int_equal(c->n_mounts, want_left);
+	return n;
+}
+
+/* A later mount at the same place hides an earlier one: only the later one
+ * is said and made (`--overlay .` over a profile's read-write bind). */
+static void test_hidden(void **unused)
+{
+	struct sbx_config c;
+
+	sbx_config_init(&c);
+	/* the agent profile's bind, then --overlay . */
+	add(&c, SBX_MNT_TMPFS, NULL, "/tmp");
+	add(&c, SBX_MNT_BIND, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_MASK, NULL, "/home/proj/.env");
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "/home/proj");
+	assert_int_equal(hidden(&c, 3), 1);
+	assert_int_equal(c.mounts[0].kind, SBX_MNT_TMPFS);
+	assert_int_equal(c.mounts[1].kind, SBX_MNT_MASK); /* masks go on last */
+	assert_int_equal(c.mounts[2].kind, SBX_MNT_OVERLAY);
+	sbx_config_free(&c);
+	sbx_config_init(&c);
+	/* the default profile's overlay, then --bind . or --ro-bind .; twice */
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_BIND, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_RO_BIND, "/home/proj", "/home/proj");
+	assert_int_equal(hidden(&c, 1), 2);
+	assert_int_equal(c.mounts[0].kind, SBX_MNT_RO_BIND);
+	sbx_config_free(&c);
+	sbx_config_init(&c);
+	/* a tmpfs over a bind; a bind elsewhere onto the same place */
+	add(&c, SBX_MNT_BIND, "/home/proj", "/data");
+	add(&c, SBX_MNT_BIND, "/other", "/data");
+	add(&c, SBX_MNT_TMPFS, NULL, "/data");
+	assert_int_equal(hidden(&c, 1), 2);
+	assert_int_equal(c.mounts[0].kind, SBX_MNT_TMPFS);
+	sbx_config_free(&c);
+	sbx_config_init(&c);
+	/* kept: a later optional mount whose source is missing (not made) */
+	add(&c, SBX_MNT_BIND, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_OVERLAY, "/home/nope", "/home/proj");
+	c.mounts[1].optional = true;
+	assert_int_equal(hidden(&c, 2), 0);
+	/* kept: a mount below, or above, is not the same place */
+	add(&c, SBX_MNT_BIND, "/home/proj/sub", "/home/proj/sub");
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	assert_int_equal(hidden(&c, 4), 0);
+	sbx_config_free(&c);
+	sbx_config_init(&c);
+	/* kept: a mount between them on a parent may change where the path
+	 * leads (a symlink on the way) */
+	add(&c, SBX_MNT_BIND, "/home/proj", "/home/proj");
+	add(&c, SBX_MNT_OVERLAY, "/home", "/home");
+	add(&c, SBX_MNT_OVERLAY, "/home/proj", "/home/proj");
+	assert_int_equal(hidden(&c, 3), 0);
+	/* kept: masks, which go on after every other mount */
+	sbx_config_free(&c);
+	sbx_config_init(&c);
+	add(&c, SBX_MNT_MASK, NULL, "/home/proj");
+	add(&c, SBX_MNT_BIND, "/home/proj", "/home/proj");
+	assert_int_equal(hidden(&c, 2), 0);
 	sbx_config_free(&c);
 }
 
@@ -447,6 +516,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mount_between, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_ours, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hidden, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sudo_caller, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_protect_git, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_protect_git_named, setup, teardown),
