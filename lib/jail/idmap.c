@@ -56,6 +56,14 @@ int sbx_idmap_bind_owner(const char *src, uid_t *uid, gid_t *gid)
 	return 1;
 }
 
+char *sbx_idmap_read_only_why(uid_t owner)
+{
+	if (owner == 0)
+		return sbx_xstrdup("root owns it");
+	return sbx_xasprintf("its group is root, and its owner uid %u has no group of its own",
+			     owner);
+}
+
 static int write_proc(pid_t pid, const char *file, const char *data)
 {
 	char path[64];

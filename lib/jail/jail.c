@@ -53,6 +53,9 @@ void sbx_jail_free(struct sbx_jail *j)
 	free(j->warnings);
 	free(j->exec_msg);
 	free(j->mount_owner);
+	for (size_t i = 0; j->mount_ro && i < j->n_mount_ro; i++)
+		free(j->mount_ro[i]);
+	free(j->mount_ro);
 	sbx_jail_init(j);
 }
 
@@ -123,18 +126,26 @@ static void add_warning(struct sbx_jail *j, const char *text)
 	j->warnings_len += n;
 }
 
-/* A root-owned read-write bind (not world-writable): said once. */
-static void note_root_owned(struct sbx_jail *j, const struct sbx_jail_opts *o,
-			    const struct sbx_mount *m)
+/* A read-write bind shown read-only (not world-writable): root owns it,
+ * or its group is root's and its owner has no other; said once. */
+static void note_read_only(struct sbx_jail *j, const struct sbx_jail_opts *o,
+			   const struct sbx_mount *m, uid_t owner, const char *why)
 {
 	_cleanup_free_ char *msg = NULL;
-	bool project = o->host_cwd && strcmp(o->host_cwd, m->src) == 0;
+	const char *what = o->host_cwd && strcmp(o->host_cwd, m->src) == 0 ? "the project" : "bind";
 
-	msg = sbx_xasprintf("%s '%s' is read-only in the jail: root owns it, and a jail never "
-			    "writes as host root; to let the jail write it, run sbx as the user "
-			    "who should own the changes, or chown the directory to that user "
-			    "(sbx then writes it as that user)",
-			    project ? "the project" : "bind", m->src);
+	if (owner == 0)
+		msg = sbx_xasprintf("%s '%s' is read-only in the jail: %s, and a jail never writes "
+				    "as host root; to let the jail write it, run sbx as the user "
+				    "who should own the changes, or chown the directory to that "
+				    "user (sbx then writes it as that user)",
+				    what, m->src, why);
+	else
+		msg = sbx_xasprintf("%s '%s' is read-only in the jail: %s; a jail never writes as "
+				    "host root's group; to let the jail write it, chgrp it to the "
+				    "group its files should have (sbx then writes it as uid %u and "
+				    "that group)",
+				    what, m->src, why, owner);
 	add_warning(j, msg);
 }
 
@@ -196,10 +207,14 @@ static int idmap_bind(struct sbx_jail *j, const struct sbx_jail_opts *o, size_t 
 	if (own == 0 && (st.st_mode & S_IWOTH))
 		return -1;
 	if (own == 0) {
+		char *why = sbx_idmap_read_only_why(u);
+
 		fd = sbx_idmap_tree(m->src, jail_ns, true, attrs | MOUNT_ATTR_RDONLY);
-		note_root_owned(j, o, m);
+		note_read_only(j, o, m, u, why);
 		if (fd >= 0)
-			j->mount_owner[i] = 0;
+			j->mount_ro[i] = why;
+		else
+			free(why);
 		return fd < 0 ? -1 : fd;
 	}
 	fd = owner_ns(o, u, g, userns, ns_uid, ns_gid);
@@ -229,6 +244,8 @@ static void idmap_lowers(struct sbx_jail *j, const struct sbx_jail_opts *o, pid_
 
 	*n = 0;
 	j->mount_owner = sbx_xcalloc(cfg->n_mounts + 1, sizeof(*j->mount_owner));
+	j->mount_ro = sbx_xcalloc(cfg->n_mounts + 1, sizeof(*j->mount_ro));
+	j->n_mount_ro = cfg->n_mounts;
 	for (size_t i = 0; i < cfg->n_mounts; i++)
 		j->mount_owner[i] = (uid_t)-1;
 	if (!o->ids.range)

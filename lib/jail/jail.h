@@ -229,9 +229,12 @@ struct sbx_jail {
 	bool have_status;
 	int status; /* the command's wait status (have_status) */
 	/* Per [filesystem] entry, as root: the host owner a read-write bind
-	 * is written as (idmapped), 0 when root owns it and it is shown
-	 * read-only, else (uid_t)-1 (a plain bind). */
+	 * is written as (idmapped), else (uid_t)-1 (a plain bind, or shown
+	 * read-only); and why one is shown read-only (root owns it), or
+	 * NULL. */
 	uid_t *mount_owner;
+	char **mount_ro;
+	size_t n_mount_ro;
 	char *warnings; /* NUL-separated notes from the child (e.g. no /sys) */
 	size_t warnings_len;
 };
@@ -460,12 +463,14 @@ bool sbx_exec_hint(const struct sbx_config *cfg, bool image, const char *file, c
 /*
  * Idmapped mounts (lib/jail/idmap.c), for a jail started by root.  The owner a
  * read-write bind of src is written as: 1 and uid, gid (an ordinary user
- * and a group that is not root's), 0 when root owns it (never mapped), or
- * -errno.  A user namespace mapping uid -> to_uid and gid -> to_gid (one
- * id each), as an fd.  A detached clone of path idmapped with userns_fd
- * (and attrs), as an fd, or -errno.
+ * and a group that is not root's), 0 when root owns it or its group is
+ * root's and its owner has no other (never mapped: shown read-only,
+ * sbx_idmap_read_only_why() says which), or -errno.  A user namespace mapping uid -> to_uid and gid
+ * -> to_gid (one id each), as an fd.  A detached clone of path idmapped with userns_fd (and attrs),
+ * as an fd, or -errno.
  */
 int sbx_idmap_bind_owner(const char *src, uid_t *uid, gid_t *gid);
+char *sbx_idmap_read_only_why(uid_t owner);
 int sbx_idmap_userns(uid_t uid, uid_t to_uid, gid_t gid, gid_t to_gid, struct sbx_err *err);
 int sbx_idmap_tree(const char *path, int userns_fd, bool recursive, uint64_t attrs);
 

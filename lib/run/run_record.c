@@ -180,18 +180,18 @@ static void layers_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 }
 
 static void shared_mount(struct sbx_record_filesystem *fs, const struct sbx_mount *m, uid_t owner,
-			 char *sum, size_t len, size_t *n)
+			 const char *read_only, char *sum, size_t len, size_t *n)
 {
-	char as[64] = "";
+	_cleanup_free_ char *as = NULL;
 	_cleanup_free_ char *git = NULL;
 	char *s;
 
-	if (owner == 0)
-		snprintf(as, sizeof(as), "; read-only: root owns it");
+	if (read_only)
+		as = sbx_xasprintf("; read-only: %s", read_only);
 	else if (owner != (uid_t)-1)
-		snprintf(as, sizeof(as), ", written as its owner uid %u", owner);
+		as = sbx_xasprintf(", written as its owner uid %u", owner);
 	/* sbx_config_protect_git: said with what lets the command write it */
-	if (m->git_ro && owner != 0) {
+	if (m->git_ro && !read_only) {
 		_cleanup_free_ char *named = NULL;
 
 		if (m->git_named.n) {
@@ -206,7 +206,7 @@ static void shared_mount(struct sbx_record_filesystem *fs, const struct sbx_moun
 		    strcmp(m->src, "/") == 0 ? "" : m->src, named ? "them" : "it");
 	}
 	s = sbx_xasprintf("%s (%s%s%s)", m->src, m->kind == SBX_MNT_BIND ? "bind rw" : "bind ro",
-			  as, git ? git : "");
+			  as ? as : "", git ? git : "");
 	if (*n < len)
 		*n += (size_t)snprintf(sum + *n, len - *n, "; shared: %s", s);
 	sbx_strv_push_take(&fs->shared, s);
@@ -243,6 +243,7 @@ static void fs_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 			continue;
 		}
 		uid_t owner = c->jail.mount_owner ? c->jail.mount_owner[i] : (uid_t)-1;
+		const char *ro = c->jail.mount_ro ? c->jail.mount_ro[i] : NULL;
 
 		/* As root, a bind idmapped to its owner: the jail writes as them;
 		 * a root-owned one is read-only. */
@@ -250,16 +251,16 @@ static void fs_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 		    .kind = sbx_xstrdup(sbx_mount_kind_name(m->kind)),
 		    .src = m->src ? sbx_xstrdup(m->src) : NULL,
 		    .dst = sbx_xstrdup(m->dst),
-		    .root_owned = owner == 0,
-		    .written_as = owner != 0 && owner != (uid_t)-1 ? (int64_t)owner : -1,
-		    .git_ro = m->git_ro && owner != 0,
+		    .read_only = ro ? sbx_xstrdup(ro) : NULL,
+		    .written_as = !ro && owner != (uid_t)-1 ? (int64_t)owner : -1,
+		    .git_ro = m->git_ro && !ro,
 		};
-		if (m->git_ro && owner != 0)
+		if (m->git_ro && !ro)
 			for (size_t k = 0; k < m->git_named.n; k++)
 				sbx_strv_push(&fs->mounts[fs->n_mounts - 1].git_named,
 					      m->git_named.v[k]);
 		if (m->kind == SBX_MNT_BIND || m->kind == SBX_MNT_RO_BIND)
-			shared_mount(fs, m, owner, sum, sizeof(sum), &n);
+			shared_mount(fs, m, owner, ro, sum, sizeof(sum), &n);
 		else if (m->kind == SBX_MNT_OVERLAY && n < sizeof(sum))
 			n += (size_t)snprintf(sum + n, sizeof(sum) - n, "; %s copy-on-write",
 					      m->dst);

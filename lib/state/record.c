@@ -31,6 +31,7 @@ static void layers_free(struct sbx_record_filesystem *fs)
 		free(fs->mounts[i].kind);
 		free(fs->mounts[i].src);
 		free(fs->mounts[i].dst);
+		free(fs->mounts[i].read_only);
 		sbx_strv_free(&fs->mounts[i].git_named);
 	}
 	free(fs->mounts);
@@ -131,8 +132,8 @@ static json_t *fs_json(const struct sbx_record_filesystem *fs)
 		set(mj, "kind", str(m->kind));
 		set(mj, "src", str(m->src));
 		set(mj, "dst", str(m->dst));
-		if (m->root_owned)
-			set(mj, "read_only", json_string("root owns it"));
+		if (m->read_only)
+			set(mj, "read_only", str(m->read_only));
 		else if (m->written_as >= 0)
 			set(mj, "written_as", json_integer((json_int_t)m->written_as));
 		if (m->git_ro)
@@ -424,7 +425,7 @@ static void read_fs(struct rd *d, const json_t *o, struct sbx_record_filesystem 
 		m->kind = get_str(d, v, "kind");
 		m->src = get_str(d, v, "src");
 		m->dst = get_str(d, v, "dst");
-		m->root_owned = json_is_string(json_object_get(v, "read_only"));
+		m->read_only = get_str(d, v, "read_only");
 		m->written_as = get_int(d, v, "written_as", -1);
 		m->git_ro = get_bool(d, v, "git_read_only");
 		get_strv(d, v, "git_named_read_only", &m->git_named);

@@ -45,7 +45,8 @@ struct sbx_record_mount {
 	char *kind; /* bind | ro-bind | overlay | tmpfs | ... (sbx_mount_kind_name) */
 	char *src;  /* NULL for a tmpfs */
 	char *dst;
-	bool root_owned;    /* "read_only": "root owns it" (an idmapped bind as root) */
+	char *read_only;    /* "read_only": why a read-write bind as root is not
+			     * ("root owns it"), or NULL */
 	int64_t written_as; /* "written_as": the owner a bind is idmapped to, or -1 */
 	bool git_ro;	    /* "git_read_only": its .git went in read-only */
 	/* "git_named_read_only": what its git config names, below src, that

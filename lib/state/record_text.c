@@ -269,8 +269,8 @@ char *sbx_rec_mount_text(const struct sbx_record_mount *m, const char **kind)
 		fprintf(b.f, " (from %s)", src);
 	if (m->written_as >= 0)
 		fprintf(b.f, ", written as its owner uid %lld", (long long)m->written_as);
-	if (m->root_owned)
-		fputs(", read-only: root owns it", b.f);
+	if (m->read_only)
+		fprintf(b.f, ", read-only: %s", m->read_only);
 	else if (m->git_ro) {
 		fputs(", its .git read-only", b.f);
 		for (size_t i = 0; i < m->git_named.n; i++) {

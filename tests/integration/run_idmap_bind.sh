@@ -14,6 +14,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root (this is the sudo case; the unprivileged half runs through setpriv)"
 	exit 77
 fi
+need_tools jq
 sbx_base
 sbx_host_base
 export SBX_STATE_DIR=$BASE/state SBX_CACHE_DIR=$BASE/cache
@@ -108,6 +109,25 @@ ok $? "root, -p agent: a root-owned project stays read-only and the run log says
 capture run_in "$BASE/rootproj" -p agent --net none -- ls -a
 [ "$rc" -eq 0 ]
 ok $? "root, -p agent: a root-owned project is still readable ($rc)"
+# An ordinary user's directory in group root (an image's or a container's
+# files: uid 4242, no passwd entry, gid 0): read-only too, since the jail
+# never writes as root's group, and said so: not "root owns it".
+mkdir -p "$BASE/g0proj" && chown 4242:0 "$BASE/g0proj" && chmod 0755 "$BASE/g0proj"
+capture run_in "$BASE/g0proj" -p agent --net none --keep -n g0 -- sh -c 'touch x; echo $?'
+fs=$(grep '^sbx: filesystem:' <<<"$err")
+rec=$("$SBX" inspect --json g0 | jq -r --arg p "$BASE/g0proj" '.policy.filesystem.mounts[] | select(.src == $p) | .read_only')
+text=$("$SBX" inspect g0)
+[ "$out" = 1 ] && [ ! -e "$BASE/g0proj/x" ] && [[ "$err" != *"root owns it"* ]] && [[ "$text" != *"root owns it"* ]] &&
+	[[ "$fs" == *"shared: $BASE/g0proj (bind rw; read-only: its group is root, and its owner uid 4242 has no group of its own)"* ]] &&
+	[ "$(grep -c "the project '$BASE/g0proj' is read-only in the jail: its group is root, and its owner uid 4242 has no group of its own; a jail never writes as host root's group; to let the jail write it, chgrp it to the group its files should have (sbx then writes it as uid 4242 and that group)" <<<"$err")" = 1 ] &&
+	[ "$rec" = "its group is root, and its owner uid 4242 has no group of its own" ] &&
+	[[ "$text" == *"$BASE/g0proj, read-only: its group is root, and its owner uid 4242 has no group of its own"* ]]
+ok $? "root, -p agent: a project in group root whose owner has no group stays read-only, and the run log, record and inspect say why ($out: $err)"
+"$SBX" destroy g0 >/dev/null
+chgrp 4343 "$BASE/g0proj"
+capture run_in "$BASE/g0proj" -q -p agent --net none -- sh -c 'touch x; echo $?'
+[ "$out" = 0 ] && [ "$(stat -c %u:%g "$BASE/g0proj/x")" = 4242:4343 ]
+ok $? "root, -p agent: after the chgrp the run log asks for, it is written as its owner ($out: $err)"
 # A world-writable root-owned directory is a plain bind: not root's rights.
 mkdir -m 1777 "$BASE/shared"
 capture run_in "$BASE/shared" -p agent --net none -- sh -c 'touch x'

@@ -72,8 +72,8 @@ static void full_record(struct sbx_record *r)
 	fs->writable_layer = sdup("private");
 	fs->upper = sdup("disk/upper");
 	sbx_strv_push(&fs->shared, "/home/me/project (bind rw)");
-	fs->n_mounts = 2;
-	fs->mounts = sbx_xcalloc(2, sizeof(*fs->mounts));
+	fs->n_mounts = 3;
+	fs->mounts = sbx_xcalloc(3, sizeof(*fs->mounts));
 	fs->mounts[0] = (struct sbx_record_mount){.kind = sdup("bind"),
 						  .src = sdup("/home/me/project"),
 						  .dst = sdup("/work"),
@@ -82,6 +82,12 @@ static void full_record(struct sbx_record *r)
 	sbx_strv_push(&fs->mounts[0].git_named, ".husky/_");
 	fs->mounts[1] =
 	    (struct sbx_record_mount){.kind = sdup("tmpfs"), .dst = sdup("/tmp"), .written_as = -1};
+	fs->mounts[2] = (struct sbx_record_mount){
+	    .kind = sdup("bind"),
+	    .src = sdup("/srv/g0"),
+	    .dst = sdup("/srv/g0"),
+	    .read_only = sdup("its group is root, and its owner uid 4242 has no group of its own"),
+	    .written_as = -1};
 	fs->summary = sdup("image busybox, writable layer private to this sandbox");
 	fs->has_layers = true;
 	fs->n_layers = 1;
@@ -155,6 +161,9 @@ static void test_round_trip(void **state)
 	assert_true(back.policy.has_user);
 	assert_int_equal(back.policy.filesystem.mounts[0].written_as, 1000);
 	assert_int_equal(back.policy.filesystem.mounts[1].written_as, -1);
+	assert_null(back.policy.filesystem.mounts[0].read_only);
+	assert_string_equal(back.policy.filesystem.mounts[2].read_only,
+			    "its group is root, and its owner uid 4242 has no group of its own");
 	assert_null(back.policy.filesystem.mounts[1].src);
 	assert_string_equal(back.policy.filesystem.layers[0].upper, "disk/upper");
 	assert_int_equal(back.policy.disk, 1 << 30);
