@@ -18,26 +18,40 @@ void sbx_print_err(const struct sbx_err *err)
 	fprintf(stderr, "sbx: %s\n", sbx_err_str(err, buf, sizeof(buf)));
 }
 
+/*
+ * One line of sbx's own on stderr, whatever a path in it holds: a newline
+ * or an escape sequence in a directory's name (the project's, which the
+ * run log names) would otherwise print lines of its own, or move the
+ * cursor, where a reader takes them for sbx's.
+ */
+static void say_line(const char *prefix, const char *fmt, va_list ap)
+{
+	_cleanup_free_ char *text = NULL, *shown = NULL;
+
+	if (vasprintf(&text, fmt, ap) < 0) {
+		fprintf(stderr, "%sout of memory\n", prefix);
+		return;
+	}
+	shown = sbx_escape_display(text);
+	fprintf(stderr, "%s%s\n", prefix, shown);
+}
+
 void sbx_errorf(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("sbx: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say_line("sbx: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void sbx_warnf(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("sbx: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say_line("sbx: warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 struct sbx_state *sbx_cmd_state(struct sbx_cmd_ctx *ctx, struct sbx_err *err)

@@ -35,6 +35,7 @@ extern bool ini_allow_multiline;
 #define MAX_LINE   4096
 #define MAX_FILE   (1 << 20)
 #define LINE_SLACK 24 /* " = " and what the writer may add to a value */
+#define WHEN_HOST  " when host"
 
 /* The extends chain, for cycle detection. */
 struct chain {
@@ -195,6 +196,74 @@ static size_t var_name(const char *in, size_t *i, const char **name)
 	return n;
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * A quoted part, $'...' (in + *i is its '$'), as the writer makes it for a
+ * value it cannot put on a line as it is (sbx_profile_value_text): each
+ * character as it is but \\, \', \n, \t, \r and \xHH (not \x00).  Sets
+ * *i to the closing quote.
+ */
+static int quoted(const char *in, size_t *i, FILE *ms, struct sbx_err *err)
+{
+	for (size_t j = *i + 2;; j++) {
+		int hi, lo;
+
+		switch (in[j]) {
+		case '\0':
+			return sbx_err_set(err, 0, "$'...' without its closing quote in '%s'", in);
+		case '\'':
+			*i = j;
+			return 0;
+		case '\\':
+			break;
+		default:
+			fputc(in[j], ms);
+			continue;
+		}
+		switch (in[++j]) {
+		case '\\':
+		case '\'':
+			fputc(in[j], ms);
+			break;
+		case 'n':
+			fputc('\n', ms);
+			break;
+		case 't':
+			fputc('\t', ms);
+			break;
+		case 'r':
+			fputc('\r', ms);
+			break;
+		case 'x':
+			hi = hex_digit(in[j + 1]);
+			lo = hi < 0 ? -1 : hex_digit(in[j + 2]);
+			if (lo < 0 || hi * 16 + lo == 0)
+				return sbx_err_set(err, 0,
+						   "bad \\x in $'...' in '%s' (two hex digits, "
+						   "not 00)",
+						   in);
+			fputc(hi * 16 + lo, ms);
+			j += 2;
+			break;
+		default:
+			return sbx_err_set(err, 0,
+					   "bad escape in $'...' in '%s' (\\\\, \\', \\n, \\t, "
+					   "\\r or \\xHH)",
+					   in);
+		}
+	}
+}
+
 /* sbx_profile_expand(), with the characters of esc escaped in what a
  * variable puts in (sbx_profile_key_splits_paths). */
 static int expand(const char *in, const struct sbx_profile_vars *v, const char *esc, char **out,
@@ -221,6 +290,8 @@ static int expand(const char *in, const struct sbx_profile_vars *v, const char *
 		} else if (in[i + 1] == '$') {
 			fputc('$', ms);
 			i++;
+		} else if (in[i + 1] == '\'') {
+			r = quoted(in, &i, ms, err);
 		} else if ((n = var_name(in, &i, &name)) == 0) {
 			r = sbx_err_set(err, 0, "stray '$' in '%s' (write $$ for a literal $)", in);
 		} else if ((val = var_value(v, name, n, uidbuf, sizeof(uidbuf)))) {
@@ -372,11 +443,9 @@ static size_t max_content(void)
  */
 static bool fits_a_line(const char *key, const char *val)
 {
-	size_t n = strlen(key) + strlen(val) + LINE_SLACK;
+	_cleanup_free_ char *text = sbx_profile_value_text(val);
 
-	for (const char *p = val; *p; p++)
-		n += *p == '$';
-	return n <= max_content();
+	return strlen(key) + strlen(text) + LINE_SLACK <= max_content();
 }
 
 /* A scalar key (or a secret's name) set twice in one file is a mistake. */
@@ -456,6 +525,15 @@ static int handler(void *user, const char *section, const char *name, const char
 	}
 	if ((!k->repeat || strcmp(k->name, "*") == 0) && seen_before(f, section, name))
 		return 1;
+	/* " when host" is the profile's own text, never what a variable or a
+	 * quoted part puts in ($PWD of a directory named "x when host") */
+	if (sbx_profile_key_when_host(k) && strlen(value) > strlen(WHEN_HOST) &&
+	    strcmp(value + strlen(value) - strlen(WHEN_HOST), WHEN_HOST) == 0) {
+		if (!value_own)
+			value = value_own = sbx_xstrdup(value_in);
+		value_own[strlen(value_own) - strlen(WHEN_HOST)] = '\0';
+		sc.host_only = true;
+	}
 	if (expand(value, f->ld->vars, sbx_profile_key_splits_paths(k) ? ":\\" : NULL, &v, &e) <
 	    0) {
 		perr(f, f->line, "key '%s': %s", name, e.msg);

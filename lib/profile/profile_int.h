@@ -14,6 +14,9 @@
 struct sbx_profile_setctx {
 	const char *base_dir; /* relative rootfs/seccomp paths resolve here */
 	bool cli;	      /* from the command line: relative SRC uses the cwd */
+	/* the profile's text ended in " when host" (sbx_profile_key_when_host),
+	 * before any variable was expanded: a path is never taken for it */
+	bool host_only;
 };
 
 struct sbx_profile_key;
@@ -54,6 +57,17 @@ int sbx_profile_key_apply(struct sbx_config *c, const struct sbx_profile_key *k,
  * escaped so when it is expanded in them.
  */
 bool sbx_profile_key_splits_paths(const struct sbx_profile_key *k);
+/* Keys that take a trailing " when host" (bind, ro-bind, overlay). */
+bool sbx_profile_key_when_host(const struct sbx_profile_key *k);
+/*
+ * How the writer puts a value after "key = " so that the reader gives it
+ * back as it was: '$' doubled; a value with a control character (a
+ * newline would end the line: the rest would read as keys of its own), a
+ * blank at either end (the reader strips them), or that ends in " when
+ * host" is quoted whole, $'...', with \\, \', \n, \t, \r and \xHH
+ * inside ('#' and ';' as \x23 and \x3b).  A new string.
+ */
+char *sbx_profile_value_text(const char *val);
 /* A path of such a value with ':' and '\' escaped, as the writer puts it
  * (a new string). */
 char *sbx_profile_path_escape(const char *path);

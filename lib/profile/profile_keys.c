@@ -23,20 +23,14 @@ static int norm_path(const char *in, bool allow_dotdot, const char *what, char *
 		     struct sbx_err *err)
 {
 	char *r;
-	size_t o;
 
 	if (!in || in[0] != '/')
 		return sbx_err_set(err, 0, "%s '%s' is not an absolute path", what, in ? in : "");
 	r = sbx_path_clean(in, allow_dotdot ? SBX_DOTDOT_KEEP : SBX_DOTDOT_REFUSE);
 	if (!r)
 		return sbx_err_set(err, 0, "%s '%s' has a '..' component", what, in);
-	o = strlen(r);
-	/* A blank at the end (any that inih strips: tab, \v, \f, \r too)
-	 * would not survive `profile show`: refuse it rather than lose it. */
-	if (isspace((unsigned char)r[o - 1])) {
-		free(r);
-		return sbx_err_set(err, 0, "%s '%s' ends with a blank", what, in);
-	}
+	/* (a blank at the end, a newline: `profile show` and the record
+	 * quote them, sbx_profile_value_text) */
 	*out = r;
 	return 0;
 }
@@ -351,19 +345,11 @@ static int set_bind(struct sbx_config *c, const char *key, const char *val,
 	enum sbx_mount_kind kind = strcmp(key, "bind") == 0	 ? SBX_MNT_BIND
 				   : strcmp(key, "ro-bind") == 0 ? SBX_MNT_RO_BIND
 								 : SBX_MNT_OVERLAY;
-	_cleanup_free_ char *rawsrc = NULL, *rawdst = NULL, *src = NULL, *dst = NULL, *own = NULL;
-	static const char when_host[] = " when host";
-	bool optional = val[0] == '-', host_only = false;
-	size_t vl = strlen(val);
+	_cleanup_free_ char *rawsrc = NULL, *rawdst = NULL, *src = NULL, *dst = NULL;
+	bool optional = val[0] == '-';
 	const char *colon;
 	int r;
 
-	/* "SRC when host": only when the root is the host's (not an image). */
-	if (vl > strlen(when_host) && strcmp(val + vl - strlen(when_host), when_host) == 0) {
-		own = sbx_xstrndup(val, vl - strlen(when_host));
-		val = own;
-		host_only = true;
-	}
 	if (optional)
 		val++;
 	split_paths(val, &rawsrc, &rawdst, &colon);
@@ -394,7 +380,9 @@ static int set_bind(struct sbx_config *c, const char *key, const char *val,
 	if (r < 0)
 		return r;
 	add_mount(c, kind, steal_pointer(&src), steal_pointer(&dst), 0, optional);
-	c->mounts[c->n_mounts - 1].host_only = host_only;
+	/* "SRC when host": only when the root is the host's (not an image);
+	 * the reader took it off the profile's text (sbx_profile_key_when_host) */
+	c->mounts[c->n_mounts - 1].host_only = sc->host_only;
 	return 0;
 }
 
@@ -419,6 +407,11 @@ static int set_tmpfs(struct sbx_config *c, const char *key, const char *val,
 bool sbx_profile_key_splits_paths(const struct sbx_profile_key *k)
 {
 	return k->set == set_bind || k->set == set_tmpfs;
+}
+
+bool sbx_profile_key_when_host(const struct sbx_profile_key *k)
+{
+	return k->set == set_bind;
 }
 
 static int set_mask(struct sbx_config *c, const char *key, const char *val,

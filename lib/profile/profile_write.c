@@ -10,16 +10,62 @@
 #include <string.h>
 #include <sys/capability.h>
 
-/* "key = value" with '$' doubled so that the parser reads the value back. */
+static bool needs_quotes(const char *val)
+{
+	static const char when_host[] = " when host";
+	size_t n = strlen(val);
+
+	if (n && (val[0] == ' ' || val[0] == '\t' || val[n - 1] == ' ' || val[n - 1] == '\t'))
+		return true;
+	if (n >= strlen(when_host) && strcmp(val + n - strlen(when_host), when_host) == 0)
+		return true;
+	for (const unsigned char *p = (const unsigned char *)val; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return true;
+	return false;
+}
+
+char *sbx_profile_value_text(const char *val)
+{
+	char *out = sbx_xmalloc(4 * strlen(val) + 4), *o = out; /* \xHH each, $'' */
+
+	if (!needs_quotes(val)) {
+		for (const char *p = val; *p; p++) {
+			if (*p == '$')
+				*o++ = '$';
+			*o++ = *p;
+		}
+		*o = '\0';
+		return out;
+	}
+	*o++ = '$';
+	*o++ = '\'';
+	for (const unsigned char *p = (const unsigned char *)val; *p; p++) {
+		const char *named = *p == '\n' ? "n" : *p == '\t' ? "t" : *p == '\r' ? "r" : NULL;
+
+		if (*p == '\\' || *p == '\'') {
+			*o++ = '\\';
+			*o++ = (char)*p;
+		} else if (named) {
+			*o++ = '\\';
+			*o++ = named[0];
+		} else if (*p < 0x20 || *p == 0x7f || *p == '#' || *p == ';') {
+			o += sprintf(o, "\\x%02x", *p);
+		} else {
+			*o++ = (char)*p;
+		}
+	}
+	*o++ = '\'';
+	*o = '\0';
+	return out;
+}
+
+/* "key = value", written so that the parser reads the value back. */
 static void put(FILE *out, const char *key, const char *val)
 {
-	fprintf(out, "%s = ", key);
-	for (const char *p = val; *p; p++) {
-		if (*p == '$')
-			fputc('$', out);
-		fputc(*p, out);
-	}
-	fputc('\n', out);
+	_cleanup_free_ char *text = sbx_profile_value_text(val);
+
+	fprintf(out, "%s = %s\n", key, text);
 }
 
 void sbx_profile_fmt_size(uint64_t v, char *buf, size_t len)
@@ -92,10 +138,15 @@ void sbx_profile_write_mounts(const struct sbx_config *c, FILE *out)
 			src = sbx_profile_path_escape(m->src);
 			dst = sbx_profile_path_escape(m->dst);
 			v = strcmp(m->src, m->dst) == 0
-				? sbx_xasprintf("%s%s%s", m->optional ? "-" : "", src,
-						m->host_only ? " when host" : "")
-				: sbx_xasprintf("%s%s:%s%s", m->optional ? "-" : "", src, dst,
-						m->host_only ? " when host" : "");
+				? sbx_xasprintf("%s%s", m->optional ? "-" : "", src)
+				: sbx_xasprintf("%s%s:%s", m->optional ? "-" : "", src, dst);
+			if (m->host_only) { /* after the value, outside of its quotes */
+				_cleanup_free_ char *text = sbx_profile_value_text(v);
+
+				fprintf(out, "%s = %s when host\n", sbx_mount_kind_name(m->kind),
+					text);
+				continue;
+			}
 		}
 		put(out, sbx_mount_kind_name(m->kind), v);
 	}

@@ -4,8 +4,9 @@
  *
  * Feeds arbitrary bytes to sbx_profile_load_string() (the INI parser, key
  * table, value validation and variable expansion) and, when the text
- * parses, writes it back with sbx_profile_write() and parses that again:
- * the round trip must succeed.  Built and run by `make fuzz`.
+ * parses, writes it back with sbx_profile_write() and parses that again as
+ * a kept sandbox's record is read (sbx_profile_load_written): the round
+ * trip must succeed and write the same text.  Built and run by `make fuzz`.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -40,13 +41,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sbx_profile_write(&cfg, f);
 			fclose(f);
 			struct sbx_config again;
+			char *out2 = NULL;
+			size_t out2len = 0;
 
 			sbx_config_init(&again);
 			sbx_err_clear(&err);
-			if (sbx_profile_load_string(&again, out, "roundtrip.ini", &vars, &err) != 0) {
+			/* as `sbx exec` reads a kept sandbox's profile: the same
+			 * config again, so the same text written */
+			if (sbx_profile_load_written(&again, out, "roundtrip.ini", &vars, &err) != 0) {
 				fprintf(stderr, "round trip failed: %s\n--- input\n%s\n--- written\n%s\n",
 					err.msg, text, out);
 				abort();
+			}
+			f = open_memstream(&out2, &out2len);
+			if (f) {
+				sbx_profile_write(&again, f);
+				fclose(f);
+				if (strcmp(out, out2) != 0) {
+					fprintf(stderr, "round trip differs\n--- input\n%s\n--- written\n%s\n--- again\n%s\n",
+						text, out, out2);
+					abort();
+				}
+				free(out2);
 			}
 			sbx_config_free(&again);
 			free(out);

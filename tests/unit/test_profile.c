@@ -208,12 +208,6 @@ static void test_bad_paths(void **state)
 	expect_err("[filesystem]\ntmpfs = /t:huge\n", 2, "key 'tmpfs': bad size 'huge'");
 	expect_err("[filesystem]\nmask = /\n", 2, "key 'mask': cannot mount over '/'");
 	expect_err("[filesystem]\nbind = /a:\n", 2, "key 'bind': bad mount '/a:'");
-	expect_err("[filesystem]\nbind = /a /\n", 2, "key 'bind': source '/a /' ends with a blank");
-	/* Any blank inih strips: "/m\t//\v/" is "/m\t/\v" once normalised. */
-	expect_err("[filesystem]\ntmpfs = /m\t//\v/\n", 2,
-		   "key 'tmpfs': destination '/m\t//\v/' ends with a blank");
-	expect_err("[filesystem]\nbind = /a\f:/b\n", 2,
-		   "key 'bind': source '/a\f' ends with a blank");
 	expect_err("[filesystem]\nwatch = rel/x\n", 2,
 		   "key 'watch': watch path 'rel/x' is not an absolute path");
 	expect_err("[filesystem]\nwatch = /a/../b\n", 2,
@@ -797,6 +791,113 @@ static void test_colon_paths(void **state)
 	sbx_config_free(&c);
 }
 
+/* Write c, read it back as the record's profile is read; the second config. */
+static void reread(const struct sbx_config *c, const struct sbx_profile_vars *v,
+		   struct sbx_config *again, char **shown)
+{
+	struct sbx_err e;
+	char *two;
+
+	*shown = show(c);
+	sbx_config_init(again);
+	if (sbx_profile_load_written(again, *shown, "shown", v, &e) < 0)
+		fail_msg("re-reading:\n%s\nfailed: %s", *shown, e.msg);
+	two = show(again);
+	assert_string_equal(*shown, two);
+	free(two);
+}
+
+/*
+ * A value the writer cannot put on a line as it is: a directory whose name
+ * holds a newline and then "bind = ..." was written so into the record's
+ * profile, and `sbx exec` of the kept sandbox read a read-write bind of
+ * that path from it; a name ending in a blank was refused (the reader
+ * strips it); one ending in " when host" was taken for the suffix (the
+ * mount of another directory).  Now the writer quotes such a value,
+ * $'...', and the suffix is read from the profile's text only.
+ */
+static void test_quoted_values(void **state)
+{
+	static const struct sbx_profile_vars W = {.pwd =
+						      "/w/x\nbind = /etc\n[network]\nmode = host",
+						  .home = "/h/u when host",
+						  .user = "u",
+						  .uid = 1000};
+	static const struct sbx_profile_vars B = {
+	    .pwd = "/w/trailing \t", .home = "/h/ lead", .user = "u", .uid = 1000};
+	struct sbx_config c, again;
+	struct sbx_err e;
+	char *shown;
+
+	(void)state;
+	/* $'...' in a profile */
+	expect_ok(&c, "[env]\nset = $'A=x\\ny\\t\\\\ \\'q\\x01\\x23 \\x3b' and $$ \n");
+	assert_string_equal(c.env_set.v[0], "A=x\ny\t\\ 'q\x01# ; and $");
+	sbx_config_free(&c);
+	expect_err("[env]\nset = $'A=x\n", 2,
+		   "key 'set': $'...' without its closing quote in '$'A=x'");
+	expect_err("[env]\nset = $'A=\\q'\n", 2, "key 'set': bad escape in $'...'");
+	expect_err("[env]\nset = $'A=\\x00'\n", 2, "key 'set': bad \\x in $'...'");
+	expect_err("[env]\nset = $'A=\\x4'\n", 2, "key 'set': bad \\x in $'...'");
+
+	/* the project's name: one path, in the record as well */
+	sbx_config_init(&c);
+	if (sbx_profile_load_string(&c,
+				    "[filesystem]\noverlay = $PWD\nbind = $HOME\n"
+				    "overlay = -$HOME/c when host\n",
+				    "t", &W, &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_int_equal(c.n_mounts, 3);
+	assert_string_equal(c.mounts[0].src, W.pwd);
+	assert_string_equal(c.mounts[1].src, "/h/u when host");
+	assert_false(c.mounts[1].host_only);
+	assert_string_equal(c.mounts[2].src, "/h/u when host/c");
+	assert_true(c.mounts[2].host_only);
+	assert_int_equal(c.net, SBX_NET_NONE);
+	reread(&c, &W, &again, &shown);
+	assert_null(strstr(shown, "\nbind = /etc"));
+	assert_null(strstr(shown, "\nmode = host"));
+	assert_non_null(
+	    strstr(shown, "overlay = $'/w/x\\nbind = /etc\\n[network]\\nmode = host'\n"));
+	assert_non_null(strstr(shown, "bind = $'/h/u when host'\n"));
+	assert_non_null(strstr(shown, "overlay = -/h/u when host/c when host\n"));
+	assert_int_equal(again.n_mounts, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_string_equal(again.mounts[i].src, c.mounts[i].src);
+		assert_int_equal(again.mounts[i].host_only, c.mounts[i].host_only);
+	}
+	assert_int_equal(again.net, SBX_NET_NONE);
+	free(shown);
+	sbx_config_free(&again);
+	sbx_config_free(&c);
+
+	/* blanks at either end; the command line's -e and --bind */
+	sbx_config_init(&c);
+	if (sbx_profile_load_string(&c, "[filesystem]\noverlay = $PWD\ntmpfs = $HOME:1m\n", "t", &B,
+				    &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_int_equal(sbx_profile_set(&c, "env", "set", "K=-----BEGIN\nline\n-----END\n", &e),
+			 0);
+	assert_int_equal(sbx_profile_set(&c, "env", "set", "S= two ends ", &e), 0);
+	assert_int_equal(sbx_profile_set(&c, "filesystem", "bind", "/x when host", &e), 0);
+	assert_string_equal(c.mounts[0].src, "/w/trailing \t");
+	assert_string_equal(c.mounts[1].dst, "/h/ lead");
+	assert_string_equal(c.mounts[2].src, "/x when host");
+	assert_false(c.mounts[2].host_only);
+	reread(&c, &B, &again, &shown);
+	assert_int_equal(again.n_mounts, 3);
+	assert_string_equal(again.mounts[0].src, "/w/trailing \t");
+	assert_string_equal(again.mounts[1].dst, "/h/ lead");
+	assert_string_equal(again.mounts[2].src, "/x when host");
+	assert_false(again.mounts[2].host_only);
+	assert_int_equal(again.env_set.n, 2);
+	assert_string_equal(again.env_set.v[0], "K=-----BEGIN\nline\n-----END\n");
+	assert_string_equal(again.env_set.v[1], "S= two ends ");
+	free(shown);
+	sbx_config_free(&again);
+	sbx_config_free(&c);
+}
+
 /* ------------------------------------------------------------ built-ins */
 
 static void test_builtins(void **state)
@@ -965,20 +1066,35 @@ static void test_summary(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_unknown_section),  cmocka_unit_test(test_unknown_key),
-	    cmocka_unit_test(test_syntax),	     cmocka_unit_test(test_empty_lines),
-	    cmocka_unit_test(test_long_line),	     cmocka_unit_test(test_bad_values),
-	    cmocka_unit_test(test_bad_paths),	     cmocka_unit_test(test_bad_allow),
-	    cmocka_unit_test(test_bad_caps),	     cmocka_unit_test(test_bad_secrets),
-	    cmocka_unit_test(test_secret_inject),    cmocka_unit_test(test_every_error_reported),
-	    cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_extends_errors),
-	    cmocka_unit_test(test_inheritance),	     cmocka_unit_test(test_expansion),
-	    cmocka_unit_test(test_values),	     cmocka_unit_test(test_cli_set),
-	    cmocka_unit_test(test_finish),	     cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_colon_paths),	     cmocka_unit_test(test_builtins),
-	    cmocka_unit_test(test_builtin_contents), cmocka_unit_test(test_comments),
-	    cmocka_unit_test(test_overlay_jail_own), cmocka_unit_test(test_relative_profile_path),
-	    cmocka_unit_test(test_mutations),	     cmocka_unit_test(test_summary),
+	    cmocka_unit_test(test_unknown_section),
+	    cmocka_unit_test(test_unknown_key),
+	    cmocka_unit_test(test_syntax),
+	    cmocka_unit_test(test_empty_lines),
+	    cmocka_unit_test(test_long_line),
+	    cmocka_unit_test(test_bad_values),
+	    cmocka_unit_test(test_bad_paths),
+	    cmocka_unit_test(test_bad_allow),
+	    cmocka_unit_test(test_bad_caps),
+	    cmocka_unit_test(test_bad_secrets),
+	    cmocka_unit_test(test_secret_inject),
+	    cmocka_unit_test(test_every_error_reported),
+	    cmocka_unit_test(test_missing_file),
+	    cmocka_unit_test(test_extends_errors),
+	    cmocka_unit_test(test_inheritance),
+	    cmocka_unit_test(test_expansion),
+	    cmocka_unit_test(test_values),
+	    cmocka_unit_test(test_cli_set),
+	    cmocka_unit_test(test_finish),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_quoted_values),
+	    cmocka_unit_test(test_colon_paths),
+	    cmocka_unit_test(test_builtins),
+	    cmocka_unit_test(test_builtin_contents),
+	    cmocka_unit_test(test_comments),
+	    cmocka_unit_test(test_overlay_jail_own),
+	    cmocka_unit_test(test_relative_profile_path),
+	    cmocka_unit_test(test_mutations),
+	    cmocka_unit_test(test_summary),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,63 @@
+#!/bin/bash
+# tests/integration/run_odd_names.sh - a project directory whose name the
+# profile format cannot hold as it is.  The record keeps the resolved
+# profile as INI, and `sbx exec` of a kept sandbox reads it back: a
+# directory named "x<newline>bind = DIR" (a cloned repository can hold
+# one) put a line "bind = DIR" of its own there, and exec bound DIR
+# read-write.  A name ending in " when host" was taken for the profile's
+# suffix (the agent profile bound the directory "x" instead, a symlink to
+# anywhere), one ending in a blank was refused, and the run log printed a
+# newline in a name as a line of its own.  Now such values are quoted in
+# the record, the suffix is only the profile's own text, and each sbx
+# line stays one line.  As root and as an ordinary user.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/sbx.sh"
+
+need_tools jq
+sbx_modes
+sbx_base
+
+nl='
+'
+for mode in $MODES; do
+	if [ "$mode" = root ]; then owner=4242:4343; else owner=$UID_U:$UID_U; fi
+	D=$BASE/$mode
+	T=$D/target
+	mkdir -p "$T" "$D/x" "$D/x${nl}bind = $T" "$D/home" && chown -R "$owner" "$D" && chmod 0755 "$D"
+	H=(env HOME="$D/home") # the projects outside of the copy-on-write home
+
+	# the newline: exec into the kept sandbox gets no bind of its own
+	capture sbx_as_mode_in "$D/x${nl}bind = $T" "$mode" "${H[@]}" "$SBX" run --keep -n "nl-$mode" -- pwd
+	fs=$(grep -c '^sbx: filesystem: .*/x\\nbind = ' <<<"$err")
+	[ "$rc" = 0 ] && [ "$out" = "$D/x${nl}bind = $T" ] && [ "$fs" = 1 ] && ! grep -q '^bind = ' <<<"$err"
+	ok $? "$mode: a newline in the project's name: the run log's line stays one line ($rc: $err)"
+	capture sbx_as_mode "$mode" "${H[@]}" "$SBX" exec "nl-$mode" sh -c "pwd; echo x >$T/proof && echo WROTE"
+	[ "$(head -2 <<<"$out")" = "$D/x${nl}bind = $T" ] && [ ! -e "$T/proof" ]
+	ok $? "$mode: exec into that kept sandbox binds nothing the name wrote ($rc: $out)"
+	ini=$(sbx_as_mode "$mode" "${H[@]}" "$SBX" inspect --json "nl-$mode" | jq -r .profile.ini)
+	! grep -q "^bind = $T" <<<"$ini"
+	ok $? "$mode: the record's profile holds the name quoted, as one value"
+	sbx_as_mode "$mode" "${H[@]}" "$SBX" destroy "nl-$mode" >/dev/null
+
+	# a blank at the end: runs, and exec finds its copy-on-write view
+	B="$D/proj "
+	mkdir -p "$B" && chown "$owner" "$B"
+	capture sbx_as_mode_in "$B" "$mode" "${H[@]}" "$SBX" run -q --keep -n "bl-$mode" -- sh -c 'echo v >f && pwd'
+	[ "$rc" = 0 ] && [ "$out" = "$B" ] && [ ! -e "$B/f" ]
+	ok $? "$mode: a project whose name ends in a blank runs ($rc: $out $err)"
+	capture sbx_as_mode "$mode" "${H[@]}" "$SBX" exec "bl-$mode" cat f
+	[ "$rc" = 0 ] && [ "$out" = v ]
+	ok $? "$mode: exec into it sees its changes ($rc: $out $err)"
+	sbx_as_mode "$mode" "${H[@]}" "$SBX" destroy "bl-$mode" >/dev/null
+
+	# " when host" at the end: the agent profile binds this directory,
+	# not "x" (a symlink to another one)
+	W="$D/w when host"
+	mkdir -p "$W" "$D/other" && ln -sfn "$D/other" "$D/w" && chown -h "$owner" "$W" "$D/other" "$D/w"
+	capture sbx_as_mode_in "$W" "$mode" "${H[@]}" "$SBX" run -p agent --net none -- sh -c 'echo v >f && pwd'
+	[ "$rc" = 0 ] && [ "$out" = "$W" ] && [ -e "$W/f" ] && [ ! -e "$D/other/f" ] &&
+		[[ "$err" == *"shared: $W (bind rw"* ]]
+	ok $? "$mode: a project named '... when host' is the one bound read-write ($rc: $out $err)"
+done
+
+done_testing
