@@ -32,7 +32,7 @@ static void say_line(const char *prefix, const char *fmt, va_list ap)
 		fprintf(stderr, "%sout of memory\n", prefix);
 		return;
 	}
-	shown = sbx_escape_display(text);
+	shown = sbx_escape_controls(text);
 	fprintf(stderr, "%s%s\n", prefix, shown);
 }
 

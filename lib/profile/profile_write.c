@@ -22,7 +22,20 @@ static bool needs_quotes(const char *val)
 	for (const unsigned char *p = (const unsigned char *)val; *p; p++)
 		if (*p < 0x20 || *p == 0x7f)
 			return true;
-	return false;
+	/* bytes that are not UTF-8: the record's JSON holds text only */
+	return !sbx_utf8_valid(val, n);
+}
+
+/* How long the UTF-8 character at p is, 0 if it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n = *p < 0x80		 ? 1
+		   : (*p & 0xe0) == 0xc0 ? 2
+		   : (*p & 0xf0) == 0xe0 ? 3
+		   : (*p & 0xf8) == 0xf0 ? 4
+					 : 0;
+
+	return n && strnlen((const char *)p, n) == n && sbx_utf8_valid((const char *)p, n) ? n : 0;
 }
 
 char *sbx_profile_value_text(const char *val)
@@ -42,14 +55,19 @@ char *sbx_profile_value_text(const char *val)
 	*o++ = '\'';
 	for (const unsigned char *p = (const unsigned char *)val; *p; p++) {
 		const char *named = *p == '\n' ? "n" : *p == '\t' ? "t" : *p == '\r' ? "r" : NULL;
+		size_t u = *p >= 0x80 ? utf8_len(p) : 0;
 
-		if (*p == '\\' || *p == '\'') {
+		if (u) { /* a character as it is */
+			memcpy(o, p, u);
+			o += u;
+			p += u - 1;
+		} else if (*p == '\\' || *p == '\'') {
 			*o++ = '\\';
 			*o++ = (char)*p;
 		} else if (named) {
 			*o++ = '\\';
 			*o++ = named[0];
-		} else if (*p < 0x20 || *p == 0x7f || *p == '#' || *p == ';') {
+		} else if (*p < 0x20 || *p >= 0x7f || *p == '#' || *p == ';') {
 			o += sprintf(o, "\\x%02x", *p);
 		} else {
 			*o++ = (char)*p;

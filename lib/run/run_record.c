@@ -184,6 +184,9 @@ static void shared_mount(struct sbx_record_filesystem *fs, const struct sbx_moun
 {
 	_cleanup_free_ char *as = NULL;
 	_cleanup_free_ char *git = NULL;
+	/* the summary is text to read: a name's newline or bytes that are not
+	 * UTF-8 as \n, \xNN (the mounts keep the path itself) */
+	_cleanup_free_ char *src = sbx_escape_controls(m->src);
 	char *s;
 
 	if (read_only)
@@ -203,9 +206,9 @@ static void shared_mount(struct sbx_record_filesystem *fs, const struct sbx_moun
 		    "; its .git read-only%s%s: git would run its hooks and config on "
 		    "the host (--bind %s/.git to let the command write %s)",
 		    named ? ", and what its git config names: " : "", named ? named : "",
-		    strcmp(m->src, "/") == 0 ? "" : m->src, named ? "them" : "it");
+		    strcmp(m->src, "/") == 0 ? "" : src, named ? "them" : "it");
 	}
-	s = sbx_xasprintf("%s (%s%s%s)", m->src, m->kind == SBX_MNT_BIND ? "bind rw" : "bind ro",
+	s = sbx_xasprintf("%s (%s%s%s)", src, m->kind == SBX_MNT_BIND ? "bind rw" : "bind ro",
 			  as ? as : "", git ? git : "");
 	if (*n < len)
 		*n += (size_t)snprintf(sum + *n, len - *n, "; shared: %s", s);
@@ -232,6 +235,9 @@ static void fs_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 		/* An optional source that is not there went in as nothing.  A
 		 * read-write one is said: what the command writes at its place
 		 * (an agent's login, under a copy-on-write home) is not kept. */
+		_cleanup_free_ char *shown = sbx_escape_controls(m->src ? m->src : m->dst);
+		_cleanup_free_ char *dst = sbx_escape_controls(m->dst);
+
 		if (m->optional && m->src && stat(m->src, &st) < 0) {
 			if (m->kind == SBX_MNT_BIND && n < sizeof(sum))
 				n += (size_t)snprintf(
@@ -239,7 +245,7 @@ static void fs_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 				    "; not bound: %s is not on the host (what the "
 				    "command writes there is not kept: create it on "
 				    "the host first to keep it)",
-				    m->src);
+				    shown);
 			continue;
 		}
 		uid_t owner = c->jail.mount_owner ? c->jail.mount_owner[i] : (uid_t)-1;
@@ -262,8 +268,7 @@ static void fs_policy(struct sbx_run *c, struct sbx_record_filesystem *fs)
 		if (m->kind == SBX_MNT_BIND || m->kind == SBX_MNT_RO_BIND)
 			shared_mount(fs, m, owner, ro, sum, sizeof(sum), &n);
 		else if (m->kind == SBX_MNT_OVERLAY && n < sizeof(sum))
-			n += (size_t)snprintf(sum + n, sizeof(sum) - n, "; %s copy-on-write",
-					      m->dst);
+			n += (size_t)snprintf(sum + n, sizeof(sum) - n, "; %s copy-on-write", dst);
 	}
 	if (fs->shared.n == 0 && n < sizeof(sum))
 		snprintf(sum + n, sizeof(sum) - n, "; nothing shared with the host read-write");

@@ -104,6 +104,26 @@ static void set(json_t *o, const char *k, json_t *v)
 	json_object_set_new(o, k, v);
 }
 
+/*
+ * A host path: JSON holds text, and a path that is not UTF-8 (a name in
+ * Latin-1, "caf\xe9") is kept whole as KEY_hex beside KEY's text (with
+ * U+FFFD where it is not UTF-8): diff, apply and exec open the path
+ * itself (get_path).
+ */
+static void set_path(json_t *o, const char *k, const char *p)
+{
+	set(o, k, str(p));
+	if (p && !sbx_utf8_valid(p, strlen(p))) {
+		size_t n = strlen(p);
+		_cleanup_free_ char *hex = sbx_xmalloc(2 * n + 1);
+		_cleanup_free_ char *key = sbx_xasprintf("%s_hex", k);
+
+		for (size_t i = 0; i < n; i++)
+			snprintf(hex + 2 * i, 3, "%02x", (unsigned char)p[i]);
+		set(o, key, json_string(hex));
+	}
+}
+
 static json_t *user_json(const struct sbx_record_user *u)
 {
 	json_t *o = json_object();
@@ -130,8 +150,8 @@ static json_t *fs_json(const struct sbx_record_filesystem *fs)
 		json_t *mj = json_object();
 
 		set(mj, "kind", str(m->kind));
-		set(mj, "src", str(m->src));
-		set(mj, "dst", str(m->dst));
+		set_path(mj, "src", m->src);
+		set_path(mj, "dst", m->dst);
 		if (m->read_only)
 			set(mj, "read_only", str(m->read_only));
 		else if (m->written_as >= 0)
@@ -146,9 +166,9 @@ static json_t *fs_json(const struct sbx_record_filesystem *fs)
 		const struct sbx_record_layer *l = &fs->layers[i];
 		json_t *lj = json_object();
 
-		set(lj, "target", str(l->target));
+		set_path(lj, "target", l->target);
 		set(lj, "upper", str(l->upper));
-		set(lj, "lower", str(l->lower));
+		set_path(lj, "lower", l->lower);
 		json_array_append_new(layers, lj);
 	}
 	set(o, "writable_layer", str(fs->writable_layer));
@@ -279,7 +299,7 @@ json_t *sbx_record_to_json(const struct sbx_record *r)
 	if (r->has_command)
 		set(o, "command", strv(&r->command));
 	if (r->workdir)
-		set(o, "workdir", str(r->workdir));
+		set_path(o, "workdir", r->workdir);
 	if (r->profile.set)
 		set(o, "profile",
 		    json_pack("{s:o, s:o, s:o}", "name", str(r->profile.name), "sources",
@@ -348,6 +368,32 @@ static char *get_str(struct rd *d, const json_t *o, const char *k)
 	const json_t *v = field(d, o, k, JSON_STRING);
 
 	return v ? sbx_xstrndup(json_string_value(v), json_string_length(v)) : NULL;
+}
+
+/* A host path set_path() wrote: KEY_hex when there is one. */
+static char *get_path(struct rd *d, const json_t *o, const char *k)
+{
+	_cleanup_free_ char *key = sbx_xasprintf("%s_hex", k);
+	const json_t *h = json_is_object(o) ? json_object_get(o, key) : NULL;
+	const char *x = json_is_string(h) ? json_string_value(h) : NULL;
+	size_t n = x ? strlen(x) : 0;
+	char *p;
+
+	if (!x || n % 2 || strspn(x, "0123456789abcdef") != n)
+		return get_str(d, o, k);
+	p = sbx_xmalloc(n / 2 + 1);
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		sscanf(x + 2 * i, "%2x", &v);
+		p[i] = (char)v;
+	}
+	p[n / 2] = '\0';
+	if (strlen(p) != n / 2) { /* a NUL: not a path */
+		free(p);
+		return get_str(d, o, k);
+	}
+	return p;
 }
 
 static int64_t get_int(struct rd *d, const json_t *o, const char *k, int64_t dflt)
@@ -423,8 +469,8 @@ static void read_fs(struct rd *d, const json_t *o, struct sbx_record_filesystem 
 		struct sbx_record_mount *m = &fs->mounts[fs->n_mounts++];
 
 		m->kind = get_str(d, v, "kind");
-		m->src = get_str(d, v, "src");
-		m->dst = get_str(d, v, "dst");
+		m->src = get_path(d, v, "src");
+		m->dst = get_path(d, v, "dst");
 		m->read_only = get_str(d, v, "read_only");
 		m->written_as = get_int(d, v, "written_as", -1);
 		m->git_ro = get_bool(d, v, "git_read_only");
@@ -437,9 +483,9 @@ static void read_fs(struct rd *d, const json_t *o, struct sbx_record_filesystem 
 	{
 		struct sbx_record_layer *l = &fs->layers[fs->n_layers++];
 
-		l->target = get_str(d, v, "target");
+		l->target = get_path(d, v, "target");
 		l->upper = get_str(d, v, "upper");
-		l->lower = get_str(d, v, "lower");
+		l->lower = get_path(d, v, "lower");
 	}
 }
 
@@ -566,7 +612,7 @@ static void read_top(struct rd *d, const json_t *j, struct sbx_record *r)
 	r->init_start = (uint64_t)get_int(d, j, "init_start", 0);
 	r->has_command = field(d, j, "command", JSON_ARRAY) != NULL;
 	get_strv(d, j, "command", &r->command);
-	r->workdir = get_str(d, j, "workdir");
+	r->workdir = get_path(d, j, "workdir");
 	r->kept_set = field(d, j, "kept", JSON_TRUE) != NULL;
 	r->kept = get_bool(d, j, "kept");
 	r->keep_reason = get_str(d, j, "keep_reason");

@@ -588,7 +588,7 @@ bool sbx_utf8_valid(const char *s, size_t len)
 	return true;
 }
 
-char *sbx_escape_display(const char *s)
+static char *escape(const char *s, bool backslash)
 {
 	size_t len = strlen(s), cap = len * 4 + 1, o = 0;
 	char *out = sbx_xmalloc(cap);
@@ -631,7 +631,7 @@ char *sbx_escape_display(const char *s)
 			break;
 		case '\\':
 			memcpy(out + o, "\\\\", 2);
-			o += 2;
+			o += backslash ? 2 : 1;
 			break;
 		default:
 			if (*p < 0x20 || *p == 0x7f)
@@ -643,6 +643,16 @@ char *sbx_escape_display(const char *s)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+char *sbx_escape_display(const char *s)
+{
+	return escape(s, true);
+}
+
+char *sbx_escape_controls(const char *s)
+{
+	return escape(s, false);
 }
 
 void sbx_mountinfo_unescape(char *s)

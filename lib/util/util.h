@@ -200,6 +200,9 @@ bool sbx_fd_is_named(int fd, int dirfd, const char *name);
 /* Escape a string for a single-line terminal display: control characters
  * and invalid UTF-8 become \n, \xNN...  Returns a malloc'd string. */
 char *sbx_escape_display(const char *s);
+/* The same, but a backslash stays one: for a line that may already hold
+ * escaped text (sbx's own stderr lines). */
+char *sbx_escape_controls(const char *s);
 
 /* Valid UTF-8? (for JSON: invalid names are escaped before output) */
 bool sbx_utf8_valid(const char *s, size_t len);

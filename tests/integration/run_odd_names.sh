@@ -58,6 +58,25 @@ for mode in $MODES; do
 	[ "$rc" = 0 ] && [ "$out" = "$W" ] && [ -e "$W/f" ] && [ ! -e "$D/other/f" ] &&
 		[[ "$err" == *"shared: $W (bind rw"* ]]
 	ok $? "$mode: a project named '... when host' is the one bound read-write ($rc: $out $err)"
+
+	# a name that is not UTF-8 (Latin-1): the record keeps the path
+	# itself, so exec, diff and apply find the directory
+	L=$(printf '%s/caf\351' "$D")
+	mkdir -p "$L" && chown "$owner" "$L"
+	capture sbx_as_mode_in "$L" "$mode" "${H[@]}" "$SBX" run --keep -n "l1-$mode" -- sh -c 'echo v >f && pwd'
+	[ "$rc" = 0 ] && [ "$out" = "$L" ] && [ ! -e "$L/f" ] &&
+		grep -q "^sbx: filesystem: .*/caf\\\\xe9 copy-on-write" <<<"$err"
+	ok $? "$mode: a project whose name is not UTF-8 runs, and the run log shows \\xe9 ($rc: $err)"
+	capture sbx_as_mode "$mode" "${H[@]}" "$SBX" exec "l1-$mode" cat f
+	[ "$rc" = 0 ] && [ "$out" = v ]
+	ok $? "$mode: exec into it sees its changes ($rc: $out $err)"
+	capture sbx_as_mode "$mode" "${H[@]}" "$SBX" diff "l1-$mode"
+	[ "$rc" = 0 ] && [[ "$out" == *"+++ b/f"* ]]
+	ok $? "$mode: diff shows them ($rc: $out $err)"
+	capture sbx_as_mode "$mode" "${H[@]}" "$SBX" apply "l1-$mode"
+	[ "$rc" = 0 ] && [ "$(cat "$L/f")" = v ]
+	ok $? "$mode: apply writes them to the directory ($rc: $out $err)"
+	sbx_as_mode "$mode" "${H[@]}" "$SBX" destroy "l1-$mode" >/dev/null
 done
 
 done_testing

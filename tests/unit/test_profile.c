@@ -825,6 +825,8 @@ static void test_quoted_values(void **state)
 						  .uid = 1000};
 	static const struct sbx_profile_vars B = {
 	    .pwd = "/w/trailing \t", .home = "/h/ lead", .user = "u", .uid = 1000};
+	static const struct sbx_profile_vars L = {
+	    .pwd = "/w/caf\xe9 \xc3\xa9", .home = "/h/u", .user = "u", .uid = 1000};
 	struct sbx_config c, again;
 	struct sbx_err e;
 	char *shown;
@@ -893,6 +895,19 @@ static void test_quoted_values(void **state)
 	assert_int_equal(again.env_set.n, 2);
 	assert_string_equal(again.env_set.v[0], "K=-----BEGIN\nline\n-----END\n");
 	assert_string_equal(again.env_set.v[1], "S= two ends ");
+	free(shown);
+	sbx_config_free(&again);
+	sbx_config_free(&c);
+
+	/* a name that is not UTF-8 (the record is JSON: text only); a valid
+	 * character beside it stays as it is */
+	sbx_config_init(&c);
+	if (sbx_profile_load_string(&c, "[filesystem]\noverlay = $PWD\n", "t", &L, &e) < 0)
+		fail_msg("%s", e.msg);
+	reread(&c, &L, &again, &shown);
+	assert_non_null(strstr(shown, "overlay = $'/w/caf\\xe9 \xc3\xa9'\n"));
+	assert_true(sbx_utf8_valid(shown, strlen(shown)));
+	assert_string_equal(again.mounts[0].src, L.pwd);
 	free(shown);
 	sbx_config_free(&again);
 	sbx_config_free(&c);

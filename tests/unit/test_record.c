@@ -84,7 +84,7 @@ static void full_record(struct sbx_record *r)
 	    (struct sbx_record_mount){.kind = sdup("tmpfs"), .dst = sdup("/tmp"), .written_as = -1};
 	fs->mounts[2] = (struct sbx_record_mount){
 	    .kind = sdup("bind"),
-	    .src = sdup("/srv/g0"),
+	    .src = sdup("/srv/caf\xe9"), /* not UTF-8: kept whole */
 	    .dst = sdup("/srv/g0"),
 	    .read_only = sdup("its group is root, and its owner uid 4242 has no group of its own"),
 	    .written_as = -1};
@@ -162,6 +162,8 @@ static void test_round_trip(void **state)
 	assert_int_equal(back.policy.filesystem.mounts[0].written_as, 1000);
 	assert_int_equal(back.policy.filesystem.mounts[1].written_as, -1);
 	assert_null(back.policy.filesystem.mounts[0].read_only);
+	assert_string_equal(back.policy.filesystem.mounts[2].src, "/srv/caf\xe9");
+	assert_string_equal(back.policy.filesystem.mounts[2].dst, "/srv/g0");
 	assert_string_equal(back.policy.filesystem.mounts[2].read_only,
 			    "its group is root, and its owner uid 4242 has no group of its own");
 	assert_null(back.policy.filesystem.mounts[1].src);

@@ -349,6 +349,11 @@ static void test_escape(void **state)
 	escaped_is("trunc \xe2\x9c", "trunc \\xe2\\x9c");
 	escaped_is("overlong \xc0\xaf", "overlong \\xc0\\xaf");
 	escaped_is("", "");
+	/* sbx's stderr lines: controls escaped, a backslash kept as it is */
+	char *c = sbx_escape_controls("a\\n\nb \x1b[2J \xff");
+
+	assert_string_equal(c, "a\\n\\nb \\x1b[2J \\xff");
+	free(c);
 }
 
 static void test_utf8(void **state)
