@@ -27,15 +27,24 @@
  */
 #pragma weak ini_max_line
 #pragma weak ini_allow_multiline
+#pragma weak ini_use_stack
+#pragma weak ini_initial_alloc
+#pragma weak ini_allow_realloc
 extern int ini_max_line;
 extern bool ini_allow_multiline;
+extern bool ini_use_stack;
+extern int ini_initial_alloc;
+extern bool ini_allow_realloc;
 
 #define MAX_ERRORS 100
 #define MAX_DEPTH  16
 #define MAX_LINE   4096
 #define MAX_FILE   (1 << 20)
-#define LINE_SLACK 24 /* " = " and what the writer may add to a value */
-#define WHEN_HOST  " when host"
+/* A written profile (a kept sandbox's record): a value from the command
+ * line may be long (-e with a certificate, quoted: up to 4 bytes each). */
+#define MAX_WRITTEN_LINE MAX_FILE
+#define LINE_SLACK	 24 /* " = " and what the writer may add to a value */
+#define WHEN_HOST	 " when host"
 
 /* The extends chain, for cycle detection. */
 struct chain {
@@ -539,7 +548,7 @@ static int handler(void *user, const char *section, const char *name, const char
 		perr(f, f->line, "key '%s': %s", name, e.msg);
 		return 1;
 	}
-	if (!fits_a_line(name, v)) {
+	if (!f->ld->written && !fits_a_line(name, v)) {
 		perr(f, f->line, "key '%s': value too long (more than %zu bytes after expansion)",
 		     name, max_content() - strlen(name) - LINE_SLACK);
 		return 1;
@@ -553,10 +562,19 @@ static int handler(void *user, const char *section, const char *name, const char
 
 /* ------------------------------------------------------------ loading */
 
-static void set_ini_options(void)
+static void set_ini_options(bool written)
 {
+	/* a long line only in a written profile, in a buffer on the heap */
+	bool heap = written && &ini_max_line && &ini_use_stack && &ini_initial_alloc;
+
 	if (&ini_max_line)
-		ini_max_line = MAX_LINE;
+		ini_max_line = heap ? MAX_WRITTEN_LINE : MAX_LINE;
+	if (&ini_use_stack)
+		ini_use_stack = !heap;
+	if (&ini_initial_alloc)
+		ini_initial_alloc = heap ? MAX_WRITTEN_LINE : 200;
+	if (&ini_allow_realloc)
+		ini_allow_realloc = false;
 	if (&ini_allow_multiline)
 		ini_allow_multiline = false;
 }
@@ -570,7 +588,7 @@ static void run_pass(struct pfile *f, const char *text, bool pass1)
 	f->line = 0;
 	f->section[0] = '\0';
 	f->section_ok = false;
-	set_ini_options();
+	set_ini_options(f->ld->written);
 	r = ini_parse_stream(reader, f, handler, f);
 	if (!pass1 && r > 0) /* a line inih refused that the reader let through */
 		perr(f, r, "syntax error");

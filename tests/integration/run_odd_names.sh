@@ -59,6 +59,15 @@ for mode in $MODES; do
 		[[ "$err" == *"shared: $W (bind rw"* ]]
 	ok $? "$mode: a project named '... when host' is the one bound read-write ($rc: $out $err)"
 
+	# a long value of several lines on the command line (a certificate):
+	# exec into the kept sandbox reads the record's profile back
+	cert=$(for i in $(seq 200); do echo "line $i $(printf '%060d' "$i")"; done)
+	capture sbx_as_mode_in "$D" "$mode" "${H[@]}" "$SBX" run -q --keep -n "ce-$mode" -e "CERT=$cert" -- true
+	capture sbx_as_mode "$mode" "${H[@]}" "$SBX" exec "ce-$mode" sh -c 'printf %s "$CERT"'
+	[ "$rc" = 0 ] && [ "$out" = "$cert" ]
+	ok $? "$mode: exec into a sandbox run with a 14 KB value of 200 lines gets it whole ($rc: $err)"
+	sbx_as_mode "$mode" "${H[@]}" "$SBX" destroy "ce-$mode" >/dev/null
+
 	# a name that is not UTF-8 (Latin-1): the record keeps the path
 	# itself, so exec, diff and apply find the directory
 	L=$(printf '%s/caf\351' "$D")

@@ -899,6 +899,23 @@ static void test_quoted_values(void **state)
 	sbx_config_free(&again);
 	sbx_config_free(&c);
 
+	/* a long value from the command line (a certificate in -e): the
+	 * written profile holds it on one long line */
+	char *big = sbx_xmalloc(100004);
+
+	memcpy(big, "C=", 2);
+	for (size_t i = 2; i < 100002; i++)
+		big[i] = i % 64 ? 'a' + (char)(i % 26) : '\n';
+	big[100002] = '\0';
+	sbx_config_init(&c);
+	assert_int_equal(sbx_profile_set(&c, "env", "set", big, &e), 0);
+	reread(&c, &V, &again, &shown);
+	assert_string_equal(again.env_set.v[0], big);
+	free(big);
+	free(shown);
+	sbx_config_free(&again);
+	sbx_config_free(&c);
+
 	/* a name that is not UTF-8 (the record is JSON: text only); a valid
 	 * character beside it stays as it is */
 	sbx_config_init(&c);
