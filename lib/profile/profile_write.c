@@ -26,18 +26,6 @@ static bool needs_quotes(const char *val)
 	return !sbx_utf8_valid(val, n);
 }
 
-/* How long the UTF-8 character at p is, 0 if it is not one. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n = *p < 0x80		 ? 1
-		   : (*p & 0xe0) == 0xc0 ? 2
-		   : (*p & 0xf0) == 0xe0 ? 3
-		   : (*p & 0xf8) == 0xf0 ? 4
-					 : 0;
-
-	return n && strnlen((const char *)p, n) == n && sbx_utf8_valid((const char *)p, n) ? n : 0;
-}
-
 char *sbx_profile_value_text(const char *val)
 {
 	char *out = sbx_xmalloc(4 * strlen(val) + 4), *o = out; /* \xHH each, $'' */
@@ -55,7 +43,7 @@ char *sbx_profile_value_text(const char *val)
 	*o++ = '\'';
 	for (const unsigned char *p = (const unsigned char *)val; *p; p++) {
 		const char *named = *p == '\n' ? "n" : *p == '\t' ? "t" : *p == '\r' ? "r" : NULL;
-		size_t u = *p >= 0x80 ? utf8_len(p) : 0;
+		size_t u = *p >= 0x80 ? sbx_utf8_char_len((const char *)p) : 0;
 
 		if (u) { /* a character as it is */
 			memcpy(o, p, u);

@@ -84,15 +84,10 @@ json_t *sbx_json_string_lossy(const char *s, size_t len)
 		return json_stringn(s, len);
 	out = o = sbx_xmalloc(len * 3 + 1);
 	while (p < e) {
-		size_t n = *p < 0x80		 ? 1
-			   : (*p & 0xe0) == 0xc0 ? 2
-			   : (*p & 0xf0) == 0xe0 ? 3
-			   : (*p & 0xf8) == 0xf0 ? 4
-						 : 0;
+		/* (a NUL would truncate C readers: replaced too) */
+		size_t n = *p ? sbx_utf8_char_len((const char *)p) : 0;
 
-		if (*p == 0) {
-			n = 0; /* NUL would truncate C readers: replace it too */
-		} else if (n && (size_t)(e - p) >= n && sbx_utf8_valid((const char *)p, n)) {
+		if (n && (size_t)(e - p) >= n) {
 			memcpy(o, p, n);
 			o += n;
 			p += n;

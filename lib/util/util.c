@@ -588,6 +588,18 @@ bool sbx_utf8_valid(const char *s, size_t len)
 	return true;
 }
 
+size_t sbx_utf8_char_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = *p < 0x80		 ? 1
+		   : (*p & 0xe0) == 0xc0 ? 2
+		   : (*p & 0xf0) == 0xe0 ? 3
+		   : (*p & 0xf8) == 0xf0 ? 4
+					 : 0;
+
+	return n && strnlen(s, n) == n && sbx_utf8_valid(s, n) ? n : 0;
+}
+
 static char *escape(const char *s, bool backslash)
 {
 	size_t len = strlen(s), cap = len * 4 + 1, o = 0;
@@ -599,12 +611,8 @@ static char *escape(const char *s, bool backslash)
 
 		/* Pass through valid multibyte UTF-8 sequences. */
 		if (*p >= 0x80) {
-			n = (*p & 0xe0) == 0xc0	  ? 2
-			    : (*p & 0xf0) == 0xe0 ? 3
-			    : (*p & 0xf8) == 0xf0 ? 4
-						  : 0;
-			if (n && strnlen((const char *)p, n) == n &&
-			    sbx_utf8_valid((const char *)p, n)) {
+			n = sbx_utf8_char_len((const char *)p);
+			if (n) {
 				/* Reject C1 controls (U+0080..U+009F). */
 				if (!(n == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
 					memcpy(out + o, p, n);

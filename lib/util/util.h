@@ -206,6 +206,9 @@ char *sbx_escape_controls(const char *s);
 
 /* Valid UTF-8? (for JSON: invalid names are escaped before output) */
 bool sbx_utf8_valid(const char *s, size_t len);
+/* How long the UTF-8 character at s is (1-4), 0 if none starts there (or
+ * at its NUL). */
+size_t sbx_utf8_char_len(const char *s);
 
 /* Decode mountinfo's octal escapes (\040 space, \011 tab, \012 nl, \134
  * backslash) in place. */
