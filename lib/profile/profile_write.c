@@ -19,9 +19,17 @@ static bool needs_quotes(const char *val)
 		return true;
 	if (n >= strlen(when_host) && strcmp(val + n - strlen(when_host), when_host) == 0)
 		return true;
-	for (const unsigned char *p = (const unsigned char *)val; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
+	for (size_t i = 0; i < n; i++) {
+		/* a '~' the reader would take for $HOME/ (profile.c, tilde_here):
+		 * at the start, after a '-' there, or after a ':' not written
+		 * "\:" (-e PATH=/bin:~/bin is one value, not the home's) */
+		bool at = i == 0 || (i == 1 && val[0] == '-') ||
+			  (val[i - 1] == ':' && (i < 2 || val[i - 2] != '\\'));
+
+		if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f ||
+		    (val[i] == '~' && (val[i + 1] == '/' || !val[i + 1]) && at))
 			return true;
+	}
 	/* bytes that are not UTF-8: the record's JSON holds text only */
 	return !sbx_utf8_valid(val, n);
 }

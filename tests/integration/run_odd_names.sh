@@ -23,7 +23,8 @@ for mode in $MODES; do
 	if [ "$mode" = root ]; then owner=4242:4343; else owner=$UID_U:$UID_U; fi
 	D=$BASE/$mode
 	T=$D/target
-	mkdir -p "$T" "$D/x" "$D/x${nl}bind = $T" "$D/home" && chown -R "$owner" "$D" && chmod 0755 "$D"
+	L=$(printf '%s/caf\351' "$D")
+	mkdir -p "$T" "$D/x" "$D/x${nl}bind = $T" "$D/home" "$L" && chown -R "$owner" "$D" && chmod 0755 "$D"
 	H=(env HOME="$D/home") # the projects outside of the copy-on-write home
 
 	# the newline: exec into the kept sandbox gets no bind of its own
@@ -62,16 +63,20 @@ for mode in $MODES; do
 	# a long value of several lines on the command line (a certificate):
 	# exec into the kept sandbox reads the record's profile back
 	cert=$(for i in $(seq 200); do echo "line $i $(printf '%060d' "$i")"; done)
-	capture sbx_as_mode_in "$D" "$mode" "${H[@]}" "$SBX" run -q --keep -n "ce-$mode" -e "CERT=$cert" -- true
+	capture sbx_as_mode_in "$D" "$mode" "${H[@]}" "$SBX" run -q --keep -n "ce-$mode" -e "CERT=$cert" \
+		-e 'P=/bin:~/bin' -- true
 	capture sbx_as_mode "$mode" "${H[@]}" "$SBX" exec "ce-$mode" sh -c 'printf %s "$CERT"'
 	[ "$rc" = 0 ] && [ "$out" = "$cert" ]
 	ok $? "$mode: exec into a sandbox run with a 14 KB value of 200 lines gets it whole ($rc: $err)"
+	capture sbx_as_mode "$mode" "${H[@]}" "$SBX" exec "ce-$mode" sh -c 'printf %s "$P"'
+	[ "$rc" = 0 ] && [ "$out" = '/bin:~/bin' ]
+	ok $? "$mode: and -e P=/bin:~/bin as it was, not with the home put in ($rc: $out $err)"
 	sbx_as_mode "$mode" "${H[@]}" "$SBX" destroy "ce-$mode" >/dev/null
 
 	# a name that is not UTF-8 (Latin-1): the record keeps the path
 	# itself, so exec, diff and apply find the directory
-	L=$(printf '%s/caf\351' "$D")
-	mkdir -p "$L" && chown "$owner" "$L"
+	# (made at the start: apply takes a directory changed within 20 ms of
+	# the sandbox's start for one changed after it)
 	capture sbx_as_mode_in "$L" "$mode" "${H[@]}" "$SBX" run --keep -n "l1-$mode" -- sh -c 'echo v >f && pwd'
 	[ "$rc" = 0 ] && [ "$out" = "$L" ] && [ ! -e "$L/f" ] &&
 		grep -q "^sbx: filesystem: .*/caf\\\\xe9 copy-on-write" <<<"$err"

@@ -881,6 +881,7 @@ static void test_quoted_values(void **state)
 	assert_int_equal(sbx_profile_set(&c, "env", "set", "K=-----BEGIN\nline\n-----END\n", &e),
 			 0);
 	assert_int_equal(sbx_profile_set(&c, "env", "set", "S= two ends ", &e), 0);
+	assert_int_equal(sbx_profile_set(&c, "env", "set", "P=/bin:~/bin:~", &e), 0);
 	assert_int_equal(sbx_profile_set(&c, "filesystem", "bind", "/x when host", &e), 0);
 	assert_string_equal(c.mounts[0].src, "/w/trailing \t");
 	assert_string_equal(c.mounts[1].dst, "/h/ lead");
@@ -892,9 +893,11 @@ static void test_quoted_values(void **state)
 	assert_string_equal(again.mounts[1].dst, "/h/ lead");
 	assert_string_equal(again.mounts[2].src, "/x when host");
 	assert_false(again.mounts[2].host_only);
-	assert_int_equal(again.env_set.n, 2);
+	assert_int_equal(again.env_set.n, 3);
 	assert_string_equal(again.env_set.v[0], "K=-----BEGIN\nline\n-----END\n");
 	assert_string_equal(again.env_set.v[1], "S= two ends ");
+	/* a literal '~' where the reader expands one stays a '~' */
+	assert_string_equal(again.env_set.v[2], "P=/bin:~/bin:~");
 	free(shown);
 	sbx_config_free(&again);
 	sbx_config_free(&c);
