@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -389,6 +390,28 @@ static bool parent_changed(struct build *b, const char *rel)
 	return r == 0 && changed_since(&st, b->r->started_ms);
 }
 
+/*
+ * Is the upper entry the command's own, made in the sandbox (not a host
+ * file copied up to be changed)?  Overlayfs marks a copy-up with an
+ * origin xattr (user.overlay.origin in the jail's user namespace,
+ * trusted.overlay.origin otherwise); a new file has none.  Not known
+ * (false) where the upper takes no such xattr (a symlink's user ones).
+ */
+static bool made_in_sandbox(const struct sbx_change *c)
+{
+	char path[64 + 256];
+	ssize_t u, t;
+
+	if (strlen(c->name) > 255)
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", c->dirfd, c->name);
+	u = lgetxattr(path, "user.overlay.origin", NULL, 0);
+	if (u >= 0 || errno != ENODATA)
+		return false;
+	t = lgetxattr(path, "trusted.overlay.origin", NULL, 0);
+	return t < 0 && (errno == ENODATA || errno == EPERM);
+}
+
 static int on_change(const struct sbx_change *c, void *data)
 {
 	struct build *b = data;
@@ -420,7 +443,11 @@ static int on_change(const struct sbx_change *c, void *data)
 	e->opaque = c->opaque;
 	e->refused = upper_refusal(c, rel);
 	e->setid = (c->st->st_mode & (S_ISUID | S_ISGID)) && !S_ISDIR(c->st->st_mode);
-	e->conflict = parent_changed(b, rel);
+	/* not on the host: a file the command made, or one it changed that
+	 * the host removed since (its directory's times show that; also a
+	 * file written there just before the run, within the clock's slack,
+	 * so a file known to be the command's own is none) */
+	e->conflict = parent_changed(b, rel) && !made_in_sandbox(c);
 	if (S_ISREG(c->st->st_mode) && (c->st->st_mode & 0111))
 		e->flags |= SBX_FLAG_EXECUTABLE;
 	return 0;

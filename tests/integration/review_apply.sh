@@ -145,6 +145,24 @@ for mode in $MODES; do
 	[ "$rc" = 0 ] && [ -e "$C/bin.dat" ] && [ "$(cat "$C/b.txt")" = 'no newline, edited' ]
 	ok $? "$mode: apply --force writes the conflicting file too, the sandbox's version (rc $rc)"
 	sbx_as_mode "$mode" "$SBX" destroy "cf-$mode" >/dev/null 2>&1
+
+	# A project made just before the run (a script: git clone && sbx run):
+	# the files the run added are no conflict; a file it changed that the
+	# host then deleted is one.
+	F=$BASE/$mode/fresh
+	mkdir -p "$F/sub" && echo a >"$F/a" && echo k >"$F/sub/keep" && chown -R "$u:$u" "$F" && chmod 0755 "$F"
+	capture sbx_as_mode_in "$F" "$mode" "$SBX" run -q --keep --name "fr-$mode" -- \
+		sh -c 'echo n >new && echo s >sub/new2 && echo edited >>sub/keep'
+	rm "$F/sub/keep"
+	capture sbx_as_mode_in "$F" "$mode" "$SBX" apply "fr-$mode" .
+	[ "$rc" = 1 ] && grep -q "conflict: 'sub/keep' changed on the host after the sandbox started" <<<"$err" &&
+		! grep -q "conflict: 'new'" <<<"$err" && ! grep -q "conflict: 'sub/new2'" <<<"$err"
+	ok $? "$mode: in a project made just before the run, only the file the host deleted is a conflict ($rc: $err)"
+	echo k >"$F/sub/keep" && chown "$u:$u" "$F/sub/keep"
+	capture sbx_as_mode_in "$F" "$mode" "$SBX" apply --force "fr-$mode" .
+	[ "$rc" = 0 ] && [ "$(cat "$F/new")" = n ] && [ "$(cat "$F/sub/new2")" = s ]
+	ok $? "$mode: and what it added applies ($rc: $err)"
+	sbx_as_mode "$mode" "$SBX" destroy "fr-$mode" >/dev/null 2>&1
 	[ "$(stat -c %u "$R/bin.dat")" = "$u" ] && [ "$(stat -c %u "$R/newdir/deep")" = "$u" ] &&
 		[ "$(stat -c %a "$R/run.sh")" = 755 ]
 	ok $? "$mode: what apply wrote is the project owner's (uid $u)"
