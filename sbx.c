@@ -104,9 +104,9 @@ static int unknown_command(const char *name)
 			names[n++] = commands[i].name;
 	near = sbx_closest(name, names, n);
 	if (near)
-		fprintf(stderr, "sbx: unknown command '%s' (did you mean '%s'?)\n", name, near);
+		sbx_errorf("unknown command '%s' (did you mean '%s'?)", name, near);
 	else
-		fprintf(stderr, "sbx: unknown command '%s' (see 'sbx --help')\n", name);
+		sbx_errorf("unknown command '%s' (see 'sbx --help')", name);
 	return SBX_EXIT_USAGE;
 }
 
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 		} else if (strncmp(a, "--state-dir=", 12) == 0) {
 			ctx.state_dir = a + 12;
 		} else {
-			fprintf(stderr, "sbx: unknown option '%s' (see 'sbx --help')\n", a);
+			sbx_errorf("unknown option '%s' (see 'sbx --help')", a);
 			return SBX_EXIT_USAGE;
 		}
 	}

@@ -15,7 +15,7 @@ void sbx_print_err(const struct sbx_err *err)
 {
 	char buf[SBX_ERR_MSG_MAX + 128];
 
-	fprintf(stderr, "sbx: %s\n", sbx_err_str(err, buf, sizeof(buf)));
+	sbx_errorf("%s", sbx_err_str(err, buf, sizeof(buf)));
 }
 
 /*

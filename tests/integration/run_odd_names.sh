@@ -93,4 +93,13 @@ for mode in $MODES; do
 	sbx_as_mode "$mode" "${H[@]}" "$SBX" destroy "l1-$mode" >/dev/null
 done
 
+# an error that names what it was given stays one line of sbx's, with no
+# escape sequence reaching the terminal
+capture "$SBX" run --bind "/nope${nl}sbx: network: host" -- true
+[ "$rc" = 125 ] && [ "$(wc -l <<<"$err")" = 1 ] && [[ "$err" == *'/nope\nsbx: network: host'* ]]
+ok $? "an error naming a path with a newline is one line ($rc: $err)"
+capture "$SBX" "run$(printf '\033')[2J"
+[ "$rc" = 2 ] && [[ "$err" == *"unknown command 'run\x1b[2J'"* ]] && [[ "$err" != *$'\033'* ]]
+ok $? "an unknown command's escape sequence is shown, not sent ($rc: $err)"
+
 done_testing
