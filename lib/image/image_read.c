@@ -363,8 +363,7 @@ int sbx_image_src_finish(struct sbx_image_src *s, bool ok, char sha256[65], stru
 	if (ok && r == 0)
 		progress(s, true);
 	EVP_DigestFinal_ex(s->md, md, &mdlen);
-	for (unsigned int i = 0; i < mdlen && i < 32; i++)
-		snprintf(sha256 + 2 * i, 3, "%02x", md[i]);
+	sbx_hex_encode(md, mdlen < 32 ? mdlen : 32, sha256);
 	EVP_MD_CTX_free(s->md);
 	free(s->buf);
 	return r;

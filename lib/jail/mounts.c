@@ -795,8 +795,7 @@ static void random_hex(char *out, size_t bytes)
 	if (bytes > sizeof(b) || getrandom(b, bytes, 0) != (ssize_t)bytes)
 		for (size_t i = 0; i < bytes && i < sizeof(b); i++)
 			b[i] = (unsigned char)(sbx_now_ns() >> (i % 8));
-	for (size_t i = 0; i < bytes; i++)
-		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	sbx_hex_encode(b, bytes, out);
 }
 
 static int mount_ids(struct build *b, struct sbx_err *err)

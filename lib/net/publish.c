@@ -176,8 +176,7 @@ static int random_hex(char *out, size_t bytes)
 
 	if (bytes > sizeof(b) || getrandom(b, bytes, 0) != (ssize_t)bytes)
 		return -1;
-	for (size_t i = 0; i < bytes; i++)
-		sprintf(out + 2 * i, "%02x", b[i]);
+	sbx_hex_encode(b, bytes, out);
 	return 0;
 }
 

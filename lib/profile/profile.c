@@ -205,17 +205,6 @@ static size_t var_name(const char *in, size_t *i, const char **name)
 	return n;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * A quoted part, $'...' (in + *i is its '$'), as the writer makes it for a
  * value it cannot put on a line as it is (sbx_profile_value_text): each
@@ -225,7 +214,8 @@ static int hex_digit(char c)
 static int quoted(const char *in, size_t *i, FILE *ms, struct sbx_err *err)
 {
 	for (size_t j = *i + 2;; j++) {
-		int hi, lo;
+		char two[3] = {0};
+		unsigned char byte;
 
 		switch (in[j]) {
 		case '\0':
@@ -254,14 +244,14 @@ static int quoted(const char *in, size_t *i, FILE *ms, struct sbx_err *err)
 			fputc('\r', ms);
 			break;
 		case 'x':
-			hi = hex_digit(in[j + 1]);
-			lo = hi < 0 ? -1 : hex_digit(in[j + 2]);
-			if (lo < 0 || hi * 16 + lo == 0)
+			two[0] = in[j + 1];
+			two[1] = two[0] ? in[j + 2] : '\0';
+			if (!two[1] || sbx_hex_decode(two, &byte) < 0 || byte == 0)
 				return sbx_err_set(err, 0,
 						   "bad \\x in $'...' in '%s' (two hex digits, "
 						   "not 00)",
 						   in);
-			fputc(hi * 16 + lo, ms);
+			fputc(byte, ms);
 			j += 2;
 			break;
 		default:
@@ -452,9 +442,14 @@ static size_t max_content(void)
  */
 static bool fits_a_line(const char *key, const char *val)
 {
-	_cleanup_free_ char *text = sbx_profile_value_text(val);
+	size_t n = strlen(key) + LINE_SLACK;
+	_cleanup_free_ char *text = NULL;
 
-	return strlen(key) + strlen(text) + LINE_SLACK <= max_content();
+	/* at most 4 bytes a byte and $'' quoted: most values need no look */
+	if (n + 4 * strlen(val) + 3 <= max_content())
+		return true;
+	text = sbx_profile_value_text(val);
+	return n + strlen(text) <= max_content();
 }
 
 /* A scalar key (or a secret's name) set twice in one file is a mistake. */

@@ -118,8 +118,7 @@ static void set_path(json_t *o, const char *k, const char *p)
 		_cleanup_free_ char *hex = sbx_xmalloc(2 * n + 1);
 		_cleanup_free_ char *key = sbx_xasprintf("%s_hex", k);
 
-		for (size_t i = 0; i < n; i++)
-			snprintf(hex + 2 * i, 3, "%02x", (unsigned char)p[i]);
+		sbx_hex_encode(p, n, hex);
 		set(o, key, json_string(hex));
 	}
 }
@@ -376,20 +375,11 @@ static char *get_path(struct rd *d, const json_t *o, const char *k)
 	_cleanup_free_ char *key = sbx_xasprintf("%s_hex", k);
 	const json_t *h = json_is_object(o) ? json_object_get(o, key) : NULL;
 	const char *x = json_is_string(h) ? json_string_value(h) : NULL;
-	size_t n = x ? strlen(x) : 0;
-	char *p;
+	char *p = x ? sbx_xcalloc(strlen(x) / 2 + 1, 1) : NULL;
 
-	if (!x || n % 2 || strspn(x, "0123456789abcdef") != n)
-		return get_str(d, o, k);
-	p = sbx_xmalloc(n / 2 + 1);
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-
-		sscanf(x + 2 * i, "%2x", &v);
-		p[i] = (char)v;
-	}
-	p[n / 2] = '\0';
-	if (strlen(p) != n / 2) { /* a NUL: not a path */
+	/* lowercase only, and no NUL in it: not a path otherwise */
+	if (!x || strspn(x, "0123456789abcdef") != strlen(x) ||
+	    sbx_hex_decode(x, (unsigned char *)p) < 0 || strlen(p) != strlen(x) / 2) {
 		free(p);
 		return get_str(d, o, k);
 	}

@@ -600,6 +600,45 @@ size_t sbx_utf8_char_len(const char *s)
 	return n && strnlen(s, n) == n && sbx_utf8_valid(s, n) ? n : 0;
 }
 
+void sbx_hex_encode(const void *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *p = b;
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int sbx_hex_decode(const char *hex, unsigned char *out)
+{
+	size_t n = strlen(hex);
+
+	if (n % 2)
+		return -1;
+	for (size_t i = 0; i < n; i += 2) {
+		int hi = hex_value(hex[i]), lo = hex_value(hex[i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i / 2] = (unsigned char)(hi * 16 + lo);
+	}
+	return 0;
+}
+
 static char *escape(const char *s, bool backslash)
 {
 	size_t len = strlen(s), cap = len * 4 + 1, o = 0;

@@ -209,6 +209,11 @@ bool sbx_utf8_valid(const char *s, size_t len);
 /* How long the UTF-8 character at s is (1-4), 0 if none starts there (or
  * at its NUL). */
 size_t sbx_utf8_char_len(const char *s);
+/* n bytes as 2n lowercase hex digits and a NUL (out holds 2n + 1). */
+void sbx_hex_encode(const void *b, size_t n, char *out);
+/* The bytes of hex (an even count of hex digits) into out (strlen(hex) / 2
+ * bytes); -1 if it is not that. */
+int sbx_hex_decode(const char *hex, unsigned char *out);
 
 /* Decode mountinfo's octal escapes (\040 space, \011 tab, \012 nl, \134
  * backslash) in place. */

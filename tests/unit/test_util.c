@@ -356,6 +356,19 @@ static void test_escape(void **state)
 	free(c);
 }
 
+static void test_hex(void **state)
+{
+	unsigned char back[4];
+	char hex[9];
+
+	sbx_hex_encode("\x00\xe9\x7f\xff", 4, hex);
+	assert_string_equal(hex, "00e97fff");
+	assert_int_equal(sbx_hex_decode("00E97fff", back), 0);
+	assert_memory_equal(back, "\x00\xe9\x7f\xff", 4);
+	assert_int_equal(sbx_hex_decode("abc", back), -1);
+	assert_int_equal(sbx_hex_decode("zz", back), -1);
+}
+
 static void test_utf8(void **state)
 {
 	assert_true(sbx_utf8_valid("abc", 3));
@@ -448,6 +461,7 @@ int main(void)
 	    cmocka_unit_test(test_u64),
 	    cmocka_unit_test(test_edit_distance),
 	    cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_hex),
 	    cmocka_unit_test(test_path_clean),
 	    cmocka_unit_test(test_utf8),
 	    cmocka_unit_test(test_errors),
