@@ -1182,22 +1182,25 @@ static int read_only_onto_itself(int t, const char *dst, const char *path, const
 	return attach(mfd, t, path, dst, err);
 }
 
-static int git_read_only(int top, const char *dst, const char *rel, int depth, struct sbx_err *err)
+static int git_read_only(int top, const char *dst, const char *rel, int depth, bool link,
+			 struct sbx_err *err)
 {
 	_cleanup_free_ char *path = below(rel, ".git");
-	_cleanup_close_ int t = sbx_openat2(top, path, O_PATH | O_NOFOLLOW, R_BELOW);
+	_cleanup_close_ int t = link ? -1 : sbx_openat2(top, path, O_PATH | O_NOFOLLOW, R_BELOW);
 	struct sbx_strv subs = {0};
 	struct stat st;
-	int r;
+	int r = 0;
 
 	if (t < 0 && depth > 0)
 		return 0; /* a submodule not checked out */
-	if (t < 0)
+	if (t < 0 && !link)
 		return sbx_err_set(err, errno, "cannot open '%s/%s' to make it read-only", dst,
 				   path);
 	if (depth > 0 && (fstat(t, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))))
 		return 0;
-	r = read_only_onto_itself(t, dst, path, "git runs its hooks and config", err);
+	/* a symlink (link): where it leads is the first of git_named */
+	if (!link)
+		r = read_only_onto_itself(t, dst, path, "git runs its hooks and config", err);
 	if (r < 0 || depth >= GIT_DEPTH)
 		return r;
 	gitmodules(top, rel, &subs);
@@ -1205,7 +1208,7 @@ static int git_read_only(int top, const char *dst, const char *rel, int depth, s
 		if (plain_relative(subs.v[i])) {
 			_cleanup_free_ char *sub = below(rel, subs.v[i]);
 
-			r = git_read_only(top, dst, sub, depth + 1, err);
+			r = git_read_only(top, dst, sub, depth + 1, false, err);
 		}
 	}
 	sbx_strv_free(&subs);
@@ -1214,10 +1217,13 @@ static int git_read_only(int top, const char *dst, const char *rel, int depth, s
 
 /*
  * What the repository's git config names below the bind (m->git_named:
- * a core.hooksPath directory, an included file), read-only onto itself
- * the same way.  One that is gone, or became a symlink or another kind
- * of file since the check, is left (git reads nothing from it, or reads
- * what the run's end names: lib/run/run_later.c).
+ * a core.hooksPath directory, an included file), and where a symlink git
+ * follows leads there (.git itself, its hooks directory, a hook),
+ * read-only onto itself the same way.  One that is gone, or became a
+ * symlink or another kind of file since the check, is left (git reads
+ * nothing from it, or reads what the run's end names:
+ * lib/run/run_later.c); but not where .git leads: the run fails rather
+ * than let the repository go in writable.
  */
 static int git_named_read_only(int top, const struct sbx_mount *m, struct sbx_err *err)
 {
@@ -1227,9 +1233,16 @@ static int git_named_read_only(int top, const struct sbx_mount *m, struct sbx_er
 		struct stat st;
 		int r;
 
+		if (i == 0 && m->git_link && (t < 0 || fstat(t, &st) < 0 || !S_ISDIR(st.st_mode)))
+			return sbx_err_set(err, t < 0 ? errno : ENOTDIR,
+					   "cannot open '%s/%s' (where its .git leads) to make it "
+					   "read-only",
+					   m->dst, rel);
 		if (t < 0 || fstat(t, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 			continue;
-		r = read_only_onto_itself(t, m->dst, rel, "the repository's git config names it",
+		r = read_only_onto_itself(t, m->dst, rel,
+					  i == 0 && m->git_link ? "its .git leads there"
+								: "git reaches it from .git",
 					  err);
 		if (r < 0)
 			return r;
@@ -1247,7 +1260,7 @@ static int git_read_only_bind(struct build *b, const struct sbx_mount *m, struct
 	if (top < 0)
 		return sbx_err_set(err, errno, "cannot open '%s' to make its .git read-only",
 				   m->dst);
-	r = git_read_only(top, m->dst, "", 0, err);
+	r = git_read_only(top, m->dst, "", 0, m->git_link, err);
 	return r == 0 ? git_named_read_only(top, m, err) : r;
 }
 

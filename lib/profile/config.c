@@ -3,6 +3,7 @@
  * that drops overlays an earlier overlay already shows. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -272,10 +273,13 @@ static char *git_dir_of(const char *dir)
 
 /* git config files read for one bind, at most */
 #define GIT_CONFIGS_MAX 16
+/* entries of one hooks directory looked at for symlinks, at most */
+#define GIT_HOOKS_MAX 256
 
 /* One bind's repository: what its git config files name. */
 struct git_names {
 	const char *src;	/* the bind's host directory */
+	char *real;		/* src with no symlink (realpath), or NULL */
 	const char *homes[2];	/* for "~/": absolute, different, or NULL */
 	int srcfd;		/* src, O_PATH */
 	struct sbx_strv files;	/* config files to read, in turn (host paths) */
@@ -310,8 +314,9 @@ static size_t expand(const struct git_names *g, const char *v, const char *base,
 }
 
 /* path (absolute, lexical) below the bind, not its .git (already
- * read-only) nor the bind itself, a directory (dir) or a regular file
- * reached with no symlink: kept in g->named. */
+ * read-only) nor the bind itself nor in what is already kept, a
+ * directory (dir) or a regular file reached with no symlink: kept in
+ * g->named. */
 static void name_below(struct git_names *g, const char *path, bool dir)
 {
 	size_t sl = strcmp(g->src, "/") == 0 ? 0 : strlen(g->src);
@@ -322,14 +327,66 @@ static void name_below(struct git_names *g, const char *path, bool dir)
 	if (!sbx_path_under(path, g->src) || strlen(path) <= sl + 1)
 		return;
 	rel = path + sl + 1;
-	if (!strcmp(rel, ".git") || !strncmp(rel, ".git/", 5) || sbx_strv_contains(g->named, rel))
+	if (!strcmp(rel, ".git") || !strncmp(rel, ".git/", 5))
 		return;
+	for (size_t i = 0; i < g->named->n; i++)
+		if (sbx_path_under(rel, g->named->v[i]))
+			return; /* there, or in a directory already named */
 	fd = sbx_open_beneath(g->srcfd, rel, O_PATH | O_NOFOLLOW);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
 		sbx_strv_push(g->named, rel);
 	close(fd);
+}
+
+/*
+ * Where path (a host path, lexical) leads with every symlink on its way
+ * followed, as git follows them, when that is below the bind: kept in
+ * g->named (name_below).  So .git/hooks -> ../githooks names githooks, a
+ * hook -> ../../scripts/pre-commit.sh that script, .git -> .repo-git the
+ * repository, and a core.hooksPath through a symlinked directory where
+ * it leads.  Returns whether it was kept just now.
+ */
+static bool name_real(struct git_names *g, const char *path, bool dir)
+{
+	_cleanup_free_ char *to = NULL, *p = NULL;
+	struct stat st;
+	size_t rl, had = g->named->n;
+
+	if (!g->real || !(to = realpath(path, NULL)) || stat(to, &st) < 0 ||
+	    (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+		return false;
+	rl = strcmp(g->real, "/") ? strlen(g->real) : 0;
+	if (!sbx_path_under(to, g->real) || strlen(to) <= rl + 1)
+		return false;
+	p = sbx_xasprintf("%s/%s", strcmp(g->src, "/") ? g->src : "", to + rl + 1);
+	name_below(g, p, dir);
+	return g->named->n > had;
+}
+
+/* Each entry of a hooks directory (dir, a host path; symlinks to it
+ * followed) that is a symlink: where it leads, below the bind. */
+static void hook_links(struct git_names *g, const char *dir)
+{
+	DIR *d = g->real ? opendir(dir) : NULL;
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!d)
+		return;
+	while (n++ < GIT_HOOKS_MAX && (e = readdir(d))) {
+		struct stat st;
+
+		if ((e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) &&
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode)) {
+			_cleanup_free_ char *p = sbx_xasprintf("%s/%s", dir, e->d_name);
+
+			(void)name_real(g, p, false);
+		}
+	}
+	closedir(d);
 }
 
 static int git_names_var(void *user, const char *section, const char *sub, const char *name,
@@ -346,7 +403,8 @@ static int git_names_var(void *user, const char *section, const char *sub, const
 		/* relative: to the top of the work tree, where hooks run */
 		n = expand(g, value, g->src, paths);
 		for (size_t i = 0; i < n; i++) {
-			name_below(g, paths[i], true);
+			(void)name_real(g, paths[i], true);
+			hook_links(g, paths[i]);
 			free(paths[i]);
 		}
 	} else if (kind == SBX_GITCONFIG_INCLUDE) {
@@ -358,7 +416,7 @@ static int git_names_var(void *user, const char *section, const char *sub, const
 			*slash = '\0';
 		n = expand(g, value, *base ? base : "/", paths);
 		for (size_t i = 0; i < n; i++) {
-			name_below(g, paths[i], false);
+			(void)name_real(g, paths[i], false);
 			if (g->files.n < GIT_CONFIGS_MAX && !sbx_strv_contains(&g->files, paths[i]))
 				sbx_strv_push(&g->files, paths[i]);
 			free(paths[i]);
@@ -371,7 +429,7 @@ static int git_names_var(void *user, const char *section, const char *sub, const
  * .git, or where a linked worktree's .git file points) and the files it
  * includes, and the user's global config (where a core.hooksPath applies
  * to every repository).  gitdir_is_dir: .git is a directory. */
-static void git_named(struct sbx_mount *m, const char *home, bool gitdir_is_dir)
+static bool git_named(struct sbx_mount *m, const char *home, bool gitdir_is_dir)
 {
 	const char *top = strcmp(m->src, "/") ? m->src : "";
 	const char *xdg = getenv("XDG_CONFIG_HOME");
@@ -384,10 +442,26 @@ static void git_named(struct sbx_mount *m, const char *home, bool gitdir_is_dir)
 	if (env_home && env_home[0] == '/' && !(home && !strcmp(home, env_home)))
 		g.homes[1] = env_home;
 
+	bool linked = false;
+
 	g.srcfd = open(m->src, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (g.srcfd < 0)
-		return;
+		return false;
+	g.real = realpath(m->src, NULL);
 	if (gitdir_is_dir) {
+		static const char *const links[] = {"/hooks", "/config", "/config.worktree"};
+		_cleanup_free_ char *git = sbx_xasprintf("%s/.git", top);
+		_cleanup_free_ char *hooks = sbx_xasprintf("%s/.git/hooks", top);
+
+		/* what git reaches through a symlink (what is in .git is
+		 * read-only with it): .git itself, first */
+		linked = name_real(&g, git, true);
+		for (size_t i = 0; i < SBX_ARRAY_SIZE(links); i++) {
+			_cleanup_free_ char *p = sbx_xasprintf("%s%s", git, links[i]);
+
+			(void)name_real(&g, p, i == 0);
+		}
+		hook_links(&g, hooks);
 		sbx_strv_push_take(&g.files, sbx_xasprintf("%s/.git/config", top));
 		sbx_strv_push_take(&g.files, sbx_xasprintf("%s/.git/config.worktree", top));
 	} else {
@@ -411,6 +485,8 @@ static void git_named(struct sbx_mount *m, const char *home, bool gitdir_is_dir)
 	}
 	sbx_strv_free(&g.files);
 	close(g.srcfd);
+	free(g.real);
+	return linked;
 }
 
 size_t sbx_config_protect_git(struct sbx_config *c, const char *home)
@@ -423,21 +499,36 @@ size_t sbx_config_protect_git(struct sbx_config *c, const char *home)
 		struct stat st;
 		bool asked = false;
 
-		m->git_ro = false;
+		m->git_ro = m->git_link = false;
 		sbx_strv_free(&m->git_named);
 		if (m->kind != SBX_MNT_BIND || !m->src)
 			continue;
 		src = git_dir_of(m->src);
-		if (lstat(src, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+		if (lstat(src, &st) < 0)
 			continue;
+		/* a symlink to a directory (named below, when that is in the
+		 * bind: one elsewhere is not the bind's to protect) */
+		if (S_ISLNK(st.st_mode)) {
+			if (stat(src, &st) < 0 || !S_ISDIR(st.st_mode))
+				continue;
+			m->git_link = true;
+		} else if (!(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+			continue;
+		}
 		dst = git_dir_of(m->dst);
 		for (size_t k = 0; k < c->n_mounts && !asked; k++)
 			asked =
 			    c->mounts[k].kind == SBX_MNT_BIND && strcmp(c->mounts[k].dst, dst) == 0;
 		m->git_ro = !asked;
-		marked += !asked;
-		if (m->git_ro)
-			git_named(m, home, S_ISDIR(st.st_mode));
+		/* with git_link, the directory .git leads to is named first,
+		 * or the bind is left as it was (.git leads out of it) */
+		if (!m->git_ro)
+			m->git_link = false;
+		else if (!git_named(m, home, S_ISDIR(st.st_mode)) && m->git_link) {
+			m->git_ro = m->git_link = false;
+			sbx_strv_free(&m->git_named);
+		}
+		marked += m->git_ro;
 	}
 	return marked;
 }

@@ -58,8 +58,12 @@ struct sbx_mount {
 	bool host_only; /* " when host": only with the host's root (not an image) */
 	bool git_ro;	/* bind: SRC/.git goes in read-only (sbx_config_protect_git) */
 	/* with git_ro: what git's config names below SRC (core.hooksPath,
-	 * include.path), relative to SRC; read-only too */
+	 * include.path) and what a symlink git follows leads to there (a
+	 * hooks directory, a hook), relative to SRC; read-only too */
 	struct sbx_strv git_named;
+	/* with git_ro: SRC/.git is a symlink, and git_named's first entry
+	 * the directory it leads to (mounted read-only in its stead) */
+	bool git_link;
 };
 
 enum sbx_secret_source { SBX_SECRET_FROM_ENV = 0, SBX_SECRET_FROM_FILE };
@@ -188,9 +192,13 @@ size_t sbx_config_drop_hidden(struct sbx_config *c);
  * too, where its .git file points), the files it includes, and the
  * user's global ones (/etc/gitconfig, ~/.gitconfig,
  * ~/.config/git/config, with home and with $HOME) are read, at most 16
- * in all; a path reached through a symlink is not marked (the run's end
- * names a hooks directory that changed: lib/run/run_later.c).  Returns
- * how many binds were marked.
+ * in all.  What git reaches through a symlink below SRC goes in
+ * read-only too: where .git itself leads (git_link), its hooks
+ * directory, its config, and each hook of a hooks directory (a tracked
+ * scripts/pre-commit.sh); a symlink that leads out of SRC is not
+ * followed further.  One that is not there at the start is named at the
+ * run's end when made (lib/run/run_later.c).  Returns how many binds
+ * were marked.
  */
 size_t sbx_config_protect_git(struct sbx_config *c, const char *home);
 /*

@@ -18,9 +18,13 @@
  * the user to look at before using git there.  A .git file (a worktree's
  * or a submodule's) counts when it changed.  File times are compared on
  * the clock the kernel stamps them with (CLOCK_REALTIME_COARSE).  Only
- * times are read, nothing is written, and no symlink is followed below a
- * bind (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW); a watch path's last component
- * is not followed either.
+ * times are read and nothing is written.  A symlink below a bind is
+ * followed only where git follows it and only when it is older than the
+ * run (.git itself, its hooks directory, a hook, its config: where they
+ * lead went in read-only, sbx_config_protect_git, or was not there); one
+ * made or changed during the run counts as changed, and no other is
+ * followed (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW).  A watch path's last
+ * component is not followed either.
  *
  * The same for each path of the profile's [filesystem] watch: a file an
  * agent (or another program) runs commands from when it next starts,
@@ -50,8 +54,10 @@ static bool since(const struct stat *st, const struct timespec *t)
 
 /* The directory open at fd (taken): it, or an entry in it (depth 1: right
  * in it; 2: in a directory right in it too), changed since t?  At most
- * *budget entries looked at in all. */
-static bool tree_changed(int fd, const struct timespec *t, int depth, size_t *budget)
+ * *budget entries looked at in all.  links: an entry that is a symlink
+ * older than t counts when what it leads to changed (a hook git
+ * follows to a script of the work tree). */
+static bool tree_changed(int fd, const struct timespec *t, int depth, size_t *budget, bool links)
 {
 	struct stat st;
 	struct dirent *e;
@@ -75,20 +81,25 @@ static bool tree_changed(int fd, const struct timespec *t, int depth, size_t *bu
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		changed = since(&st, t) ||
+			  (links && S_ISLNK(st.st_mode) &&
+			   fstatat(dirfd(d), e->d_name, &st, 0) == 0 && since(&st, t)) ||
 			  (depth > 1 && S_ISDIR(st.st_mode) &&
 			   tree_changed(openat(dirfd(d), e->d_name,
 					       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
-					t, depth - 1, budget));
+					t, depth - 1, budget, links));
 	}
 	closedir(d);
 	return changed;
 }
 
-/* The directory open at fd (taken): it, or an entry right in it (at most
- * max looked at), changed since t? */
-static bool dir_changed(int fd, const struct timespec *t, size_t max)
+/* The hooks directory open at fd (taken): it, or a hook right in it (at
+ * most GIT_SCAN_HOOKS looked at), or what an older symlink among them
+ * leads to, changed since t? */
+static bool hooks_changed(int fd, const struct timespec *t)
 {
-	return tree_changed(fd, t, 1, &max);
+	size_t max = GIT_SCAN_HOOKS;
+
+	return tree_changed(fd, t, 1, &max, true);
 }
 
 /* A .git/config being read: a core.hooksPath directory, or a file an
@@ -141,9 +152,8 @@ static bool named_changed(int top, const char *rel, bool dir, const struct times
 		return false;
 	path[o] = '\0';
 	if (dir && S_ISDIR(st.st_mode))
-		return dir_changed(
-		    openat(top, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), t,
-		    GIT_SCAN_HOOKS);
+		return hooks_changed(
+		    openat(top, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), t);
 	return since(&st, t);
 }
 
@@ -181,12 +191,18 @@ static bool git_changed(int dirfd, const char *src, const char *name, const stru
 	static const char *const files[] = {"config", "commondir", "config.worktree"};
 	static const char *const configs[] = {"config", "config.worktree"};
 	struct git_named h = {.top = dirfd, .t = t, .includes = true};
+	bool link = false;
 	struct stat st;
 	int g;
 
 	if (fstatat(dirfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return false;
-	if (!S_ISDIR(st.st_mode)) {
+	/* a symlink older than t to a directory (.git -> .repo-git): git
+	 * follows it, and so does this; one made or changed since is named */
+	if (S_ISLNK(st.st_mode) && !since(&st, t) && fstatat(dirfd, ".git", &st, 0) == 0 &&
+	    S_ISDIR(st.st_mode))
+		link = true;
+	else if (!S_ISDIR(st.st_mode)) {
 		/* a linked worktree's (or a submodule's) .git file: it, and
 		 * a hooks directory its repository's config names here */
 		struct sbx_strv cfgs = {0};
@@ -205,18 +221,20 @@ static bool git_changed(int dirfd, const char *src, const char *name, const stru
 		return h.changed;
 	}
 	/* the directory's own time moves with every lock file git makes */
-	g = openat(dirfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	g = openat(dirfd, ".git", O_RDONLY | O_DIRECTORY | (link ? 0 : O_NOFOLLOW) | O_CLOEXEC);
 	if (g < 0)
 		return false;
+	/* each, or where it leads when it is a symlink older than t */
 	for (size_t i = 0; !h.changed && i < SBX_ARRAY_SIZE(files); i++)
-		h.changed = fstatat(g, files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && since(&st, t);
+		h.changed = fstatat(g, files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    (since(&st, t) || (S_ISLNK(st.st_mode) &&
+					       fstatat(g, files[i], &st, 0) == 0 && since(&st, t)));
 	h.changed = h.changed ||
-		    dir_changed(openat(g, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
-				t, GIT_SCAN_HOOKS);
+		    (fstatat(g, "hooks", &st, AT_SYMLINK_NOFOLLOW) == 0 && since(&st, t)) ||
+		    hooks_changed(openat(g, "hooks", O_RDONLY | O_DIRECTORY | O_CLOEXEC), t);
 	for (size_t i = 0; !h.changed && i < SBX_ARRAY_SIZE(configs); i++)
 		(void)sbx_gitconfig_parse_fd(
-		    openat(g, configs[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC),
-		    named_var, &h);
+		    openat(g, configs[i], O_RDONLY | O_NONBLOCK | O_CLOEXEC), named_var, &h);
 	close(g);
 	return h.changed;
 }
@@ -280,7 +298,7 @@ static bool path_changed(const char *path, const struct timespec *t)
 		return true;
 	return S_ISDIR(st.st_mode) &&
 	       tree_changed(open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), t, 2,
-			    &budget);
+			    &budget, false);
 }
 
 void sbx_run_watch_changed(const struct sbx_run *c, struct sbx_strv *out)

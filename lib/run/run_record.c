@@ -205,7 +205,7 @@ static void shared_mount(struct sbx_record_filesystem *fs, const struct sbx_moun
 		git = sbx_xasprintf(
 		    "; its .git read-only%s%s: git would run its hooks and config on "
 		    "the host (--bind %s/.git to let the command write %s)",
-		    named ? ", and what its git config names: " : "", named ? named : "",
+		    named ? ", and what git reaches from it: " : "", named ? named : "",
 		    strcmp(m->src, "/") == 0 ? "" : src, named ? "them" : "it");
 	}
 	s = sbx_xasprintf("%s (%s%s%s)", src, m->kind == SBX_MNT_BIND ? "bind rw" : "bind ro",

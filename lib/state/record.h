@@ -49,8 +49,9 @@ struct sbx_record_mount {
 			     * ("root owns it"), or NULL */
 	int64_t written_as; /* "written_as": the owner a bind is idmapped to, or -1 */
 	bool git_ro;	    /* "git_read_only": its .git went in read-only */
-	/* "git_named_read_only": what its git config names, below src, that
-	 * went in read-only too (core.hooksPath, include.path) */
+	/* "git_named_read_only": what git reaches from its .git, below src,
+	 * that went in read-only too (core.hooksPath, include.path, where a
+	 * symlink git follows leads) */
 	struct sbx_strv git_named;
 };
 

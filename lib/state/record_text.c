@@ -276,7 +276,7 @@ char *sbx_rec_mount_text(const struct sbx_record_mount *m, const char **kind)
 		for (size_t i = 0; i < m->git_named.n; i++) {
 			_cleanup_free_ char *e = sbx_escape_display(m->git_named.v[i]);
 
-			fprintf(b.f, "%s%s", i ? ", " : ", and what its git config names: ", e);
+			fprintf(b.f, "%s%s", i ? ", " : ", and what git reaches from it: ", e);
 		}
 	}
 	return buf_close(&b);

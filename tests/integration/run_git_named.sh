@@ -42,7 +42,7 @@ for mode in $MODES; do
 		git status --porcelain 2>&1'
 	[ "$rc" = 0 ] && [ "$out" = "tracked-written"$'\n'" M .husky/pre-commit" ] && [ "$(sum "$P" .husky/_)" = "$before" ]
 	ok $? "$mode: husky's .husky/_ (core.hooksPath) cannot be written; its tracked hook can, and shows in git status ($rc: $out)"
-	[[ "$err" == *"shared: $P (bind rw"*"; its .git read-only, and what its git config names: .husky/_: git would run its hooks and config on the host (--bind $P/.git to let the command write them))"* ]] &&
+	[[ "$err" == *"shared: $P (bind rw"*"; its .git read-only, and what git reaches from it: .husky/_: git would run its hooks and config on the host (--bind $P/.git to let the command write them))"* ]] &&
 		[[ "$err" != *"during the run"* ]]
 	ok $? "$mode: the run log names .husky/_ with .git ($err)"
 	(cd "$P" && $G commit -qam host-commit >/dev/null 2>&1 && $G checkout -q -b other >/dev/null 2>&1)
@@ -59,7 +59,7 @@ for mode in $MODES; do
 		jq -c --arg p "$P" '.policy.filesystem.mounts[] | select(.src == $p) | .git_named_read_only')
 	text=$(sbx_as_mode "$mode" "$SBX" inspect "named-$mode")
 	capture sbx_as_mode_in "$P" "$mode" "$SBX" exec "named-$mode" -- sh -c 'echo x >>.husky/_/h 2>/dev/null && echo h-written; true'
-	[ "$named" = '[".husky/_"]' ] && [[ "$text" == *"its .git read-only, and what its git config names: .husky/_"* ]] &&
+	[ "$named" = '[".husky/_"]' ] && [[ "$text" == *"its .git read-only, and what git reaches from it: .husky/_"* ]] &&
 		[ "$rc" = 0 ] && [ -z "$out" ] && [ "$(sum "$P" .husky/_)" = "$before" ]
 	ok $? "$mode: the record and inspect name .husky/_; exec into the kept sandbox cannot write it ($named, $rc: $out)"
 	sbx_as_mode "$mode" "$SBX" destroy "named-$mode" >/dev/null 2>&1
@@ -68,7 +68,7 @@ for mode in $MODES; do
 	# so is what its config names
 	capture sbx_as_mode_in "$P" "$mode" "$SBX" run -p agent --net none --bind "$P/.git" -- sh -c \
 		'echo "# hook" >>.husky/_/h && echo h-written'
-	[ "$rc" = 0 ] && [ "$out" = h-written ] && [[ "$err" != *"what its git config names"* ]]
+	[ "$rc" = 0 ] && [ "$out" = h-written ] && [[ "$err" != *"what git reaches"* ]]
 	ok $? "$mode: --bind PROJECT/.git leaves .husky/_ writable too ($rc: $out)"
 
 	# A tracked .gitconfig that .git/config includes (include.path =
@@ -85,7 +85,7 @@ for mode in $MODES; do
 		echo two >a.txt && echo project-written'
 	(cd "$I" && git -c safe.directory='*' status >/dev/null 2>&1)
 	[ "$rc" = 0 ] && [ "$out" = project-written ] && [ "$(sum "$I" .gitconfig .githooks)" = "$before" ] && [ ! -e "$MARK" ] &&
-		[[ "$err" == *"what its git config names: .gitconfig, .githooks:"* ]]
+		[[ "$err" == *"what git reaches from it: .gitconfig, .githooks:"* ]]
 	ok $? "$mode: an included .gitconfig and the hooks directory it names are read-only; git status on the host runs nothing ($rc: $out | $err)"
 
 	# Named but not there at the start: made during the run, named at its end
@@ -128,7 +128,7 @@ for mode in $MODES; do
 	capture sbx_as_mode_in "$WT" "$mode" "$SBX" run -p agent --net none -- sh -c \
 		'echo "touch /tmp/x" >>.husky/_/pre-commit 2>/dev/null && echo hook-written; echo e >a.txt && echo project-written'
 	[ "$rc" = 0 ] && [ "$out" = project-written ] && [ "$(cat "$WT/.husky/_/pre-commit")" = '#!/bin/sh' ] &&
-		[[ "$err" == *"its .git read-only, and what its git config names: .husky/_:"* ]]
+		[[ "$err" == *"its .git read-only, and what git reaches from it: .husky/_:"* ]]
 	ok $? "$mode: a linked worktree: the hooks directory its repository's config names there is read-only ($rc: $out | $err)"
 	rm -rf "$WT/.husky"
 	capture sbx_as_mode_in "$WT" "$mode" "$SBX" run -p agent --net none -- sh -c 'mkdir -p .husky/_ && echo "#!/bin/sh" >.husky/_/pre-commit'

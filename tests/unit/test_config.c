@@ -341,13 +341,15 @@ static void mkdirs(const char *rel)
  * or absolute; a file include.path or includeIf.*.path names, relative to
  * the file that includes it, and what that file names in turn; a global
  * config's relative core.hooksPath (the home given, "~/" expanded with
- * it).  Not: a path reached through a symlink, one that is not there, one
- * out of the bind, one in .git (read-only with it), the bind itself. */
+ * it); a path reached through a symlink, where it leads (link/_ is
+ * real/_).  Not: one that is not there, one out of the bind, one in .git
+ * (read-only with it), the bind itself. */
 static void test_protect_git_named(void **unused)
 {
 	struct sbx_config c;
 	char text[512], home[128], link[256];
-	const char *want[] = {".husky/_", ".gitconfig", ".githooks", "tools/hooks", "etc/included"};
+	const char *want[] = {".husky/_",    ".gitconfig",   ".githooks",
+			      "tools/hooks", "etc/included", "real/_"};
 	char *saved = getenv("HOME") ? sbx_xstrdup(getenv("HOME")) : NULL;
 
 	(void)unused;
@@ -392,6 +394,88 @@ static void test_protect_git_named(void **unused)
 	if (saved)
 		setenv("HOME", saved, 1);
 	free(saved);
+}
+
+/* What git reaches through a symlink in the repository goes with its .git:
+ * where .git/hooks, a hook and .git/config lead below the bind, and where
+ * .git itself leads (git_link, named first).  Not: a link out of the
+ * bind, nor one to what is in .git already; a .git that leads out of the
+ * bind leaves the bind unmarked. */
+static void test_protect_git_links(void **unused)
+{
+	struct sbx_config c;
+	char p[256], q[256];
+
+	(void)unused;
+	mkdirs("links/a/.git/hooks");
+	mkdirs("links/a/githooks");
+	mkdirs("links/a/scripts");
+	mkdirs("links/out");
+	put_file("links/a/scripts/pre-commit.sh", "#!/bin/sh\n");
+	put_file("links/a/repo-config", "[core]\n");
+	put_file("links/out/hook", "#!/bin/sh\n");
+	snprintf(p, sizeof(p), "%s/links/a/.git/hooks", base);
+	assert_int_equal(rmdir(p), 0);
+	assert_int_equal(symlink("../githooks", p), 0);
+	snprintf(p, sizeof(p), "%s/links/a/githooks/pre-commit", base);
+	assert_int_equal(symlink("../scripts/pre-commit.sh", p), 0);
+	snprintf(p, sizeof(p), "%s/links/a/githooks/post-checkout", base);
+	snprintf(q, sizeof(q), "%s/links/out/hook", base);
+	assert_int_equal(symlink(q, p), 0);
+	snprintf(p, sizeof(p), "%s/links/a/githooks/pre-push", base);
+	assert_int_equal(symlink("pre-commit", p), 0);
+	snprintf(p, sizeof(p), "%s/links/a/.git/config", base);
+	assert_int_equal(symlink("../repo-config", p), 0);
+	sbx_config_init(&c);
+	add(&c, SBX_MNT_BIND, "/links/a", "/links/a");
+	assert_int_equal(sbx_config_protect_git(&c, NULL), 1);
+	assert_true(c.mounts[0].git_ro);
+	assert_false(c.mounts[0].git_link);
+	/* githooks, the config, and the script two of its hooks lead to
+	 * (once); not the hook that leads out of the bind */
+	assert_int_equal(c.mounts[0].git_named.n, 3);
+	assert_string_equal(c.mounts[0].git_named.v[0], "githooks");
+	assert_string_equal(c.mounts[0].git_named.v[1], "repo-config");
+	assert_string_equal(c.mounts[0].git_named.v[2], "scripts/pre-commit.sh");
+	sbx_config_free(&c);
+
+	/* .git a symlink to a directory of the bind, whose hooks lead to a
+	 * script of it */
+	mkdirs("links/b/.repo-git/hooks");
+	mkdirs("links/b/scripts");
+	put_file("links/b/scripts/h.sh", "#!/bin/sh\n");
+	snprintf(p, sizeof(p), "%s/links/b/.git", base);
+	assert_int_equal(symlink(".repo-git", p), 0);
+	snprintf(p, sizeof(p), "%s/links/b/.repo-git/hooks/pre-commit", base);
+	assert_int_equal(symlink("../../scripts/h.sh", p), 0);
+	sbx_config_init(&c);
+	add(&c, SBX_MNT_BIND, "/links/b", "/links/b");
+	assert_int_equal(sbx_config_protect_git(&c, NULL), 1);
+	assert_true(c.mounts[0].git_ro);
+	assert_true(c.mounts[0].git_link);
+	assert_int_equal(c.mounts[0].git_named.n, 2);
+	assert_string_equal(c.mounts[0].git_named.v[0], ".repo-git");
+	assert_string_equal(c.mounts[0].git_named.v[1], "scripts/h.sh");
+	/* asked for: nothing marked, nothing named */
+	add(&c, SBX_MNT_BIND, "/links/b/.git", "/links/b/.git");
+	assert_int_equal(sbx_config_protect_git(&c, NULL), 0);
+	assert_false(c.mounts[0].git_link);
+	assert_int_equal(c.mounts[0].git_named.n, 0);
+	sbx_config_free(&c);
+
+	/* .git a symlink out of the bind: not the bind's to protect */
+	mkdirs("links/c");
+	mkdirs("links/out/repo.git");
+	snprintf(p, sizeof(p), "%s/links/c/.git", base);
+	snprintf(q, sizeof(q), "%s/links/out/repo.git", base);
+	assert_int_equal(symlink(q, p), 0);
+	sbx_config_init(&c);
+	add(&c, SBX_MNT_BIND, "/links/c", "/links/c");
+	assert_int_equal(sbx_config_protect_git(&c, NULL), 0);
+	assert_false(c.mounts[0].git_ro);
+	assert_false(c.mounts[0].git_link);
+	assert_int_equal(c.mounts[0].git_named.n, 0);
+	sbx_config_free(&c);
 }
 
 /* Why a run stays root's with this caller: the run log's clause, or "" */
@@ -520,6 +604,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sudo_caller, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_protect_git, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_protect_git_named, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_protect_git_links, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
