@@ -13,7 +13,8 @@
  * run, each .git in a read-write bind or in a directory right below one
  * (where an editor looks for repositories) whose config, commondir,
  * config.worktree, hooks directory or hooks, or what its config names
- * in the work tree (a core.hooksPath directory, an included file),
+ * in the work tree (a core.hooksPath directory, relative or absolute; an
+ * included file),
  * changed since the command started is named in the run log, the exit event and the record, for
  * the user to look at before using git there.  A .git file (a worktree's
  * or a submodule's) counts when it changed.  File times are compared on
@@ -105,7 +106,8 @@ static bool hooks_changed(int fd, const struct timespec *t)
 /* A .git/config being read: a core.hooksPath directory, or a file an
  * include.path or includeIf.*.path names, changed? */
 struct git_named {
-	int top; /* the work tree */
+	int top;	 /* the work tree */
+	const char *dir; /* its host path, for an absolute value */
 	const struct timespec *t;
 	bool includes; /* relative to .git (not a worktree's common directory) */
 	bool changed;
@@ -164,9 +166,21 @@ static int named_var(void *user, const char *section, const char *sub, const cha
 	enum sbx_gitconfig_path kind = sbx_gitconfig_path_kind(section, sub, name);
 	_cleanup_free_ char *inc = NULL;
 
-	/* relative ones only: one elsewhere is no bind's to check */
-	if (!value || !*value || *value == '/' || *value == '~')
+	_cleanup_free_ char *abs = NULL;
+
+	/* relative ones, and an absolute one in the work tree: one
+	 * elsewhere is no bind's to check */
+	if (!value || !*value || *value == '~')
 		return 1;
+	if (*value == '/') {
+		size_t n = strcmp(h->dir, "/") ? strlen(h->dir) : 0;
+
+		abs = sbx_path_clean(value, SBX_DOTDOT_COLLAPSE);
+		if (kind != SBX_GITCONFIG_HOOKS || !sbx_path_under(abs, h->dir) ||
+		    strlen(abs) <= n + 1)
+			return 1;
+		value = abs + n + 1;
+	}
 	if (kind == SBX_GITCONFIG_HOOKS) {
 		/* relative to the work tree */
 		h->changed = named_changed(h->top, value, true, h->t);
@@ -190,7 +204,9 @@ static bool git_changed(int dirfd, const char *src, const char *name, const stru
 {
 	static const char *const files[] = {"config", "commondir", "config.worktree"};
 	static const char *const configs[] = {"config", "config.worktree"};
-	struct git_named h = {.top = dirfd, .t = t, .includes = true};
+	_cleanup_free_ char *top =
+	    name ? sbx_xasprintf("%s/%s", strcmp(src, "/") ? src : "", name) : NULL;
+	struct git_named h = {.top = dirfd, .dir = top ? top : src, .t = t, .includes = true};
 	bool link = false;
 	struct stat st;
 	int g;
@@ -206,13 +222,10 @@ static bool git_changed(int dirfd, const char *src, const char *name, const stru
 		/* a linked worktree's (or a submodule's) .git file: it, and
 		 * a hooks directory its repository's config names here */
 		struct sbx_strv cfgs = {0};
-		_cleanup_free_ char *top =
-		    name ? sbx_xasprintf("%s/%s", strcmp(src, "/") ? src : "", name) : NULL;
 
 		h.includes = false;
 		h.changed = since(&st, t);
-		if (!h.changed && S_ISREG(st.st_mode) &&
-		    sbx_git_file_configs(top ? top : src, &cfgs) == 0)
+		if (!h.changed && S_ISREG(st.st_mode) && sbx_git_file_configs(h.dir, &cfgs) == 0)
 			for (size_t i = 0; !h.changed && i < cfgs.n; i++)
 				(void)sbx_gitconfig_parse_fd(
 				    open(cfgs.v[i], O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC),

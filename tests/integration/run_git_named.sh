@@ -116,6 +116,16 @@ for mode in $MODES; do
 	capture sbx_as_mode_in "$M" "$mode" "$SBX" run -p agent --net none -- sh -c 'echo x >a.txt'
 	[ "$rc" = 0 ] && [[ "$err" != *"during the run"* ]]
 	ok $? "$mode: a run that makes neither names nothing ($rc: $err)"
+	# an absolute core.hooksPath in the project, made during the run
+	AB=$BASE/$mode/abs
+	repo "$AB" 0:0
+	$G -C "$AB" config core.hooksPath "$AB/.abs-hooks" && chown -R "$owner" "$AB"
+	capture sbx_as_mode_in "$AB" "$mode" "$SBX" run -p agent --net none -- sh -c 'echo x >a.txt'
+	[ "$rc" = 0 ] && [[ "$err" != *"during the run"* ]]
+	ok $? "$mode: an absolute core.hooksPath not made: nothing named ($rc: $err)"
+	capture sbx_as_mode_in "$AB" "$mode" "$SBX" run -p agent --net none -- sh -c 'mkdir .abs-hooks && echo "#!/bin/sh" >.abs-hooks/pre-commit'
+	[ "$rc" = 0 ] && [[ "$err" == *"warning: git repository made or changed during the run: $AB/.git ("* ]]
+	ok $? "$mode: an absolute core.hooksPath in the project made during the run is named at its end ($rc: $err)"
 
 	# A linked worktree (how agents are often run side by side): its .git
 	# is a file; the hooksPath of the repository's config names a
