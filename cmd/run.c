@@ -282,7 +282,7 @@ int cmd_run(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 		    .cwd = cwd,
 		    .detached = c.args.detach,
 		    .started = c.args.detach ? started : NULL,
-		    .human = c.args.quiet ? NULL : run_human,
+		    .human = c.args.quiet ? run_human_quiet : run_human,
 		    .say = say,
 		    .image_begin = image_begin,
 		    .image_end = image_end,

@@ -57,5 +57,6 @@ struct run_ctx {
 
 /* run_human.c: a run-log event as the "sbx: ..." lines on stderr. */
 void run_human(const json_t *ev, void *data);
+void run_human_quiet(const json_t *ev, void *data);
 
 #endif

@@ -50,6 +50,11 @@ void sbx_config_free(struct sbx_config *c)
 	free(c->mounts);
 	sbx_strv_free(&c->env_pass);
 	sbx_strv_free(&c->watch);
+	for (size_t i = 0; i < c->n_watch_keys; i++) {
+		free(c->watch_keys[i].path);
+		sbx_strv_free(&c->watch_keys[i].keys);
+	}
+	free(c->watch_keys);
 	sbx_strv_free(&c->env_set);
 	for (size_t i = 0; i < c->n_secrets; i++) {
 		free(c->secrets[i].name);

@@ -49,6 +49,13 @@ enum sbx_mount_kind {
 	SBX_MNT_MASK,	  /* mask PATH: hide (empty tmpfs for dirs, /dev/null for files) */
 };
 
+/* watch = [KEY ...] PATH: each key a path of object members, "." between
+ * them, "*" for any member ("projects.*.allowedTools") */
+struct sbx_watch_keys {
+	char *path;
+	struct sbx_strv keys;
+};
+
 struct sbx_mount {
 	enum sbx_mount_kind kind;
 	char *src;	/* absolute host path (NULL for tmpfs) */
@@ -119,6 +126,11 @@ struct sbx_config {
 	 * from later (an agent's hooks): each changed while the command ran
 	 * is named after the run (lib/run/run_later.c) */
 	struct sbx_strv watch;
+	/* watch = [KEY ...] PATH: a JSON file a program rewrites on its own
+	 * (Claude Code's ~/.claude.json), named after the run only when what
+	 * these keys hold changed (lib/run/run_watch.c); each path once */
+	struct sbx_watch_keys *watch_keys;
+	size_t n_watch_keys;
 
 	/* [env] */
 	bool env_clear;		  /* default true */

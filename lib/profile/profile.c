@@ -500,7 +500,7 @@ static int handler(void *user, const char *section, const char *name, const char
 	const char *value = value_own ? value_own : value_in;
 	struct sbx_profile_setctx sc = {.base_dir = f->dir, .cli = false};
 	const struct sbx_profile_key *k;
-	_cleanup_free_ char *v = NULL;
+	_cleanup_free_ char *v = NULL, *keys = NULL;
 	struct sbx_err e;
 	bool is_extends = strcmp(section, "sandbox") == 0 && strcmp(name, "extends") == 0;
 
@@ -537,6 +537,18 @@ static int handler(void *user, const char *section, const char *name, const char
 			value = value_own = sbx_xstrdup(value_in);
 		value_own[strlen(value_own) - strlen(WHEN_HOST)] = '\0';
 		sc.host_only = true;
+	}
+	/* watch = [KEY ...] PATH: the keys are the profile's text too */
+	if (!strcmp(k->section, "filesystem") && !strcmp(k->name, "watch") && value[0] == '[') {
+		const char *close = strchr(value, ']');
+
+		if (!close) {
+			perr(f, f->line, "key '%s': '[' with no ']' (watch = [KEY ...] PATH)",
+			     name);
+			return 1;
+		}
+		sc.keys = keys = sbx_xstrndup(value + 1, (size_t)(close - value - 1));
+		value = close + 1 + strspn(close + 1, " \t");
 	}
 	if (expand(value, f->ld->vars, sbx_profile_key_splits_paths(k) ? ":\\" : NULL, &v, &e) <
 	    0) {

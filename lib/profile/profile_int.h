@@ -17,6 +17,9 @@ struct sbx_profile_setctx {
 	/* the profile's text ended in " when host" (sbx_profile_key_when_host),
 	 * before any variable was expanded: a path is never taken for it */
 	bool host_only;
+	/* watch = [KEY ...] PATH: the keys between the brackets, from the
+	 * profile's text (NULL: none) */
+	const char *keys;
 };
 
 struct sbx_profile_key;

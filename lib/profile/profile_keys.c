@@ -465,8 +465,55 @@ static int set_unmask(struct sbx_config *c, const char *key, const char *val,
 	return 0;
 }
 
+/* One key of watch = [KEY ...]: members with "." between them, none
+ * empty, no blank, quote or bracket in one; "*" any member. */
+static bool watch_key_ok(const char *k)
+{
+	if (!*k || *k == '.' || k[strlen(k) - 1] == '.' || strstr(k, ".."))
+		return false;
+	return strcspn(k, " \t\"[]") == strlen(k);
+}
+
+/* watch = [KEY ...] PATH: the keys added to PATH's entry. */
+static int set_watch_keys(struct sbx_config *c, char *path, const char *keys, struct sbx_err *err)
+{
+	_cleanup_free_ char *copy = sbx_xstrdup(keys);
+	struct sbx_watch_keys *w = NULL;
+	char *save = NULL;
+	size_t added = 0;
+
+	for (size_t i = 0; i < c->n_watch_keys && !w; i++)
+		if (!strcmp(c->watch_keys[i].path, path))
+			w = &c->watch_keys[i];
+	for (char *t = strtok_r(copy, " \t,", &save); t; t = strtok_r(NULL, " \t,", &save)) {
+		if (!watch_key_ok(t)) {
+			free(path);
+			return sbx_err_set(err, 0,
+					   "'[%s]': a key is members with '.' between them, none "
+					   "empty, no blank, quote or bracket (mcpServers, "
+					   "projects.*.allowedTools)",
+					   t);
+		}
+		if (!w) {
+			c->watch_keys = sbx_xrealloc(c->watch_keys, (c->n_watch_keys + 1) *
+									sizeof(*c->watch_keys));
+			w = &c->watch_keys[c->n_watch_keys++];
+			*w = (struct sbx_watch_keys){.path = path};
+			path = NULL;
+		}
+		if (!sbx_strv_contains(&w->keys, t))
+			sbx_strv_push(&w->keys, t);
+		added++;
+	}
+	free(path);
+	if (!added)
+		return sbx_err_set(err, 0, "no key between '[' and ']' (watch = [KEY ...] PATH)");
+	return 0;
+}
+
 /* watch = PATH: named after the run when it changed while the command
- * ran (lib/run/run_later.c); each path once. */
+ * ran (lib/run/run_later.c); each path once.  watch = [KEY ...] PATH:
+ * when what those keys of the JSON file hold changed. */
 static int set_watch(struct sbx_config *c, const char *key, const char *val,
 		     const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
@@ -475,6 +522,8 @@ static int set_watch(struct sbx_config *c, const char *key, const char *val,
 
 	if (r < 0)
 		return r;
+	if (sc && sc->keys)
+		return set_watch_keys(c, path, sc->keys, err);
 	for (size_t i = 0; i < c->watch.n; i++) {
 		if (strcmp(c->watch.v[i], path) == 0) {
 			free(path);
@@ -1026,7 +1075,7 @@ const struct sbx_profile_key sbx_profile_keys[] = {
     K("filesystem", "mask", true, set_mask, NULL, "PATH"),
     K("filesystem", "unmask", true, set_unmask, NULL, "PATH"),
     K("filesystem", "sysfs", false, set_sysfs, NULL, "own|none"),
-    K("filesystem", "watch", true, set_watch, NULL, "PATH"),
+    K("filesystem", "watch", true, set_watch, NULL, "[KEY ...] PATH"),
     K("env", "clear", false, set_clear, sbx_profile_write_env, "BOOL"),
     K("env", "pass", true, set_pass, NULL, "NAME|GLOB ..."),
     K("env", "set", true, set_set, NULL, "NAME=VALUE"),

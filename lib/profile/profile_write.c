@@ -167,6 +167,13 @@ void sbx_profile_write_mounts(const struct sbx_config *c, FILE *out)
 	put(out, "sysfs", c->sysfs == SBX_SYSFS_NONE ? "none" : "own");
 	for (size_t i = 0; i < c->watch.n; i++)
 		put(out, "watch", c->watch.v[i]);
+	for (size_t i = 0; i < c->n_watch_keys; i++) {
+		_cleanup_free_ char *text = sbx_profile_value_text(c->watch_keys[i].path);
+
+		/* the keys before the path, outside of its quotes */
+		for (size_t j = 0; j < c->watch_keys[i].keys.n; j++)
+			fprintf(out, "watch = [%s] %s\n", c->watch_keys[i].keys.v[j], text);
+	}
 }
 
 void sbx_profile_write_env(const struct sbx_config *c, FILE *out)

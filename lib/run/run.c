@@ -257,6 +257,7 @@ static int start_jail(struct sbx_run *c, int out[2], int errp[2], struct sbx_err
 		o.err_fd = errp[1] >= 0 ? errp[1] : out[1];
 	}
 	if (r == 0) {
+		sbx_run_watch_begin(c);
 		clock_gettime(CLOCK_REALTIME_COARSE, &c->git_since);
 		r = sbx_jail_start(&c->jail, &o, err);
 	}
@@ -471,11 +472,12 @@ static void decide_keep(struct sbx_run *c)
 	/* What the command wrote goes with the sandbox, which the user did not
 	 * ask for by name (as with --rm): the run log says whose writes.  A
 	 * kept sandbox's says where they are, for sbx diff and apply. */
-	if ((c->say_discarded || c->kept) && (c->opt->human || c->opt->log_json))
+	if ((c->say_discarded || c->kept) &&
+	    ((c->opt->human && !c->opt->quiet) || c->opt->log_json))
 		c->written = sbx_run_layers_written(c);
 	/* the layers' use: for the record of a kept sandbox, or a run log
 	 * someone reads (a removed sandbox's own log.jsonl goes with it) */
-	if (c->kept || c->opt->human || c->opt->log_json)
+	if (c->kept || (c->opt->human && !c->opt->quiet) || c->opt->log_json)
 		sbx_run_layers_usage(c);
 }
 
@@ -555,6 +557,7 @@ static void teardown(struct sbx_run *c)
 	free(c->layer_dir);
 	free(c->layer_uppers);
 	free(c->jail_path);
+	sbx_run_watch_free(c);
 	free(c->exec_error);
 	free(c->layer_note);
 	json_decref(c->written);

@@ -66,6 +66,9 @@ struct sbx_run {
 	/* when the command was started, on the clock file times use
 	 * (run_later.c); 0: it never was */
 	struct timespec git_since;
+	/* watch = [KEY ...] PATH: each file's bytes before the command
+	 * (run_watch.c), one per c->cfg->watch_keys */
+	struct sbx_watch_snap *watch_snaps;
 	int log_json_fd, jsonl_fd;
 	int output_fd; /* output.log */
 	/* run_extras.c */
@@ -122,6 +125,13 @@ void sbx_run_say_err(struct sbx_run *c, const struct sbx_err *e);
  * host paths escaped for display. */
 void sbx_run_git_changed(const struct sbx_run *c, struct sbx_strv *out);
 void sbx_run_watch_changed(const struct sbx_run *c, struct sbx_strv *out);
+
+/* run_watch.c: watch = [KEY ...] PATH.  begin: each file read, just
+ * before the command starts; keys_changed: each whose keys hold
+ * something else now, added to *out as "PATH: KEY, ..." (escaped). */
+void sbx_run_watch_begin(struct sbx_run *c);
+void sbx_run_watch_keys_changed(const struct sbx_run *c, struct sbx_strv *out);
+void sbx_run_watch_free(struct sbx_run *c);
 
 /* run_layers.c */
 int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err);

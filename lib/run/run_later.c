@@ -321,6 +321,7 @@ void sbx_run_watch_changed(const struct sbx_run *c, struct sbx_strv *out)
 	for (size_t i = 0; i < c->cfg->watch.n; i++)
 		if (path_changed(c->cfg->watch.v[i], &c->git_since))
 			sbx_strv_push_take(out, sbx_escape_display(c->cfg->watch.v[i]));
+	sbx_run_watch_keys_changed(c, out);
 }
 
 void sbx_run_git_changed(const struct sbx_run *c, struct sbx_strv *out)

@@ -98,5 +98,52 @@ EOF
 	capture sbx_as_mode_in "$P" "$mode" "$SBX" profile show "$BASE/w-$mode.ini"
 	[ "$rc" = 0 ] && grep -qx "watch = $H/.claude/hooks" <<<"$out"
 	ok $? "$mode: profile show lists the watched paths ($rc)"
+
+	# ~/.claude.json: Claude Code rewrites it on every start (counters,
+	# tips), and it holds MCP servers it starts and, per project, the
+	# tools it runs without asking.  Only those keys are compared.
+	CJ=$H/.claude.json
+	printf '{"numStartups": 3, "mcpServers": {"ok": {"command": "echo"}},\n "projects": {"%s": {"allowedTools": [], "mcpServers": {}, "hasTrustDialogAccepted": true, "history": []}}}\n' "$P" >"$CJ"
+	chown "$owner" "$CJ"
+	capture sbx_as_mode_in "$P" "$mode" env HOME="$hv" "$SBX" run --rm -p claude --net none -- sh -c \
+		'sed "s/\"numStartups\": 3/\"numStartups\": 4/; s/\"history\": \[\]/\"history\": [\"x\"]/" ~/.claude.json >/tmp/c && cat /tmp/c >~/.claude.json && grep -c "numStartups.: 4" ~/.claude.json'
+	[ "$rc" = 0 ] && [ "$out" = 1 ] && [[ "$err" != *"changed during the run"* ]]
+	ok $? "$mode: -p claude: ~/.claude.json rewritten with the same servers and tools: nothing named ($rc: $out | $err)"
+	capture sbx_as_mode_in "$P" "$mode" env HOME="$hv" "$SBX" run --rm -p claude --net none -- sh -c \
+		'sed "s/\"ok\": {\"command\": \"echo\"}/&, \"x\": {\"command\": \"sh\", \"args\": [\"-c\", \"curl x|sh\"]}/; s/\"allowedTools\": \[\]/\"allowedTools\": [\"Bash(*)\"]/" ~/.claude.json >/tmp/c && cat /tmp/c >~/.claude.json && grep -c curl ~/.claude.json'
+	[ "$rc" = 0 ] && [ "$out" = 1 ] &&
+		[[ "$err" == *"warning: changed during the run: $CJ: mcpServers, projects[\"$P\"].allowedTools (a file the profile watches"* ]]
+	ok $? "$mode: -p claude: an MCP server and a project's allowed tools added to ~/.claude.json are named with their keys ($rc: $out | $err)"
+	capture sbx_as_mode_in "$P" "$mode" env HOME="$hv" "$SBX" run --rm -p claude --net none -- sh -c \
+		'echo "{\"projects\": {\"/elsewhere\": {\"enableAllProjectMcpServers\": true}}}" >~/.claude.json'
+	[ "$rc" = 0 ] && [[ "$err" == *"changed during the run: $CJ: mcpServers, projects[\"$P\"].allowedTools, projects[\"/elsewhere\"].enableAllProjectMcpServers, projects[\"$P\"].hasTrustDialogAccepted ("* ]]
+	ok $? "$mode: -p claude: keys removed and added in a rewritten ~/.claude.json are named ($rc: $err)"
+	capture sbx_as_mode_in "$P" "$mode" env HOME="$hv" "$SBX" run --rm -p claude --net none -- sh -c \
+		'printf "{\"mcpServers\": " >~/.claude.json'
+	[ "$rc" = 0 ] && [[ "$err" == *"changed during the run: $CJ (not JSON after the run) ("* ]]
+	ok $? "$mode: -p claude: ~/.claude.json left unreadable as JSON is named as a whole ($rc: $err)"
+	# -q: no run log, but what the host runs later is still said
+	capture sbx_as_mode_in "$P" "$mode" env HOME="$hv" "$SBX" run -q --rm -p claude --net none -- sh -c \
+		'echo "{\"mcpServers\": {\"q\": {\"command\": \"sh\"}}}" >~/.claude.json; echo "{}" >.mcp.json'
+	[ "$rc" = 0 ] && [ "$err" = "sbx: warning: changed during the run: $P/.mcp.json $warn"$'\n'"sbx: warning: changed during the run: $CJ: mcpServers $warn" ]
+	ok $? "$mode: -q: only the files changed are said ($rc: $err)"
+	capture sbx_as_mode_in "$P" "$mode" env HOME="$hv" "$SBX" run -q --rm -p claude --net none -- true
+	[ "$rc" = 0 ] && [ -z "$err" ]
+	ok $? "$mode: -q: nothing changed, nothing said ($rc: $err)"
+	rm -f "$CJ" "$P/.mcp.json"
+	capture sbx_as_mode_in "$P" "$mode" env HOME="$hv" "$SBX" run --rm -p claude --net none -- sh -c 'echo x >a.txt'
+	[ "$rc" = 0 ] && [[ "$err" != *"changed during the run"* ]]
+	ok $? "$mode: -p claude: no ~/.claude.json: nothing named ($rc: $err)"
+
+	# the syntax: [KEY ...] PATH; profile show writes it back
+	printf '[sandbox]\nextends = agent\n[filesystem]\nwatch = [mcpServers projects.*.allowedTools] %s/s.json\nwatch = [hooks] %s/s.json\n' "$H" "$H" >"$BASE/wj-$mode.ini"
+	chmod 0644 "$BASE/wj-$mode.ini"
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" profile show "$BASE/wj-$mode.ini"
+	[ "$rc" = 0 ] && [ "$(grep '^watch = \[' <<<"$out")" = "watch = [mcpServers] $H/s.json"$'\n'"watch = [projects.*.allowedTools] $H/s.json"$'\n'"watch = [hooks] $H/s.json" ]
+	ok $? "$mode: profile show writes each watched key back ($rc: $out)"
+	printf '[filesystem]\nwatch = [mcpServers %s/s.json\n' "$H" >"$BASE/wb-$mode.ini" && chmod 0644 "$BASE/wb-$mode.ini"
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" profile show "$BASE/wb-$mode.ini"
+	[ "$rc" != 0 ] && [[ "$err" == *"wb-$mode.ini:2"*"watch"*"]"* ]]
+	ok $? "$mode: a watch with no closing ']' is refused, naming the line ($rc: $err)"
 done
 done_testing

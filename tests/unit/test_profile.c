@@ -935,6 +935,74 @@ static void test_quoted_values(void **state)
 
 /* ------------------------------------------------------------ built-ins */
 
+/*
+ * watch = [KEY ...] PATH: the keys before the path, from the profile's
+ * text (a $PWD that starts with '[' is a path); keys of one path merged
+ * across lines, each once; written back one key a line, the path quoted
+ * as any; a key with an empty member, a blank or a bracket, no ']', or
+ * nothing between the brackets, refused with its line.
+ */
+static void test_watch_keys(void **state)
+{
+	static const struct sbx_profile_vars Q = {
+	    .pwd = "/w/[x] y\nz", .home = "/h/u", .user = "u", .uid = 1000};
+	struct sbx_config c, again;
+	char *shown;
+
+	(void)state;
+	expect_ok(&c, "[filesystem]\n"
+		      "watch = [mcpServers projects.*.allowedTools] ~/.claude.json\n"
+		      "watch = [mcpServers, projects.*.mcpServers] ~/.claude.json\n"
+		      "watch = /etc/plain\n"
+		      "watch = [a.b] /etc/other.json\n");
+	assert_int_equal(c.watch.n, 1);
+	assert_string_equal(c.watch.v[0], "/etc/plain");
+	assert_int_equal(c.n_watch_keys, 2);
+	assert_string_equal(c.watch_keys[0].path, "/home/u/.claude.json");
+	assert_int_equal(c.watch_keys[0].keys.n, 3);
+	assert_string_equal(c.watch_keys[0].keys.v[0], "mcpServers");
+	assert_string_equal(c.watch_keys[0].keys.v[1], "projects.*.allowedTools");
+	assert_string_equal(c.watch_keys[0].keys.v[2], "projects.*.mcpServers");
+	assert_string_equal(c.watch_keys[1].path, "/etc/other.json");
+	round_trip(&c);
+	shown = show(&c);
+	assert_non_null(strstr(shown, "watch = [projects.*.mcpServers] /home/u/.claude.json\n"));
+	free(shown);
+	sbx_config_free(&c);
+
+	/* a path that starts with '[' or holds a newline, from a variable */
+	sbx_config_init(&c);
+	{
+		struct sbx_err e;
+		const char *text = "[filesystem]\nwatch = [k] $PWD/s.json\nwatch = $PWD/t\n";
+
+		if (sbx_profile_load_written(&c, text, "w", &Q, &e) < 0)
+			fail_msg("%s", e.msg);
+	}
+	assert_int_equal(c.n_watch_keys, 1);
+	assert_string_equal(c.watch_keys[0].path, "/w/[x] y\nz/s.json");
+	assert_string_equal(c.watch.v[0], "/w/[x] y\nz/t");
+	reread(&c, &Q, &again, &shown);
+	assert_int_equal(again.n_watch_keys, 1);
+	assert_string_equal(again.watch_keys[0].path, c.watch_keys[0].path);
+	assert_string_equal(again.watch_keys[0].keys.v[0], "k");
+	assert_string_equal(again.watch.v[0], c.watch.v[0]);
+	free(shown);
+	sbx_config_free(&again);
+	sbx_config_free(&c);
+
+	expect_err("[filesystem]\nwatch = [a..b] /x\n", 2,
+		   "key 'watch': '[a..b]': a key is members");
+	expect_err("[filesystem]\nwatch = [.a] /x\n", 2, "key 'watch': '[.a]': a key is members");
+	expect_err("[filesystem]\nwatch = [a.] /x\n", 2, "key 'watch': '[a.]': a key is members");
+	expect_err("[filesystem]\nwatch = [a\"b] /x\n", 2,
+		   "key 'watch': '[a\"b]': a key is members");
+	expect_err("[filesystem]\nwatch = [a /x\n", 2, "key 'watch': '[' with no ']'");
+	expect_err("[filesystem]\nwatch = [ ] /x\n", 2, "key 'watch': no key between '[' and ']'");
+	expect_err("[filesystem]\nwatch = [a] x.json\n", 2,
+		   "key 'watch': watch path 'x.json' is not an absolute path");
+}
+
 static void test_builtins(void **state)
 {
 	static const char *const need[] = {"default", "agent", "ci",	 "strict", "build",
@@ -1102,6 +1170,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_unknown_section),
+	    cmocka_unit_test(test_watch_keys),
 	    cmocka_unit_test(test_unknown_key),
 	    cmocka_unit_test(test_syntax),
 	    cmocka_unit_test(test_empty_lines),
