@@ -31,6 +31,7 @@
 #include "netpolicy.h"
 #include "proxy.h"
 #include "profile.h"
+#include "run_cli.h"
 #include "seccomp.h"
 
 static const char usage[] =
@@ -167,8 +168,10 @@ void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg,
 
 /* Append {"event": "exec", ...} to log.jsonl (O_APPEND, one write). */
 void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, const char *mode,
-		    const char *via, int status, pid_t pid, const char *error)
+		    const char *via, int status, pid_t pid, const char *error,
+		    const json_t *changed)
 {
+	json_t *fields;
 	struct sbx_log log;
 	json_t *cmd = json_array();
 	int fd;
@@ -181,12 +184,13 @@ void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, con
 		json_array_append_new(cmd, sbx_json_string_lossy(a->argv[i], strlen(a->argv[i])));
 	sbx_log_init(&log);
 	sbx_log_add_fd(&log, fd);
-	sbx_log_event(&log, "exec",
-		      json_pack("{s:o, s:s, s:s*, s:i, s:o, s:o, s:i}", "command", cmd, "mode",
-				mode, "namespaces_from", via, "status", status, "pid",
-				pid > 0 ? json_integer(pid) : json_null(), "error",
-				error ? json_string(error) : json_null(), "host_pid",
-				(int)getpid()));
+	fields = json_pack("{s:o, s:s, s:s*, s:i, s:o, s:o, s:i}", "command", cmd, "mode", mode,
+			   "namespaces_from", via, "status", status, "pid",
+			   pid > 0 ? json_integer(pid) : json_null(), "error",
+			   error ? json_string(error) : json_null(), "host_pid", (int)getpid());
+	if (fields && json_is_object(changed))
+		json_object_update(fields, (json_t *)changed);
+	sbx_log_event(&log, "exec", fields);
 	sbx_log_free(&log);
 	close(fd);
 }
@@ -481,9 +485,40 @@ static int exec_dispatch(struct exec_ctx *x, struct sbx_err *err)
 		r = stdin_guard(x, err);
 	if (r < 0)
 		return r;
+	/* what the host runs later: said when the command changed it */
+	sbx_later_begin(&x->later, &x->cfg);
 	if (!strcmp(state, "running") || !strcmp(state, "created"))
 		return enter_running(x, err);
 	return exec_kept(x, err);
+}
+
+static json_t *strv_json(const struct sbx_strv *v)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(a, json_string(v->v[i]));
+	return a;
+}
+
+/* After the command: the git repositories and watched files it made or
+ * changed, said as sbx run says them (x->changed, for the exec event). */
+static void exec_changed(struct exec_ctx *x)
+{
+	struct sbx_strv git = {0}, watch = {0};
+
+	sbx_later_git_changed(&x->later, &x->cfg, &git);
+	sbx_later_watch_changed(&x->later, &x->cfg, &watch);
+	if (git.n || watch.n) {
+		x->changed = json_object();
+		if (git.n)
+			json_object_set_new(x->changed, "git_changed", strv_json(&git));
+		if (watch.n)
+			json_object_set_new(x->changed, "watch_changed", strv_json(&watch));
+		run_human_later(x->changed);
+	}
+	sbx_strv_free(&git);
+	sbx_strv_free(&watch);
 }
 
 static void ctx_init(struct exec_ctx *x)
@@ -507,6 +542,8 @@ static void ctx_free(struct exec_ctx *x)
 	sbx_enter_target_free(&x->target);
 	sbx_cgroup_free(&x->cg);
 	sbx_strv_free(&x->env);
+	sbx_later_free(&x->later);
+	json_decref(x->changed);
 	sbx_config_free(&x->cfg);
 	sbx_seccomp_filter_free(&x->filter);
 	sbx_sandbox_close(&x->sb);
@@ -541,16 +578,17 @@ int cmd_exec(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 	if (r < 0) {
 		if (x.sb.dirfd >= 0 && x.sb.record)
 			exec_log_event(&x.sb, &x.args, x.mode, exec_via(&x), SBX_EXIT_SBX, -1,
-				       err.msg);
+				       err.msg, NULL);
 		r = sbx_cmd_fail(ctx, &err, SBX_EXIT_SBX);
 	} else {
 		if (x.jail.exec_errno && x.jail.exec_msg)
 			sbx_errorf("%s", x.jail.exec_msg);
 		else if (x.jail.exec_errno)
 			sbx_errorf("'%s': %s", x.args.argv[0], strerror(x.jail.exec_errno));
+		exec_changed(&x);
 		if (x.sb.dirfd >= 0)
 			exec_log_event(&x.sb, &x.args, x.mode, exec_via(&x), r, x.jail.cmd_pid,
-				       NULL);
+				       NULL, x.changed);
 	}
 	ctx_free(&x);
 	return r;

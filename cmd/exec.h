@@ -48,6 +48,10 @@ struct exec_ctx {
 	char *layer_dir;   /* exec_kept.c: the writable layers' directory */
 	bool rootfs_layer; /* exec_kept.c: an image root with its own layer (upper/) */
 	pid_t stdin_pump;  /* copies a host file on stdin into a pipe, or 0 */
+	/* what the host runs later, as the command started, and what of it
+	 * changed once it ended ("git_changed", "watch_changed") */
+	struct sbx_later later;
+	json_t *changed;
 };
 
 /* The sandbox's resolved profile from its record, plus -e; the seccomp
@@ -67,7 +71,8 @@ void exec_workdir(const struct exec_args *a, const struct sbx_config *cfg,
 int exec_run_supervised(struct sbx_jail *j, int out[2], int errp[2], const struct sbx_sandbox *sb,
 			struct sbx_err *err);
 void exec_log_event(const struct sbx_sandbox *sb, const struct exec_args *a, const char *mode,
-		    const char *via, int status, pid_t pid, const char *error);
+		    const char *via, int status, pid_t pid, const char *error,
+		    const json_t *changed);
 
 /* exec_kept.c: into a kept, exited sandbox. */
 int exec_kept(struct exec_ctx *x, struct sbx_err *err);

@@ -58,5 +58,8 @@ struct run_ctx {
 /* run_human.c: a run-log event as the "sbx: ..." lines on stderr. */
 void run_human(const json_t *ev, void *data);
 void run_human_quiet(const json_t *ev, void *data);
+/* The warnings of x's "git_changed" and "watch_changed" (sbx run's exit,
+ * sbx exec's end): what the host runs later, made or changed. */
+void run_human_later(const json_t *x);
 
 #endif

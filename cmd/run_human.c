@@ -360,17 +360,19 @@ static void human_connection(const json_t *ev)
 		   jstr(ev, "reason"));
 }
 
+void run_human_later(const json_t *x)
+{
+	human_git_changed(x);
+	human_watch_changed(x);
+}
+
 /* -q: no run log; but what the host runs later, made or changed during
  * the run, is still said (it asks the user to look before using it) */
 void run_human_quiet(const json_t *ev, void *data)
 {
-	const json_t *x = json_object_get(ev, "exit");
-
 	(void)data;
-	if (strcmp(jstr(ev, "event"), "exit"))
-		return;
-	human_git_changed(x);
-	human_watch_changed(x);
+	if (!strcmp(jstr(ev, "event"), "exit"))
+		run_human_later(json_object_get(ev, "exit"));
 }
 
 void run_human(const json_t *ev, void *data)

@@ -257,8 +257,7 @@ static int start_jail(struct sbx_run *c, int out[2], int errp[2], struct sbx_err
 		o.err_fd = errp[1] >= 0 ? errp[1] : out[1];
 	}
 	if (r == 0) {
-		sbx_run_watch_begin(c);
-		clock_gettime(CLOCK_REALTIME_COARSE, &c->git_since);
+		sbx_later_begin(&c->later, c->cfg);
 		r = sbx_jail_start(&c->jail, &o, err);
 	}
 	sbx_closep(&out[1]);
@@ -557,7 +556,7 @@ static void teardown(struct sbx_run *c)
 	free(c->layer_dir);
 	free(c->layer_uppers);
 	free(c->jail_path);
-	sbx_run_watch_free(c);
+	sbx_later_free(&c->later);
 	free(c->exec_error);
 	free(c->layer_note);
 	json_decref(c->written);

@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "config.h"
 #include "image.h"
@@ -79,5 +80,27 @@ int sbx_run_hide_state(struct sbx_config *cfg, const struct sbx_state *st, struc
  * -1 when shared: write ends out[1] and (errp[1] >= 0 ? errp[1] : out[1]).
  */
 int sbx_run_stdio_pipes(bool tty, int out[2], int errp[2], struct sbx_err *err);
+
+/*
+ * What the host runs later, changed by a command in the jail (sbx run,
+ * sbx exec): git repositories in the read-write binds and the profile's
+ * watched files (lib/run/run_later.c, lib/run/run_watch.c).  begin: just
+ * before the command starts (the time, and each watch = [KEY ...] file's
+ * bytes); then each changed since is added to *out as a host path
+ * escaped for display ("PATH: KEY, ..." for a keyed watch).  Nothing is
+ * said when begin was never called (since 0).
+ */
+struct sbx_watch_snap;
+struct sbx_later {
+	struct timespec since;	      /* on the clock file times use; 0: not begun */
+	struct sbx_watch_snap *snaps; /* one per cfg->watch_keys */
+	size_t n_snaps;
+};
+void sbx_later_begin(struct sbx_later *l, const struct sbx_config *cfg);
+void sbx_later_git_changed(const struct sbx_later *l, const struct sbx_config *cfg,
+			   struct sbx_strv *out);
+void sbx_later_watch_changed(const struct sbx_later *l, const struct sbx_config *cfg,
+			     struct sbx_strv *out);
+void sbx_later_free(struct sbx_later *l);
 
 #endif

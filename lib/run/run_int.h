@@ -63,12 +63,8 @@ struct sbx_run {
 			     * kept or removed event (NULL: none, or not said) */
 	/* the layers' capped filesystem at the end (sbx_run_layers_usage) */
 	struct sbx_disk_usage disk_usage;
-	/* when the command was started, on the clock file times use
-	 * (run_later.c); 0: it never was */
-	struct timespec git_since;
-	/* watch = [KEY ...] PATH: each file's bytes before the command
-	 * (run_watch.c), one per c->cfg->watch_keys */
-	struct sbx_watch_snap *watch_snaps;
+	/* what the host runs later, as the command started (run_later.c) */
+	struct sbx_later later;
 	int log_json_fd, jsonl_fd;
 	int output_fd; /* output.log */
 	/* run_extras.c */
@@ -119,19 +115,10 @@ void sbx_run_extras_begin(struct sbx_run *c);
 void sbx_run_say(struct sbx_run *c, const char *msg);
 void sbx_run_say_err(struct sbx_run *c, const struct sbx_err *e);
 
-/* run_later.c: each .git in a read-write bind, or in a directory right
- * below one, whose config, hooks or the directory it names changed since
- * c->git_since; each [filesystem] watch path that did: added to *out, as
- * host paths escaped for display. */
-void sbx_run_git_changed(const struct sbx_run *c, struct sbx_strv *out);
-void sbx_run_watch_changed(const struct sbx_run *c, struct sbx_strv *out);
-
-/* run_watch.c: watch = [KEY ...] PATH.  begin: each file read, just
- * before the command starts; keys_changed: each whose keys hold
- * something else now, added to *out as "PATH: KEY, ..." (escaped). */
-void sbx_run_watch_begin(struct sbx_run *c);
-void sbx_run_watch_keys_changed(const struct sbx_run *c, struct sbx_strv *out);
-void sbx_run_watch_free(struct sbx_run *c);
+/* run_watch.c: each watch = [KEY ...] file whose keys hold something
+ * else than at sbx_later_begin, as "PATH: KEY, ..." (escaped). */
+void sbx_later_keys_changed(const struct sbx_later *l, const struct sbx_config *cfg,
+			    struct sbx_strv *out);
 
 /* run_layers.c */
 int sbx_run_prepare_layers(struct sbx_run *c, struct sbx_err *err);

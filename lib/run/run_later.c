@@ -314,24 +314,26 @@ static bool path_changed(const char *path, const struct timespec *t)
 			    &budget, false);
 }
 
-void sbx_run_watch_changed(const struct sbx_run *c, struct sbx_strv *out)
+void sbx_later_watch_changed(const struct sbx_later *l, const struct sbx_config *cfg,
+			     struct sbx_strv *out)
 {
-	if (!c->git_since.tv_sec)
+	if (!l->since.tv_sec)
 		return;
-	for (size_t i = 0; i < c->cfg->watch.n; i++)
-		if (path_changed(c->cfg->watch.v[i], &c->git_since))
-			sbx_strv_push_take(out, sbx_escape_display(c->cfg->watch.v[i]));
-	sbx_run_watch_keys_changed(c, out);
+	for (size_t i = 0; i < cfg->watch.n; i++)
+		if (path_changed(cfg->watch.v[i], &l->since))
+			sbx_strv_push_take(out, sbx_escape_display(cfg->watch.v[i]));
+	sbx_later_keys_changed(l, cfg, out);
 }
 
-void sbx_run_git_changed(const struct sbx_run *c, struct sbx_strv *out)
+void sbx_later_git_changed(const struct sbx_later *l, const struct sbx_config *cfg,
+			   struct sbx_strv *out)
 {
-	if (!c->git_since.tv_sec)
+	if (!l->since.tv_sec)
 		return;
-	for (size_t i = 0; i < c->cfg->n_mounts; i++) {
-		const struct sbx_mount *m = &c->cfg->mounts[i];
+	for (size_t i = 0; i < cfg->n_mounts; i++) {
+		const struct sbx_mount *m = &cfg->mounts[i];
 
 		if (m->kind == SBX_MNT_BIND && m->src)
-			scan_bind(m->src, &c->git_since, out);
+			scan_bind(m->src, &l->since, out);
 	}
 }

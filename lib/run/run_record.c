@@ -522,8 +522,8 @@ static void exit_record(struct sbx_run *c, struct sbx_record_exit *x)
 	x->error = c->error ? sbx_xstrdup(c->error) : NULL;
 	sbx_strv_free(&x->git_changed);
 	sbx_strv_free(&x->watch_changed);
-	sbx_run_git_changed(c, &x->git_changed);
-	sbx_run_watch_changed(c, &x->watch_changed);
+	sbx_later_git_changed(&c->later, c->cfg, &x->git_changed);
+	sbx_later_watch_changed(&c->later, c->cfg, &x->watch_changed);
 }
 
 static void resources_record(struct sbx_run *c, struct sbx_record_resources *res)

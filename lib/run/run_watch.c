@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "run_int.h"
 
@@ -80,24 +81,27 @@ static char *slurp(const char *path, size_t *len, bool *big)
 	return buf;
 }
 
-void sbx_run_watch_begin(struct sbx_run *c)
+void sbx_later_begin(struct sbx_later *l, const struct sbx_config *cfg)
 {
-	if (!c->cfg->n_watch_keys)
-		return;
-	c->watch_snaps = sbx_xcalloc(c->cfg->n_watch_keys, sizeof(*c->watch_snaps));
-	for (size_t i = 0; i < c->cfg->n_watch_keys; i++) {
-		struct sbx_watch_snap *s = &c->watch_snaps[i];
-
-		s->data = slurp(c->cfg->watch_keys[i].path, &s->len, &s->big);
+	sbx_later_free(l);
+	if (cfg->n_watch_keys) {
+		l->snaps = sbx_xcalloc(cfg->n_watch_keys, sizeof(*l->snaps));
+		l->n_snaps = cfg->n_watch_keys;
 	}
+	for (size_t i = 0; i < l->n_snaps; i++) {
+		struct sbx_watch_snap *s = &l->snaps[i];
+
+		s->data = slurp(cfg->watch_keys[i].path, &s->len, &s->big);
+	}
+	clock_gettime(CLOCK_REALTIME_COARSE, &l->since);
 }
 
-void sbx_run_watch_free(struct sbx_run *c)
+void sbx_later_free(struct sbx_later *l)
 {
-	for (size_t i = 0; c->watch_snaps && i < c->cfg->n_watch_keys; i++)
-		free(c->watch_snaps[i].data);
-	free(c->watch_snaps);
-	c->watch_snaps = NULL;
+	for (size_t i = 0; i < l->n_snaps; i++)
+		free(l->snaps[i].data);
+	free(l->snaps);
+	*l = (struct sbx_later){0};
 }
 
 /* A member path's value in one document: what one key matched. */
@@ -265,10 +269,11 @@ done:
 	json_decref(after);
 }
 
-void sbx_run_watch_keys_changed(const struct sbx_run *c, struct sbx_strv *out)
+void sbx_later_keys_changed(const struct sbx_later *l, const struct sbx_config *cfg,
+			    struct sbx_strv *out)
 {
-	if (!c->git_since.tv_sec || !c->watch_snaps)
+	if (!l->since.tv_sec)
 		return;
-	for (size_t i = 0; i < c->cfg->n_watch_keys; i++)
-		compare(&c->cfg->watch_keys[i], &c->watch_snaps[i], &c->git_since, out);
+	for (size_t i = 0; i < cfg->n_watch_keys && i < l->n_snaps; i++)
+		compare(&cfg->watch_keys[i], &l->snaps[i], &l->since, out);
 }

@@ -64,6 +64,21 @@ EOF
 	ok $? "$mode: each watched file changed is named: run log, exit event, record, inspect ($rc: $ev | $rec | $err)"
 	sbx_as_mode "$mode" "$SBX" destroy "w-$mode" >/dev/null 2>&1
 
+	# sbx exec into a kept sandbox: the same binds, the same warnings
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" run -q --keep -n "wx-$mode" -p "$BASE/w-$mode.ini" -- true
+	id=$(sbx_as_mode "$mode" "$SBX" inspect --json "wx-$mode" | jq -r .id)
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" exec "wx-$mode" -- sh -c 'echo "{\"hooks\":1}" >'"$H"'/.claude/settings.json && git init -q sub2 && echo done'
+	ev=$(grep '"event":"exec"' "$BASE/state-$mode/sandboxes/$id/log.jsonl" | tail -1 | jq -c '[.watch_changed, .git_changed]')
+	[ "$rc" = 0 ] && [ "$out" = done ] &&
+		[[ "$err" == "sbx: warning: git repository made or changed during the run: $P/sub2/.git ("*$'\n'"sbx: warning: changed during the run: $H/.claude/settings.json $warn" ]] &&
+		[ "$ev" = "[[\"$H/.claude/settings.json\"],[\"$P/sub2/.git\"]]" ]
+	ok $? "$mode: sbx exec names the watched file and the repository it changed, on stderr and in the exec event ($rc: $out | $err | $ev)"
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" exec "wx-$mode" -- true
+	[ "$rc" = 0 ] && [ -z "$err" ]
+	ok $? "$mode: sbx exec that changes nothing says nothing ($rc: $err)"
+	sbx_as_mode "$mode" "$SBX" destroy "wx-$mode" >/dev/null 2>&1
+	rm -rf "$P/sub2"
+
 	# The claude profile watches Claude Code's settings (and the project's)
 	hv=$H
 	capture sbx_as_mode_in "$P" "$mode" env HOME="$hv" "$SBX" run --rm -p claude --net none -- sh -c \
