@@ -440,14 +440,13 @@ static bool git_named(struct sbx_mount *m, const char *home, bool gitdir_is_dir)
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	const char *env_home = getenv("HOME");
 	struct git_names g = {.src = m->src, .named = &m->git_named};
+	bool linked = false;
 
 	/* the run's home, and $HOME when it is another */
 	if (home && home[0] == '/')
 		g.homes[0] = home;
 	if (env_home && env_home[0] == '/' && !(home && !strcmp(home, env_home)))
 		g.homes[1] = env_home;
-
-	bool linked = false;
 
 	g.srcfd = open(m->src, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (g.srcfd < 0)
