@@ -146,6 +146,21 @@ static char *member(const char *name, const char *key, bool any)
 	return sbx_xasprintf("%s[\"%s\"]", name, q);
 }
 
+static void walk(const json_t *v, const char *rest, const char *name, bool after,
+		 struct matches *m);
+
+/* sub, found at name: walked on by next, or (the key's last member) kept */
+static void step(const json_t *sub, const char *next, const char *name, bool after,
+		 struct matches *m)
+{
+	if (next)
+		walk(sub, next, name, after, m);
+	else if (after)
+		find(m, name)->after = sub;
+	else
+		find(m, name)->before = sub;
+}
+
 /* What the key's members from *rest on lead to in v (after: the document
  * after the run), each kept in m under its member path. */
 static void walk(const json_t *v, const char *rest, const char *name, bool after, struct matches *m)
@@ -153,38 +168,24 @@ static void walk(const json_t *v, const char *rest, const char *name, bool after
 	const char *dot = strchrnul(rest, '.');
 	_cleanup_free_ char *key = sbx_xstrndup(rest, (size_t)(dot - rest));
 	const char *next = *dot ? dot + 1 : NULL;
+	const json_t *sub;
 
 	if (!json_is_object(v))
 		return;
 	if (!strcmp(key, "*")) {
 		const char *k;
-		json_t *sub;
+		json_t *each;
 
-		json_object_foreach((json_t *)v, k, sub)
+		json_object_foreach((json_t *)v, k, each)
 		{
 			_cleanup_free_ char *n = member(name, k, true);
 
-			if (next)
-				walk(sub, next, n, after, m);
-			else if (after)
-				find(m, n)->after = sub;
-			else
-				find(m, n)->before = sub;
+			step(each, next, n, after, m);
 		}
-		return;
-	}
-	{
-		const json_t *sub = json_object_get(v, key);
+	} else if ((sub = json_object_get(v, key))) {
 		_cleanup_free_ char *n = member(name, key, false);
 
-		if (!sub)
-			return;
-		if (next)
-			walk(sub, next, n, after, m);
-		else if (after)
-			find(m, n)->after = sub;
-		else
-			find(m, n)->before = sub;
+		step(sub, next, n, after, m);
 	}
 }
 
