@@ -125,25 +125,13 @@ static struct match *find(struct matches *m, const char *name)
 	return &m->v[m->n++];
 }
 
-/* name + one member: ".x" (just "x" first), or ["x"] for a "*" */
+/* name + one member: ".x" (just "x" first), or ["x"] for a "*" (as it
+ * is: the line is escaped for display as a whole) */
 static char *member(const char *name, const char *key, bool any)
 {
-	_cleanup_free_ char *q = NULL;
-
-	if (!any)
-		return *name ? sbx_xasprintf("%s.%s", name, key) : sbx_xstrdup(key);
-	q = sbx_xmalloc(2 * strlen(key) + 1);
-	{
-		char *o = q;
-
-		for (const char *p = key; *p; p++) {
-			if (*p == '"' || *p == '\\')
-				*o++ = '\\';
-			*o++ = *p;
-		}
-		*o = '\0';
-	}
-	return sbx_xasprintf("%s[\"%s\"]", name, q);
+	if (any)
+		return sbx_xasprintf("%s[\"%s\"]", name, key);
+	return *name ? sbx_xasprintf("%s.%s", name, key) : sbx_xstrdup(key);
 }
 
 static void walk(const json_t *v, const char *rest, const char *name, bool after,
