@@ -159,14 +159,32 @@ static bool named_changed(int top, const char *rel, bool dir, const struct times
 	return since(&st, t);
 }
 
+/*
+ * Husky's hooks directory (core.hooksPath .husky/_, read-only in the jail)
+ * runs the hook of the same name one directory up, .husky/pre-commit, a
+ * tracked file of the project that the command may edit: that directory,
+ * or a hook in it, made or changed since t (rel: the hooks path, relative
+ * to the work tree top)?
+ */
+static bool husky_changed(int top, const char *rel, const struct timespec *t)
+{
+	/* "/.husky/_", cleaned; then ".husky", below top */
+	_cleanup_free_ char *p = sbx_path_clean(rel, SBX_DOTDOT_REFUSE);
+	size_t n = p ? strlen(p) : 0, budget = GIT_SCAN_HOOKS;
+
+	if (n < 9 || strcmp(p + n - 9, "/.husky/_"))
+		return false;
+	p[n - 2] = '\0';
+	return tree_changed(sbx_open_beneath(top, p + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC), t, 1,
+			    &budget, false);
+}
+
 static int named_var(void *user, const char *section, const char *sub, const char *name,
 		     const char *value)
 {
 	struct git_named *h = user;
 	enum sbx_gitconfig_path kind = sbx_gitconfig_path_kind(section, sub, name);
-	_cleanup_free_ char *inc = NULL;
-
-	_cleanup_free_ char *abs = NULL;
+	_cleanup_free_ char *inc = NULL, *abs = NULL;
 
 	/* relative ones, and an absolute one in the work tree: one
 	 * elsewhere is no bind's to check */
@@ -183,7 +201,8 @@ static int named_var(void *user, const char *section, const char *sub, const cha
 	}
 	if (kind == SBX_GITCONFIG_HOOKS) {
 		/* relative to the work tree */
-		h->changed = named_changed(h->top, value, true, h->t);
+		h->changed =
+		    named_changed(h->top, value, true, h->t) || husky_changed(h->top, value, h->t);
 	} else if (kind == SBX_GITCONFIG_INCLUDE && h->includes) {
 		/* relative to .git, where the config is; git reads it when it
 		 * is there, so one made during the run counts */

