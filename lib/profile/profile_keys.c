@@ -642,18 +642,60 @@ static int parse_secret_words(const char *name, char *rest, struct sbx_secret *s
 	return 0;
 }
 
+/*
+ * Where the words after SOURCE start in v ([as env|as file] [inject
+ * HOSTS], taken from the end), at the blank before them (NULL: none).
+ * SOURCE may hold blanks (file:~/My Keys/token, a home with a space), but
+ * not a word "as" or "inject": *bad then.
+ */
+static char *secret_words_at(char *v, bool *bad)
+{
+	char *w[64];
+	size_t n = 0, i;
+
+	*bad = false;
+	for (char *p = v + strspn(v, " \t"); *p && n < SBX_ARRAY_SIZE(w);
+	     p += strcspn(p, " \t"), p += strspn(p, " \t"))
+		w[n++] = p;
+	if (n == SBX_ARRAY_SIZE(w)) {
+		*bad = true;
+		return NULL;
+	}
+#define WORD_IS(k, lit) (!strncmp(w[k], lit, strlen(lit)) && strchr(" \t", w[k][strlen(lit)]))
+	i = n;
+	if (i >= 3 && WORD_IS(i - 2, "inject"))
+		i -= 2;
+	else if (i >= 2 && WORD_IS(i - 1, "inject"))
+		i -= 1;
+	if (i >= 3 && WORD_IS(i - 2, "as"))
+		i -= 2;
+	else if (i >= 2 && WORD_IS(i - 1, "as"))
+		i -= 1;
+	for (size_t k = 1; k < i; k++)
+		if (WORD_IS(k, "as") || WORD_IS(k, "inject"))
+			*bad = true;
+#undef WORD_IS
+	return i < n ? w[i] - 1 : NULL;
+}
+
 static int parse_secret(const char *name, const char *val, struct sbx_secret *s,
 			struct sbx_err *err)
 {
 	_cleanup_free_ char *v = sbx_xstrdup(val);
-	char *sp = strpbrk(v, " \t"), *ref, *end;
+	bool bad;
+	char *sp = secret_words_at(v, &bad), *ref, *end;
 
 	s->inject = SBX_SECRET_AS_ENV;
+	if (bad)
+		goto bad;
 	if (sp) {
+		char *words = sp + 1;
 		int r;
 
 		*sp = '\0';
-		r = parse_secret_words(name, sp + 1, s, err);
+		while (sp > v && (sp[-1] == ' ' || sp[-1] == '\t')) /* blanks between */
+			*--sp = '\0';
+		r = parse_secret_words(name, words, s, err);
 		if (r == -EINVAL)
 			goto fail;
 		if (r < 0)

@@ -104,6 +104,14 @@ capture env SBX_T_TOKEN="$tok" "$SBX" run -q --rm -p "$TAP_TMP/p.ini" -w / -- \
 ok $? "with the host's root as rootfs: /run/secrets/KEYF and \$TOKEN are there"
 [ "$rc" = 0 ] || diag "rc=$rc err=$err"
 
+# A file whose path has blanks (~/My Keys/token, a home with a space):
+# the path is the source's, up to the words at the end
+mkdir -p "$TAP_TMP/My  Keys" && printf '%s\n' "$key" >"$TAP_TMP/My  Keys/t" && chmod 0600 "$TAP_TMP/My  Keys/t"
+printf '[secrets]\nSP = file:%s/My  Keys/t as file\nSE = file:%s/My  Keys/t\n' "$TAP_TMP" "$TAP_TMP" >"$TAP_TMP/sp.ini"
+capture "$SBX" run -q --rm -p "$TAP_TMP/sp.ini" -w / -- sh -c 'cat /run/secrets/SP; echo " $SE"'
+[ "$rc" = 0 ] && [ "$out" = "$key $key" ]
+ok $? "a file secret whose path has blanks is read whole, as file and as env ($rc: $out $err)"
+
 # A missing source: exit 125 before the jail starts, naming the secret.
 capture env -u SBX_T_TOKEN "$SBX" run -q -p "$TAP_TMP/p.ini" -- true
 [ "$rc" = 125 ] && grep -q "TOKEN" <<<"$err" && grep -q "SBX_T_TOKEN" <<<"$err"

@@ -270,9 +270,16 @@ static void test_bad_secrets(void **state)
 	expect_err("[secrets]\nK = env:K inject api.x.com:443\n", 2, "secret 'K': bad inject host");
 	expect_err("[secrets]\nK = env:K inject a.com as env\n", 2, "secret 'K': bad value");
 	expect_err("[secrets]\nK = env:K inject a.com inject b.com\n", 2, "secret 'K': bad value");
+	/* a blank in a file's path is the path's; the words "as" and
+	 * "inject" only at the end */
+	expect_err("[secrets]\nK = file:/a as b/c\n", 2, "secret 'K': bad value");
+	expect_err("[secrets]\nK = file:/a inject b/c as env\n", 2, "secret 'K': bad value");
+	expect_err("[secrets]\nK = env:K J\n", 2, "secret 'K': bad variable name 'K J'");
 	expect_err("[network]\nupstream-ca = rel.pem\n", 2,
 		   "key 'upstream-ca': upstream-ca 'rel.pem' is not an absolute path");
 }
+
+static void round_trip(struct sbx_config *c);
 
 /* "inject HOST,...": hosts normalised, kept in order, written back. */
 static void test_secret_inject(void **state)
@@ -293,6 +300,16 @@ static void test_secret_inject(void **state)
 	assert_string_equal(c.secrets[0].inject_hosts.v[1], "*.y.org");
 	assert_int_equal(sbx_profile_set(&c, "secrets", "P", "env:P", &e), 0);
 	assert_int_equal(c.secrets[1].inject_hosts.n, 0);
+	/* a path with blanks (file:~/My Keys/t, a home with a space) */
+	assert_int_equal(
+	    sbx_profile_set(&c, "secrets", "F", "file:/h/My Keys/t  as file inject a.com", &e), 0);
+	assert_string_equal(c.secrets[2].ref, "/h/My Keys/t");
+	assert_int_equal(c.secrets[2].inject, SBX_SECRET_AS_FILE);
+	assert_int_equal(c.secrets[2].inject_hosts.n, 1);
+	assert_int_equal(sbx_profile_set(&c, "secrets", "G", "file:/h/a  b/t?", &e), 0);
+	assert_string_equal(c.secrets[3].ref, "/h/a  b/t");
+	assert_true(c.secrets[3].optional);
+	round_trip(&c);
 	assert_int_equal(sbx_profile_set(&c, "network", "upstream-ca", "/etc/ca.pem", &e), 0);
 	assert_true(c.capture);
 	assert_int_equal(sbx_profile_set(&c, "network", "capture", "no", &e), 0);
@@ -301,6 +318,8 @@ static void test_secret_inject(void **state)
 	assert_int_equal(sbx_profile_write(&c, ms), 0);
 	fclose(ms);
 	assert_non_null(strstr(text, "K = env:K? as file inject api.x.com,*.y.org\n"));
+	assert_non_null(strstr(text, "F = file:/h/My Keys/t as file inject a.com\n"));
+	assert_non_null(strstr(text, "G = file:/h/a  b/t? as env\n"));
 	assert_non_null(strstr(text, "P = env:P as env\n"));
 	assert_non_null(strstr(text, "upstream-ca = /etc/ca.pem\n"));
 	assert_non_null(strstr(text, "capture = no\n"));
