@@ -212,8 +212,8 @@ static void compare(const struct sbx_watch_keys *w, const struct sbx_watch_snap 
 		return; /* absent before and after, or not changed since */
 	data = slurp(w->path, &len, &big);
 	if (big || s->big) {
-		line = sbx_xasprintf("%s (more than %u MiB: compared as a whole)", w->path,
-				     WATCH_MAX >> 20);
+		line = sbx_xasprintf("%s (changed; more than %u MiB: its keys not compared)",
+				     w->path, WATCH_MAX >> 20);
 		goto done;
 	}
 	after = parse(data, len);
