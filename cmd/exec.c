@@ -492,15 +492,6 @@ static int exec_dispatch(struct exec_ctx *x, struct sbx_err *err)
 	return exec_kept(x, err);
 }
 
-static json_t *strv_json(const struct sbx_strv *v)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < v->n; i++)
-		json_array_append_new(a, json_string(v->v[i]));
-	return a;
-}
-
 /* After the command: the git repositories and watched files it made or
  * changed, said as sbx run says them (x->changed, for the exec event). */
 static void exec_changed(struct exec_ctx *x)
@@ -512,9 +503,9 @@ static void exec_changed(struct exec_ctx *x)
 	if (git.n || watch.n) {
 		x->changed = json_object();
 		if (git.n)
-			json_object_set_new(x->changed, "git_changed", strv_json(&git));
+			json_object_set_new(x->changed, "git_changed", sbx_json_strv(&git));
 		if (watch.n)
-			json_object_set_new(x->changed, "watch_changed", strv_json(&watch));
+			json_object_set_new(x->changed, "watch_changed", sbx_json_strv(&watch));
 		run_human_later(x->changed);
 	}
 	sbx_strv_free(&git);
