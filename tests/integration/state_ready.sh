@@ -76,10 +76,14 @@ for mode in $MODES; do
 		[ -n "$id" ] && [ "$id" != null ] && break
 		sleep 0.05
 	done
-	gone=$(stat -c %i "$S/$id" 2>/dev/null)
+	# a directory is its inode and its birth time: the purger's mkdir of
+	# a new ready one may get the removed one's inode number again
+	gone=$(stat -c '%i@%w' "$S/$id" 2>/dev/null)
 	chmod 0755 "$S/$id"
 	wait $bg
-	after=$(ready $mode)
+	ready $mode >/dev/null
+	after=$(stat -c '%i@%w' "$S/.ready-0" "$S/.ready-1" 2>/dev/null | tr ' \n' '_ ')
+	gone=${gone// /_}
 	[ -n "$gone" ] && [[ " $after" != *" $gone "* ]] && [ "$(stat -c %a "$S/.ready-0" "$S/.ready-1" | sort -u)" = 700 ]
 	ok $? "$mode: a removed sandbox directory that is not one a run could take is removed, not made ready ($gone; $after)"
 	capture sbx_as_mode $mode "$SBX" ps -a --json
