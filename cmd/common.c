@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "proc.h"
@@ -16,6 +18,18 @@ void sbx_print_err(const struct sbx_err *err)
 	char buf[SBX_ERR_MSG_MAX + 128];
 
 	sbx_errorf("%s", sbx_err_str(err, buf, sizeof(buf)));
+}
+
+/*
+ * While the command has a pty (-t), the caller's terminal is raw: no
+ * output processing, so a bare newline would not return the carriage and
+ * sbx's live lines (a connection denied, say) would step across the screen.
+ */
+static bool stderr_raw(void)
+{
+	struct termios t;
+
+	return tcgetattr(STDERR_FILENO, &t) == 0 && !(t.c_oflag & OPOST);
 }
 
 /*
@@ -33,7 +47,7 @@ static void say_line(const char *prefix, const char *fmt, va_list ap)
 		return;
 	}
 	shown = sbx_escape_controls(text);
-	fprintf(stderr, "%s%s\n", prefix, shown);
+	fprintf(stderr, "%s%s%s\n", prefix, shown, stderr_raw() ? "\r" : "");
 }
 
 void sbx_errorf(const char *fmt, ...)

@@ -42,7 +42,9 @@ static const char usage[] =
     "seccomp policy; in a kept, exited one, in a new jail over its writable\n"
     "layer and resolved profile (for a postmortem).\n"
     "\n"
-    "  -t, --tty                 allocate a pseudo-terminal\n"
+    "  -t, --tty                 give the command a pseudo-terminal (the default\n"
+    "                            when stdin, stdout and stderr are this terminal)\n"
+    "  -T, --no-tty              pipes, not a pseudo-terminal\n"
     "  -e, --env NAME[=VAL]      pass NAME from the caller, or set it\n"
     "  -w, --workdir DIR         working directory inside (default: the sandbox's)\n"
     "\n"
@@ -51,11 +53,9 @@ static const char usage[] =
     "failed, 126 not executable, 127 not found.\n";
 
 static const struct option long_opts[] = {
-    {"tty", no_argument, NULL, 't'},
-    {"env", required_argument, NULL, 'e'},
-    {"workdir", required_argument, NULL, 'w'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    {"tty", no_argument, NULL, 't'},	   {"no-tty", no_argument, NULL, 'T'},
+    {"env", required_argument, NULL, 'e'}, {"workdir", required_argument, NULL, 'w'},
+    {"help", no_argument, NULL, 'h'},	   {NULL, 0, NULL, 0},
 };
 
 void exec_args_free(struct exec_args *a)
@@ -73,10 +73,11 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 	memset(a, 0, sizeof(*a));
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:te:w:h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:tTe:w:h", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
-			a->tty = true;
+		case 'T':
+			a->tty_mode = opt == 't' ? SBX_TTY_YES : SBX_TTY_NO;
 			break;
 		case 'e':
 			sbx_strv_push(&a->env, optarg);
@@ -106,6 +107,7 @@ int exec_parse_args(int argc, char **argv, struct exec_args *a, struct sbx_err *
 	if (a->workdir && a->workdir[0] != '/')
 		return sbx_err_set(err, 0, "exec: the working directory '%s' is not absolute",
 				   a->workdir);
+	a->tty = sbx_jail_tty_wanted(a->tty_mode, false);
 	a->argv = argv + optind;
 	a->title = sbx_cmd_title(argc, argv, optind, &a->title_len, &a->argv_owned);
 	if (a->argv_owned) {

@@ -15,11 +15,12 @@
 #include "state.h"
 
 struct exec_args {
-	bool tty;
-	struct sbx_strv env; /* -e NAME[=VAL], in order */
-	const char *workdir; /* -w */
-	const char *sandbox; /* id, prefix or name */
-	char **argv;	     /* the command (NULL-terminated) */
+	enum sbx_tty tty_mode; /* -t yes, -T no, else auto */
+	bool tty;	       /* a pty: tty_mode for this caller */
+	struct sbx_strv env;   /* -e NAME[=VAL], in order */
+	const char *workdir;   /* -w */
+	const char *sandbox;   /* id, prefix or name */
+	char **argv;	       /* the command (NULL-terminated) */
 	/* sbx's argv strings, which the helper in the jail overwrites
 	 * (sbx_cmd_title): argv and workdir are then copies */
 	char *title;

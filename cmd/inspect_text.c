@@ -71,6 +71,8 @@ static void print_summary(FILE *o, const struct sbx_sandbox *sb)
 	kv_take(o, "command", lc_command_display(&r->command));
 	if (r->detached)
 		kv_str(o, "detached", "yes (sbx run -d: sbx logs, sbx stop, sbx wait)");
+	if (r->tty)
+		kv_str(o, "terminal", "a pseudo-terminal of its own (-t, or run at a terminal)");
 	kv_str(o, "workdir", r->workdir);
 	kv_str(o, "profile", r->profile.name);
 	if (r->profile.set)

@@ -259,7 +259,9 @@ int cmd_run(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 		sbx_warnf("the working directory is gone (%s): the command runs in / (-w DIR sets "
 			  "another)",
 			  strerror(cwd_errno));
-	if (r == 0 && c.args.detach && c.cfg.tty)
+	if (r == 0)
+		c.cfg.tty = sbx_jail_tty_wanted(c.cfg.tty_mode, c.args.detach);
+	if (r == 0 && c.args.detach && c.cfg.tty_mode == SBX_TTY_YES)
 		r = sbx_err_set(
 		    &err, 0,
 		    "run: --detach and a terminal (-t, or tty = yes in the profile): a "

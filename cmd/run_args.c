@@ -47,7 +47,9 @@ static const char usage[] =
     "  -w, --workdir DIR         working directory inside\n"
     "  -u, --user UID[:GID]|root user inside (never root on the host)\n"
     "      --hostname NAME       hostname inside\n"
-    "  -t, --tty                 allocate a pseudo-terminal\n"
+    "  -t, --tty                 give the command a pseudo-terminal (the default\n"
+    "                            when stdin, stdout and stderr are this terminal)\n"
+    "  -T, --no-tty              pipes, not a pseudo-terminal\n"
     "  -q, --quiet               no run log on stderr (errors, and the warnings\n"
     "                            that what the host runs later changed, still)\n"
     "      --log-json FILE       write the run log as JSON lines to FILE\n"
@@ -62,6 +64,7 @@ enum {
 	O_WORKDIR = 'w',
 	O_USER = 'u',
 	O_TTY = 't',
+	O_NOTTY = 'T',
 	O_QUIET = 'q',
 	O_HELP = 'h',
 	O_DETACH = 'd',
@@ -137,6 +140,7 @@ static const struct option long_opts[] = {
     {"user", required_argument, NULL, O_USER},
     {"hostname", required_argument, NULL, O_HOSTNAME},
     {"tty", no_argument, NULL, O_TTY},
+    {"no-tty", no_argument, NULL, O_NOTTY},
     {"quiet", no_argument, NULL, O_QUIET},
     {"log-json", required_argument, NULL, O_LOGJSON},
     {"help", no_argument, NULL, O_HELP},
@@ -184,6 +188,9 @@ static int other_opt(struct run_args *a, int opt, const char *arg, struct sbx_er
 	case O_QUIET:
 		a->quiet = true;
 		return 0;
+	case O_NOTTY:
+		add_set(a, "sandbox", "tty", "no");
+		return 0;
 	case O_DETACH:
 		a->detach = true;
 		return 0;
@@ -228,7 +235,7 @@ int run_parse_args(int argc, char **argv, struct run_args *a, struct sbx_err *er
 	memset(a, 0, sizeof(*a));
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:p:n:e:w:u:tqdh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:p:n:e:w:u:tTqdh", long_opts, NULL)) != -1) {
 		int r;
 
 		if (opt == '?' || opt == ':')

@@ -482,5 +482,9 @@ int sbx_jail_exit_code(const struct sbx_jail *j, const struct sbx_jail_result *r
  * (`printf 'a\n' | sbx run -t -- cat`: the input was not typed, and its
  * echo would reach the output beside what the command prints). */
 void sbx_jail_term_of_caller(struct sbx_jail_term *term);
+/* Whether the command gets a pty: tty = yes (-t); with auto, when sbx is
+ * not detached and its stdin, stdout and stderr are the terminal it runs
+ * in the foreground of (no redirection, not a background job). */
+bool sbx_jail_tty_wanted(enum sbx_tty mode, bool detached);
 
 #endif

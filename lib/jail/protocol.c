@@ -117,6 +117,19 @@ void sbx_jail_term_of_caller(struct sbx_jail_term *term)
 	term->no_echo = !isatty(STDIN_FILENO);
 }
 
+bool sbx_jail_tty_wanted(enum sbx_tty mode, bool detached)
+{
+	pid_t fg;
+
+	if (mode != SBX_TTY_AUTO)
+		return mode == SBX_TTY_YES;
+	if (detached || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO))
+		return false;
+	/* a background job that set the terminal raw would be stopped (SIGTTOU) */
+	fg = tcgetpgrp(STDIN_FILENO);
+	return fg > 0 && fg == getpgrp();
+}
+
 int sbx_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
 {
 	struct open_how how = {.flags = (uint64_t)flags | O_CLOEXEC, .resolve = resolve};

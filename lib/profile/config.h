@@ -41,6 +41,13 @@ enum sbx_persist {
 	SBX_PERSIST_ALWAYS,
 };
 
+/* [sandbox] tty: a pty for the command (-t, -T) */
+enum sbx_tty {
+	SBX_TTY_AUTO = 0, /* when stdin, stdout and stderr are sbx's foreground terminal */
+	SBX_TTY_YES,
+	SBX_TTY_NO,
+};
+
 enum sbx_mount_kind {
 	SBX_MNT_BIND = 0, /* bind SRC[:DST], read-write, nosuid,nodev */
 	SBX_MNT_RO_BIND,  /* ro-bind SRC[:DST] */
@@ -111,7 +118,8 @@ struct sbx_config {
 	char *sudo_declined; /* why it does not (a caller was there), or NULL */
 	char *workdir;	     /* NULL: $PWD if visible inside, else / */
 	enum sbx_persist persist;
-	bool tty; /* allocate a pty (also -t) */
+	enum sbx_tty tty_mode; /* tty = auto | yes | no (-t, -T) */
+	bool tty;	       /* allocate a pty: tty_mode for this caller (sbx_config_tty) */
 	/* After SIGINT/SIGTERM/SIGHUP/SIGQUIT reached sbx and was forwarded:
 	 * how long the command may take to end before the jail is killed
 	 * (SBX_UNSET: never).  A second SIGINT/SIGTERM kills at once. */

@@ -246,7 +246,16 @@ static int set_persist(struct sbx_config *c, const char *key, const char *val,
 static int set_tty(struct sbx_config *c, const char *key, const char *val,
 		   const struct sbx_profile_setctx *sc, struct sbx_err *err)
 {
-	return sbx_parse_bool(val, &c->tty, err);
+	bool yes;
+
+	if (strcmp(val, "auto") == 0) {
+		c->tty_mode = SBX_TTY_AUTO;
+		return 0;
+	}
+	if (sbx_parse_bool(val, &yes, NULL) < 0)
+		return sbx_err_set(err, 0, "bad tty mode '%s' (expected auto, yes, no)", val);
+	c->tty_mode = yes ? SBX_TTY_YES : SBX_TTY_NO;
+	return 0;
 }
 
 static int set_stop_timeout(struct sbx_config *c, const char *key, const char *val,
@@ -1107,7 +1116,7 @@ const struct sbx_profile_key sbx_profile_keys[] = {
     K("sandbox", "user", false, set_user, NULL, "UID[:GID]|root|inherit"),
     K("sandbox", "workdir", false, set_workdir, NULL, "ABSOLUTE-PATH"),
     K("sandbox", "persist", false, set_persist, NULL, "never|on-failure|always"),
-    K("sandbox", "tty", false, set_tty, NULL, "BOOL"),
+    K("sandbox", "tty", false, set_tty, NULL, "auto|yes|no"),
     K("sandbox", "writable", false, set_writable, NULL, "BOOL"),
     K("sandbox", "stop-timeout", false, set_stop_timeout, NULL, "DURATION|0|never"),
     K("filesystem", "bind", true, set_bind, sbx_profile_write_mounts, "[-]SRC[:DST] [when host]"),

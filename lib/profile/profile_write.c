@@ -120,7 +120,10 @@ void sbx_profile_write_sandbox(const struct sbx_config *c, FILE *out)
 	if (c->workdir)
 		put(out, "workdir", c->workdir);
 	put(out, "persist", sbx_persist_name(c->persist));
-	put_bool(out, "tty", c->tty);
+	put(out, "tty",
+	    c->tty_mode == SBX_TTY_YES	? "yes"
+	    : c->tty_mode == SBX_TTY_NO ? "no"
+					: "auto");
 	put_bool(out, "writable", c->rootfs_writable);
 	if (c->stop_timeout_ms == SBX_UNSET)
 		put(out, "stop-timeout", "never");

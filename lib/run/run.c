@@ -199,6 +199,7 @@ static void after_go(struct sbx_jail *j, void *data)
 		c->sb.rec.init_start = start;
 	sbx_run_record_start(c);
 	c->sb.rec.detached = c->opt->detached;
+	c->sb.rec.tty = c->cfg->tty;
 	sbx_run_log_policy(c);
 	sbx_run_publish_log(c);
 	sbx_run_record_save_async(c);

@@ -312,6 +312,8 @@ json_t *sbx_record_to_json(const struct sbx_record *r)
 		set(o, "cgroup", json_incref(r->cgroup));
 	if (r->detached)
 		set(o, "detached", json_true());
+	if (r->tty)
+		set(o, "tty", json_true());
 	if (r->publish)
 		set(o, "publish", json_incref(r->publish));
 	if (r->policy.set)
@@ -608,6 +610,7 @@ static void read_top(struct rd *d, const json_t *j, struct sbx_record *r)
 	r->keep_reason = get_str(d, j, "keep_reason");
 	r->cgroup = get_ref(d, j, "cgroup", JSON_OBJECT);
 	r->detached = get_bool(d, j, "detached");
+	r->tty = get_bool(d, j, "tty");
 	r->publish = get_ref(d, j, "publish", JSON_ARRAY);
 	r->network_events = get_ref(d, j, "network_events", JSON_ARRAY);
 	r->seccomp_events = get_ref(d, j, "seccomp_events", JSON_ARRAY);

@@ -176,6 +176,7 @@ struct sbx_record {
 	char *keep_reason;
 	json_t *cgroup;		/* sbx_cgroup_json(), or NULL */
 	bool detached;		/* started by sbx run -d */
+	bool tty;		/* the command had a pty (-t, or at a terminal) */
 	json_t *publish;	/* published ports (lib/net/publish.h's JSON), or NULL */
 	json_t *network_events; /* "net" run-log events, or NULL */
 	json_t *seccomp_events; /* sbx_seccomp_audit_json(), or NULL */

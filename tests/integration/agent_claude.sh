@@ -12,6 +12,8 @@
 #     profile says: the jail holds a placeholder, the key is in no file of
 #     the state dir; the documented fallback (--secret NAME=env:VAR) hands
 #     the key itself in, redacted in output.log.
+#   - at a terminal (script(1)), `sbx run -p claude -- claude` without -t
+#     gives it a pty: it draws its interface, not a --print mode error.
 #   - claude started interactively under a pty (tmux, `sbx run -t`) tries its
 #     API host; the run log (--log-json and the kept sandbox's log.jsonl via
 #     `sbx inspect --json`) records CONNECT api.anthropic.com:443 allowed by
@@ -159,6 +161,23 @@ ANTHROPIC_API_KEY='$key' TERM=xterm-256color $pre '$SBX' run -p claude -t --keep
 		[ -n "$foot" ] && { { [ "$res" = ok ] && [ "$a" -ge 1 ]; } || { [ "$res" = failed ] && [ "$f" -ge 1 ]; }; }
 		ok $? "$mode: the footer counts the connection as what it was ($res: $foot)"
 		[ $? = 0 ] || diag "footer: $(grep 'network:' "$T/tui.err")"
+	fi
+
+	# The README's own line at a terminal, without -t: sbx gives claude a
+	# pty (tty = auto), so it starts its interface; with pipes it took its
+	# input as a one-shot prompt ("Input must be provided either through
+	# stdin or as a prompt argument when using --print"), exit 1.
+	if ! command -v script >/dev/null; then
+		skip "$mode: at a terminal, claude without -t starts its interface" "script(1) missing"
+	else
+		out=$(cd "$T/proj" && env HOME="$T/home" SBX_STATE_DIR="$state" SBX_CACHE_DIR="$T/cache" \
+			ANTHROPIC_API_KEY="$key" TERM=xterm-256color timeout 90 $pre \
+			script -qec "'$SBX' run -q --rm -p claude -- '$CLAUDE'" /dev/null \
+			< <(sleep 25; printf '\003'; sleep 1; printf '\003'; sleep 5) 2>&1)
+		# (its words are placed with cursor moves: "Welcome\e[9Gto\e[12GClaude")
+		grep -q 'Welcome.*to.*Claude' <<<"$out" && ! grep -q 'Input must be provided' <<<"$out"
+		ok $? "$mode: at a terminal, sbx run -p claude -- claude (no -t) starts its interface"
+		[ $? = 0 ] || diag "$(tr -s ' \r\n' ' ' <<<"$out" | head -c 400)"
 	fi
 
 	# The value is in no file under the state dir (records, logs, output,

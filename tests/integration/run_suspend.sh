@@ -1,6 +1,7 @@
 #!/bin/bash
 # sbx-test-lane: wait (Ctrl-Z held for seconds, ticks)
 # tests/integration/run_suspend.sh - Ctrl-Z at the caller's terminal
+# (with -T: the terminal itself, not the pty sbx gives the command there)
 # suspends the run: the command's process group stops, the rest of the jail
 # is frozen with it, sbx stops so that the caller's shell gets its prompt
 # back ("Stopped"), and `fg` continues all of it; the same for sbx exec and
@@ -164,7 +165,7 @@ ticks15() { [ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 15 ]; }
 gap_ok() { awk -v g="$gap" 'BEGIN { exit !(g >= 1.5) }'; }
 
 for mode in $MODES; do
-	out=$(in_shell $mode feed_ctrl_z '"$SBX" run -q --log-json ev-run.jsonl --rootfs "$IMG" -- ./ticks 15' jobs)
+	out=$(in_shell $mode feed_ctrl_z '"$SBX" run -q -T --log-json ev-run.jsonl --rootfs "$IMG" -- ./ticks 15' jobs)
 	gap=$(max_gap tick <<<"$out")
 	has '^\[1\]+ *Stopped' && ticks15 && has '^rc=0$' && gap_ok
 	ok $? "$mode: Ctrl-Z stops the command and sbx, fg continues it (longest gap ${gap} s, rc 0)"
@@ -176,12 +177,12 @@ for mode in $MODES; do
 
 	# --time counts the time the jail runs: 10 ticks (~2 s) under a 6 s
 	# limit, stopped 7 s by Ctrl-Z in between, end as they would unstopped
-	out=$(in_shell $mode feed_long_stop '"$SBX" run -q --time 6s --rootfs "$IMG" -- ./ticks 10')
+	out=$(in_shell $mode feed_long_stop '"$SBX" run -q -T --time 6s --rootfs "$IMG" -- ./ticks 10')
 	[ "$(printf '%s\n' "$out" | grep -c 'tick [0-9]')" = 10 ] && has '^\[1\]+ *Stopped' && has '^rc=0$'
 	ok $? "$mode: --time waits while Ctrl-Z holds the run stopped (10 ticks, rc 0)"
 	has '^rc=0$' || diag "$out"
 
-	out=$(in_shell $mode feed_ctrl_z '"$SBX" run -q --rootfs "$IMG" -- ./bgticks 15')
+	out=$(in_shell $mode feed_ctrl_z '"$SBX" run -q -T --rootfs "$IMG" -- ./bgticks 15')
 	gap=$(sed -n 's/^bg tick/tick/p' <<<"$out" | max_gap tick)
 	has '^rc=0$' && gap_ok
 	ok $? "$mode: Ctrl-Z freezes the jail's other sessions too (longest gap ${gap} s)"
@@ -224,7 +225,7 @@ for mode in $MODES; do
 	[ "$mode" = user ] && [ "$(id -u)" -eq 0 ] && pre="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --"
 	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
 		$pre "$SBX" run -q -d -n sus --bind "$BASE/kmark:/kmark" --rootfs "$IMG" -- sleep 60 >/dev/null)
-	out=$(in_shell $mode feed_ctrl_z '"$SBX" exec sus -- ./ticks 15' jobs)
+	out=$(in_shell $mode feed_ctrl_z '"$SBX" exec -T sus -- ./ticks 15' jobs)
 	gap=$(max_gap tick <<<"$out")
 	has '^\[1\]+ *Stopped' && has '^rc=0$' && gap_ok
 	ok $? "$mode: sbx exec: Ctrl-Z stops its command and sbx, fg continues it (gap ${gap} s)"

@@ -67,21 +67,93 @@ for mode in $MODES; do
 	[ -n "$1" ] && [ "$1" = "$2" ] && [ "$3" = 1 ] && [ "$1" != 1 ]
 	ok $? "$mode: -t: the command leads its own process group, in the session of the jail's init ($sid_line)"
 
-	# Without -t the caller's terminal is stdin, but the command is in a new
+	# With -T the caller's terminal is stdin, but the command is in a new
 	# session: TIOCSTI on it is refused (and seccomp blocks it anyway).
-	out=$(in_tty $mode "$SBX run -q -- python3 -c 'import fcntl, termios, os; print(os.getsid(0) == os.getpid()); fcntl.ioctl(0, termios.TIOCSTI, b\"x\")'")
+	out=$(in_tty $mode "$SBX run -q -T -- python3 -c 'import fcntl, termios, os; print(os.getsid(0) == os.getpid()); fcntl.ioctl(0, termios.TIOCSTI, b\"x\")'")
 	rc=$?
 	out=$(printf '%s' "$out" | tr -d '\r\000' | sed 's/\^@//g' | sed 's/\^@//g')
 	[ "$rc" -ne 0 ] && printf '%s\n' "$out" | grep -q '^True$' &&
 		printf '%s\n' "$out" | grep -q 'Operation not permitted\|PermissionError'
-	ok $? "$mode: no -t: new session, TIOCSTI into the caller's terminal refused (rc $rc)"
+	ok $? "$mode: -T: new session, TIOCSTI into the caller's terminal refused (rc $rc)"
 	[ "$rc" = 1 ] || diag "$out"
 	out=$(in_tty $mode "$SBX run -q -t -- python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\")'")
 	rc=$?
 	[ "$rc" -ne 0 ]
 	ok $? "$mode: -t: TIOCSTI refused inside too (rc $rc)"
 
-	# Ctrl-C at the caller's terminal (no -t): the terminal signals its
+	# At a terminal, no -t: when stdin, stdout and stderr are the terminal
+	# sbx runs in the foreground of, the command gets a pty as with -t, so
+	# a program that asks (Claude Code: print mode otherwise, "Input must
+	# be provided ...") starts as it does outside sbx.  -T, tty = no, any
+	# redirection, a background job or -d give it pipes, as before.
+	probe="sh -c 'for fd in 0 1 2; do test -t \$fd && printf t || printf p; done; echo; tty || :'"
+	clean() { printf '%s' "$1" | tr -d '\r\000' | sed 's/\^@//g'; }
+	out=$(clean "$(in_tty $mode "$SBX run -q --rootfs $IMG -- $probe")")
+	[ "$(head -1 <<<"$out")" = ttt ] && grep -qx /dev/pts/0 <<<"$out"
+	ok $? "$mode: at a terminal without -t the command has the jail's own pty ($(tr '\n' '|' <<<"$out"))"
+	out=$(clean "$(in_tty $mode "$SBX run -q -T --rootfs $IMG -- $probe")")
+	[ "$(head -1 <<<"$out")" = tpp ]
+	ok $? "$mode: -T: pipes, the caller's terminal as stdin ($(tr '\n' '|' <<<"$out"))"
+	out=$(clean "$(in_tty $mode "$SBX run -q --no-tty --rootfs $IMG -- $probe")")
+	[ "$(head -1 <<<"$out")" = tpp ]
+	ok $? "$mode: --no-tty: the same ($(tr '\n' '|' <<<"$out"))"
+	out=$(clean "$(in_tty $mode "$SBX run -q --rootfs $IMG -- $probe >probe-$mode.out; cat probe-$mode.out")")
+	[ "$(head -1 <<<"$out")" = tpp ]
+	ok $? "$mode: stdout redirected: pipes ($(tr '\n' '|' <<<"$out"))"
+	out=$(clean "$(in_tty $mode "$SBX run -q --rootfs $IMG -- $probe 2>/dev/null")")
+	[ "$(head -1 <<<"$out")" = tpp ]
+	ok $? "$mode: stderr redirected: pipes, the command's stderr still apart ($(tr '\n' '|' <<<"$out"))"
+	out=$(clean "$(in_tty $mode "echo | $SBX run -q --rootfs $IMG -- $probe")")
+	[ "$(head -1 <<<"$out")" = ppp ]
+	ok $? "$mode: piped input: pipes ($(tr '\n' '|' <<<"$out"))"
+	printf '[sandbox]\ntty = no\n' >"$BASE/wd/notty.ini"
+	printf '[sandbox]\ntty = auto\n' >"$BASE/wd/autotty.ini"
+	chmod 0644 "$BASE/wd/notty.ini" "$BASE/wd/autotty.ini"
+	out=$(clean "$(in_tty $mode "$SBX run -q -p ./notty.ini --rootfs $IMG -- $probe")")
+	[ "$(head -1 <<<"$out")" = tpp ]
+	ok $? "$mode: tty = no in the profile: pipes ($(tr '\n' '|' <<<"$out"))"
+	out=$(clean "$(in_tty $mode "$SBX run -q -p ./autotty.ini --rootfs $IMG -- $probe; $SBX run -q -p ./notty.ini -t --rootfs $IMG -- $probe")")
+	[ "$(sed -n 1p <<<"$out")" = ttt ] && [ "$(sed -n 3p <<<"$out")" = ttt ]
+	ok $? "$mode: tty = auto in the profile; -t over tty = no ($(tr '\n' '|' <<<"$out"))"
+	# a background job (its own process group) is not given the terminal:
+	# setting it raw would stop sbx (SIGTTOU)
+	printf '%s\n' 'set -m' "$SBX run -q --rootfs $IMG -- $probe &" 'wait $!' 'echo rc=$?' >"$BASE/wd/bg.sh"
+	out=$(clean "$(in_tty $mode "bash bg.sh")")
+	[ "$(head -1 <<<"$out")" = tpp ] && grep -qx rc=0 <<<"$out"
+	ok $? "$mode: a background job at the terminal: pipes, not stopped ($(tr '\n' '|' <<<"$out"))"
+	# -d at a terminal: no error (the terminal was not asked for), pipes
+	out=$(clean "$(in_tty $mode "$SBX run -q -d --keep -n autod --rootfs $IMG -- $probe >/dev/null; $SBX wait autod; $SBX logs autod; $SBX destroy autod >/dev/null")")
+	grep -qx ppp <<<"$out" && ! grep -q error <<<"$out"
+	ok $? "$mode: -d at a terminal: pipes, no error ($(tr '\n' '|' <<<"$out"))"
+	# the record says when the command had a pty
+	out=$(clean "$(in_tty $mode "$SBX run -q --keep -n autorec --rootfs $IMG -- true; $SBX run -q -T --keep -n autorec2 --rootfs $IMG -- true; $SBX inspect --json autorec | jq -M -c .tty; $SBX inspect --json autorec2 | jq -M -c .tty; $SBX inspect autorec | grep -i terminal; $SBX destroy autorec autorec2 >/dev/null")")
+	[ "$(sed -n 1p <<<"$out")" = true ] && [ "$(sed -n 2p <<<"$out")" = null ] &&
+		grep -q "terminal  *a pseudo-terminal of its own" <<<"$out"
+	ok $? "$mode: the record and inspect say the command had a pty ($(tr '\n' '|' <<<"$out"))"
+	# sbx exec at a terminal: the same rule
+	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
+		$([ "$mode" = user ] && [ "$(id -u)" -eq 0 ] && echo setpriv --reuid=65534 --regid=65534 --clear-groups --) \
+		"$SBX" run -q -d -n autox --rootfs "$IMG" -- sleep 60 >/dev/null)
+	out=$(clean "$(in_tty $mode "$SBX exec autox -- $probe; $SBX exec -T autox -- $probe; $SBX exec autox -- $probe | cat; $SBX destroy autox >/dev/null")")
+	[ "$(sed -n 1p <<<"$out")" = ttt ] && [ "$(sed -n 3p <<<"$out")" = tpp ] && [ "$(sed -n 5p <<<"$out")" = tpp ]
+	ok $? "$mode: sbx exec at a terminal: a pty; -T or a pipe: pipes ($(tr '\n' '|' <<<"$out"))"
+	# a typo in the key's value names the file, line and key
+	printf '[sandbox]\ntty = maybe\n' >"$BASE/wd/badtty.ini"
+	capture sbx_as_mode_in "$BASE/wd" $mode "$SBX" run -q -p ./badtty.ini --rootfs "$IMG" -- true
+	[ "$rc" = 125 ] && [[ $err == *"badtty.ini:2"*"tty"*"maybe"*"auto"* ]]
+	ok $? "$mode: tty = maybe: refused, naming the file, line, key and the values ($rc: $err)"
+	capture sbx_as_mode_in "$BASE/wd" $mode "$SBX" profile show ./autotty.ini
+	[ "$rc" = 0 ] && grep -qx 'tty = auto' <<<"$out"
+	ok $? "$mode: profile show writes tty = auto ($rc)"
+	# sbx's own lines while the terminal is raw end in CR LF: a bare LF
+	# would not return the carriage (the live net line stepped right)
+	out=$(in_tty $mode "$SBX run -t --net proxy --rootfs $IMG -- sh -c 'wget -q -O - http://denied.example/ 2>/dev/null; echo done'")
+	bare=$(printf '%s' "$out" | tr -d '\000' | grep -c $'[^\r]$')
+	grep -q 'sbx: net: DENIED denied.example:80' <<<"$out" && grep -q '^done' <<<"$out" && [ "$bare" = 0 ]
+	ok $? "$mode: -t: sbx's live lines end in CR LF on the raw terminal ($bare bare LF)"
+	[ "$bare" = 0 ] || diag "$(printf '%s' "$out" | tr -d '\000' | grep $'[^\r]$' | head -3)"
+
+	# Ctrl-C at the caller's terminal (-T: no pty): the terminal signals its
 	# whole foreground job, so sbx hands SIGINT to the command's whole
 	# process group, not to the shell alone (which would wait for its
 	# `sleep` before acting on it).  sbx is exec'd by script's shell and
@@ -92,7 +164,7 @@ for mode in $MODES; do
 	out=$(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
 		timeout 30 $([ "$mode" = user ] && [ "$(id -u)" -eq 0 ] &&
 			echo setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --) \
-		script -qec "exec $SBX run -n ctrlc-run --rootfs $IMG -- sh -c 'sleep 15; echo after'" /dev/null \
+		script -qec "exec $SBX run -T -n ctrlc-run --rootfs $IMG -- sh -c 'sleep 15; echo after'" /dev/null \
 		< <(sleep 2; printf '\003'))
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
@@ -119,7 +191,7 @@ for mode in $MODES; do
 	(cd "$BASE/wd" && HOME=$BASE $pre "$SBX" run -q -d -n ctrlc --rootfs "$IMG" -- sleep 60 >/dev/null)
 	t0=$(date +%s%N)
 	out=$(cd "$BASE/wd" && HOME=$BASE timeout 30 $pre \
-		script -qec "exec $SBX exec ctrlc -- sh -c 'sleep 15; echo after'" /dev/null \
+		script -qec "exec $SBX exec -T ctrlc -- sh -c 'sleep 15; echo after'" /dev/null \
 		< <(sleep 2; printf '\003'))
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
@@ -139,7 +211,7 @@ for mode in $MODES; do
 signal.signal(signal.SIGINT, lambda *a: got.append(round(time.monotonic() - t, 1)))
 time.sleep(4); print("sigints", len(got), "at", *got)'
 	out=$(cd "$BASE/wd" && HOME=$BASE SBX_FAULT=before-forward timeout 30 $pre \
-		script -qec "$SBX run -q -- python3 -c '$count'" /dev/null < <(sleep 1.5; printf '\003'))
+		script -qec "$SBX run -q -T -- python3 -c '$count'" /dev/null < <(sleep 1.5; printf '\003'))
 	out=$(printf '%s' "$out" | tr -d '\r\000' | sed 's/\^@//g')
 	at=$(sed -n 's/.*sigints 1 at \([0-9.]*\).*/\1/p' <<<"$out")
 	[ -n "$at" ] && awk -v a="$at" 'BEGIN { exit !(a < 2.4) }'

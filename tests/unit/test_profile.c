@@ -190,7 +190,8 @@ static void test_bad_values(void **state)
 		   "key 'mode': bad network mode 'proxxy' (did you mean 'proxy'?)");
 	expect_err("[sandbox]\npersist = sometimes\n", 2,
 		   "key 'persist': bad persist mode 'sometimes'");
-	expect_err("[sandbox]\ntty = maybe\n", 2, "key 'tty': bad boolean 'maybe'");
+	expect_err("[sandbox]\ntty = maybe\n", 2,
+		   "key 'tty': bad tty mode 'maybe' (expected auto, yes, no)");
 	expect_err("[env]\nclear = perhaps\n", 2, "key 'clear': bad boolean 'perhaps'");
 	expect_err("[sandbox]\nhostname = -bad\n", 2, "key 'hostname': bad hostname '-bad'");
 }
@@ -541,7 +542,7 @@ static void test_values(void **state)
 	assert_int_equal(c.gid, 100);
 	assert_string_equal(c.workdir, "/w/x/y");
 	assert_int_equal(c.persist, SBX_PERSIST_ALWAYS);
-	assert_true(c.tty);
+	assert_int_equal(c.tty_mode, SBX_TTY_YES);
 	assert_false(c.rootfs_writable);
 	assert_string_equal(c.hostname, "box-1");
 	assert_int_equal(c.n_mounts, 3);
@@ -716,6 +717,35 @@ static void round_trip(struct sbx_config *c)
 	free(one);
 	free(two);
 	sbx_config_free(&again);
+}
+
+/* tty = auto (the default) | yes | no, and booleans for yes and no */
+static void test_tty_modes(void **state)
+{
+	static const struct {
+		const char *text;
+		enum sbx_tty mode;
+		const char *shown;
+	} cases[] = {
+	    {"[sandbox]\n", SBX_TTY_AUTO, "tty = auto"},
+	    {"[sandbox]\ntty = auto\n", SBX_TTY_AUTO, "tty = auto"},
+	    {"[sandbox]\ntty = yes\n", SBX_TTY_YES, "tty = yes"},
+	    {"[sandbox]\ntty = true\n", SBX_TTY_YES, "tty = yes"},
+	    {"[sandbox]\ntty = off\n", SBX_TTY_NO, "tty = no"},
+	};
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(cases); i++) {
+		struct sbx_config c;
+		char *text;
+
+		expect_ok(&c, cases[i].text);
+		assert_int_equal(c.tty_mode, cases[i].mode);
+		text = show(&c);
+		assert_non_null(strstr(text, cases[i].shown));
+		free(text);
+		round_trip(&c);
+		sbx_config_free(&c);
+	}
 }
 
 static void test_round_trip(void **state)
@@ -1208,6 +1238,7 @@ int main(void)
 	    cmocka_unit_test(test_values),
 	    cmocka_unit_test(test_cli_set),
 	    cmocka_unit_test(test_finish),
+	    cmocka_unit_test(test_tty_modes),
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_quoted_values),
 	    cmocka_unit_test(test_colon_paths),

@@ -87,6 +87,22 @@ static void test_stops_at_command(void **state)
 	run_args_free(&a);
 }
 
+/* -T and --no-tty set tty = no: pipes even at a terminal. */
+static void test_no_tty(void **state)
+{
+	struct run_args a;
+	struct sbx_err err = {0};
+
+	assert_int_equal(parse(&a, &err, "run", "-T", "--no-tty", "--", "ls", NULL), 0);
+	assert_int_equal(a.n_sets, 2);
+	for (size_t i = 0; i < a.n_sets; i++) {
+		assert_string_equal(a.sets[i].section, "sandbox");
+		assert_string_equal(a.sets[i].key, "tty");
+		assert_string_equal(a.sets[i].value, "no");
+	}
+	run_args_free(&a);
+}
+
 /* With sbx's own argv strings as init's title (contiguous from argv[0], as
  * the kernel lays them out), the command's argv is a copy outside them:
  * init overwrites the title before the command's execve reads its argv. */
@@ -198,6 +214,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table_and_payload),
 	    cmocka_unit_test(test_stops_at_command),
+	    cmocka_unit_test(test_no_tty),
 	    cmocka_unit_test(test_title_copies_command),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_applied_after_profile),
