@@ -158,6 +158,21 @@ feed_tty_shell() {
 	wait_fed
 	echo exit
 }
+# feed_kill_fg 'COMMAND': the command, Ctrl-C (which it ignores) after
+# 1.5 s, Ctrl-Z, then `kill %1; fg` (bash's kill does not continue a
+# stopped job: fg does, and sbx then has the SIGTERM).
+feed_kill_fg() {
+	sleep 0.5
+	echo "$1; echo rc=\$?"
+	sleep 1.5
+	printf '\003'
+	sleep 0.5
+	printf '\032'
+	sleep 1.5
+	echo 'kill %1; fg; echo rc=$?; : >fed'
+	wait_fed
+	echo exit
+}
 # On $out and $gap: has PATTERN (a line of it), ticks15, gap_ok (the
 # longest gap between ticks is the time stopped).
 has() { printf '%s\n' "$out" | grep -q -- "$1"; }
@@ -237,6 +252,13 @@ for mode in $MODES; do
 	has '^rc=0$' && has '^\[1\]+ *Stopped' || diag "$out"
 	(cd "$BASE/wd" && SBX_STATE_DIR=$BASE/state-$mode SBX_CACHE_DIR=$BASE/cache-$mode HOME=$BASE \
 		$pre "$SBX" destroy sus >/dev/null 2>&1)
+
+	# At a terminal the command has a pty: Ctrl-C is its key, and one it
+	# ignores does not end it; Ctrl-Z, kill %1, fg does (sbx(1)).
+	out=$(in_shell $mode feed_kill_fg '"$SBX" run -q --rootfs "$IMG" -- sh -c '\''trap "" INT; sleep 30; echo after'\''')
+	has '^rc=143$' && ! has '^after' && has '^\[1\]+ *Stopped'
+	ok $? "$mode: a pty's Ctrl-C the command ignores: Ctrl-Z, kill %1, fg ends the run (143)"
+	has '^rc=143$' || diag "$out"
 
 	# Not the terminal's foreground job: the command stopped by a process
 	# of its jail stays stopped, sbx does not, and --time ends the run.
