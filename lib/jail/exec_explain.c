@@ -10,12 +10,14 @@
  * runs in the supervisor, on the host, for a command that was not found:
  * if the file exists on the host, which [filesystem] entry of the profile
  * hides it (a private tmpfs such as /tmp, a mask, an image root without
- * the host's files) and the option that would show it.
+ * the host's files) and the option that would show it; under sudo, which
+ * resets PATH, where the user's own copy is and to give its full path.
  */
 #include "jail.h"
 
 #include <elf.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -191,6 +193,73 @@ static bool host_candidate(const char *file, const char *path, const char *cwd, 
 	return own && path_find(file, own, out, len) && access(out, X_OK) == 0;
 }
 
+/* The HOME the profile sets: the sudo caller's home when it acts for them. */
+static const char *set_home(const struct sbx_config *cfg)
+{
+	const char *home = NULL;
+
+	for (size_t i = 0; i < cfg->env_set.n; i++)
+		if (strncmp(cfg->env_set.v[i], "HOME=", 5) == 0)
+			home = cfg->env_set.v[i] + 5;
+	return home;
+}
+
+/*
+ * sudo resets PATH to its secure_path: a command the user installed in a
+ * bin directory of their own (npm's prefix, ~/.local/bin, nvm's node) is
+ * on their PATH, not on sudo's.  Where it is, if in one of those, and to
+ * give its full path.
+ */
+static bool sudo_hint(const struct sbx_config *cfg, const char *file, char *out, size_t len)
+{
+	static const char *const dirs[] = {
+	    ".local/bin",
+	    "bin",
+	    ".npm-global/bin",
+	    ".npm-packages/bin",
+	    ".nvm/versions/node/*/bin",
+	    ".volta/bin",
+	    ".bun/bin",
+	    ".deno/bin",
+	    ".cargo/bin",
+	    "go/bin",
+	    ".yarn/bin",
+	};
+	const char *home = set_home(cfg);
+	char pat[4096];
+
+	if (!cfg->sudo_user || strchr(file, '/'))
+		return false;
+	for (size_t i = 0; home && i < SBX_ARRAY_SIZE(dirs); i++) {
+		glob_t g;
+		bool found = false;
+
+		snprintf(pat, sizeof(pat), "%s/%s/%s", home, dirs[i], file);
+		if (glob(pat, GLOB_NOESCAPE, NULL, &g) == 0) {
+			/* nvm: the last (newest-named) version that has it */
+			for (size_t k = g.gl_pathc; k-- > 0 && !found;)
+				if (access(g.gl_pathv[k], X_OK) == 0) {
+					snprintf(
+					    out, len,
+					    "'%s' is in a bin directory of %s's, on their PATH "
+					    "but not on sudo's (sudo resets PATH to its "
+					    "secure_path): give its full path, sudo sbx run ... "
+					    "-- %s",
+					    g.gl_pathv[k], cfg->sudo_user, g.gl_pathv[k]);
+					found = true;
+				}
+		}
+		globfree(&g);
+		if (found)
+			return true;
+	}
+	snprintf(out, len,
+		 "sudo resets PATH to its secure_path: a command on %s's own PATH needs its full "
+		 "path, sudo sbx run ... -- \"$(command -v %s)\"",
+		 cfg->sudo_user, file);
+	return true;
+}
+
 bool sbx_exec_hint(const struct sbx_config *cfg, bool image, const char *file, const char *path,
 		   const char *cwd, char *out, size_t len)
 {
@@ -198,7 +267,7 @@ bool sbx_exec_hint(const struct sbx_config *cfg, bool image, const char *file, c
 	const char *prof = cfg->profile_name ? cfg->profile_name : "?";
 
 	if (!host_candidate(file, path, cwd, host, sizeof(host)))
-		return false;
+		return sudo_hint(cfg, file, out, len);
 	bind_dir(host, dir, sizeof(dir));
 	/* Masks are mounted last, on top of everything. */
 	for (size_t i = 0; i < cfg->n_mounts; i++) {

@@ -212,5 +212,25 @@ ok $? "sudo: in root's directory the file is root's; a file that was there keeps
 capture env -C "$H/proj" SBX_STATE_DIR="$BASE/state" SBX_CACHE_DIR="$BASE/cache" "$SBX" export sudox -o plain.tar.gz
 [ "$(stat -c %u "$H/proj/plain.tar.gz")" = 0 ]
 ok $? "root without sudo: the file is root's ($rc)"
+
+# sudo resets PATH (secure_path): a tool the user installed in their own
+# bin directory (npm's prefix, ~/.local/bin) is not found; the line says
+# where it is and to give its full path, which then runs.
+mkdir -p "$H/.npm-global/bin" && printf '#!/bin/sh\necho mytool-ran\n' >"$H/.npm-global/bin/mytool"
+chmod 0755 "$H/.npm-global/bin/mytool" && chown -R "$U:$U" "$H/.npm-global"
+capture env -C "$H/proj" HOME=/root USER=root LOGNAME=root SUDO_UID="$U" SUDO_GID="$U" \
+	SUDO_USER="$NAME" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	SBX_STATE_DIR="$BASE/state" SBX_CACHE_DIR="$BASE/cache" "$SBX" run -q -- mytool
+[ "$rc" = 127 ] &&
+	[[ "$err" == *"'mytool': not found on the jail's PATH"*"'$H/.npm-global/bin/mytool' is in a bin directory of $NAME's, on their PATH"*"sudo resets PATH"*"-- $H/.npm-global/bin/mytool"* ]]
+ok $? "sudo: a tool in the user's own bin directory: where it is, and its full path ($rc: $err)"
+capture as_sudo "$H/proj" run -q -- "$H/.npm-global/bin/mytool"
+[ "$rc" = 0 ] && [ "$out" = mytool-ran ]
+ok $? "sudo: ... which then runs ($rc: $out)"
+capture env -C "$H/proj" HOME=/root USER=root LOGNAME=root SUDO_UID="$U" SUDO_GID="$U" \
+	SUDO_USER="$NAME" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	SBX_STATE_DIR="$BASE/state" SBX_CACHE_DIR="$BASE/cache" "$SBX" run -q -- notatool
+[ "$rc" = 127 ] && [[ "$err" == *"'notatool': not found on the jail's PATH"*"sudo resets PATH"*'"$(command -v notatool)"'* ]]
+ok $? "sudo: a command found nowhere: sudo's PATH named, and how to give a full path ($rc: $err)"
 env SBX_STATE_DIR="$BASE/state" "$SBX" destroy --all >/dev/null 2>&1
 done_testing
