@@ -292,6 +292,7 @@ int cmd_run(struct sbx_cmd_ctx *ctx, int argc, char **argv)
 		};
 
 		r = sbx_run(&o, &c.res);
+		run_human_held(&c); /* a run that ended without its exit event */
 	} else if (r > 0) {
 		r = 0;
 	} else {

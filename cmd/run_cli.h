@@ -43,6 +43,13 @@ void run_args_free(struct run_args *a);
  * "--memory '1': memory limit '1' is too small ...". */
 void run_option_error(const struct run_set *s, struct sbx_err *err);
 
+/* run_human.c: event lines held while the command has the terminal */
+struct run_held {
+	char **lines;
+	size_t *count; /* how many times each */
+	size_t n, dropped;
+};
+
 struct run_ctx {
 	struct run_args args;
 	struct sbx_config cfg;
@@ -53,11 +60,15 @@ struct run_ctx {
 	bool stop_said;		   /* the stop timeout was explained once */
 	bool seccomp_hinted;	   /* what a blocked call means was said once */
 	int detach_fd;		   /* -d: the pipe to the caller, -1 once it returned */
+	bool holding;		   /* the command has the terminal: event lines held */
+	struct run_held held;
 };
 
 /* run_human.c: a run-log event as the "sbx: ..." lines on stderr. */
 void run_human(const json_t *ev, void *data);
 void run_human_quiet(const json_t *ev, void *data);
+/* The event lines held while the command had the terminal, said now. */
+void run_human_held(struct run_ctx *c);
 /* The warnings of x's "git_changed" and "watch_changed" (sbx run's exit,
  * sbx exec's end): what the host runs later, made or changed. */
 void run_human_later(const json_t *x);

@@ -4,7 +4,11 @@
  * logs (lib/run/run.h) as "sbx: ..." lines on stderr (none with -q).
  */
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "proxy.h"
@@ -250,6 +254,81 @@ static const char *proxy_unserved(const struct sbx_run_result *c, char *buf, siz
 }
 
 /* A signal sbx forwarded; the stop timeout explained the first time. */
+/*
+ * While the command has the caller's terminal (its pty, the terminal raw),
+ * a line of sbx's would land in the middle of what it draws (an agent's
+ * full-screen interface).  The lines one per event (connections, blocked
+ * calls, a published port's refusals) are then held, identical ones
+ * counted, and said once the command has ended, before its exit line.
+ * At most HELD_MAX different lines: the rest are counted (--log-json has
+ * every event).
+ */
+#define HELD_MAX 256
+
+static void hold(struct run_ctx *c, char *text)
+{
+	struct run_held *h = &c->held;
+
+	for (size_t i = 0; i < h->n; i++) {
+		if (!strcmp(h->lines[i], text)) {
+			h->count[i]++;
+			free(text);
+			return;
+		}
+	}
+	if (h->n == HELD_MAX) {
+		h->dropped++;
+		free(text);
+		return;
+	}
+	h->lines = sbx_xrealloc(h->lines, (h->n + 1) * sizeof(*h->lines));
+	h->count = sbx_xrealloc(h->count, (h->n + 1) * sizeof(*h->count));
+	h->lines[h->n] = text;
+	h->count[h->n++] = 1;
+}
+
+/* One line of an event: said now, or held while the command has the terminal. */
+static void __attribute__((format(printf, 2, 3)))
+event_line(struct run_ctx *c, const char *fmt, ...)
+{
+	char *text = NULL;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return;
+	if (c->holding) {
+		hold(c, text);
+		return;
+	}
+	sbx_errorf("%s", text);
+	free(text);
+}
+
+void run_human_held(struct run_ctx *c)
+{
+	struct run_held *h = &c->held;
+
+	c->holding = false;
+	if (h->n)
+		sbx_errorf("while the command had the terminal:");
+	for (size_t i = 0; i < h->n; i++) {
+		if (h->count[i] > 1)
+			sbx_errorf("%s (%zu times)", h->lines[i], h->count[i]);
+		else
+			sbx_errorf("%s", h->lines[i]);
+		free(h->lines[i]);
+	}
+	if (h->dropped)
+		sbx_errorf("... and %zu other lines (--log-json FILE has every event)", h->dropped);
+	free(h->lines);
+	free(h->count);
+	memset(h, 0, sizeof(*h));
+}
+
 static void human_signal(struct run_ctx *c, const json_t *ev)
 {
 	const char *n = jstr(ev, "name");
@@ -271,7 +350,7 @@ static void human_signal(struct run_ctx *c, const json_t *ev)
 	}
 }
 
-static void human_net(const json_t *ev)
+static void human_net(struct run_ctx *c, const json_t *ev)
 {
 	const char *res = jstr(ev, "result"), *via = jstr(ev, "via");
 	json_t *a = json_object_get(ev, "allowed"), *inj = json_object_get(ev, "injected");
@@ -280,7 +359,7 @@ static void human_net(const json_t *ev)
 	char extra[256] = "";
 
 	if (!strcmp(via, "dns")) {
-		sbx_errorf("net: dns %s %s %s (%s%s, %s)", jstr(ev, "query"), jstr(ev, "host"),
+		event_line(c, "net: dns %s %s %s (%s%s, %s)", jstr(ev, "query"), jstr(ev, "host"),
 			   verdict, failed ? "allowed, but " : "", jstr(ev, "reason"),
 			   jstr(ev, "rcode"));
 		return;
@@ -296,23 +375,23 @@ static void human_net(const json_t *ev)
 	} else if (!strcmp(jstr(ev, "tls"), "terminated")) {
 		snprintf(extra, sizeof(extra), "; TLS terminated, nothing injected");
 	}
-	sbx_errorf("net: %s %s:%d (%s%s%s)%s", verdict, jstr(ev, "host"),
+	event_line(c, "net: %s %s:%d (%s%s%s)%s", verdict, jstr(ev, "host"),
 		   (int)json_integer_value(json_object_get(ev, "port")),
 		   failed ? "allowed, but " : "", jstr(ev, "reason"), extra,
 		   !strcmp(via, "capture") ? " [captured]" : "");
 }
 
 /* A blocked call, and once a run what blocked calls of its kind mean. */
-static void human_seccomp(const json_t *ev, bool *hinted)
+static void human_seccomp(struct run_ctx *c, const json_t *ev, bool *hinted)
 {
 	const char *args = jstr(ev, "args"), *hint = jstr(ev, "hint");
 	int n = (int)json_integer_value(json_object_get(ev, "count"));
 
-	sbx_errorf("seccomp: blocked %s%s%s%s (%d time%s, errno %s)", jstr(ev, "syscall"),
+	event_line(c, "seccomp: blocked %s%s%s%s (%d time%s, errno %s)", jstr(ev, "syscall"),
 		   *args ? "(" : "", args, *args ? ")" : "", n, n == 1 ? "" : "s",
 		   jstr(ev, "errno"));
 	if (*hint && !*hinted)
-		sbx_errorf("seccomp: %s", hint);
+		event_line(c, "seccomp: %s", hint);
 	*hinted |= *hint != '\0';
 }
 
@@ -348,13 +427,13 @@ static void human_publish(const json_t *ev)
 }
 
 /* A published port's connection: said when it was refused or failed. */
-static void human_connection(const json_t *ev)
+static void human_connection(struct run_ctx *c, const json_t *ev)
 {
 	const char *result = jstr(ev, "result");
 
 	if (strcmp(result, "refused") && strcmp(result, "failed"))
 		return;
-	sbx_errorf("publish: %s from %s to port %d %s (%s)",
+	event_line(c, "publish: %s from %s to port %d %s (%s)",
 		   jstr(ev, "path")[0] ? "request" : "connection", jstr(ev, "peer"),
 		   (int)json_integer_value(json_object_get(ev, "host_port")), result,
 		   jstr(ev, "reason"));
@@ -392,13 +471,16 @@ void run_human(const json_t *ev, void *data)
 
 		snprintf(c->phases + n, sizeof(c->phases) - n, "%s%s %.1f ms", n ? ", " : "",
 			 jstr(ev, "name"), json_number_value(json_object_get(ev, "ms")));
-		if (!strcmp(jstr(ev, "name"), "exec"))
+		if (!strcmp(jstr(ev, "name"), "exec")) {
 			sbx_errorf("started in %s", c->phases);
+			c->holding = c->cfg.tty && isatty(STDERR_FILENO);
+		}
 	} else if (!strcmp(type, "warning")) {
 		sbx_errorf("warning: %s", jstr(ev, "message"));
 	} else if (!strcmp(type, "signal")) {
 		human_signal(c, ev);
 	} else if (!strcmp(type, "suspend")) {
+		run_human_held(c); /* the terminal is the shell's again */
 		if (!strcmp(jstr(ev, "by"), "terminal"))
 			sbx_errorf("suspended (Ctrl-Z): the jail is stopped, and sbx with it; fg "
 				   "continues them");
@@ -408,6 +490,7 @@ void run_human(const json_t *ev, void *data)
 				   jstr(ev, "name"));
 	} else if (!strcmp(type, "continue")) {
 		sbx_errorf("continued");
+		c->holding = c->cfg.tty && isatty(STDERR_FILENO);
 	} else if (!strcmp(type, "stop-kill")) {
 		sbx_errorf("the command had not ended %s after SIG%s: killing the jail (SIGKILL)",
 			   duration_text((uint64_t)json_integer_value(
@@ -419,22 +502,23 @@ void run_human(const json_t *ev, void *data)
 		sbx_errorf("time limit reached: SIGTERM sent, SIGKILL in %d ms",
 			   (int)json_integer_value(json_object_get(ev, "grace_ms")));
 	} else if (!strcmp(type, "net")) {
-		human_net(ev);
+		human_net(c, ev);
 	} else if (!strcmp(type, "capture")) {
 		sbx_errorf("network: %s%s",
 			   json_is_true(json_object_get(ev, "on")) ? "" : "capture OFF: ",
 			   jstr(ev, "summary"));
 	} else if (!strcmp(type, "seccomp")) {
-		human_seccomp(ev, &c->seccomp_hinted);
+		human_seccomp(c, ev, &c->seccomp_hinted);
 	} else if (!strcmp(type, "publish")) {
 		human_publish(ev);
 	} else if (!strcmp(type, "connection")) {
-		human_connection(ev);
+		human_connection(c, ev);
 	} else if (!strcmp(type, "stop")) {
 		sbx_errorf(
 		    "sbx stop: SIGTERM sent, the jail is killed if it has not ended in %s",
 		    duration_text((uint64_t)json_integer_value(json_object_get(ev, "grace_ms"))));
 	} else if (!strcmp(type, "exit")) {
+		run_human_held(c);
 		human_exit(ev);
 		if (c->cfg.net == SBX_NET_PROXY)
 			sbx_errorf("network: %llu connections allowed, %llu failed, %llu denied%s",

@@ -146,12 +146,25 @@ for mode in $MODES; do
 	[ "$rc" = 0 ] && grep -qx 'tty = auto' <<<"$out"
 	ok $? "$mode: profile show writes tty = auto ($rc)"
 	# sbx's own lines while the terminal is raw end in CR LF: a bare LF
-	# would not return the carriage (the live net line stepped right)
-	out=$(in_tty $mode "$SBX run -t --net proxy --rootfs $IMG -- sh -c 'wget -q -O - http://denied.example/ 2>/dev/null; echo done'")
+	# would not return the carriage (the time limit's line stepped right)
+	out=$(in_tty $mode "$SBX run -t --time 1s --rootfs $IMG -- sh -c 'sleep 5'")
 	bare=$(printf '%s' "$out" | tr -d '\000' | grep -c $'[^\r]$')
-	grep -q 'sbx: net: DENIED denied.example:80' <<<"$out" && grep -q '^done' <<<"$out" && [ "$bare" = 0 ]
+	grep -q 'sbx: time limit reached' <<<"$out" && [ "$bare" = 0 ]
 	ok $? "$mode: -t: sbx's live lines end in CR LF on the raw terminal ($bare bare LF)"
 	[ "$bare" = 0 ] || diag "$(printf '%s' "$out" | tr -d '\000' | grep $'[^\r]$' | head -3)"
+	# The lines one per event (connections here) are held while the
+	# command has the terminal, where they would land in the middle of
+	# its screen, and said after it, identical ones counted.
+	out=$(clean "$(in_tty $mode "$SBX run --net proxy --rootfs $IMG -- sh -c 'wget -q -O - http://denied.example/ 2>/dev/null; wget -q -O - http://denied.example/ 2>/dev/null; echo command-done; sleep 0.5'")")
+	after=$(sed -n '/^command-done$/,$p' <<<"$out")
+	grep -q "^sbx: while the command had the terminal:$" <<<"$after" &&
+		grep -q '^sbx: net: DENIED denied.example:80 (.*) (2 times)$' <<<"$after" &&
+		! sed -n '/^command-done$/q;p' <<<"$out" | grep -q 'sbx: net:'
+	ok $? "$mode: at a terminal, connection lines are held until the command ends, counted ($(grep 'net:' <<<"$out" | tr '\n' '|'))"
+	out=$(clean "$(in_tty $mode "$SBX run -T --net proxy --rootfs $IMG -- sh -c 'wget -q -O - http://denied.example/ 2>/dev/null; sleep 0.5; echo command-done'")")
+	grep -B100 '^command-done$' <<<"$out" | grep -q '^sbx: net: DENIED denied.example:80' &&
+		! grep -q 'while the command had the terminal' <<<"$out"
+	ok $? "$mode: -T: said as they come ($(grep 'net:' <<<"$out" | tr '\n' '|'))"
 
 	# Ctrl-C at the caller's terminal (-T: no pty): the terminal signals its
 	# whole foreground job, so sbx hands SIGINT to the command's whole
