@@ -253,7 +253,6 @@ static const char *proxy_unserved(const struct sbx_run_result *c, char *buf, siz
 	return buf;
 }
 
-/* A signal sbx forwarded; the stop timeout explained the first time. */
 /*
  * While the command has the caller's terminal (its pty, the terminal raw),
  * a line of sbx's would land in the middle of what it draws (an agent's
@@ -329,6 +328,7 @@ void run_human_held(struct run_ctx *c)
 	memset(h, 0, sizeof(*h));
 }
 
+/* A signal sbx forwarded; the stop timeout explained the first time. */
 static void human_signal(struct run_ctx *c, const json_t *ev)
 {
 	const char *n = jstr(ev, "name");
