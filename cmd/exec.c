@@ -52,11 +52,16 @@ static const char usage[] =
     "Exit status: the command's own, 128+N if killed by signal N, 125 if sbx\n"
     "failed, 126 not executable, 127 not found.\n";
 
+/* clang-format off */
 static const struct option long_opts[] = {
-    {"tty", no_argument, NULL, 't'},	   {"no-tty", no_argument, NULL, 'T'},
-    {"env", required_argument, NULL, 'e'}, {"workdir", required_argument, NULL, 'w'},
-    {"help", no_argument, NULL, 'h'},	   {NULL, 0, NULL, 0},
+    {"tty", no_argument, NULL, 't'},
+    {"no-tty", no_argument, NULL, 'T'},
+    {"env", required_argument, NULL, 'e'},
+    {"workdir", required_argument, NULL, 'w'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
+/* clang-format on */
 
 void exec_args_free(struct exec_args *a)
 {
