@@ -52,8 +52,9 @@ struct sup {
 	int stop_fd;	  /* the stop timeout after a forwarded terminating signal */
 	uint64_t stop_ns; /* when that signal came */
 	bool raw;
-	bool suspended;	 /* stopped with the jail, its SIGCONT not passed on yet */
-	bool in_midline; /* the last byte of stdin sent to the pty was not '\n' */
+	bool suspended;	  /* stopped with the jail, its SIGCONT not passed on yet */
+	bool in_midline;  /* the last byte of stdin sent to the pty was not '\n' */
+	bool out_midline; /* the last byte of the command's stdout was not '\n' */
 	struct termios saved;
 	uint64_t t0;
 };
@@ -101,6 +102,8 @@ static bool deliver(struct sup *s, int out_fd, const char *buf, size_t n, bool *
 			s->res->lost[i].bytes += n;
 		return true;
 	}
+	if (n && out_fd == STDOUT_FILENO)
+		s->out_midline = buf[n - 1] != '\n';
 	r = sbx_write_done(out_fd, buf, n, &done);
 	if (r == 0)
 		return true;
@@ -666,6 +669,10 @@ int sbx_jail_supervise(struct sbx_jail *j, struct sbx_jail_io *io, struct sbx_ja
 	}
 	if (s.raw)
 		tcsetattr(STDIN_FILENO, TCSANOW, &s.saved);
+	/* what the pty's command left mid-line (an echoed ^C): sbx's lines
+	 * after it start on a line of their own, as after a shell's job */
+	if (j->pty_fd >= 0 && s.out_midline && !s.out_broken && isatty(STDOUT_FILENO))
+		(void)sbx_write_all(STDOUT_FILENO, "\r\n", 2);
 	sbx_closep(&s.p[S_SIG].fd);
 	sbx_closep(&s.timer_fd);
 	sbx_closep(&s.stop_fd);

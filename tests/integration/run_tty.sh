@@ -125,8 +125,9 @@ for mode in $MODES; do
 	out=$(clean "$(in_tty $mode "$SBX run -q -d --keep -n autod --rootfs $IMG -- $probe >/dev/null; $SBX wait autod; $SBX logs autod; $SBX destroy autod >/dev/null")")
 	grep -qx ppp <<<"$out" && ! grep -q error <<<"$out"
 	ok $? "$mode: -d at a terminal: pipes, no error ($(tr '\n' '|' <<<"$out"))"
-	# the record says when the command had a pty
-	out=$(clean "$(in_tty $mode "$SBX run -q --keep -n autorec --rootfs $IMG -- true; $SBX run -q -T --keep -n autorec2 --rootfs $IMG -- true; $SBX inspect --json autorec | jq -M -c .tty; $SBX inspect --json autorec2 | jq -M -c .tty; $SBX inspect autorec | grep -i terminal; $SBX destroy autorec autorec2 >/dev/null")")
+	# the record says when the command had a pty (script's NUL at the end
+	# of its input is echoed as ^@, then sbx's newline: an empty line)
+	out=$(clean "$(in_tty $mode "$SBX run -q --keep -n autorec --rootfs $IMG -- true; $SBX run -q -T --keep -n autorec2 --rootfs $IMG -- true; $SBX inspect --json autorec | jq -M -c .tty; $SBX inspect --json autorec2 | jq -M -c .tty; $SBX inspect autorec | grep -i terminal; $SBX destroy autorec autorec2 >/dev/null")" | sed '/^$/d')
 	[ "$(sed -n 1p <<<"$out")" = true ] && [ "$(sed -n 2p <<<"$out")" = null ] &&
 		grep -q "terminal  *a pseudo-terminal of its own" <<<"$out"
 	ok $? "$mode: the record and inspect say the command had a pty ($(tr '\n' '|' <<<"$out"))"
@@ -165,6 +166,11 @@ for mode in $MODES; do
 	grep -B100 '^command-done$' <<<"$out" | grep -q '^sbx: net: DENIED denied.example:80' &&
 		! grep -q 'while the command had the terminal' <<<"$out"
 	ok $? "$mode: -T: said as they come ($(grep 'net:' <<<"$out" | tr '\n' '|'))"
+	# A command that ends mid-line (an echoed ^C, a prompt): sbx's next
+	# line starts on a line of its own, not after it ("abcsbx: exit 0").
+	out=$(clean "$(in_tty $mode "$SBX run --rootfs $IMG -- printf abc")")
+	grep -qx abc <<<"$out" && grep -q '^sbx: exit 0' <<<"$out"
+	ok $? "$mode: at a terminal, sbx's lines after a command that ended mid-line start a line ($(grep -m1 exit <<<"$out"))"
 
 	# Ctrl-C at the caller's terminal (-T: no pty): the terminal signals its
 	# whole foreground job, so sbx hands SIGINT to the command's whole
