@@ -234,7 +234,9 @@ int sbx_seccomp_audit_handle(int notify_fd, struct sbx_seccomp_audit *a, struct 
  * What a blocked call means when it is not plain: clone (blocked only for
  * its namespace flags), unshare and setns are how a command makes a
  * sandbox of its own (bwrap; Codex runs each of its commands in one), which
- * cannot work in a jail that refuses new namespaces.
+ * cannot work in a jail that refuses new namespaces.  Codex 0.171 with
+ * --sandbox danger-full-access still makes one such clone as it starts
+ * (seen under sbx before it drew its first screen), and carries on.
  */
 static const char *hint_for(const char *name)
 {
@@ -242,7 +244,8 @@ static const char *hint_for(const char *name)
 		return "the command tried to make namespaces, as a sandbox of its own does "
 		       "(bwrap, Codex's sandbox), and the jail refuses new namespaces: run it "
 		       "without its own sandbox, sbx is its sandbox (Codex: codex --sandbox "
-		       "danger-full-access)";
+		       "danger-full-access; with it, Codex still tries once as it starts, and goes "
+		       "on)";
 	return NULL;
 }
 
