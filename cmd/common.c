@@ -27,9 +27,16 @@ void sbx_print_err(const struct sbx_err *err)
  */
 static bool stderr_raw(void)
 {
+	static bool not_tty; /* found once: no call per line where it is a file or pipe */
 	struct termios t;
 
-	return tcgetattr(STDERR_FILENO, &t) == 0 && !(t.c_oflag & OPOST);
+	if (not_tty)
+		return false;
+	if (tcgetattr(STDERR_FILENO, &t) < 0) {
+		not_tty = errno == ENOTTY;
+		return false;
+	}
+	return !(t.c_oflag & OPOST);
 }
 
 /*
